@@ -1,0 +1,42 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+let package = Package(
+    name: "LiveDefaults",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "LiveDefaults", targets: ["LiveDefaults"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2")
+    ],
+    targets: [
+        .target(
+            name: "LiveDefaults",
+            dependencies: [.product(name: "Logging", package: "swift-log")]
+        ),
+        // A real second process for the cross-process tests (writers, Foundation.UserDefaults interop).
+        .executableTarget(
+            name: "LiveDefaultsTestHelper",
+            dependencies: ["LiveDefaults"]
+        ),
+        // Release-mode micro benchmark: LiveDefaults against Foundation.UserDefaults in one run.
+        .executableTarget(
+            name: "LiveDefaultsBench",
+            dependencies: ["LiveDefaults"]
+        ),
+        .testTarget(
+            name: "LiveDefaultsTests",
+            dependencies: ["LiveDefaults", "LiveDefaultsTestHelper"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+for target in package.targets {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,164 @@
+import Glibc
+import Foundation
+
+/// What identifies one version of a file: if none of these changed, the contents did not either (every
+/// writer here replaces files by rename, which changes the inode; Foundation's in-place writes change the
+/// size or the nanosecond mtime).
+struct FileStamp: Sendable, Hashable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modifiedSeconds: Int
+    var modifiedNanoseconds: Int
+}
+
+/// A system call that failed, with its errno.
+struct SystemError: Error, Sendable {
+    var errno: Int32
+    var operation: String
+
+    var message: String { "\(operation): \(String(cString: strerror(errno)))" }
+}
+
+/// Thin wrappers over the system calls the storage layer needs, each returning or throwing the errno.
+enum FileSystem {
+    static func stamp(atPath path: String) throws(SystemError) -> FileStamp? {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw SystemError(errno: errno, operation: "stat")
+        }
+        return FileStamp(info)
+    }
+
+    static func stamp(descriptor: Int32) throws(SystemError) -> FileStamp {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw SystemError(errno: errno, operation: "fstat") }
+        return FileStamp(info)
+    }
+
+    /// Reads a whole file; nil when it does not exist. Also returns the stamp of exactly the version read.
+    static func read(atPath path: String) throws(SystemError) -> (Data, FileStamp)? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw SystemError(errno: errno, operation: "open")
+        }
+        defer { close(descriptor) }
+        let before = try stamp(descriptor: descriptor)
+        var bytes = [UInt8](repeating: 0, count: Int(max(before.size, 0)) + 1)
+        var total = 0
+        while true {
+            if total == bytes.count { bytes.append(contentsOf: repeatElement(0, count: max(4096, bytes.count))) }
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                Glibc.read(descriptor, buffer.baseAddress! + total, buffer.count - total)
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw SystemError(errno: errno, operation: "read")
+            }
+            if count == 0 { break }
+            total += count
+        }
+        let after = try stamp(descriptor: descriptor)
+        return (Data(bytes[0..<total]), after)
+    }
+
+    /// Creates a directory and its missing parents with mode 0700 (existing ones are left as they are).
+    static func createDirectory(_ path: String) throws(SystemError) {
+        if mkdir(path, 0o700) == 0 || errno == EEXIST { return }
+        guard errno == ENOENT else { throw SystemError(errno: errno, operation: "mkdir") }
+        let parent = (path as NSString).deletingLastPathComponent
+        guard !parent.isEmpty, parent != path else { throw SystemError(errno: ENOENT, operation: "mkdir") }
+        try createDirectory(parent)
+        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw SystemError(errno: errno, operation: "mkdir") }
+    }
+
+    /// Opens (creating, 0600) a lock file and takes an exclusive `flock` on it; closing the descriptor unlocks.
+    static func lockExclusively(_ path: String) throws(SystemError) -> Int32 {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw SystemError(errno: errno, operation: "open lock file") }
+        while flock(descriptor, LOCK_EX) != 0 {
+            if errno == EINTR { continue }
+            let code = errno
+            close(descriptor)
+            throw SystemError(errno: code, operation: "flock")
+        }
+        return descriptor
+    }
+
+    /// Writes `data` to a new temporary file beside `path` (mode 0600), flushes it to the disk, and renames it
+    /// over `path`: readers see the old file or the new one, never a mix, even if this process is killed.
+    static func replaceAtomically(_ path: String, with data: Data, owner: (uid_t, gid_t)? = nil) throws(SystemError) -> FileStamp {
+        let directory = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        let temporary = "\(directory)/.\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw SystemError(errno: errno, operation: "create temporary file") }
+        var succeeded = false
+        defer {
+            if !succeeded {
+                close(descriptor)
+                unlink(temporary)
+            }
+        }
+        let writeError: Int32 = data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) -> Int32 in
+            var written = 0
+            while written < buffer.count {
+                let count = write(descriptor, buffer.baseAddress! + written, buffer.count - written)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                written += count
+            }
+            return 0
+        }
+        if writeError != 0 { throw SystemError(errno: writeError, operation: "write") }
+        if let (uid, gid) = owner { _ = fchown(descriptor, uid, gid) }
+        guard fsync(descriptor) == 0 else { throw SystemError(errno: errno, operation: "fsync") }
+        let stamp = try stamp(descriptor: descriptor)
+        guard rename(temporary, path) == 0 else { throw SystemError(errno: errno, operation: "rename") }
+        succeeded = true
+        close(descriptor)
+        return stamp
+    }
+
+    static func remove(_ path: String) throws(SystemError) {
+        if unlink(path) != 0 && errno != ENOENT { throw SystemError(errno: errno, operation: "unlink") }
+    }
+
+    static func move(_ source: String, to destination: String) throws(SystemError) {
+        guard rename(source, destination) == 0 else { throw SystemError(errno: errno, operation: "rename") }
+    }
+
+    /// The names in a directory (not `.` and `..`); empty when it does not exist.
+    static func contentsOfDirectory(_ path: String) -> [String] {
+        guard let directory = opendir(path) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// The owner of a path, used so that a store opened for another user (as root) leaves that user's files
+    /// owned by that user.
+    static func owner(ofPath path: String) -> (uid_t, gid_t)? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return (info.st_uid, info.st_gid)
+    }
+}
+
+extension FileStamp {
+    init(_ info: stat) {
+        self.init(
+            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+            modifiedSeconds: Int(info.st_mtim.tv_sec), modifiedNanoseconds: Int(info.st_mtim.tv_nsec))
+    }
+}

@@ -1,0 +1,62 @@
+public import Foundation
+
+extension PropertyList {
+    /// The encodings of a property list on disk.
+    public enum Format: String, Sendable, Hashable, CaseIterable {
+        /// Apple's XML format, the one Foundation.UserDefaults writes on Linux and the one new files get.
+        case xml
+        /// Apple's `bplist00` binary format; files found binary are kept binary.
+        case binary
+        /// The old-style (OpenStep) text format, used for command-line values and `defaults` output.
+        case openStep
+    }
+
+    /// Reads a property list in any of the three formats, detecting which one it is.
+    ///
+    /// - Parameter data: The bytes of a file or of a command-line value.
+    /// - Returns: The value and the format it was written in.
+    /// - Throws: ``PropertyListError`` when the bytes are not a well-formed property list, are nested deeper
+    ///   than ``PropertyListLimits/maximumDepth``, or (binary) refer to themselves.
+    public static func decode(_ data: Data) throws(PropertyListError) -> (value: PropertyList, format: Format) {
+        let format = detectFormat(data)
+        switch format {
+        case .binary: return (try BinaryPropertyListReader.read(data), .binary)
+        case .xml: return (try XMLPropertyListReader.read(data), .xml)
+        case .openStep: return (try OpenStepPropertyListParser.parse(data), .openStep)
+        }
+    }
+
+    /// Parses text as an old-style property list (`(1, 2)`, `{ Key = value; }`, `"A B"`, `<0fa1>`), or as XML
+    /// when it starts like an XML document.
+    public init(parsing text: String) throws(PropertyListError) {
+        self = try PropertyList.decode(Data(text.utf8)).value
+    }
+
+    /// Encodes the value in a file format.
+    ///
+    /// - Parameter format: `.xml` (the default, and what Foundation writes), `.binary`, or `.openStep`.
+    public func encoded(as format: Format = .xml) -> Data {
+        switch format {
+        case .xml: XMLPropertyListWriter.data(from: self)
+        case .binary: BinaryPropertyListWriter.data(from: self)
+        case .openStep: Data(OpenStepPropertyListWriter.string(from: self).utf8)
+        }
+    }
+
+    static func detectFormat(_ data: Data) -> Format {
+        if data.starts(with: BinaryPropertyListReader.magic) { return .binary }
+        var index = data.startIndex
+        // Skip a UTF-8 byte-order mark and leading white space.
+        if data.count >= 3, data[index] == 0xEF, data[index + 1] == 0xBB, data[index + 2] == 0xBF { index += 3 }
+        while index < data.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(data[index]) { index += 1 }
+        guard index < data.endIndex, data[index] == UInt8(ascii: "<") else { return .openStep }
+        // "<?xml", "<!DOCTYPE", "<!--" or "<plist" start an XML document; "<0f a1>" is old-style data.
+        let next = index + 1 < data.endIndex ? data[index + 1] : 0
+        if next == UInt8(ascii: "?") || next == UInt8(ascii: "!") { return .xml }
+        let rest = data[(index + 1)...].prefix(5)
+        if rest.elementsEqual("plist".utf8) || rest.starts(with: "dict".utf8) || rest.starts(with: "array".utf8) {
+            return .xml
+        }
+        return .openStep
+    }
+}

@@ -1,0 +1,50 @@
+/// Why bytes could not be read as a property list, or a value could not become one.
+///
+/// Every malformed or hostile input ends in one of these errors; the readers never trap and never loop on
+/// input they cannot make sense of.
+public enum PropertyListError: Error, Sendable, Hashable {
+    /// The bytes are not a property list in any format this library reads (XML, binary, old-style).
+    case unrecognizedFormat
+    /// The input ends before the value does (a cut-off file, or a binary trailer that points past the end).
+    case truncated(String)
+    /// The input is in a known format but breaks its grammar; `offset` is a byte offset into the input.
+    case malformed(offset: Int, reason: String)
+    /// Arrays and dictionaries are nested deeper than ``PropertyListLimits/maximumDepth``.
+    case nestingTooDeep(limit: Int)
+    /// A binary property list whose object graph refers back to an object that contains the reference.
+    case cyclicReference(object: Int)
+    /// A binary object kind that is valid for archives but not for defaults (null, UID, sets of non-values).
+    case unsupportedObject(String)
+    /// A Swift value that has no property-list form (for example a custom class, or a dictionary with
+    /// non-string keys).
+    case notAPropertyListValue(String)
+}
+
+extension PropertyListError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .unrecognizedFormat:
+            "not a property list (neither XML, binary nor old-style)"
+        case .truncated(let what):
+            "truncated property list: \(what)"
+        case .malformed(let offset, let reason):
+            "malformed property list at byte \(offset): \(reason)"
+        case .nestingTooDeep(let limit):
+            "property list nested deeper than \(limit) levels"
+        case .cyclicReference(let object):
+            "binary property list has a cyclic reference (object \(object) contains itself)"
+        case .unsupportedObject(let what):
+            "property list contains \(what), which defaults cannot hold"
+        case .notAPropertyListValue(let what):
+            "\(what) is not a property-list value (String, Int, Double, Bool, Date, Data, Array, Dictionary)"
+        }
+    }
+}
+
+/// Bounds that every property-list reader enforces, so that hostile input fails fast instead of exhausting
+/// the stack or memory.
+public enum PropertyListLimits {
+    /// The deepest nesting of arrays and dictionaries that a reader accepts (the top-level container counts
+    /// as level 1). Deeper input fails with ``PropertyListError/nestingTooDeep(limit:)``.
+    public static let maximumDepth = 512
+}

@@ -1,0 +1,46 @@
+/// Edits to one domain file that this process has made and not yet written: key sets and removals, and
+/// possibly a replacement of the whole domain that came first. A disk write applies exactly these on top of
+/// what is on disk at that moment, so keys written by other processes in between survive.
+struct DomainEdits: Sendable, Equatable {
+    /// Contents that replace the whole file before `keys` apply (`setPersistentDomain`, `removePersistentDomain`).
+    var replacement: [String: PropertyList]?
+    /// Key → new value, or nil for a removal.
+    var keys: [String: PropertyList?] = [:]
+
+    var isEmpty: Bool { replacement == nil && keys.isEmpty }
+
+    func applied(to base: [String: PropertyList]) -> [String: PropertyList] {
+        var result = replacement ?? base
+        for (key, value) in keys {
+            if let value { result[key] = value } else { result.removeValue(forKey: key) }
+        }
+        return result
+    }
+
+    /// These edits followed by `later` ones.
+    func followed(by later: DomainEdits) -> DomainEdits {
+        if let replacement = later.replacement { return DomainEdits(replacement: replacement, keys: later.keys) }
+        var merged = self
+        for (key, value) in later.keys { merged.keys[key] = value }
+        return merged
+    }
+}
+
+/// One key's value before and after a change in a domain file or a store.
+struct KeyDelta: Sendable, Equatable {
+    var key: String
+    var old: PropertyList?
+    var new: PropertyList?
+
+    /// The keys whose values differ between two dictionaries.
+    static func between(_ old: [String: PropertyList], _ new: [String: PropertyList]) -> [KeyDelta] {
+        var deltas: [KeyDelta] = []
+        for (key, value) in new where old[key] != value {
+            deltas.append(KeyDelta(key: key, old: old[key], new: value))
+        }
+        for (key, value) in old where new[key] == nil {
+            deltas.append(KeyDelta(key: key, old: value, new: nil))
+        }
+        return deltas
+    }
+}

@@ -1,0 +1,342 @@
+import Foundation
+import Glibc
+import Logging
+import Synchronization
+
+/// The in-process state of one domain file, shared by every store in the process that uses it.
+///
+/// Readers see `disk ⊕ inFlight ⊕ pending`: what was last read from or written to the file, with this
+/// process's unwritten edits on top. Writing goes through ``commit()``, which follows the protocol in
+/// `Docs/Reliability.md`: exclusive `flock` on a sidecar lock file, re-read when the file changed, apply only
+/// this process's edits, temp file + rename.
+final class DomainFile: Sendable {
+    enum Origin: Sendable, Equatable {
+        case local
+        case external
+    }
+
+    enum Event: Sendable {
+        case changed([KeyDelta], Origin)
+        case failed(DefaultsError)
+    }
+
+    typealias Observer = @Sendable (Event) -> Void
+
+    let path: String
+    let isWritable: Bool
+    /// Files created for another user (a store opened with `init?(user:)` by root) are handed to them.
+    let owner: (uid_t, gid_t)?
+
+    private struct State {
+        var loaded = false
+        var disk: [String: PropertyList] = [:]
+        var stamp: FileStamp?
+        var format: PropertyList.Format = .xml
+        var pending = DomainEdits()
+        var inFlight: DomainEdits?
+        var contents: [String: PropertyList] = [:]
+        var observers: [UInt64: Observer] = [:]
+        var nextObserver: UInt64 = 0
+        /// The version of the file last found corrupt, so that it is reported once, not on every reload.
+        var corruptStamp: FileStamp?
+    }
+
+    private let state = Mutex(State())
+    /// Serialises this process's disk operations on the file (commit and reload); `flock` does the same
+    /// between processes.
+    private let diskLock = Mutex(())
+
+    static let logger = Logger(label: "LiveDefaults")
+
+    init(path: String, isWritable: Bool, owner: (uid_t, gid_t)? = nil) {
+        self.path = path
+        self.isWritable = isWritable
+        self.owner = owner
+    }
+
+    var lockPath: String {
+        let directory = (path as NSString).deletingLastPathComponent
+        return "\(directory)/.\((path as NSString).lastPathComponent).lock"
+    }
+
+    // MARK: Reading
+
+    /// The current contents (loading the file on first use).
+    var contents: [String: PropertyList] {
+        loadIfNeeded()
+        return state.withLock { $0.contents }
+    }
+
+    /// One key's current value (the file must have been loaded).
+    func value(forKey key: String) -> PropertyList? {
+        state.withLock { $0.contents[key] }
+    }
+
+    /// Whether the file exists on disk or holds edits not yet written.
+    var exists: Bool {
+        loadIfNeeded()
+        return state.withLock { $0.stamp != nil || !$0.contents.isEmpty }
+    }
+
+    var hasPendingEdits: Bool {
+        state.withLock { !$0.pending.isEmpty || $0.inFlight != nil }
+    }
+
+    func loadIfNeeded() {
+        if state.withLock({ $0.loaded }) { return }
+        reload()
+    }
+
+    /// Re-reads the file when its stamp changed, and reports the keys that changed as external changes.
+    func reload() {
+        diskLock.withLock { _ in
+            let known = state.withLock { $0.loaded ? $0.stamp : nil }
+            let current: FileStamp?
+            do throws(SystemError) {
+                current = try FileSystem.stamp(atPath: path)
+            } catch {
+                notify(.failed(.readFailed(path: path, errno: error.errno, message: error.message)))
+                state.withLock { $0.loaded = true }
+                return
+            }
+            if state.withLock({ $0.loaded }) && current == known { return }
+            let result = Self.readContents(path, knownCorrupt: state.withLock { $0.corruptStamp })
+            var report: DefaultsError?
+            let deltas: [KeyDelta] = state.withLock { state in
+                let before = state.contents
+                state.loaded = true
+                switch result {
+                case .success(let loaded):
+                    state.disk = loaded?.contents ?? [:]
+                    state.stamp = loaded?.stamp
+                    state.format = loaded?.format ?? state.format
+                case .failure(let failure):
+                    state.disk = [:]
+                    state.stamp = failure.stamp
+                    if state.corruptStamp != failure.stamp {
+                        state.corruptStamp = failure.stamp
+                        report = failure.error
+                    }
+                }
+                state.contents = Self.overlay(state.disk, state.inFlight, state.pending)
+                return KeyDelta.between(before, state.contents)
+            }
+            if let report { notify(.failed(report)) }
+            if !deltas.isEmpty { notify(.changed(deltas, .external)) }
+        }
+    }
+
+    // MARK: Editing
+
+    /// Sets or removes one key in memory at once; the background writer persists it.
+    func set(_ value: PropertyList?, forKey key: String) {
+        loadIfNeeded()
+        let delta: KeyDelta? = state.withLock { state in
+            let old = state.contents[key]
+            state.pending.keys[key] = .some(value)
+            if let value { state.contents[key] = value } else { state.contents.removeValue(forKey: key) }
+            return old == value ? nil : KeyDelta(key: key, old: old, new: value)
+        }
+        BackgroundWriter.shared.schedule(self)
+        if let delta { notify(.changed([delta], .local)) }
+    }
+
+    /// Replaces the whole domain in memory at once; the background writer persists it.
+    func replace(with contents: [String: PropertyList]) {
+        loadIfNeeded()
+        let deltas: [KeyDelta] = state.withLock { state in
+            let before = state.contents
+            state.pending = DomainEdits(replacement: contents)
+            state.contents = contents
+            return KeyDelta.between(before, contents)
+        }
+        BackgroundWriter.shared.schedule(self)
+        if !deltas.isEmpty { notify(.changed(deltas, .local)) }
+    }
+
+    // MARK: Writing
+
+    /// Writes this process's pending edits to disk, merged with whatever other processes wrote meanwhile.
+    ///
+    /// - Throws: ``DefaultsError/writeFailed(path:errno:message:)``; the edits then stay pending.
+    func commit() throws(DefaultsError) {
+        let result: Result<Void, DefaultsError> = diskLock.withLock { _ in
+            let (edits, cachedStamp, cachedDisk, format) = state.withLock { state in
+                let edits = state.pending
+                state.pending = DomainEdits()
+                state.inFlight = edits.isEmpty ? nil : edits
+                return (edits, state.stamp, state.disk, state.format)
+            }
+            if edits.isEmpty { return .success(()) }
+            switch write(edits, cachedStamp: cachedStamp, cachedDisk: cachedDisk, format: format) {
+            case .success(let outcome):
+                let deltas: [KeyDelta] = state.withLock { state in
+                    let before = state.contents
+                    state.disk = outcome.contents
+                    state.stamp = outcome.stamp
+                    state.format = outcome.format
+                    state.inFlight = nil
+                    state.corruptStamp = nil
+                    state.contents = Self.overlay(state.disk, nil, state.pending)
+                    return KeyDelta.between(before, state.contents)
+                }
+                if let kept = outcome.keptAside { notify(.failed(kept)) }
+                if !deltas.isEmpty { notify(.changed(deltas, .external)) }
+                return .success(())
+            case .failure(let error):
+                state.withLock { state in
+                    state.pending = (state.inFlight ?? DomainEdits()).followed(by: state.pending)
+                    state.inFlight = nil
+                }
+                notify(.failed(error))
+                return .failure(error)
+            }
+        }
+        try result.get()
+    }
+
+    private struct WriteOutcome {
+        var contents: [String: PropertyList]
+        var stamp: FileStamp?
+        var format: PropertyList.Format
+        var keptAside: DefaultsError?
+    }
+
+    private func write(
+        _ edits: DomainEdits, cachedStamp: FileStamp?, cachedDisk: [String: PropertyList], format: PropertyList.Format
+    ) -> Result<WriteOutcome, DefaultsError> {
+        func failure(_ error: SystemError) -> Result<WriteOutcome, DefaultsError> {
+            .failure(.writeFailed(path: path, errno: error.errno, message: error.message))
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        let lock: Int32
+        do throws(SystemError) {
+            try FileSystem.createDirectory(directory)
+            lock = try FileSystem.lockExclusively(lockPath)
+        } catch {
+            return failure(error)
+        }
+        defer { close(lock) }
+
+        var base = cachedDisk
+        var format = format
+        var keptAside: DefaultsError?
+        let current: FileStamp?
+        do throws(SystemError) { current = try FileSystem.stamp(atPath: path) } catch { return failure(error) }
+        if current != cachedStamp {
+            switch Self.readContents(path, knownCorrupt: nil) {
+            case .success(let loaded):
+                base = loaded?.contents ?? [:]
+                format = loaded?.format ?? format
+            case .failure(let corrupt):
+                let reason: PropertyListError
+                switch corrupt.error {
+                case .corruptFile(_, let error, _): reason = error
+                case .notADictionary(_, let found):
+                    reason = .malformed(offset: 0, reason: "the top-level value is a \(found), not a dictionary")
+                default: return .failure(corrupt.error)
+                }
+                // Never overwrite what we cannot read: keep it aside under a name that says why.
+                let kept = "\(path).corrupt-\(Int(Date().timeIntervalSince1970))-\(getpid())"
+                do throws(SystemError) { try FileSystem.move(path, to: kept) } catch { return failure(error) }
+                keptAside = .corruptFile(path: path, reason, keptAs: kept)
+                base = [:]
+            }
+        }
+        let contents = edits.applied(to: base)
+        if format == .openStep { format = .xml }
+        do throws(SystemError) {
+            if contents.isEmpty && edits.replacement != nil {
+                try FileSystem.remove(path)
+                return .success(WriteOutcome(contents: [:], stamp: nil, format: format, keptAside: keptAside))
+            }
+            let data = PropertyList.dictionary(contents).encoded(as: format)
+            let stamp = try FileSystem.replaceAtomically(path, with: data, owner: owner)
+            return .success(WriteOutcome(contents: contents, stamp: stamp, format: format, keptAside: keptAside))
+        } catch {
+            return failure(error)
+        }
+    }
+
+    // MARK: Observers
+
+    func addObserver(_ observer: @escaping Observer) -> UInt64 {
+        state.withLock { state in
+            state.nextObserver += 1
+            state.observers[state.nextObserver] = observer
+            return state.nextObserver
+        }
+    }
+
+    func removeObserver(_ token: UInt64) {
+        state.withLock { _ = $0.observers.removeValue(forKey: token) }
+    }
+
+    /// Calls observers outside the lock (they may read this file again).
+    private func notify(_ event: Event) {
+        if case .failed(let error) = event { Self.logger.error("\(error)") }
+        let observers = state.withLock { Array($0.observers.values) }
+        for observer in observers { observer(event) }
+    }
+
+    // MARK: Helpers
+
+    private static func overlay(
+        _ disk: [String: PropertyList], _ inFlight: DomainEdits?, _ pending: DomainEdits
+    ) -> [String: PropertyList] {
+        var result = disk
+        if let inFlight { result = inFlight.applied(to: result) }
+        if !pending.isEmpty { result = pending.applied(to: result) }
+        return result
+    }
+
+    struct Loaded {
+        var contents: [String: PropertyList]
+        var format: PropertyList.Format
+        var stamp: FileStamp
+    }
+
+    struct LoadFailure: Error {
+        var error: DefaultsError
+        var stamp: FileStamp?
+    }
+
+    /// Reads and parses a domain file; nil when it does not exist.
+    ///
+    /// Foundation.UserDefaults rewrites files in place (truncate, then write) without a lock, so an empty or
+    /// unparseable file may be a write in progress rather than a corrupt one: it is read again a few times,
+    /// a few milliseconds apart, before it is declared corrupt. A version already known to be corrupt
+    /// (`knownCorrupt`) is not waited for again.
+    static func readContents(_ path: String, knownCorrupt: FileStamp?) -> Result<Loaded?, LoadFailure> {
+        let attempts = 5
+        var lastFailure = LoadFailure(error: .corruptFile(path: path, .unrecognizedFormat, keptAs: nil), stamp: nil)
+        for attempt in 0..<attempts {
+            if attempt > 0 { usleep(4_000) }
+            let read: (Data, FileStamp)?
+            do throws(SystemError) {
+                read = try FileSystem.read(atPath: path)
+            } catch {
+                return .failure(LoadFailure(error: .readFailed(path: path, errno: error.errno, message: error.message), stamp: nil))
+            }
+            guard let (data, stamp) = read else { return .success(nil) }
+            if data.isEmpty {
+                // A truncating writer may be about to fill it; an empty file that stays empty is an empty domain.
+                if attempt < 2 { continue }
+                return .success(Loaded(contents: [:], format: .xml, stamp: stamp))
+            }
+            do {
+                let (value, format) = try PropertyList.decode(data)
+                guard case .dictionary(let contents) = value else {
+                    lastFailure = LoadFailure(error: .notADictionary(path: path, found: value.typeName), stamp: stamp)
+                    if stamp == knownCorrupt { break }
+                    continue
+                }
+                return .success(Loaded(contents: contents, format: format, stamp: stamp))
+            } catch {
+                lastFailure = LoadFailure(error: .corruptFile(path: path, error, keptAs: nil), stamp: stamp)
+                if stamp == knownCorrupt { break }
+            }
+        }
+        return .failure(lastFailure)
+    }
+}

@@ -1,0 +1,24 @@
+import Glibc
+import Synchronization
+
+/// One ``DomainFile`` per path per process, so that every store using a domain shares its cache, sees the
+/// others' writes at once, and writes through one coalescing writer.
+final class DomainFileRegistry: Sendable {
+    static let shared = DomainFileRegistry()
+
+    private struct Entry {
+        weak var file: DomainFile?
+    }
+
+    private let files = Mutex<[String: Entry]>([:])
+
+    func file(atPath path: String, isWritable: Bool, owner: (uid_t, gid_t)? = nil) -> DomainFile {
+        files.withLock { files in
+            if let existing = files[path]?.file { return existing }
+            if files.count > 64 { files = files.filter { $0.value.file != nil } }
+            let file = DomainFile(path: path, isWritable: isWritable, owner: owner)
+            files[path] = Entry(file: file)
+            return file
+        }
+    }
+}

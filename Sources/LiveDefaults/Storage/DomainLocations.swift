@@ -1,0 +1,141 @@
+import Foundation
+
+/// Rules for domain names, which become file names.
+public enum DomainName {
+    /// The name of the global domain, shared by every program (`NSGlobalDomain`).
+    public static let global = "NSGlobalDomain"
+    /// The volatile domain parsed from `-Key value` command-line arguments (`NSArgumentDomain`).
+    public static let argument = "NSArgumentDomain"
+    /// The volatile domain that ``Defaults/register(defaults:)`` fills (`NSRegistrationDomain`).
+    public static let registration = "NSRegistrationDomain"
+
+    /// The longest domain name accepted, in UTF-8 bytes. File names are limited to 255 bytes, and the
+    /// library derives longer names from a domain (`.<domain>.plist.lock`, `.<domain>.plist.tmp-…`,
+    /// `<domain>.plist.corrupt-…`), so the bound is below 255 to keep every one of them legal.
+    public static let maximumLength = 200
+
+    /// Checks that a domain name can be used as a file name without escaping the defaults directory.
+    ///
+    /// - Throws: ``DefaultsError/invalidDomainName(_:reason:)`` for an empty name, `.` or `..`, a name that
+    ///   starts with `.` (hidden files belong to the library and to the global domain), a name containing `/`
+    ///   or NUL, or one longer than ``maximumLength`` bytes.
+    public static func validate(_ name: String) throws(DefaultsError) {
+        func invalid(_ reason: String) -> DefaultsError { .invalidDomainName(name, reason: reason) }
+        if name.isEmpty { throw invalid("a domain name cannot be empty") }
+        if name == "." || name == ".." { throw invalid("\".\" and \"..\" are not domain names") }
+        if name.hasPrefix(".") { throw invalid("a domain name cannot start with \".\"") }
+        if name.utf8.contains(UInt8(ascii: "/")) { throw invalid("a domain name cannot contain \"/\"") }
+        if name.utf8.contains(0) { throw invalid("a domain name cannot contain a NUL byte") }
+        if name.utf8.count > maximumLength {
+            throw invalid("\(name.utf8.count) bytes is longer than the limit of \(maximumLength)")
+        }
+    }
+}
+
+/// One layer of a persistent domain. A persistent domain is the merge of up to six files; earlier layers in
+/// ``searchOrder`` win.
+public enum PreferenceLayer: String, Sendable, Hashable, CaseIterable {
+    /// Forced by an administrator for the current user: `<managed>/<user>/<domain>.plist`.
+    case managedUser
+    /// Forced by an administrator for every user: `<managed>/<domain>.plist`.
+    case managed
+    /// The current user on this host only: `<user dir>/ByHost/<domain>.<host id>.plist`.
+    case currentUserCurrentHost
+    /// The current user on any host, where writes go: `<user dir>/<domain>.plist`.
+    case currentUser
+    /// Every user on this host: `<any-user dir>/ByHost/<domain>.<host id>.plist`.
+    case anyUserCurrentHost
+    /// Every user on any host: `<any-user dir>/<domain>.plist`.
+    case anyUser
+
+    /// The layers from highest to lowest precedence.
+    public static let searchOrder: [PreferenceLayer] = allCases
+
+    /// Whether values in this layer are forced (managed) and refuse writes.
+    public var isManaged: Bool { self == .managed || self == .managedUser }
+}
+
+/// Where a store's files live. The defaults match swift-corelibs-foundation's `UserDefaults` on Linux, so the
+/// two read and write the same files (see `Docs/OnDisk.md`).
+public struct DefaultsLocations: Sendable, Hashable {
+    /// The current user's directory: `$XDG_CONFIG_HOME` when it is an absolute path, else `~/.config`.
+    public var userDirectory: String
+    /// Files shared by every user; Foundation on Linux uses `/usr/local/etc`.
+    public var anyUserDirectory: String
+    /// Administrator-forced (managed) values; `/etc/livedefaults/managed` unless
+    /// `LIVEDEFAULTS_MANAGED_DIRECTORY` is set. Per-user files sit in a subdirectory named after the user.
+    public var managedDirectory: String
+    /// The user whose managed subdirectory applies.
+    public var userName: String
+    /// The host identifier of per-host (`ByHost`) files. Foundation on Linux uses the empty string, which
+    /// gives names like `ByHost/com.example.app..plist`; keep it to share per-host files with Foundation.
+    public var hostIdentifier: String
+
+    /// Locations with explicit directories; any not given take their defaults.
+    public init(
+        userDirectory: String, anyUserDirectory: String = "/usr/local/etc", managedDirectory: String? = nil,
+        userName: String? = nil, hostIdentifier: String = ""
+    ) {
+        self.userDirectory = userDirectory
+        self.anyUserDirectory = anyUserDirectory
+        self.managedDirectory = managedDirectory ?? DefaultsLocations.defaultManagedDirectory
+        self.userName = userName ?? DefaultsLocations.currentUserName
+        self.hostIdentifier = hostIdentifier
+    }
+
+    /// A store rooted in one directory: user files in `directory`, any-user files in `directory/AnyUser`,
+    /// managed files in `directory/Managed`. Tests and sandboxed tools use this to stay out of the real home.
+    public static func rooted(at directory: String) -> DefaultsLocations {
+        DefaultsLocations(
+            userDirectory: directory, anyUserDirectory: directory + "/AnyUser",
+            managedDirectory: directory + "/Managed")
+    }
+
+    /// The locations Foundation uses for the current user, from the environment.
+    public static var current: DefaultsLocations {
+        let environment = ProcessInfo.processInfo.environment
+        let directory: String
+        if let configured = environment["XDG_CONFIG_HOME"], configured.hasPrefix("/") {
+            directory = configured
+        } else {
+            directory = NSHomeDirectory() + "/.config"
+        }
+        return DefaultsLocations(userDirectory: directory)
+    }
+
+    static var defaultManagedDirectory: String {
+        ProcessInfo.processInfo.environment["LIVEDEFAULTS_MANAGED_DIRECTORY"] ?? "/etc/livedefaults/managed"
+    }
+
+    static var currentUserName: String {
+        ProcessInfo.processInfo.environment["USER"] ?? NSUserName()
+    }
+
+    /// The file of one layer of a domain. The name must have passed ``DomainName/validate(_:)``.
+    public func path(forDomain domain: String, layer: PreferenceLayer) -> String {
+        let base = domain == DomainName.global ? ".GlobalPreferences" : domain
+        switch layer {
+        case .managedUser: return "\(managedDirectory)/\(userName)/\(base).plist"
+        case .managed: return "\(managedDirectory)/\(base).plist"
+        case .currentUserCurrentHost: return "\(userDirectory)/ByHost/\(base).\(hostIdentifier).plist"
+        case .currentUser: return "\(userDirectory)/\(base).plist"
+        case .anyUserCurrentHost: return "\(anyUserDirectory)/ByHost/\(base).\(hostIdentifier).plist"
+        case .anyUser: return "\(anyUserDirectory)/\(base).plist"
+        }
+    }
+
+    /// The domains that have a file in the current user's directory, `NSGlobalDomain` for
+    /// `.GlobalPreferences.plist`. Library files (locks, temporaries, files kept aside) are skipped.
+    public func persistentDomainNames() -> [String] {
+        var names: Set<String> = []
+        for file in FileSystem.contentsOfDirectory(userDirectory) where file.hasSuffix(".plist") {
+            let name = String(file.dropLast(6))
+            if name == ".GlobalPreferences" {
+                names.insert(DomainName.global)
+            } else if (try? DomainName.validate(name)) != nil {
+                names.insert(name)
+            }
+        }
+        return names.sorted()
+    }
+}

@@ -1,0 +1,107 @@
+public import Foundation
+
+extension Defaults {
+    /// Everything that shapes a store's search list and files. ``standard(suiteName:)`` reads it all from the
+    /// process (arguments, environment, executable name); tests and tools override what they need.
+    public struct Configuration: Sendable {
+        /// Where the domain files live.
+        public var locations: DefaultsLocations
+        /// The domain that writes go to and that follows the argument domain in the search list: the
+        /// application domain (bundle identifier, else the process name) or a suite name.
+        public var applicationDomain: String
+        /// Command-line arguments parsed into the argument domain (`-Key value` pairs).
+        public var arguments: [String]
+        /// Preferred languages, most preferred first; each names a volatile domain in the search list.
+        public var languages: [String]
+        /// Called (on the thread that found it) for every error that has no caller to throw to: a corrupt
+        /// file found while loading, a failed background write. Errors are also logged.
+        public var errorHandler: (@Sendable (DefaultsError) -> Void)?
+
+        /// A configuration with explicit values; the rest default to the process's.
+        public init(
+            locations: DefaultsLocations = .current,
+            applicationDomain: String = Configuration.processApplicationDomain,
+            arguments: [String] = Array(CommandLine.arguments.dropFirst()),
+            languages: [String] = Configuration.preferredLanguages(),
+            errorHandler: (@Sendable (DefaultsError) -> Void)? = nil
+        ) {
+            self.locations = locations
+            self.applicationDomain = applicationDomain
+            self.arguments = arguments
+            self.languages = languages
+            self.errorHandler = errorHandler
+        }
+
+        /// A configuration whose files all live below `directory` (see ``DefaultsLocations/rooted(at:)``).
+        public static func rooted(at directory: String, applicationDomain: String, arguments: [String] = []) -> Configuration {
+            Configuration(
+                locations: .rooted(at: directory), applicationDomain: applicationDomain, arguments: arguments,
+                languages: [])
+        }
+
+        /// The bundle identifier when the process has one, else the executable's name, as Foundation uses.
+        public static var processApplicationDomain: String {
+            if let identifier = Bundle.main.bundleIdentifier, !identifier.isEmpty { return identifier }
+            return ProcessInfo.processInfo.processName
+        }
+
+        /// The user's languages from `LANGUAGE` (a colon-separated list), else the first of `LC_ALL`,
+        /// `LC_MESSAGES` and `LANG`; each locale such as `de_DE.UTF-8` gives `de_DE` then `de`. The `C` and
+        /// `POSIX` locales give none.
+        public static func preferredLanguages(environment: [String: String] = ProcessInfo.processInfo.environment)
+            -> [String]
+        {
+            var candidates: [String] = []
+            if let list = environment["LANGUAGE"], !list.isEmpty {
+                candidates = list.split(separator: ":").map(String.init)
+            }
+            for variable in ["LC_ALL", "LC_MESSAGES", "LANG"] {
+                if let value = environment[variable], !value.isEmpty {
+                    candidates.append(value)
+                    break
+                }
+            }
+            var languages: [String] = []
+            for candidate in candidates {
+                let locale = String(candidate.prefix(while: { $0 != "." && $0 != "@" }))
+                guard !locale.isEmpty, locale != "C", locale != "POSIX" else { continue }
+                for name in [locale, String(locale.prefix(while: { $0 != "_" && $0 != "-" }))]
+                where !languages.contains(name) && (try? DomainName.validate(name)) != nil {
+                    languages.append(name)
+                }
+            }
+            return languages
+        }
+    }
+
+    /// Parses `-Key value` pairs as Foundation does: a pair is an argument starting with `-` followed by one
+    /// that does not; a value starting with `{`, `(`, `[`, `<` or `"` is parsed as a property list (old-style
+    /// or XML) and kept as a string when that fails; any other value is a string.
+    ///
+    /// ```
+    /// -Numbers '(1, 2)'   → ["1", "2"]
+    /// -Name "A B"         → "A B"
+    /// -Flag YES           → "YES" (which bool(forKey:) reads as true)
+    /// ```
+    public static func parseArguments(_ arguments: [String]) -> [String: PropertyList] {
+        var result: [String: PropertyList] = [:]
+        var index = 0
+        while index + 1 < arguments.count {
+            let current = arguments[index]
+            let next = arguments[index + 1]
+            guard current.hasPrefix("-"), current.count > 1, !next.hasPrefix("-") else {
+                index += 1
+                continue
+            }
+            let key = String(current.dropFirst())
+            let value = next.trimmingCharacters(in: .whitespacesAndNewlines)
+            if let first = value.first, "{([<\"".contains(first), let parsed = try? PropertyList(parsing: value) {
+                result[key] = parsed
+            } else {
+                result[key] = .string(value)
+            }
+            index += 2
+        }
+        return result
+    }
+}

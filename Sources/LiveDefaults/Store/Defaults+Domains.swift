@@ -1,0 +1,231 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// Domains and the search list: registration, suites, volatile and persistent domains, forced keys.
+extension Defaults {
+    // MARK: Registration domain
+
+    /// Adds values to the registration domain, the last domain searched: the values a key has when nobody
+    /// set it. They are never written to disk; register them at every start.
+    public func register(defaults registrationDictionary: [String: PropertyList]) {
+        changeVolatileDomains { domains in
+            domains[DomainName.registration, default: [:]].merge(registrationDictionary) { _, new in new }
+        }
+    }
+
+    /// Adds Foundation-typed values to the registration domain; values with no property-list form are
+    /// skipped and logged.
+    public func register(defaults registrationDictionary: [String: Any]) {
+        register(defaults: converted(registrationDictionary, context: "register(defaults:)"))
+    }
+
+    // MARK: Suites
+
+    /// Inserts a persistent domain into the search list after the application domain (and after suites
+    /// added before it). Invalid names and the application and global domains are ignored.
+    public func addSuite(named suiteName: String) {
+        guard (try? DomainName.validate(suiteName)) != nil, suiteName != configuration.applicationDomain,
+            suiteName != DomainName.global
+        else { return }
+        let added = state.withLock { state in
+            guard !state.suites.contains(suiteName) else { return false }
+            state.suites.append(suiteName)
+            return true
+        }
+        if added { rebuildSearchList() }
+    }
+
+    /// Removes a suite from the search list.
+    public func removeSuite(named suiteName: String) {
+        let removed = state.withLock { state in
+            guard let index = state.suites.firstIndex(of: suiteName) else { return false }
+            state.suites.remove(at: index)
+            return true
+        }
+        if removed { rebuildSearchList() }
+    }
+
+    /// The domain names searched, in order, with `NSArgumentDomain` first and `NSRegistrationDomain` last.
+    public var searchList: [String] {
+        state.withLock { state in
+            state.searchList.map { entry in
+                switch entry {
+                case .volatile(let name), .persistent(let name): name
+                }
+            }
+        }
+    }
+
+    // MARK: Volatile domains
+
+    /// The names of the volatile domains, `NSArgumentDomain` and `NSRegistrationDomain` included.
+    public var volatileDomainNames: [String] {
+        state.withLock { $0.volatileDomains.keys.sorted() }
+    }
+
+    /// The contents of a volatile domain; empty when there is none of that name.
+    public func volatileDomain(forName domainName: String) -> [String: Any] {
+        volatileDomainContents(forName: domainName).mapValues(\.foundationValue)
+    }
+
+    /// The contents of a volatile domain as property lists.
+    public func volatileDomainContents(forName domainName: String) -> [String: PropertyList] {
+        state.withLock { $0.volatileDomains[domainName] ?? [:] }
+    }
+
+    /// Creates a volatile domain. It is searched when its name is in the search list (a language name).
+    ///
+    /// - Throws: ``DefaultsError/volatileDomainExists(_:)`` when a volatile domain of that name exists
+    ///   (Foundation raises an exception).
+    public func setVolatileDomain(_ domain: [String: PropertyList], forName domainName: String) throws(DefaultsError) {
+        let exists = state.withLock { $0.volatileDomains[domainName] != nil }
+        if exists { throw .volatileDomainExists(domainName) }
+        changeVolatileDomains { $0[domainName] = domain }
+    }
+
+    /// Creates a volatile domain from Foundation-typed values.
+    ///
+    /// - Throws: ``DefaultsError/volatileDomainExists(_:)`` or ``DefaultsError/notAPropertyList(key:_:)``.
+    public func setVolatileDomain(_ domain: [String: Any], forName domainName: String) throws(DefaultsError) {
+        var converted: [String: PropertyList] = [:]
+        for (key, value) in domain {
+            do { converted[key] = try PropertyList(foundationValue: value) } catch {
+                throw .notAPropertyList(key: key, error)
+            }
+        }
+        try setVolatileDomain(converted, forName: domainName)
+    }
+
+    /// Removes a volatile domain.
+    public func removeVolatileDomain(forName domainName: String) {
+        changeVolatileDomains { $0.removeValue(forKey: domainName) }
+    }
+
+    private func changeVolatileDomains(_ change: (inout [String: [String: PropertyList]]) -> Void) {
+        state.withLock { change(&$0.volatileDomains) }
+        rebuildMerged()
+    }
+
+    // MARK: Persistent domains
+
+    /// The domains with a file in the current user's directory.
+    public var persistentDomainNames: [String] {
+        configuration.locations.persistentDomainNames()
+    }
+
+    /// The contents of a persistent domain (its current-user file), or nil when it has none.
+    public func persistentDomain(forName domainName: String) -> [String: Any]? {
+        persistentDomainContents(forName: domainName)?.mapValues(\.foundationValue)
+    }
+
+    /// The contents of one layer of a persistent domain as property lists, or nil when the layer has no file.
+    public func persistentDomainContents(
+        forName domainName: String, layer: PreferenceLayer = .currentUser
+    ) -> [String: PropertyList]? {
+        guard (try? DomainName.validate(domainName)) != nil else { return nil }
+        let file = file(forDomain: domainName, layer: layer)
+        guard file.exists else { return nil }
+        return file.contents
+    }
+
+    /// Replaces the contents of a persistent domain (its current-user file); observers of the domain in any
+    /// store of the process see the change at once, and it is on disk within milliseconds.
+    ///
+    /// - Throws: ``DefaultsError/invalidDomainName(_:reason:)``.
+    public func setPersistentDomain(
+        _ domain: [String: PropertyList], forName domainName: String, layer: PreferenceLayer = .currentUser
+    ) throws(DefaultsError) {
+        try DomainName.validate(domainName)
+        file(forDomain: domainName, layer: layer).replace(with: domain)
+    }
+
+    /// Replaces the contents of a persistent domain with Foundation-typed values. Like Foundation's, it does
+    /// not throw: an invalid name or value is refused and logged (see ``lastError``).
+    public func setPersistentDomain(_ domain: [String: Any], forName domainName: String) {
+        report { () throws(DefaultsError) in
+            var converted: [String: PropertyList] = [:]
+            for (key, value) in domain {
+                do throws(PropertyListError) { converted[key] = try PropertyList(foundationValue: value) } catch {
+                    throw .notAPropertyList(key: key, error)
+                }
+            }
+            try setPersistentDomain(converted, forName: domainName)
+        }
+    }
+
+    /// Removes a persistent domain: its current-user file is deleted.
+    public func removePersistentDomain(forName domainName: String) {
+        report { () throws(DefaultsError) in try setPersistentDomain([String: PropertyList](), forName: domainName) }
+    }
+
+    /// Every key and effective value of the search list, as ``object(forKey:)`` would return them.
+    public func dictionaryRepresentation() -> [String: Any] {
+        state.withLock { $0.merged }.mapValues(\.foundationValue)
+    }
+
+    /// Every key and effective value of the search list as property lists.
+    public func dictionaryRepresentationContents() -> [String: PropertyList] {
+        state.withLock { $0.merged }
+    }
+
+    // MARK: Forced (managed) keys
+
+    /// Whether an administrator forces the key in the application domain (or the global domain); writes to
+    /// it are refused, and a program should not offer to change it.
+    ///
+    /// Forced values come from `<managed directory>/<domain>.plist` and
+    /// `<managed directory>/<user>/<domain>.plist` (see ``DefaultsLocations/managedDirectory``).
+    public func objectIsForced(forKey key: String) -> Bool {
+        objectIsForced(forKey: key, inDomain: configuration.applicationDomain)
+            || objectIsForced(forKey: key, inDomain: DomainName.global)
+    }
+
+    /// Whether an administrator forces the key in a given domain.
+    public func objectIsForced(forKey key: String, inDomain domain: String) -> Bool {
+        guard (try? DomainName.validate(domain)) != nil else { return false }
+        for layer in PreferenceLayer.searchOrder where layer.isManaged {
+            let file = file(forDomain: domain, layer: layer)
+            file.loadIfNeeded()
+            if file.value(forKey: key) != nil { return true }
+        }
+        return false
+    }
+
+    // MARK: Another user's defaults
+
+    /// A store for another user's defaults (`~user/.config`), with the standard search list.
+    ///
+    /// Returns nil when the user does not exist or the current user may not read that user's defaults
+    /// directory (only root, or the user themself, normally can). Files that a root process creates there
+    /// are given to that user.
+    public convenience init?(user userName: String) {
+        guard let entry = getpwnam(userName) else { return nil }
+        let home = String(cString: entry.pointee.pw_dir)
+        let uid = entry.pointee.pw_uid
+        let gid = entry.pointee.pw_gid
+        let directory = home + "/.config"
+        let probe = FileSystem.owner(ofPath: directory) != nil ? directory : home
+        guard geteuid() == uid || access(probe, R_OK | X_OK) == 0 else { return nil }
+        var locations = DefaultsLocations.current
+        locations.userDirectory = directory
+        locations.userName = userName
+        var configuration = Configuration(locations: locations)
+        if (try? DomainName.validate(configuration.applicationDomain)) == nil {
+            configuration.applicationDomain = "LiveDefaults"
+        }
+        self.init(validated: configuration, fileOwner: geteuid() == 0 && uid != 0 ? (uid, gid) : nil)
+    }
+
+    private func converted(_ values: [String: Any], context: String) -> [String: PropertyList] {
+        var result: [String: PropertyList] = [:]
+        for (key, value) in values {
+            do throws(PropertyListError) {
+                result[key] = try PropertyList(foundationValue: value)
+            } catch {
+                report { () throws(DefaultsError) in throw .notAPropertyList(key: key, error) }
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,132 @@
+public import Foundation
+import Logging
+import Synchronization
+
+/// Foundation's getters and setters, with Foundation's names and conversions.
+extension Defaults {
+    /// The effective value as a Foundation object (`String`, `Int`, `Double`, `Bool`, `Date`, `Data`,
+    /// `[Any]`, `[String: Any]`), or nil when no domain in the search list has the key.
+    public func object(forKey key: String) -> Any? {
+        value(forKey: key)?.foundationValue
+    }
+
+    /// The string, or nil when the key is missing or its value is not a string.
+    public func string(forKey key: String) -> String? {
+        value(forKey: key)?.stringValue
+    }
+
+    /// The array, or nil when the key is missing or its value is not an array.
+    public func array(forKey key: String) -> [Any]? {
+        value(forKey: key)?.arrayValue?.map(\.foundationValue)
+    }
+
+    /// The dictionary, or nil when the key is missing or its value is not a dictionary.
+    public func dictionary(forKey key: String) -> [String: Any]? {
+        value(forKey: key)?.dictionaryValue?.mapValues(\.foundationValue)
+    }
+
+    /// The data, or nil when the key is missing or its value is not data.
+    public func data(forKey key: String) -> Data? {
+        value(forKey: key)?.dataValue
+    }
+
+    /// The array of strings, or nil when the key is missing, its value is not an array, or an element is
+    /// not a string.
+    public func stringArray(forKey key: String) -> [String]? {
+        guard let elements = value(forKey: key)?.arrayValue else { return nil }
+        var strings: [String] = []
+        strings.reserveCapacity(elements.count)
+        for element in elements {
+            guard case .string(let string) = element else { return nil }
+            strings.append(string)
+        }
+        return strings
+    }
+
+    /// The integer: an integer as is, a real truncated, a Boolean as 1 or 0, a string by its leading
+    /// decimal digits (`"42"` is 42, `"42abc"` is 42, `"abc"` is 0); 0 when the key is missing or holds
+    /// anything else.
+    public func integer(forKey key: String) -> Int {
+        switch state.withLock({ $0.merged[key] }) {
+        case .integer(let integer): integer
+        case let other: Coercion.integer(other)
+        }
+    }
+
+    /// The number as a `Float`; the conversions of ``double(forKey:)``.
+    public func float(forKey key: String) -> Float {
+        Float(double(forKey: key))
+    }
+
+    /// The number: a real as is, an integer converted, a Boolean as 1 or 0, a string by its leading decimal
+    /// number (`"2.5"` is 2.5); 0 when the key is missing or holds anything else.
+    public func double(forKey key: String) -> Double {
+        Coercion.double(value(forKey: key))
+    }
+
+    /// The Boolean: a Boolean as is, a number when non-zero, a string that starts (after white space, a
+    /// sign and zeros) with `Y`, `y`, `T`, `t` or a digit 1–9 (`"YES"`, `"true"`, `"1"`); false when the
+    /// key is missing or holds anything else.
+    public func bool(forKey key: String) -> Bool {
+        Coercion.bool(value(forKey: key))
+    }
+
+    /// The URL: a string is a file path (`~` expanded; a string with a scheme, `https://…`, is that URL);
+    /// data is a keyed archive of a URL, as ``set(_:forKey:)-(URL?,_)`` writes non-file URLs.
+    public func url(forKey key: String) -> URL? {
+        Coercion.url(value(forKey: key))
+    }
+
+    // MARK: Setters
+
+    /// Stores a property-list value, or removes the key when `value` is nil. A forced key is not changed
+    /// (the refusal is logged; use ``setValue(_:forKey:)`` to get the error).
+    public func set(_ value: PropertyList?, forKey key: String) {
+        report { () throws(DefaultsError) in try setValue(value, forKey: key) }
+    }
+
+    /// Stores any property-list value (`String`, numbers, `Bool`, `Date`, `Data`, arrays and dictionaries of
+    /// them, `URL`), or removes the key for nil. Other values are refused and logged, where Foundation would
+    /// trap; use ``trySet(_:forKey:)`` to get the error.
+    public func set(_ value: Any?, forKey key: String) {
+        report { () throws(DefaultsError) in try trySet(value, forKey: key) }
+    }
+
+    /// Stores an integer.
+    public func set(_ value: Int, forKey key: String) { set(PropertyList.integer(value), forKey: key) }
+    /// Stores a `Float` (as a real).
+    public func set(_ value: Float, forKey key: String) { set(PropertyList.real(Double(value)), forKey: key) }
+    /// Stores a `Double`.
+    public func set(_ value: Double, forKey key: String) { set(PropertyList.real(value), forKey: key) }
+    /// Stores a Boolean.
+    public func set(_ value: Bool, forKey key: String) { set(PropertyList.bool(value), forKey: key) }
+    /// Stores a string.
+    public func set(_ value: String, forKey key: String) { set(PropertyList.string(value), forKey: key) }
+    /// Stores a date.
+    public func set(_ value: Date, forKey key: String) { set(PropertyList.date(value), forKey: key) }
+    /// Stores data.
+    public func set(_ value: Data, forKey key: String) { set(PropertyList.data(value), forKey: key) }
+
+    /// Stores a URL as Foundation does: a file URL as its path, abbreviated with `~` when it lies in the home
+    /// directory; any other URL as a keyed archive. nil removes the key.
+    public func set(_ url: URL?, forKey key: String) {
+        guard let url else { return set(PropertyList?.none, forKey: key) }
+        set(Coercion.storedValue(for: url), forKey: key)
+    }
+
+    /// Removes a key from the application domain. A value for the key in another domain of the search list
+    /// (arguments, global, registration) then shows through.
+    public func removeObject(forKey key: String) {
+        set(PropertyList?.none, forKey: key)
+    }
+
+    func report(_ body: () throws(DefaultsError) -> Void) {
+        do {
+            try body()
+        } catch {
+            Defaults.logger.error("\(error)")
+            state.withLock { $0.lastError = error }
+            configuration.errorHandler?(error)
+        }
+    }
+}

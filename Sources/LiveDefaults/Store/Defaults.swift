@@ -1,0 +1,367 @@
+public import Foundation
+import Glibc
+import Logging
+import Synchronization
+
+/// A user-defaults store: Foundation's `UserDefaults` model, on the same files, shared safely between
+/// processes.
+///
+/// A store searches a list of domains, first hit wins:
+/// 1. `NSArgumentDomain`, parsed from `-Key value` command-line pairs;
+/// 2. the application domain (or the suite of ``init(suiteName:)``), then suites added with
+///    ``addSuite(named:)``;
+/// 3. `NSGlobalDomain`;
+/// 4. one volatile domain per preferred language;
+/// 5. `NSRegistrationDomain`, filled by ``register(defaults:)`` and never written to disk.
+///
+/// Each persistent domain merges its layers (``PreferenceLayer``); values an administrator forces win over
+/// the whole list and refuse writes.
+///
+/// ```swift
+/// let defaults = Defaults.standard
+/// defaults.register(defaults: ["RateLimit": 100])
+/// defaults.set(200, forKey: "RateLimit")        // visible at once, on disk within milliseconds
+/// let limit = defaults.integer(forKey: "RateLimit")
+/// ```
+///
+/// Reads are a hash lookup in memory under a short lock. Writes update memory at once and reach the disk
+/// through a coalescing background writer; ``synchronize()`` and ``flush()`` wait for the disk.
+public final class Defaults: Sendable {
+    /// Posted (object: the store) when a value in one of the store's persistent domains changes.
+    public static let didChangeNotification = Notification.Name("NSUserDefaultsDidChangeNotification")
+    /// `NSGlobalDomain`.
+    public static let globalDomain = DomainName.global
+    /// `NSArgumentDomain`.
+    public static let argumentDomain = DomainName.argument
+    /// `NSRegistrationDomain`.
+    public static let registrationDomain = DomainName.registration
+
+    static let logger = Logger(label: "LiveDefaults")
+
+    /// The store's settings: directories, application domain, arguments, languages.
+    public let configuration: Configuration
+
+    enum SearchEntry: Hashable {
+        case volatile(String)
+        case persistent(String)
+    }
+
+    struct PersistentDomain {
+        /// The layer files in ``PreferenceLayer/searchOrder``.
+        var files: [(layer: PreferenceLayer, file: DomainFile, token: UInt64)]
+
+        func file(_ layer: PreferenceLayer) -> DomainFile? {
+            files.first { $0.layer == layer }?.file
+        }
+    }
+
+    struct State {
+        var suites: [String] = []
+        var volatileDomains: [String: [String: PropertyList]] = [:]
+        var persistent: [String: PersistentDomain] = [:]
+        var searchList: [SearchEntry] = []
+        /// The effective value of every key: what ``value(forKey:)`` returns.
+        var merged: [String: PropertyList] = [:]
+        var lastError: DefaultsError?
+    }
+
+    let state: Mutex<State>
+    /// The owner given to files created for another user (see ``init(user:)``).
+    let fileOwner: (uid_t, gid_t)?
+
+    /// A store with a given configuration.
+    ///
+    /// - Throws: ``DefaultsError/invalidDomainName(_:reason:)`` when the application domain cannot be a file name.
+    public convenience init(configuration: Configuration) throws(DefaultsError) {
+        try self.init(configuration: configuration, fileOwner: nil)
+    }
+
+    convenience init(configuration: Configuration, fileOwner: (uid_t, gid_t)?) throws(DefaultsError) {
+        try DomainName.validate(configuration.applicationDomain)
+        self.init(validated: configuration, fileOwner: fileOwner)
+    }
+
+    /// The designated initialiser; the application domain must already be valid.
+    init(validated configuration: Configuration, fileOwner: (uid_t, gid_t)?) {
+        self.configuration = configuration
+        self.fileOwner = fileOwner
+        var initial = State()
+        initial.volatileDomains[DomainName.argument] = Defaults.parseArguments(configuration.arguments)
+        initial.volatileDomains[DomainName.registration] = [:]
+        state = Mutex(initial)
+        rebuildSearchList()
+    }
+
+    /// A store for a suite, with the process's arguments and the current user's files: the suite takes the
+    /// place of the application domain, so writes go to it. `nil` means the standard search list.
+    ///
+    /// Returns nil for `NSGlobalDomain` (as Foundation does) and for names that are not valid domain names.
+    public convenience init?(suiteName: String?) {
+        self.init(suiteName: suiteName, locations: .current)
+    }
+
+    /// A store for a suite whose files live elsewhere (tests root every store in a temporary directory).
+    public convenience init?(suiteName: String?, locations: DefaultsLocations) {
+        if suiteName == DomainName.global { return nil }
+        var configuration = Configuration(locations: locations)
+        if let suiteName { configuration.applicationDomain = suiteName }
+        do { try self.init(configuration: configuration) } catch { return nil }
+    }
+
+    /// A store with the standard search list for the current user, like `UserDefaults()`.
+    ///
+    /// When the process name cannot be a domain name (empty, or starting with a dot), the application
+    /// domain is `LiveDefaults`.
+    public convenience init() {
+        var configuration = Configuration()
+        if (try? DomainName.validate(configuration.applicationDomain)) == nil {
+            configuration.applicationDomain = "LiveDefaults"
+        }
+        self.init(validated: configuration, fileOwner: nil)
+    }
+
+    deinit {
+        let domains = state.withLock { $0.persistent }
+        for domain in domains.values {
+            for entry in domain.files { entry.file.removeObserver(entry.token) }
+        }
+    }
+
+    // MARK: The shared store
+
+    private static let sharedStore = Mutex<Defaults?>(nil)
+
+    /// The shared store of the process: the standard search list, the current user's files.
+    ///
+    /// Changes to its search list (suites, registered defaults) last until ``resetStandardUserDefaults()``.
+    public static var standard: Defaults {
+        sharedStore.withLock { store in
+            if let store { return store }
+            let created = Defaults()
+            store = created
+            return created
+        }
+    }
+
+    /// Writes the shared store's pending changes and releases it; the next use of ``standard`` creates a
+    /// new one with the standard search list.
+    public static func resetStandardUserDefaults() {
+        let previous = sharedStore.withLock { store in
+            let previous = store
+            store = nil
+            return previous
+        }
+        previous?.synchronize()
+    }
+
+    // MARK: Reading
+
+    /// The effective value of a key: the first domain in the search list that has it (forced values first).
+    public func value(forKey key: String) -> PropertyList? {
+        state.withLock { $0.merged[key] }
+    }
+
+    /// The most recent error that had no caller to throw to (corrupt file, failed background write).
+    public var lastError: DefaultsError? {
+        state.withLock { $0.lastError }
+    }
+
+    // MARK: Writing
+
+    /// Sets (or, with nil, removes) a key in the application domain, refusing forced keys.
+    ///
+    /// The value is visible to this process at once and reaches the disk within milliseconds.
+    /// - Throws: ``DefaultsError/forcedKey(key:domain:)``.
+    public func setValue(_ value: PropertyList?, forKey key: String) throws(DefaultsError) {
+        try setValue(value, forKey: key, inDomain: configuration.applicationDomain, layer: .currentUser)
+    }
+
+    /// Sets (or removes) a key in one layer of any persistent domain: the current-host (`ByHost`) layer for
+    /// per-host preferences, the any-user layers for machine-wide ones.
+    ///
+    /// - Throws: ``DefaultsError/invalidDomainName(_:reason:)``, ``DefaultsError/forcedKey(key:domain:)`` when
+    ///   the key is forced in that domain and `layer` is not itself a managed layer.
+    public func setValue(
+        _ value: PropertyList?, forKey key: String, inDomain domain: String, layer: PreferenceLayer
+    ) throws(DefaultsError) {
+        try DomainName.validate(domain)
+        if !layer.isManaged, objectIsForced(forKey: key, inDomain: domain) {
+            throw .forcedKey(key: key, domain: domain)
+        }
+        file(forDomain: domain, layer: layer).set(value, forKey: key)
+    }
+
+    /// Like Foundation's `set(_:forKey:)` for any value: property-list values (and URLs) are stored; anything
+    /// else is refused with an error.
+    ///
+    /// - Throws: ``DefaultsError/notAPropertyList(key:_:)`` or ``DefaultsError/forcedKey(key:domain:)``.
+    public func trySet(_ value: Any?, forKey key: String) throws(DefaultsError) {
+        guard let value else { return try setValue(nil, forKey: key) }
+        if let url = value as? URL { return try setValue(Coercion.storedValue(for: url), forKey: key) }
+        do {
+            try setValue(try PropertyList(foundationValue: value), forKey: key)
+        } catch let error as PropertyListError {
+            throw .notAPropertyList(key: key, error)
+        } catch let error as DefaultsError {
+            throw error
+        } catch {
+            throw .notAPropertyList(key: key, .notAPropertyListValue("\(type(of: value))"))
+        }
+    }
+
+    /// Waits until every pending change of this process is on disk, then re-reads every domain of the
+    /// search list that another process changed.
+    ///
+    /// - Returns: false when a write failed (the error is in ``lastError`` and was logged).
+    @discardableResult
+    public func synchronize() -> Bool {
+        let failures = BackgroundWriter.shared.writeAll()
+        for file in allFiles() { file.reload() }
+        return failures.isEmpty
+    }
+
+    /// Like ``synchronize()``, without blocking the caller's thread.
+    ///
+    /// - Throws: the first ``DefaultsError/writeFailed(path:errno:message:)`` if a write failed.
+    public func flush() async throws(DefaultsError) {
+        let failures: [DefaultsError] = await withCheckedContinuation { continuation in
+            DispatchQueue.global(qos: .utility).async {
+                let failures = BackgroundWriter.shared.writeAll()
+                for file in self.allFiles() { file.reload() }
+                continuation.resume(returning: failures)
+            }
+        }
+        if let first = failures.first { throw first }
+    }
+
+    // MARK: Internals
+
+    func file(forDomain domain: String, layer: PreferenceLayer) -> DomainFile {
+        if let known = state.withLock({ $0.persistent[domain]?.file(layer) }) { return known }
+        return DomainFileRegistry.shared.file(
+            atPath: configuration.locations.path(forDomain: domain, layer: layer), isWritable: !layer.isManaged,
+            owner: fileOwner)
+    }
+
+    func allFiles() -> [DomainFile] {
+        state.withLock { $0.persistent.values.flatMap { $0.files.map(\.file) } }
+    }
+
+    /// Recomputes the search list from the application domain, suites and languages, attaches the files of
+    /// every persistent domain in it, and rebuilds the merged view.
+    func rebuildSearchList() {
+        var list: [SearchEntry] = [.volatile(DomainName.argument), .persistent(configuration.applicationDomain)]
+        let suites = state.withLock { $0.suites }
+        list += suites.map { .persistent($0) }
+        list.append(.persistent(DomainName.global))
+        list += configuration.languages.map { .volatile($0) }
+        list.append(.volatile(DomainName.registration))
+
+        var seen: Set<SearchEntry> = []
+        list = list.filter { seen.insert($0).inserted }
+        let needed = Set(list.compactMap { entry -> String? in
+            if case .persistent(let name) = entry { return name }
+            return nil
+        })
+        let attached = state.withLock { Set($0.persistent.keys) }
+        var added: [String: PersistentDomain] = [:]
+        for name in needed.subtracting(attached) { added[name] = attach(name) }
+        let detached: [PersistentDomain] = state.withLock { state in
+            state.searchList = list
+            for (name, domain) in added { state.persistent[name] = domain }
+            let gone = Set(state.persistent.keys).subtracting(needed)
+            return gone.compactMap { state.persistent.removeValue(forKey: $0) }
+        }
+        for domain in detached {
+            for entry in domain.files { entry.file.removeObserver(entry.token) }
+        }
+        rebuildMerged()
+    }
+
+    private func attach(_ name: String) -> PersistentDomain {
+        var files: [(layer: PreferenceLayer, file: DomainFile, token: UInt64)] = []
+        for layer in PreferenceLayer.searchOrder {
+            let file = DomainFileRegistry.shared.file(
+                atPath: configuration.locations.path(forDomain: name, layer: layer), isWritable: !layer.isManaged,
+                owner: fileOwner)
+            file.loadIfNeeded()
+            let token = file.addObserver { [weak self] event in self?.handle(event, domain: name) }
+            files.append((layer, file, token))
+        }
+        return PersistentDomain(files: files)
+    }
+
+    /// Rebuilds the merged view from scratch (after a search-list change) and reports what changed.
+    func rebuildMerged() {
+        let sources = state.withLock { state in
+            (state.searchList, state.volatileDomains, state.persistent)
+        }
+        let (list, volatiles, persistent) = sources
+        var merged: [String: PropertyList] = [:]
+        // Lowest precedence first, so that higher entries overwrite.
+        for entry in list.reversed() {
+            switch entry {
+            case .volatile(let name):
+                merged.merge(volatiles[name] ?? [:]) { _, new in new }
+            case .persistent(let name):
+                for item in (persistent[name]?.files ?? []).reversed() where !item.layer.isManaged {
+                    merged.merge(item.file.contents) { _, new in new }
+                }
+            }
+        }
+        for entry in list.reversed() {
+            if case .persistent(let name) = entry {
+                for item in (persistent[name]?.files ?? []).reversed() where item.layer.isManaged {
+                    merged.merge(item.file.contents) { _, new in new }
+                }
+            }
+        }
+        state.withLock { $0.merged = merged }
+    }
+
+    /// The effective value of one key, walking the search list: forced values first, then the domains in order.
+    func resolve(_ key: String, _ state: State) -> PropertyList? {
+        for entry in state.searchList {
+            if case .persistent(let name) = entry, let domain = state.persistent[name] {
+                for item in domain.files where item.layer.isManaged {
+                    if let value = item.file.value(forKey: key) { return value }
+                }
+            }
+        }
+        for entry in state.searchList {
+            switch entry {
+            case .volatile(let name):
+                if let value = state.volatileDomains[name]?[key] { return value }
+            case .persistent(let name):
+                guard let domain = state.persistent[name] else { continue }
+                for item in domain.files where !item.layer.isManaged {
+                    if let value = item.file.value(forKey: key) { return value }
+                }
+            }
+        }
+        return nil
+    }
+
+    /// A file of one of the store's domains changed (by this process or another): update the merged view
+    /// for the keys involved and tell observers about effective changes.
+    func handle(_ event: DomainFile.Event, domain: String) {
+        switch event {
+        case .failed(let error):
+            state.withLock { $0.lastError = error }
+            configuration.errorHandler?(error)
+        case .changed(let deltas, _):
+            let changed: Bool = state.withLock { state in
+                var changed = false
+                for delta in deltas {
+                    let effective = resolve(delta.key, state)
+                    if state.merged[delta.key] != effective {
+                        state.merged[delta.key] = effective
+                        changed = true
+                    }
+                }
+                return changed
+            }
+            if changed { NotificationCenter.default.post(name: Defaults.didChangeNotification, object: self) }
+        }
+    }
+}

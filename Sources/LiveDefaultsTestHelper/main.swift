@@ -1,0 +1,104 @@
+// A second process for the cross-process tests. Each mode does one thing and exits 0 on success:
+//
+//   write-keys <dir> <domain> <prefix> <count>     set <prefix>0 … <prefix>N-1 through LiveDefaults
+//   write-forever <dir> <domain> <key>             rewrite a large value in a loop until killed
+//   foundation-write <xdg> <domain> <key> <json>   Foundation.UserDefaults: set + synchronize
+//   foundation-read <xdg> <domain> <key>           Foundation.UserDefaults: print the value as JSON
+//   standard-reset <key> <value>                   Defaults.standard: set, resetStandardUserDefaults()
+//
+// The Foundation and standard modes need XDG_CONFIG_HOME in their environment (Foundation reads it at
+// start-up) and refuse to run without it, so that a test can never write into the real home.
+//   print-arguments -Key value …                   print the argument domain as an old-style plist
+import Foundation
+import LiveDefaults
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+    exit(2)
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 2 else { fail("usage: LiveDefaultsTestHelper <mode> …") }
+
+/// Foundation caches the directory at start-up: the environment must already point at the test directory.
+func requireConfigHome(_ directory: String) {
+    guard ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"] == directory else {
+        fail("XDG_CONFIG_HOME must be \(directory) in the environment")
+    }
+}
+
+func store(_ directory: String, _ domain: String) -> Defaults {
+    do {
+        return try Defaults(configuration: .rooted(at: directory, applicationDomain: domain))
+    } catch {
+        fail("\(error)")
+    }
+}
+
+switch arguments[1] {
+case "write-keys":
+    guard arguments.count == 6, let count = Int(arguments[5]) else { fail("write-keys <dir> <domain> <prefix> <count>") }
+    let defaults = store(arguments[2], arguments[3])
+    for index in 0..<count { defaults.set(index, forKey: "\(arguments[4])\(index)") }
+    // No synchronize(): pending writes must reach the disk at normal exit by themselves.
+    exit(0)
+
+case "write-forever":
+    guard arguments.count == 5 else { fail("write-forever <dir> <domain> <key>") }
+    let defaults = store(arguments[2], arguments[3])
+    let payload = String(repeating: "x", count: 64 * 1024)
+    print("ready")
+    fflush(nil)
+    var round = 0
+    while true {
+        round += 1
+        defaults.set("\(round):\(payload)", forKey: arguments[4])
+        defaults.synchronize()
+    }
+
+case "foundation-write":
+    guard arguments.count == 6 else { fail("foundation-write <xdg> <domain> <key> <json>") }
+    requireConfigHome(arguments[2])
+    guard let foundation = UserDefaults(suiteName: arguments[3]) else { fail("no suite") }
+    let value = try JSONSerialization.jsonObject(with: Data(arguments[5].utf8), options: [.fragmentsAllowed])
+    foundation.set(value, forKey: arguments[4])
+    guard foundation.synchronize() else { fail("synchronize failed") }
+    exit(0)
+
+case "foundation-read":
+    guard arguments.count == 5 else { fail("foundation-read <xdg> <domain> <key>") }
+    requireConfigHome(arguments[2])
+    guard let foundation = UserDefaults(suiteName: arguments[3]) else { fail("no suite") }
+    guard let value = foundation.object(forKey: arguments[4]) else {
+        print("null")
+        exit(0)
+    }
+    let data = try JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed, .sortedKeys])
+    print(String(decoding: data, as: UTF8.self))
+    exit(0)
+
+case "standard-reset":
+    guard arguments.count == 4, let home = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"] else {
+        fail("standard-reset <key> <value> with XDG_CONFIG_HOME set")
+    }
+    requireConfigHome(home)
+    let first = Defaults.standard
+    guard first === Defaults.standard else { fail("standard is not shared") }
+    first.addSuite(named: "com.example.suite")
+    first.set(arguments[3], forKey: arguments[2])
+    Defaults.resetStandardUserDefaults()
+    let second = Defaults.standard
+    guard second !== first else { fail("resetStandardUserDefaults kept the old store") }
+    guard !second.searchList.contains("com.example.suite") else { fail("the new store kept the old search list") }
+    print(second.configuration.applicationDomain)
+    // _exit skips atexit handlers: the value must already be on disk because reset synchronized.
+    _exit(second.string(forKey: arguments[2]) == arguments[3] ? 0 : 3)
+
+case "print-arguments":
+    let parsed = Defaults.parseArguments(Array(arguments.dropFirst(2)))
+    print(PropertyList.dictionary(parsed))
+    exit(0)
+
+default:
+    fail("unknown mode \(arguments[1])")
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+
+@testable import LiveDefaults
+
+/// A fresh temporary directory per test, removed when the test ends.
+final class TemporaryDirectory: Sendable {
+    let path: String
+
+    init() {
+        let path = NSTemporaryDirectory() + "livedefaults-tests-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        self.path = path
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    func store(_ domain: String = "com.example.test", arguments: [String] = [], languages: [String] = [])
+        throws -> Defaults
+    {
+        var configuration = Defaults.Configuration.rooted(at: path, applicationDomain: domain, arguments: arguments)
+        configuration.languages = languages
+        return try Defaults(configuration: configuration)
+    }
+
+    func file(_ name: String) -> String { "\(path)/\(name)" }
+
+    func write(_ name: String, _ contents: String) throws {
+        try Data(contents.utf8).write(to: URL(fileURLWithPath: file(name)))
+    }
+}
+
+/// Runs the helper executable (built with the tests) and returns its exit status and output.
+@discardableResult
+func runHelper(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+    let process = try helperProcess(arguments, environment: environment)
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+}
+
+func helperProcess(_ arguments: [String], environment: [String: String] = [:]) throws -> Process {
+    let process = Process()
+    process.executableURL = helperURL
+    process.arguments = arguments
+    var merged = ProcessInfo.processInfo.environment
+    for (key, value) in environment { merged[key] = value }
+    process.environment = merged
+    return process
+}
+
+/// The helper sits beside the test bundle in the build directory.
+let helperURL: URL = {
+    var directory = Bundle.main.bundleURL
+    for _ in 0..<4 {
+        let candidate = directory.appendingPathComponent("LiveDefaultsTestHelper")
+        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        directory = directory.deletingLastPathComponent()
+    }
+    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    return executable.appendingPathComponent("LiveDefaultsTestHelper")
+}()
+
+/// Reads a plist file with Python's plistlib, an independent reader, as JSON-ish text.
+func pythonPlist(_ path: String, expression: String = "d") throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = [
+        "python3", "-c",
+        "import plistlib,sys,json,datetime\nd=plistlib.load(open(sys.argv[1],'rb'))\n"
+            + "print(json.dumps(\(expression), sort_keys=True, default=str))",
+        path,
+    ]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+/// Waits for a condition with a generous timeout, polling; never a fixed sleep.
+func eventually(timeout: Double = 10, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(2_000)
+    }
+    return condition()
+}
