@@ -144,14 +144,28 @@ struct PropertyListTests {
         }
     }
 
-    @Test("Shared references are expanded once, so exponential fan-out finishes")
+    @Test("Shared references decode once; a fan-out that expands past the limit is an error, not a hang")
     func binarySharedReferences() throws {
-        // Object i is an array holding object i+1 twice; 60 levels would be 2^60 elements without memoising.
-        var objects: [[UInt8]] = []
-        for index in 0..<60 { objects.append([0xA2, UInt8(index + 1), UInt8(index + 1)]) }
-        objects.append([0x10, 0x01])
-        let value = try PropertyList.decode(Self.binary(objects, top: 0)).value
-        #expect(value.depth == 61)
+        // Object i is an array holding object i+1 twice: `levels` levels expand to 2^levels leaves.
+        func fanOut(_ levels: Int) -> Data {
+            var objects: [[UInt8]] = []
+            for index in 0..<levels { objects.append([0xA2, UInt8(index + 1), UInt8(index + 1)]) }
+            objects.append([0x10, 0x01])
+            return Self.binary(objects, top: 0)
+        }
+        let small = try PropertyList.decode(fanOut(12)).value
+        #expect(small.depth == 13)
+        #expect(small.encoded(as: .binary).count > 0)
+        #expect(throws: PropertyListError.tooManyObjects(limit: PropertyListLimits.maximumExpandedObjects)) {
+            try PropertyList.decode(fanOut(60))
+        }
+    }
+
+    @Test("Text is never taken for a binary file, bytes that start like one always are")
+    func binaryPrefixes() throws {
+        #expect(try PropertyList(parsing: "b") == "b")
+        #expect(try PropertyList(parsing: "bplist") == "bplist")
+        #expect(throws: PropertyListError.self) { try PropertyList.decode(Data("bp".utf8)) }
     }
 
     @Test("Nesting deeper than the limit is an error in every format")
@@ -177,7 +191,10 @@ struct PropertyListTests {
     func truncatedFiles() throws {
         for format in [PropertyList.Format.xml, .binary] {
             let data = Self.sample.encoded(as: format)
-            for length in 0..<data.count {
+            // Dropping only the trailing newline after `</plist>` leaves a complete document.
+            var end = data.count
+            while end > 0, data[end - 1] == UInt8(ascii: "\n") { end -= 1 }
+            for length in 0..<end {
                 let prefix = data.prefix(length)
                 #expect(throws: PropertyListError.self, "\(format) cut at \(length)") {
                     try PropertyList.decode(Data(prefix))

@@ -7,6 +7,10 @@ import Foundation
 /// (exponential expansion). Every offset and count is checked against the file size before it is used,
 /// containers on the current path are tracked to reject cycles, decoded objects are memoised so that shared
 /// references cost nothing extra, and nesting is bounded by ``PropertyListLimits/maximumDepth``.
+/// Memoising alone is not enough: a few hundred bytes of shared references can describe a value with 2^60
+/// elements, which decodes quickly but hangs whoever walks it next (a writer, a diff, `description`). So the
+/// expanded size of every object is counted too, and a value larger than
+/// ``PropertyListLimits/maximumExpandedObjects`` is rejected.
 struct BinaryPropertyListReader {
     static let magic: [UInt8] = Array("bplist00".utf8)
     private static let trailerSize = 32
@@ -17,6 +21,8 @@ struct BinaryPropertyListReader {
     private let objectReferenceSize: Int
     private let offsets: [Int]
     private var decoded: [PropertyList?]
+    /// The number of values in the expanded tree of each decoded object (1 for a scalar).
+    private var expandedSizes: [Int]
     private var onPath: [Bool]
 
     static func read(_ data: Data) throws(PropertyListError) -> PropertyList {
@@ -62,7 +68,20 @@ struct BinaryPropertyListReader {
         self.objectReferenceSize = objectReferenceSize
         self.offsets = offsets
         self.decoded = decoded
+        self.expandedSizes = Array(repeating: 1, count: decoded.count)
         self.onPath = onPath
+    }
+
+    /// Adds the expanded sizes of `references` to one (the container itself), failing past the limit.
+    private func expandedSize(of references: some Sequence<Int>) throws(PropertyListError) -> Int {
+        var total = 1
+        for reference in references {
+            total += expandedSizes[reference]
+            guard total <= PropertyListLimits.maximumExpandedObjects else {
+                throw .tooManyObjects(limit: PropertyListLimits.maximumExpandedObjects)
+            }
+        }
+        return total
     }
 
     private var objectAreaEnd: Int { bytes.count - Self.trailerSize }
@@ -116,6 +135,7 @@ struct BinaryPropertyListReader {
             // Arrays; ordered sets and sets read as arrays, as Foundation does.
             let references = try containerReferences(info, at: start, multiplier: 1)
             value = .array(try children(of: index, references, depth: depth))
+            expandedSizes[index] = try expandedSize(of: references)
         case 0xD:
             let references = try containerReferences(info, at: start, multiplier: 2)
             let half = references.count / 2
@@ -133,6 +153,7 @@ struct BinaryPropertyListReader {
                 entries[key] = try object(references[half + pair], depth: depth + 1)
             }
             value = .dictionary(entries)
+            expandedSizes[index] = try expandedSize(of: references[half...])
         default:
             throw malformed(start, "unknown object marker 0x\(String(marker, radix: 16))")
         }

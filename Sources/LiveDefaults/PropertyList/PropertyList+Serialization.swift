@@ -18,6 +18,13 @@ extension PropertyList {
     /// - Throws: ``PropertyListError`` when the bytes are not a well-formed property list, are nested deeper
     ///   than ``PropertyListLimits/maximumDepth``, or (binary) refer to themselves.
     public static func decode(_ data: Data) throws(PropertyListError) -> (value: PropertyList, format: Format) {
+        // Bytes that begin like the binary magic are a binary file, however short: a file cut after "bp"
+        // is a truncated binary plist, not the old-style string "bp".
+        if data.starts(with: "bplist".utf8) || (data.count < BinaryPropertyListReader.magic.count && !data.isEmpty
+            && BinaryPropertyListReader.magic.starts(with: data))
+        {
+            return (try BinaryPropertyListReader.read(data), .binary)
+        }
         let format = detectFormat(data)
         switch format {
         case .binary: return (try BinaryPropertyListReader.read(data), .binary)
@@ -28,8 +35,14 @@ extension PropertyList {
 
     /// Parses text as an old-style property list (`(1, 2)`, `{ Key = value; }`, `"A B"`, `<0fa1>`), or as XML
     /// when it starts like an XML document.
+    ///
+    /// Unlike ``decode(_:)``, this never takes text for a binary file: `b` and `bp` are bare strings here.
     public init(parsing text: String) throws(PropertyListError) {
-        self = try PropertyList.decode(Data(text.utf8)).value
+        let data = Data(text.utf8)
+        switch PropertyList.detectFormat(data) {
+        case .xml: self = try XMLPropertyListReader.read(data)
+        case .binary, .openStep: self = try OpenStepPropertyListParser.parse(data)
+        }
     }
 
     /// Encodes the value in a file format.

@@ -11,6 +11,9 @@ public enum PropertyListError: Error, Sendable, Hashable {
     case malformed(offset: Int, reason: String)
     /// Arrays and dictionaries are nested deeper than ``PropertyListLimits/maximumDepth``.
     case nestingTooDeep(limit: Int)
+    /// A binary property list whose shared references expand to more than
+    /// ``PropertyListLimits/maximumExpandedObjects`` values.
+    case tooManyObjects(limit: Int)
     /// A binary property list whose object graph refers back to an object that contains the reference.
     case cyclicReference(object: Int)
     /// A binary object kind that is valid for archives but not for defaults (null, UID, sets of non-values).
@@ -31,6 +34,8 @@ extension PropertyListError: CustomStringConvertible {
             "malformed property list at byte \(offset): \(reason)"
         case .nestingTooDeep(let limit):
             "property list nested deeper than \(limit) levels"
+        case .tooManyObjects(let limit):
+            "binary property list expands to more than \(limit) values through shared references"
         case .cyclicReference(let object):
             "binary property list has a cyclic reference (object \(object) contains itself)"
         case .unsupportedObject(let what):
@@ -47,4 +52,8 @@ public enum PropertyListLimits {
     /// The deepest nesting of arrays and dictionaries that a reader accepts (the top-level container counts
     /// as level 1). Deeper input fails with ``PropertyListError/nestingTooDeep(limit:)``.
     public static let maximumDepth = 512
+    /// The most values (scalars and containers, counted in the expanded tree) that a binary property list
+    /// may describe. Binary files can reference one object many times, so a tiny file could otherwise stand
+    /// for an astronomically large value. Text formats cannot share, so their size bounds them already.
+    public static let maximumExpandedObjects = 10_000_000
 }
