@@ -91,6 +91,7 @@ case "standard-reset":
     guard second !== first else { fail("resetStandardUserDefaults kept the old store") }
     guard !second.searchList.contains("com.example.suite") else { fail("the new store kept the old search list") }
     print(second.configuration.applicationDomain)
+    fflush(nil)
     // _exit skips atexit handlers: the value must already be on disk because reset synchronized.
     _exit(second.string(forKey: arguments[2]) == arguments[3] ? 0 : 3)
 

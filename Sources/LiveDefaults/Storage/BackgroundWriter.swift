@@ -17,6 +17,9 @@ final class BackgroundWriter: Sendable {
 
     private struct State {
         var dirty: [ObjectIdentifier: DomainFile] = [:]
+        /// Files the background queue is writing right now; ``writeAll()`` commits them too, which waits for
+        /// that write (commits of one file are serialised) so that nothing is still on its way when it returns.
+        var writing: [ObjectIdentifier: DomainFile] = [:]
         var scheduled = false
         var exitHandlerInstalled = false
     }
@@ -42,12 +45,18 @@ final class BackgroundWriter: Sendable {
             state.scheduled = false
             let files = Array(state.dirty.values)
             state.dirty.removeAll()
+            for file in files { state.writing[ObjectIdentifier(file)] = file }
             return files
         }
         // Failures are reported to the files' observers and logged; the edits stay pending in the file, and
         // the file stays listed here, so the next edit or synchronize() retries them.
         for file in files {
-            do { try file.commit() } catch { state.withLock { $0.dirty[ObjectIdentifier(file)] = file } }
+            let failed: Bool
+            do { try file.commit(); failed = false } catch { failed = true }
+            state.withLock { state in
+                state.writing.removeValue(forKey: ObjectIdentifier(file))
+                if failed { state.dirty[ObjectIdentifier(file)] = file }
+            }
         }
     }
 
@@ -55,9 +64,10 @@ final class BackgroundWriter: Sendable {
     @discardableResult
     func writeAll() -> [DefaultsError] {
         let files = state.withLock { state in
-            let files = Array(state.dirty.values)
+            var files = state.dirty
             state.dirty.removeAll()
-            return files
+            files.merge(state.writing) { current, _ in current }
+            return Array(files.values)
         }
         var failures: [DefaultsError] = []
         for file in files {

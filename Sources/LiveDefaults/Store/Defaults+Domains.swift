@@ -129,11 +129,12 @@ extension Defaults {
         return file.contents
     }
 
-    /// Replaces the contents of a persistent domain (its current-user file); observers of the domain in any
-    /// store of the process see the change at once, and it is on disk within milliseconds.
+    /// Replaces the contents of one layer of a persistent domain (by default the current-user file);
+    /// observers of the domain in any store of the process see the change at once, and it is on disk within
+    /// milliseconds. An empty dictionary removes the file.
     ///
     /// - Throws: ``DefaultsError/invalidDomainName(_:reason:)``.
-    public func setPersistentDomain(
+    public func setPersistentDomainContents(
         _ domain: [String: PropertyList], forName domainName: String, layer: PreferenceLayer = .currentUser
     ) throws(DefaultsError) {
         try DomainName.validate(domainName)
@@ -150,13 +151,13 @@ extension Defaults {
                     throw .notAPropertyList(key: key, error)
                 }
             }
-            try setPersistentDomain(converted, forName: domainName)
+            try setPersistentDomainContents(converted, forName: domainName)
         }
     }
 
     /// Removes a persistent domain: its current-user file is deleted.
     public func removePersistentDomain(forName domainName: String) {
-        report { () throws(DefaultsError) in try setPersistentDomain([String: PropertyList](), forName: domainName) }
+        report { () throws(DefaultsError) in try setPersistentDomainContents([:], forName: domainName) }
     }
 
     /// Every key and effective value of the search list, as ``object(forKey:)`` would return them.
