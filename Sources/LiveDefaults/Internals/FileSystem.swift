@@ -124,6 +124,23 @@ enum FileSystem {
         return stamp
     }
 
+    /// Removes temporary files that `replaceAtomically` left beside `path` in processes that no longer run
+    /// (killed between creating the temporary and renaming it). Call it with the file's lock held; files of
+    /// live processes are left alone.
+    ///
+    /// - Returns: the names removed.
+    @discardableResult
+    static func removeStaleTemporaries(of path: String) -> [String] {
+        let directory = (path as NSString).deletingLastPathComponent
+        let prefix = ".\((path as NSString).lastPathComponent).tmp-"
+        var removed: [String] = []
+        for name in contentsOfDirectory(directory) where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count).prefix(while: { $0 != "-" })), pid > 0 else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH, unlink("\(directory)/\(name)") == 0 { removed.append(name) }
+        }
+        return removed
+    }
+
     static func remove(_ path: String) throws(SystemError) {
         if unlink(path) != 0 && errno != ENOENT { throw SystemError(errno: errno, operation: "unlink") }
     }

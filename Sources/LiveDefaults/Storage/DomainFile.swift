@@ -39,6 +39,11 @@ final class DomainFile: Sendable {
         var nextObserver: UInt64 = 0
         /// The version of the file last found corrupt, so that it is reported once, not on every reload.
         var corruptStamp: FileStamp?
+        /// Why the current version of the file could not be read, until it is fixed or replaced; stores that
+        /// attach to the file later learn of it through ``currentFailure``.
+        var failure: DefaultsError?
+        /// Whether this process has looked for temporaries left by killed writers (once per file).
+        var sweptTemporaries = false
     }
 
     private let state = Mutex(State())
@@ -78,8 +83,17 @@ final class DomainFile: Sendable {
         return state.withLock { $0.stamp != nil || !$0.contents.isEmpty }
     }
 
+    /// Why the file as it is on disk now cannot be read (corrupt, not a dictionary, unreadable), if it cannot.
+    var currentFailure: DefaultsError? {
+        state.withLock { $0.failure }
+    }
+
     var hasPendingEdits: Bool {
         state.withLock { !$0.pending.isEmpty || $0.inFlight != nil }
+    }
+
+    var isLoaded: Bool {
+        state.withLock { $0.loaded }
     }
 
     func loadIfNeeded() {
@@ -95,8 +109,12 @@ final class DomainFile: Sendable {
             do throws(SystemError) {
                 current = try FileSystem.stamp(atPath: path)
             } catch {
-                notify(.failed(.readFailed(path: path, errno: error.errno, message: error.message)))
-                state.withLock { $0.loaded = true }
+                let failure = DefaultsError.readFailed(path: path, errno: error.errno, message: error.message)
+                state.withLock { state in
+                    state.loaded = true
+                    state.failure = failure
+                }
+                notify(.failed(failure))
                 return
             }
             if state.withLock({ $0.loaded }) && current == known { return }
@@ -110,9 +128,11 @@ final class DomainFile: Sendable {
                     state.disk = loaded?.contents ?? [:]
                     state.stamp = loaded?.stamp
                     state.format = loaded?.format ?? state.format
+                    state.failure = nil
                 case .failure(let failure):
                     state.disk = [:]
                     state.stamp = failure.stamp
+                    state.failure = failure.error
                     if state.corruptStamp != failure.stamp {
                         state.corruptStamp = failure.stamp
                         report = failure.error
@@ -161,14 +181,16 @@ final class DomainFile: Sendable {
     /// - Throws: ``DefaultsError/writeFailed(path:errno:message:)``; the edits then stay pending.
     func commit() throws(DefaultsError) {
         let result: Result<Void, DefaultsError> = diskLock.withLock { _ in
-            let (edits, cachedStamp, cachedDisk, format) = state.withLock { state in
+            let (edits, cachedStamp, cachedDisk, format, corruptStamp) = state.withLock { state in
                 let edits = state.pending
                 state.pending = DomainEdits()
                 state.inFlight = edits.isEmpty ? nil : edits
-                return (edits, state.stamp, state.disk, state.format)
+                return (edits, state.stamp, state.disk, state.format, state.corruptStamp)
             }
             if edits.isEmpty { return .success(()) }
-            switch write(edits, cachedStamp: cachedStamp, cachedDisk: cachedDisk, format: format) {
+            switch write(
+                edits, cachedStamp: cachedStamp, cachedDisk: cachedDisk, format: format, knownCorrupt: corruptStamp)
+            {
             case .success(let outcome):
                 let deltas: [KeyDelta] = state.withLock { state in
                     let before = state.contents
@@ -177,6 +199,7 @@ final class DomainFile: Sendable {
                     state.format = outcome.format
                     state.inFlight = nil
                     state.corruptStamp = nil
+                    state.failure = nil
                     state.contents = Self.overlay(state.disk, nil, state.pending)
                     return KeyDelta.between(before, state.contents)
                 }
@@ -203,7 +226,8 @@ final class DomainFile: Sendable {
     }
 
     private func write(
-        _ edits: DomainEdits, cachedStamp: FileStamp?, cachedDisk: [String: PropertyList], format: PropertyList.Format
+        _ edits: DomainEdits, cachedStamp: FileStamp?, cachedDisk: [String: PropertyList], format: PropertyList.Format,
+        knownCorrupt: FileStamp?
     ) -> Result<WriteOutcome, DefaultsError> {
         func failure(_ error: SystemError) -> Result<WriteOutcome, DefaultsError> {
             .failure(.writeFailed(path: path, errno: error.errno, message: error.message))
@@ -217,14 +241,20 @@ final class DomainFile: Sendable {
             return failure(error)
         }
         defer { close(lock) }
+        if !state.withLock({ $0.sweptTemporaries }) {
+            state.withLock { $0.sweptTemporaries = true }
+            FileSystem.removeStaleTemporaries(of: path)
+        }
 
         var base = cachedDisk
         var format = format
         var keptAside: DefaultsError?
         let current: FileStamp?
         do throws(SystemError) { current = try FileSystem.stamp(atPath: path) } catch { return failure(error) }
-        if current != cachedStamp {
-            switch Self.readContents(path, knownCorrupt: nil) {
+        // Re-read when another process changed the file, and when the cached version is one found corrupt
+        // (the cache then holds nothing, and the file must be kept aside, not overwritten).
+        if current != cachedStamp || (current != nil && current == knownCorrupt) {
+            switch Self.readContents(path, knownCorrupt: knownCorrupt) {
             case .success(let loaded):
                 base = loaded?.contents ?? [:]
                 format = loaded?.format ?? format

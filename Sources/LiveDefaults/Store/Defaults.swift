@@ -284,8 +284,11 @@ public final class Defaults: Sendable {
             let file = DomainFileRegistry.shared.file(
                 atPath: configuration.locations.path(forDomain: name, layer: layer), isWritable: !layer.isManaged,
                 owner: fileOwner)
-            file.loadIfNeeded()
+            let wasLoaded = file.isLoaded
             let token = file.addObserver { [weak self] event in self?.handle(event, domain: name) }
+            file.loadIfNeeded()
+            // A file that another store of the process loaded already reported its failure to that store.
+            if wasLoaded, let failure = file.currentFailure { handle(.failed(failure), domain: name) }
             files.append((layer, file, token))
         }
         return PersistentDomain(files: files)
