@@ -47,10 +47,26 @@ func measure(_ body: () -> Int) -> Measurement {
     return Measurement(median: samples[samples.count / 2], p99: samples[min(samples.count - 1, samples.count * 99 / 100)])
 }
 
-let directory = NSTemporaryDirectory() + "livedefaults-bench-\(getpid())"
-try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-setenv("XDG_CONFIG_HOME", directory, 1)
-defer { try? FileManager.default.removeItem(atPath: directory) }
+// Foundation.UserDefaults reads XDG_CONFIG_HOME once, at start-up: setting it later would send its files into
+// the real home. So the benchmark runs itself again as a child whose environment already points at a
+// temporary directory, and removes the directory when the child ends.
+let directoryVariable = "LIVEDEFAULTS_BENCH_DIRECTORY"
+guard let directory = ProcessInfo.processInfo.environment[directoryVariable] else {
+    let directory = NSTemporaryDirectory() + "livedefaults-bench-\(getpid())"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let child = Process()
+    child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    child.arguments = Array(CommandLine.arguments.dropFirst())
+    var environment = ProcessInfo.processInfo.environment
+    environment["XDG_CONFIG_HOME"] = directory
+    environment[directoryVariable] = directory
+    child.environment = environment
+    try child.run()
+    child.waitUntilExit()
+    try? FileManager.default.removeItem(atPath: directory)
+    exit(child.terminationStatus)
+}
+guard ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"] == directory else { fatalError("XDG_CONFIG_HOME not set") }
 
 let domain = "com.example.bench"
 let keyCount = 1_000

@@ -1,0 +1,72 @@
+import Foundation
+import LiveDefaults
+import PreferencesCore
+import Testing
+
+@Suite("The preferences example")
+struct PreferencesAppTests {
+    /// A temporary directory for one test's files.
+    final class Directory: Sendable {
+        let path = NSTemporaryDirectory() + "preferences-example-\(UUID().uuidString)"
+        deinit { try? FileManager.default.removeItem(atPath: path) }
+        func app(_ arguments: [String] = []) throws -> PreferencesApp {
+            try PreferencesApp(locations: .rooted(at: path), arguments: arguments)
+        }
+    }
+
+    @Test("Registered defaults apply until a value is stored; launches are remembered between runs")
+    func remembers() throws {
+        let directory = Directory()
+        let first = try directory.app()
+        #expect(try first.run([]).hasPrefix("Hello, world!\nThis is launch number 1."))
+        #expect(first.defaults.synchronize())
+        let second = try directory.app()
+        #expect(try second.run([]).contains("launch number 2"))
+        _ = try second.run(["set", "Name", "Ada"])
+        #expect(second.defaults.synchronize())
+        let third = try directory.app()
+        #expect(try third.run([]).hasPrefix("Hello, Ada!"))
+        #expect(third.source(of: "Name") == PreferencesApp.domain)
+        #expect(third.source(of: "Greeting") == "registered default")
+    }
+
+    @Test("A -Key value argument wins for one run and is never stored")
+    func argumentsOverride() throws {
+        let directory = Directory()
+        let app = try directory.app(["-Greeting", "Howdy", "-Shout", "YES"])
+        #expect(try app.run([]).hasPrefix("HOWDY, WORLD!"))
+        #expect(app.source(of: "Greeting") == "command line")
+        #expect(app.defaults.synchronize())
+        #expect(try directory.app().run([]).hasPrefix("Hello, world!"))
+    }
+
+    @Test("The shared suite shows through when the application domain has no value")
+    func suite() throws {
+        let directory = Directory()
+        let app = try directory.app()
+        _ = try app.run(["share", "Name", "Team"])
+        #expect(app.defaults.string(forKey: "Name") == "Team")
+        #expect(app.source(of: "Name") == PreferencesApp.sharedSuite)
+        _ = try app.run(["set", "Name", "Ada"])
+        #expect(app.defaults.string(forKey: "Name") == "Ada")
+        #expect(try app.run(["remove", "Name"]).hasPrefix("Name is now Team  [com.example.shared]"))
+        _ = try app.run(["reset"])
+        #expect(app.defaults.synchronize())
+        #expect(app.defaults.persistentDomain(forName: PreferencesApp.domain) == nil)
+    }
+
+    @Test("Values are parsed like defaults write: numbers, YES/NO, old-style arrays, strings")
+    func values() throws {
+        let directory = Directory()
+        let app = try directory.app()
+        _ = try app.run(["set", "Count", "42"])
+        _ = try app.run(["set", "Shout", "yes"])
+        _ = try app.run(["set", "Tags", "(a, b)"])
+        _ = try app.run(["set", "Motto", "two words"])
+        #expect(app.defaults.integer(forKey: "Count") == 42)
+        #expect(app.defaults.bool(forKey: "Shout"))
+        #expect(app.defaults.stringArray(forKey: "Tags") == ["a", "b"])
+        #expect(app.defaults.string(forKey: "Motto") == "two words")
+        #expect(try app.run(["bogus"]) == PreferencesApp.usage)
+    }
+}
