@@ -14,6 +14,9 @@ final class TemporaryDirectory: Sendable {
     }
 
     deinit {
+        // Write what tests left pending first: otherwise the background writer, or the exit handler,
+        // recreates the directory after it is removed.
+        BackgroundWriter.shared.writeAll()
         try? FileManager.default.removeItem(atPath: path)
     }
 

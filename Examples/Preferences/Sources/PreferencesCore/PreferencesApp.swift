@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import LiveDefaults
 
 /// A small command-line app that remembers its preferences between runs.

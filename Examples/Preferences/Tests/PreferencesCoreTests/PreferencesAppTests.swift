@@ -1,6 +1,7 @@
 import Foundation
 import LiveDefaults
 import PreferencesCore
+import Synchronization
 import Testing
 
 @Suite("The preferences example")
@@ -8,9 +9,18 @@ struct PreferencesAppTests {
     /// A temporary directory for one test's files.
     final class Directory: Sendable {
         let path = NSTemporaryDirectory() + "preferences-example-\(UUID().uuidString)"
-        deinit { try? FileManager.default.removeItem(atPath: path) }
+        let apps = Mutex<[PreferencesApp]>([])
+
+        deinit {
+            // Pending writes first, or they would recreate the directory after it is gone.
+            for app in apps.withLock({ $0 }) { app.defaults.synchronize() }
+            try? FileManager.default.removeItem(atPath: path)
+        }
+
         func app(_ arguments: [String] = []) throws -> PreferencesApp {
-            try PreferencesApp(locations: .rooted(at: path), arguments: arguments)
+            let app = try PreferencesApp(locations: .rooted(at: path), arguments: arguments)
+            apps.withLock { $0.append(app) }
+            return app
         }
     }
 
