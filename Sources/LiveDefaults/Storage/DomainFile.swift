@@ -44,6 +44,8 @@ final class DomainFile: Sendable {
         var failure: DefaultsError?
         /// Whether this process has looked for temporaries left by killed writers (once per file).
         var sweptTemporaries = false
+        /// Whether the process's ``FileWatcher`` reloads this file when it changes on disk.
+        var watched = false
     }
 
     private let state = Mutex(State())
@@ -57,6 +59,19 @@ final class DomainFile: Sendable {
         self.path = path
         self.isWritable = isWritable
         self.owner = owner
+    }
+
+    deinit {
+        if state.withLock({ $0.watched }) { FileWatcher.shared.unregister(path: path) }
+    }
+
+    /// Asks the process's watcher to reload this file whenever another process changes it (idempotent).
+    func startWatching() {
+        let first = state.withLock { state in
+            defer { state.watched = true }
+            return !state.watched
+        }
+        if first { FileWatcher.shared.register(self) }
     }
 
     var lockPath: String {

@@ -9,7 +9,7 @@ extension Defaults {
     /// Adds values to the registration domain, the last domain searched: the values a key has when nobody
     /// set it. They are never written to disk; register them at every start.
     public func register(defaults registrationDictionary: [String: PropertyList]) {
-        changeVolatileDomains { domains in
+        changeVolatileDomains(DomainName.registration) { domains in
             domains[DomainName.registration, default: [:]].merge(registrationDictionary) { _, new in new }
         }
     }
@@ -81,7 +81,7 @@ extension Defaults {
     public func setVolatileDomain(_ domain: [String: PropertyList], forName domainName: String) throws(DefaultsError) {
         let exists = state.withLock { $0.volatileDomains[domainName] != nil }
         if exists { throw .volatileDomainExists(domainName) }
-        changeVolatileDomains { $0[domainName] = domain }
+        changeVolatileDomains(domainName) { $0[domainName] = domain }
     }
 
     /// Creates a volatile domain from Foundation-typed values.
@@ -99,12 +99,14 @@ extension Defaults {
 
     /// Removes a volatile domain.
     public func removeVolatileDomain(forName domainName: String) {
-        changeVolatileDomains { $0.removeValue(forKey: domainName) }
+        changeVolatileDomains(domainName) { $0.removeValue(forKey: domainName) }
     }
 
-    private func changeVolatileDomains(_ change: (inout [String: [String: PropertyList]]) -> Void) {
+    private func changeVolatileDomains(
+        _ domainName: String, _ change: (inout [String: [String: PropertyList]]) -> Void
+    ) {
         state.withLock { change(&$0.volatileDomains) }
-        rebuildMerged()
+        rebuildMerged(changedDomain: domainName)
     }
 
     // MARK: Persistent domains

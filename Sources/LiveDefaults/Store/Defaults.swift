@@ -49,10 +49,36 @@ public final class Defaults: Sendable {
     struct PersistentDomain {
         /// The layer files in ``PreferenceLayer/searchOrder``.
         var files: [(layer: PreferenceLayer, file: DomainFile, token: UInt64)]
+        /// Whether the domain is in the search list (else it is attached only for domain streams).
+        var inSearchList = false
+        /// How many ``KeyChanges`` iterators follow this domain.
+        var streams = 0
 
         func file(_ layer: PreferenceLayer) -> DomainFile? {
             files.first { $0.layer == layer }?.file
         }
+
+        /// The domain's own value of a key: the first layer that has it, managed layers included. With
+        /// `replacing`, one layer's value is taken as given (the value before a change).
+        func value(forKey key: String, replacing: (layer: PreferenceLayer, value: PropertyList?)? = nil) -> PropertyList? {
+            for item in files {
+                let value = item.layer == replacing?.layer ? replacing?.value : item.file.value(forKey: key)
+                if let value { return value }
+            }
+            return nil
+        }
+    }
+
+    /// The consumers of change streams.
+    struct Subscribers {
+        var next: UInt64 = 0
+        var values: [String: [UInt64: ValueBuffer]] = [:]
+        var valueKeys: [UInt64: String] = [:]
+        var all: [UInt64: ChangeBuffer] = [:]
+        var domains: [String: [UInt64: ChangeBuffer]] = [:]
+        var domainOfSubscriber: [UInt64: String] = [:]
+
+        var count: Int { valueKeys.count + all.count + domainOfSubscriber.count }
     }
 
     struct State {
@@ -63,6 +89,7 @@ public final class Defaults: Sendable {
         /// The effective value of every key: what ``value(forKey:)`` returns.
         var merged: [String: PropertyList] = [:]
         var lastError: DefaultsError?
+        var subscribers = Subscribers()
     }
 
     let state: Mutex<State>
@@ -121,10 +148,16 @@ public final class Defaults: Sendable {
     }
 
     deinit {
-        let domains = state.withLock { $0.persistent }
+        let (domains, subscribers) = state.withLock { ($0.persistent, $0.subscribers) }
         for domain in domains.values {
             for entry in domain.files { entry.file.removeObserver(entry.token) }
         }
+        // Streams finish when their store goes away.
+        var resumptions: [Resumption] = []
+        for buffers in subscribers.values.values { resumptions += buffers.values.compactMap { $0.finish() } }
+        resumptions += subscribers.all.values.compactMap { $0.finish() }
+        for buffers in subscribers.domains.values { resumptions += buffers.values.compactMap { $0.finish() } }
+        for resume in resumptions { resume() }
     }
 
     // MARK: The shared store
@@ -268,34 +301,46 @@ public final class Defaults: Sendable {
         for name in needed.subtracting(attached) { added[name] = attach(name) }
         let detached: [PersistentDomain] = state.withLock { state in
             state.searchList = list
-            for (name, domain) in added { state.persistent[name] = domain }
-            let gone = Set(state.persistent.keys).subtracting(needed)
-            return gone.compactMap { state.persistent.removeValue(forKey: $0) }
+            for (name, domain) in added where state.persistent[name] == nil { state.persistent[name] = domain }
+            var detached: [PersistentDomain] = []
+            for name in Array(state.persistent.keys) {
+                state.persistent[name]?.inSearchList = needed.contains(name)
+                if let domain = state.persistent[name], !domain.inSearchList, domain.streams == 0 {
+                    detached.append(domain)
+                    state.persistent.removeValue(forKey: name)
+                }
+            }
+            return detached
         }
-        for domain in detached {
-            for entry in domain.files { entry.file.removeObserver(entry.token) }
-        }
-        rebuildMerged()
+        for domain in detached { detach(domain) }
+        rebuildMerged(changedDomain: DomainName.argument)
     }
 
-    private func attach(_ name: String) -> PersistentDomain {
+    /// Loads and watches the files of a persistent domain, and observes them for this store.
+    func attach(_ name: String) -> PersistentDomain {
         var files: [(layer: PreferenceLayer, file: DomainFile, token: UInt64)] = []
         for layer in PreferenceLayer.searchOrder {
             let file = DomainFileRegistry.shared.file(
                 atPath: configuration.locations.path(forDomain: name, layer: layer), isWritable: !layer.isManaged,
                 owner: fileOwner)
             let wasLoaded = file.isLoaded
-            let token = file.addObserver { [weak self] event in self?.handle(event, domain: name) }
+            let token = file.addObserver { [weak self] event in self?.handle(event, domain: name, layer: layer) }
             file.loadIfNeeded()
+            file.startWatching()
             // A file that another store of the process loaded already reported its failure to that store.
-            if wasLoaded, let failure = file.currentFailure { handle(.failed(failure), domain: name) }
+            if wasLoaded, let failure = file.currentFailure { handle(.failed(failure), domain: name, layer: layer) }
             files.append((layer, file, token))
         }
         return PersistentDomain(files: files)
     }
 
-    /// Rebuilds the merged view from scratch (after a search-list change) and reports what changed.
-    func rebuildMerged() {
+    func detach(_ domain: PersistentDomain) {
+        for entry in domain.files { entry.file.removeObserver(entry.token) }
+    }
+
+    /// Rebuilds the merged view from scratch (after a change of the search list or of a volatile domain)
+    /// and reports the effective changes, attributed to `changedDomain`.
+    func rebuildMerged(changedDomain: String) {
         let sources = state.withLock { state in
             (state.searchList, state.volatileDomains, state.persistent)
         }
@@ -319,7 +364,31 @@ public final class Defaults: Sendable {
                 }
             }
         }
-        state.withLock { $0.merged = merged }
+        let resumptions: [Resumption] = state.withLock { state in
+            let before = state.merged
+            state.merged = merged
+            var resumptions: [Resumption] = []
+            for delta in KeyDelta.between(before, merged) {
+                let change = KeyChange(
+                    domain: changedDomain, key: delta.key, oldValue: delta.old, newValue: delta.new, origin: .local)
+                resumptions += Self.deliver(change, to: state.subscribers)
+            }
+            return resumptions
+        }
+        for resume in resumptions { resume() }
+    }
+
+    /// Pushes an effective change to the key's value streams and the store-wide change streams; runs under
+    /// the state lock so that buffers see changes in order, and returns the resumptions to run after it.
+    static func deliver(_ change: KeyChange, to subscribers: Subscribers) -> [Resumption] {
+        var resumptions: [Resumption] = []
+        for buffer in subscribers.values[change.key]?.values ?? [:].values {
+            if let resume = buffer.push(change.newValue) { resumptions.append(resume) }
+        }
+        for buffer in subscribers.all.values {
+            if let resume = buffer.push(change) { resumptions.append(resume) }
+        }
+        return resumptions
     }
 
     /// The effective value of one key, walking the search list: forced values first, then the domains in order.
@@ -347,23 +416,42 @@ public final class Defaults: Sendable {
 
     /// A file of one of the store's domains changed (by this process or another): update the merged view
     /// for the keys involved and tell observers about effective changes.
-    func handle(_ event: DomainFile.Event, domain: String) {
+    func handle(_ event: DomainFile.Event, domain: String, layer: PreferenceLayer) {
         switch event {
         case .failed(let error):
             state.withLock { $0.lastError = error }
             configuration.errorHandler?(error)
-        case .changed(let deltas, _):
-            let changed: Bool = state.withLock { state in
+        case .changed(let deltas, let fileOrigin):
+            let origin: KeyChange.Origin = fileOrigin == .local ? .local : .external
+            let (changed, resumptions): (Bool, [Resumption]) = state.withLock { state in
                 var changed = false
+                var resumptions: [Resumption] = []
+                let attachment = state.persistent[domain]
+                let domainBuffers = state.subscribers.domains[domain]
                 for delta in deltas {
-                    let effective = resolve(delta.key, state)
-                    if state.merged[delta.key] != effective {
-                        state.merged[delta.key] = effective
-                        changed = true
+                    if attachment?.inSearchList == true {
+                        let effective = resolve(delta.key, state)
+                        let old = state.merged[delta.key]
+                        if old != effective {
+                            state.merged[delta.key] = effective
+                            changed = true
+                            let change = KeyChange(
+                                domain: domain, key: delta.key, oldValue: old, newValue: effective, origin: origin)
+                            resumptions += Self.deliver(change, to: state.subscribers)
+                        }
+                    }
+                    if let domainBuffers, !domainBuffers.isEmpty, let attachment {
+                        let new = attachment.value(forKey: delta.key)
+                        let old = attachment.value(forKey: delta.key, replacing: (layer, delta.old))
+                        if old != new {
+                            let change = KeyChange(domain: domain, key: delta.key, oldValue: old, newValue: new, origin: origin)
+                            resumptions += domainBuffers.values.compactMap { $0.push(change) }
+                        }
                     }
                 }
-                return changed
+                return (changed, resumptions)
             }
+            for resume in resumptions { resume() }
             if changed { NotificationCenter.default.post(name: Defaults.didChangeNotification, object: self) }
         }
     }

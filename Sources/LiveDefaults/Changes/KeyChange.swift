@@ -1,0 +1,38 @@
+/// One change of a key's value, as change streams report it.
+///
+/// A store's stream (``Defaults/changes()``) reports changes of the *effective* value, the one
+/// ``Defaults/value(forKey:)`` returns: a write shadowed by a domain earlier in the search list is not a
+/// change, and removing the shadowing value is one (to the value that shows through). A domain's stream
+/// (``Defaults/changes(inDomain:)``) reports changes of that domain's own value, whatever the search list.
+public struct KeyChange: Sendable, Hashable, CustomStringConvertible {
+    /// Who made a change.
+    public enum Origin: String, Sendable, Hashable {
+        /// This process: a `set`, a removal, a registration, a replaced domain.
+        case local
+        /// Another process, or a person editing the file, seen through the file watcher.
+        case external
+    }
+
+    /// The domain whose contents changed (for a volatile change, the volatile domain's name).
+    public var domain: String
+    /// The key.
+    public var key: String
+    /// The value before the change; nil when the key had none.
+    public var oldValue: PropertyList?
+    /// The value after the change; nil when the key has none now.
+    public var newValue: PropertyList?
+    /// Whether this process made the change.
+    public var origin: Origin
+
+    public init(domain: String, key: String, oldValue: PropertyList?, newValue: PropertyList?, origin: Origin) {
+        self.domain = domain
+        self.key = key
+        self.oldValue = oldValue
+        self.newValue = newValue
+        self.origin = origin
+    }
+
+    public var description: String {
+        "\(domain) \(key): \(oldValue.map { "\($0)" } ?? "(none)") → \(newValue.map { "\($0)" } ?? "(none)") [\(origin.rawValue)]"
+    }
+}

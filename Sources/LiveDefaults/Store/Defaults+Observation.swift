@@ -1,0 +1,109 @@
+import Synchronization
+
+/// Change streams: a key's effective value, every effective change, one domain's changes.
+extension Defaults {
+    /// The effective value of a key now and after every change, from this process or any other.
+    ///
+    /// ```swift
+    /// for await value in defaults.updates(forKey: "LogLevel") {
+    ///     logger.logLevel = value?.stringValue.flatMap(Logger.Level.init) ?? .info
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: The key to follow.
+    ///   - emitCurrentValue: Whether the first element is the value when iteration starts (the default), so
+    ///     that a loop configures itself once and then follows changes. Pass false to get changes only.
+    /// - Returns: A sequence whose elements are the key's effective values (nil when no domain has the key);
+    ///   see ``KeyUpdates`` for buffering and lifetime.
+    public func updates(forKey key: String, emitCurrentValue: Bool = true) -> KeyUpdates {
+        KeyUpdates(store: WeakStore(self), key: key, emitCurrentValue: emitCurrentValue)
+    }
+
+    /// Every change of an effective value in this store (see ``KeyChange``), whoever made it.
+    public func changes() -> KeyChanges {
+        KeyChanges(store: WeakStore(self), domain: nil)
+    }
+
+    /// Every change of one persistent domain's own values, whether or not the domain is in this store's
+    /// search list (its files are watched while a stream follows it).
+    ///
+    /// - Throws: ``DefaultsError/invalidDomainName(_:reason:)``.
+    public func changes(inDomain domain: String) throws(DefaultsError) -> KeyChanges {
+        try DomainName.validate(domain)
+        return KeyChanges(store: WeakStore(self), domain: domain)
+    }
+
+    /// The number of live stream iterators on this store (diagnostics: it returns to zero when their tasks
+    /// end).
+    public var activeObserverCount: Int {
+        state.withLock { $0.subscribers.count }
+    }
+
+    // MARK: Subscriptions
+
+    func subscribeValue(forKey key: String, emitCurrentValue: Bool) -> ValueSubscription {
+        let buffer = ValueBuffer()
+        let id = state.withLock { state in
+            state.subscribers.next += 1
+            let id = state.subscribers.next
+            state.subscribers.values[key, default: [:]][id] = buffer
+            state.subscribers.valueKeys[id] = key
+            // Under the same lock as the registration: no change can slip between the two.
+            if emitCurrentValue { _ = buffer.push(state.merged[key]) }
+            return id
+        }
+        return ValueSubscription(id: id, buffer: buffer, store: WeakStore(self))
+    }
+
+    func subscribeChanges(inDomain domain: String?) -> ChangeSubscription {
+        let buffer = ChangeBuffer()
+        guard let domain else {
+            let id = state.withLock { state in
+                state.subscribers.next += 1
+                state.subscribers.all[state.subscribers.next] = buffer
+                return state.subscribers.next
+            }
+            return ChangeSubscription(id: id, buffer: buffer, store: WeakStore(self))
+        }
+        let attached = state.withLock { $0.persistent[domain] != nil }
+        let fresh = attached ? nil : attach(domain)
+        let (id, unused): (UInt64, PersistentDomain?) = state.withLock { state in
+            var unused = fresh
+            if state.persistent[domain] == nil, let fresh {
+                state.persistent[domain] = fresh
+                unused = nil
+            }
+            state.persistent[domain]?.streams += 1
+            state.subscribers.next += 1
+            let id = state.subscribers.next
+            state.subscribers.domains[domain, default: [:]][id] = buffer
+            state.subscribers.domainOfSubscriber[id] = domain
+            return (id, unused)
+        }
+        if let unused { detach(unused) }
+        return ChangeSubscription(id: id, buffer: buffer, store: WeakStore(self))
+    }
+
+    func unsubscribe(_ id: UInt64) {
+        let (buffer, detached): (ChangeBuffer?, PersistentDomain?) = state.withLock { state in
+            if let key = state.subscribers.valueKeys.removeValue(forKey: id) {
+                state.subscribers.values[key]?.removeValue(forKey: id)
+                if state.subscribers.values[key]?.isEmpty == true { state.subscribers.values.removeValue(forKey: key) }
+                return (nil, nil)
+            }
+            if let buffer = state.subscribers.all.removeValue(forKey: id) { return (buffer, nil) }
+            guard let domain = state.subscribers.domainOfSubscriber.removeValue(forKey: id) else { return (nil, nil) }
+            let buffer = state.subscribers.domains[domain]?.removeValue(forKey: id)
+            if state.subscribers.domains[domain]?.isEmpty == true { state.subscribers.domains.removeValue(forKey: domain) }
+            state.persistent[domain]?.streams -= 1
+            if let attachment = state.persistent[domain], attachment.streams == 0, !attachment.inSearchList {
+                state.persistent.removeValue(forKey: domain)
+                return (buffer, attachment)
+            }
+            return (buffer, nil)
+        }
+        _ = buffer
+        if let detached { detach(detached) }
+    }
+}
