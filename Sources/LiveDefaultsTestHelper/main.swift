@@ -5,6 +5,9 @@
 //   foundation-write <xdg> <domain> <key> <json>   Foundation.UserDefaults: set + synchronize
 //   foundation-read <xdg> <domain> <key>           Foundation.UserDefaults: print the value as JSON
 //   standard-reset <key> <value>                   Defaults.standard: set, resetStandardUserDefaults()
+//   write-sequence <dir> <domain> <key> <count>    set the key to 1 … count, each on disk before the next
+//   await-value <dir> <domain> <key> <value>       print "ready", wait (20 s at most) until the key's value
+//                                                  is the string, print "seen"; exit 1 on timeout
 //
 // The Foundation and standard modes need XDG_CONFIG_HOME in their environment (Foundation reads it at
 // start-up) and refuse to run without it, so that a test can never write into the real home.
@@ -94,6 +97,36 @@ case "standard-reset":
     fflush(nil)
     // _exit skips atexit handlers: the value must already be on disk because reset synchronized.
     _exit(second.string(forKey: arguments[2]) == arguments[3] ? 0 : 3)
+
+case "write-sequence":
+    guard arguments.count == 6, let count = Int(arguments[5]) else { fail("write-sequence <dir> <domain> <key> <count>") }
+    let defaults = store(arguments[2], arguments[3])
+    for value in 1...max(1, count) {
+        defaults.set(value, forKey: arguments[4])
+        defaults.synchronize()
+    }
+    exit(0)
+
+case "await-value":
+    guard arguments.count == 6 else { fail("await-value <dir> <domain> <key> <value>") }
+    let defaults = store(arguments[2], arguments[3])
+    let key = arguments[4]
+    let expected = PropertyList.string(arguments[5])
+    let seen = DispatchSemaphore(value: 0)
+    // Detached: top-level code runs on the main actor, whose thread waits on the semaphore below.
+    let task = Task.detached {
+        for await value in defaults.updates(forKey: key) where value == expected {
+            seen.signal()
+            return
+        }
+    }
+    print("ready")
+    fflush(nil)
+    let result = seen.wait(timeout: .now() + 20)
+    task.cancel()
+    print(result == .success ? "seen" : "timeout")
+    fflush(nil)
+    exit(result == .success ? 0 : 1)
 
 case "print-arguments":
     let parsed = Defaults.parseArguments(Array(arguments.dropFirst(2)))

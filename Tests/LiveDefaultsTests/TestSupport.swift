@@ -1,23 +1,33 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import LiveDefaults
 
-/// A fresh temporary directory per test, removed when the test ends.
+/// A fresh temporary directory per test, removed when the test process exits.
+///
+/// Not in `deinit`: Swift may release a local right after its last use, which in a test is often
+/// `directory.store()`, long before the test is done with the files.
 final class TemporaryDirectory: Sendable {
     let path: String
+
+    private static let created = Mutex<[String]>([])
 
     init() {
         let path = NSTemporaryDirectory() + "livedefaults-tests-\(UUID().uuidString)"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         self.path = path
-    }
-
-    deinit {
-        // Write what tests left pending first: otherwise the background writer, or the exit handler,
-        // recreates the directory after it is removed.
-        BackgroundWriter.shared.writeAll()
-        try? FileManager.default.removeItem(atPath: path)
+        let first = Self.created.withLock { created in
+            created.append(path)
+            return created.count == 1
+        }
+        if first {
+            atexit {
+                // Pending writes first, or the writer's own exit handler would recreate the directories.
+                BackgroundWriter.shared.writeAll()
+                for path in TemporaryDirectory.created.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
+            }
+        }
     }
 
     func store(_ domain: String = "com.example.test", arguments: [String] = [], languages: [String] = [])
@@ -93,6 +103,16 @@ func eventually(timeout: Double = 10, _ condition: () -> Bool) -> Bool {
     while Date() < deadline {
         if condition() { return true }
         usleep(2_000)
+    }
+    return condition()
+}
+
+/// The same in async code: sleeps without blocking a thread of the cooperative pool.
+func eventually(timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(2))
     }
     return condition()
 }

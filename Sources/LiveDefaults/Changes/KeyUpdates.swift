@@ -27,8 +27,8 @@ public struct KeyUpdates: AsyncSequence, Sendable {
         Iterator(subscription: store.store?.subscribeValue(forKey: key, emitCurrentValue: emitCurrentValue))
     }
 
-    /// Iterates one subscription.
-    public struct Iterator: AsyncIteratorProtocol {
+    /// Iterates one subscription. It may be handed to another task, but is meant for one consumer.
+    public struct Iterator: AsyncIteratorProtocol, Sendable {
         let subscription: ValueSubscription?
 
         public mutating func next() async -> PropertyList?? {
@@ -65,8 +65,8 @@ public struct KeyChanges: AsyncSequence, Sendable {
         Iterator(subscription: store.store?.subscribeChanges(inDomain: domain))
     }
 
-    /// Iterates one subscription.
-    public struct Iterator: AsyncIteratorProtocol {
+    /// Iterates one subscription. It may be handed to another task, but is meant for one consumer.
+    public struct Iterator: AsyncIteratorProtocol, Sendable {
         let subscription: ChangeSubscription?
 
         public mutating func next() async -> KeyChange? {

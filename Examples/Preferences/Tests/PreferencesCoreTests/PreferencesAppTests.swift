@@ -6,20 +6,27 @@ import Testing
 
 @Suite("The preferences example")
 struct PreferencesAppTests {
-    /// A temporary directory for one test's files.
+    /// A temporary directory for one test's files, removed when the test process exits (a local may be
+    /// released right after its last use, long before the test is done with its files).
     final class Directory: Sendable {
         let path = NSTemporaryDirectory() + "preferences-example-\(UUID().uuidString)"
-        let apps = Mutex<[PreferencesApp]>([])
-
-        deinit {
-            // Pending writes first, or they would recreate the directory after it is gone.
-            for app in apps.withLock({ $0 }) { app.defaults.synchronize() }
-            try? FileManager.default.removeItem(atPath: path)
-        }
+        static let all = Mutex<[(path: String, apps: [PreferencesApp])]>([])
 
         func app(_ arguments: [String] = []) throws -> PreferencesApp {
             let app = try PreferencesApp(locations: .rooted(at: path), arguments: arguments)
-            apps.withLock { $0.append(app) }
+            let first = Self.all.withLock { all in
+                all.append((path, [app]))
+                return all.count == 1
+            }
+            if first {
+                atexit {
+                    // Pending writes first, or they would recreate the directories after they are gone.
+                    for (path, apps) in Directory.all.withLock({ $0 }) {
+                        for app in apps { app.defaults.synchronize() }
+                        try? FileManager.default.removeItem(atPath: path)
+                    }
+                }
+            }
             return app
         }
     }

@@ -1,0 +1,309 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+
+@testable import LiveDefaults
+
+/// Another process's write reaches this process without `synchronize()`, however it was written.
+@Suite("Watcher: other processes' writes, live")
+struct WatcherTests {
+    @Test("Temp file + rename by another process (MOVED_TO)")
+    func renameByAnotherProcess() async throws {
+        let directory = TemporaryDirectory()
+        let defaults = try directory.store("com.example.rename")
+        let changes = Recorder(defaults.changes())
+        #expect(try runHelper(["write-keys", directory.path, "com.example.rename", "R", "3"]).status == 0)
+        #expect(await waitForValue(defaults, "R2") { $0 == 2 })
+        #expect(await changes.waitFor { $0.key == "R2" && $0.origin == .external && $0.newValue == 2 })
+    }
+
+    @Test("In-place truncate + write, as Foundation does: no corruption reported mid-write, read on close")
+    func inPlaceWrite() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("com.example.inplace.plist")
+        try directory.write("com.example.inplace.plist", SearchListTests.xml(["Value": "before"]))
+        let errors = Mutex<[DefaultsError]>([])
+        var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: "com.example.inplace")
+        configuration.errorHandler = { error in errors.withLock { $0.append(error) } }
+        let defaults = try Defaults(configuration: configuration)
+        #expect(defaults.string(forKey: "Value") == "before")
+        let document = SearchListTests.xml(["Value": "after", "Padding": .string(String(repeating: "p", count: 5000))])
+        // Truncate, write half, pause (a reader woken now would see half a file), write the rest, close.
+        try PersistenceTests.python("""
+            import time
+            data = \(Self.pythonBytes(document))
+            f = open('\(path)', 'wb')
+            f.write(data[:len(data)//2]); f.flush(); time.sleep(0.3)
+            f.write(data[len(data)//2:]); f.close()
+            """)
+        #expect(await waitForValue(defaults, "Value") { $0 == "after" })
+        #expect(errors.withLock { $0 }.isEmpty)
+    }
+
+    @Test("Foundation.UserDefaults in another process writes; we see it without synchronize()")
+    func foundationWriter() async throws {
+        let directory = TemporaryDirectory()
+        let defaults = try directory.store("com.example.fromfoundation")
+        let status = try runHelper(
+            ["foundation-write", directory.path, "com.example.fromfoundation", "Greeting", #""hi""#],
+            environment: ["XDG_CONFIG_HOME": directory.path]
+        ).status
+        #expect(status == 0)
+        #expect(await waitForValue(defaults, "Greeting") { $0 == "hi" })
+    }
+
+    @Test("Unlinking a domain file removes its keys")
+    func unlink() async throws {
+        let directory = TemporaryDirectory()
+        try directory.write("com.example.unlink.plist", SearchListTests.xml(["Doomed": 1]))
+        let defaults = try directory.store("com.example.unlink")
+        defaults.register(defaults: ["Doomed": 0] as [String: PropertyList])
+        #expect(defaults.integer(forKey: "Doomed") == 1)
+        let changes = Recorder(defaults.changes())
+        try FileManager.default.removeItem(atPath: directory.file("com.example.unlink.plist"))
+        #expect(await waitForValue(defaults, "Doomed") { $0 == 0 })
+        #expect(await changes.waitFor { $0.key == "Doomed" && $0.oldValue == 1 && $0.newValue == 0 && $0.origin == .external })
+    }
+
+    @Test("The directory deleted and created again is watched again")
+    func directoryRecreated() async throws {
+        let directory = TemporaryDirectory()
+        let root = directory.file("config")
+        let defaults = try Defaults(configuration: .rooted(at: root, applicationDomain: "com.example.recreate"))
+        defaults.set("first", forKey: "Key")
+        #expect(defaults.synchronize())
+        try FileManager.default.removeItem(atPath: root)
+        #expect(await waitForValue(defaults, "Key") { $0 == nil })
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try PersistenceTests.python(Self.pythonRenameWrite(root + "/com.example.recreate.plist", ["Key": "second"]))
+        #expect(await waitForValue(defaults, "Key") { $0 == "second" })
+    }
+
+    @Test("A directory that does not exist yet is awaited, however deep")
+    func directoryMissingAtStart() async throws {
+        let directory = TemporaryDirectory()
+        let root = directory.file("a/b/c")
+        let defaults = try Defaults(configuration: .rooted(at: root, applicationDomain: "com.example.later"))
+        #expect(defaults.object(forKey: "Key") == nil)
+        FileWatcher.shared.settle()
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try PersistenceTests.python(Self.pythonRenameWrite(root + "/com.example.later.plist", ["Key": "arrived"]))
+        #expect(await waitForValue(defaults, "Key") { $0 == "arrived" })
+        // And another process's per-host file in a ByHost directory created after the start.
+        try PersistenceTests.python("""
+            import os
+            os.makedirs('\(root)/ByHost', exist_ok=True)
+            """ + "\n" + Self.pythonRenameWrite(root + "/ByHost/com.example.later..plist", ["Key": "host"]))
+        #expect(await waitForValue(defaults, "Key") { $0 == "host" })
+    }
+
+    @Test("A kernel queue overflow rescans every file")
+    func queueOverflow() async throws {
+        let directory = TemporaryDirectory()
+        let watcher = FileWatcher()
+        let path = directory.file("com.example.flood.plist")
+        try directory.write("com.example.flood.plist", SearchListTests.xml(["Key": "before"]))
+        let file = DomainFile(path: path, isWritable: true)
+        file.loadIfNeeded()
+        let seen = Mutex<PropertyList?>(nil)
+        _ = file.addObserver { event in
+            if case .changed = event { seen.withLock { $0 = file.value(forKey: "Key") } }
+        }
+        watcher.register(file)
+        watcher.settle()
+        watcher.suspendForTesting()
+        // Each create, close and unlink is an event: far more than the kernel queues (16,384 by default).
+        let limit = (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))
+            .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 16_384
+        for index in 0..<(limit / 2 + 1_000) {
+            let name = directory.file("flood-\(index)")
+            let descriptor = open(name, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+            close(descriptor)
+            Glibc.unlink(name)
+        }
+        try PersistenceTests.python(Self.pythonRenameWrite(path, ["Key": "after"]))
+        watcher.resumeForTesting()
+        #expect(await eventually { watcher.overflowCount > 0 })
+        #expect(await eventually { seen.withLock { $0 } == "after" })
+        #expect(file.value(forKey: "Key") == "after")
+    }
+
+    @Test("Past the watch limit, directories are polled instead, and changes still arrive")
+    func watchLimitFallsBackToPolling() async throws {
+        let directory = TemporaryDirectory()
+        let watcher = FileWatcher(pollInterval: .milliseconds(20), watchLimit: 0)
+        let path = directory.file("com.example.polled.plist")
+        let file = DomainFile(path: path, isWritable: true)
+        file.loadIfNeeded()
+        watcher.register(file)
+        watcher.settle()
+        #expect(watcher.polledDirectories == [directory.path])
+        #expect(watcher.watchCount == 0)
+        try PersistenceTests.python(Self.pythonRenameWrite(path, ["Key": "polled"]))
+        #expect(await eventually { file.value(forKey: "Key") == "polled" })
+    }
+
+    @Test("LIVEDEFAULTS_WATCHER=poll forces polling in a real process, with a logged warning")
+    func forcedPolling() async throws {
+        let directory = TemporaryDirectory()
+        let process = try helperProcess(
+            ["await-value", directory.path, "com.example.forced", "Key", "polled"],
+            environment: ["LIVEDEFAULTS_WATCHER": "poll", "LIVEDEFAULTS_POLL_INTERVAL_MS": "20"])
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        _ = output.fileHandleForReading.availableData  // "ready"
+        let defaults = try directory.store("com.example.forced")
+        defaults.set("polled", forKey: "Key")
+        #expect(defaults.synchronize())
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let logged = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0)
+        #expect(printed.contains("seen"))
+        #expect(logged.contains("warning") && logged.contains("LIVEDEFAULTS_WATCHER=poll") && logged.contains("polls"))
+    }
+
+    @Test("This process's own writes are reported once, as local, never again as external")
+    func ownWritesOnce() async throws {
+        let directory = TemporaryDirectory()
+        let defaults = try directory.store("com.example.own")
+        let other = try directory.store("com.example.own")
+        let changes = Recorder(defaults.changes())
+        let otherChanges = Recorder(other.changes())
+        defaults.set("mine", forKey: "Own")
+        #expect(defaults.synchronize())
+        // A write from another process afterwards is the sentinel: everything before it has been delivered.
+        #expect(try runHelper(["write-keys", directory.path, "com.example.own", "Sentinel", "1"]).status == 0)
+        #expect(await changes.waitFor { $0.key == "Sentinel0" })
+        #expect(await otherChanges.waitFor { $0.key == "Sentinel0" })
+        #expect(changes.all.filter { $0.key == "Own" } == [
+            KeyChange(domain: "com.example.own", key: "Own", oldValue: nil, newValue: "mine", origin: .local)
+        ])
+        #expect(otherChanges.all.filter { $0.key == "Own" }.map(\.origin) == [.local])
+    }
+
+    @Test("Only effective changes: a shadowed write is silent, removing the shadow reveals the lower value")
+    func shadowing() async throws {
+        let directory = TemporaryDirectory()
+        let defaults = try directory.store("com.example.shadow")
+        defaults.set("application", forKey: "Key")
+        let changes = Recorder(defaults.changes())
+        let updates = Recorder(defaults.updates(forKey: "Key", emitCurrentValue: false))
+        // Another process writes the global domain, which the application domain shadows.
+        try PersistenceTests.python(Self.pythonRenameWrite(directory.file(".GlobalPreferences.plist"), ["Key": "global"]))
+        #expect(try runHelper(["write-keys", directory.path, "com.example.shadow", "Sentinel", "1"]).status == 0)
+        #expect(await changes.waitFor { $0.key == "Sentinel0" })
+        #expect(changes.all.filter { $0.key == "Key" }.isEmpty)
+        #expect(updates.all.isEmpty)
+        defaults.removeObject(forKey: "Key")
+        #expect(await updates.waitFor { $0 == "global" })
+        #expect(changes.all.filter { $0.key == "Key" } == [
+            KeyChange(domain: "com.example.shadow", key: "Key", oldValue: "application", newValue: "global", origin: .local)
+        ])
+    }
+
+    @Test("didChangeNotification is posted for another process's change too")
+    func externalNotification() async throws {
+        let directory = TemporaryDirectory()
+        let defaults = try directory.store("com.example.notify")
+        let count = Mutex(0)
+        let observer = NotificationCenter.default.addObserver(
+            forName: Defaults.didChangeNotification, object: defaults, queue: nil
+        ) { _ in count.withLock { $0 += 1 } }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        #expect(try runHelper(["write-keys", directory.path, "com.example.notify", "N", "1"]).status == 0)
+        #expect(await eventually { count.withLock { $0 } >= 1 })
+    }
+
+    @Test("100 observers of one key all end on the final value another process writes")
+    func hundredObservers() async throws {
+        let directory = TemporaryDirectory()
+        let defaults = try directory.store("com.example.many")
+        let final = 50
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<100 {
+                group.addTask { await waitForValue(defaults, "Counter", timeout: .seconds(30)) { $0 == .integer(final) } }
+            }
+            #expect(await eventually { defaults.activeObserverCount == 100 })
+            #expect(try runHelper(["write-sequence", directory.path, "com.example.many", "Counter", "\(final)"]).status == 0)
+            var successes = 0
+            for try await success in group where success { successes += 1 }
+            #expect(successes == 100)
+        }
+        #expect(await eventually { defaults.activeObserverCount == 0 })
+    }
+
+    // MARK: Helpers
+
+    /// Python code that writes a plist file as a temporary + rename, as LiveDefaults itself does.
+    static func pythonRenameWrite(_ path: String, _ values: [String: PropertyList]) -> String {
+        let document = SearchListTests.xml(values)
+        return """
+            import os
+            tmp = '\(path).writer-tmp'
+            open(tmp, 'wb').write(\(pythonBytes(document)))
+            os.rename(tmp, '\(path)')
+            """
+    }
+
+    static func pythonBytes(_ text: String) -> String {
+        "bytes.fromhex('" + text.utf8.map { String(format: "%02x", $0) }.joined() + "')"
+    }
+}
+
+/// Collects what a stream delivers, in the background, for tests to inspect and wait on.
+final class Recorder<Element: Sendable>: Sendable {
+    private final class Storage: Sendable {
+        let elements = Mutex<[Element]>([])
+    }
+
+    private let storage = Storage()
+    private let task: Task<Void, Never>
+
+    /// Subscribes at once (the iterator is made here), then collects in a task.
+    init<S: AsyncSequence>(_ sequence: S) where S.Element == Element, S.AsyncIterator: Sendable {
+        let iterator = sequence.makeAsyncIterator()
+        task = Task { [storage] in
+            var iterator = iterator
+            while let element = try? await iterator.next() { storage.elements.withLock { $0.append(element) } }
+        }
+    }
+
+    deinit { task.cancel() }
+
+    var all: [Element] { storage.elements.withLock { $0 } }
+
+    /// Waits (10 s at most) until an element matches.
+    func waitFor(timeout: Double = 10, _ predicate: @escaping @Sendable (Element) -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if all.contains(where: predicate) { return true }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return all.contains(where: predicate)
+    }
+}
+
+/// Waits until a key's effective value satisfies `predicate`, following `updates(forKey:)`.
+func waitForValue(
+    _ defaults: Defaults, _ key: String, timeout: Duration = .seconds(10),
+    _ predicate: @escaping @Sendable (PropertyList?) -> Bool
+) async -> Bool {
+    await withTaskGroup(of: Bool.self) { group in
+        group.addTask {
+            for await value in defaults.updates(forKey: key) where predicate(value) { return true }
+            return false
+        }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return false
+        }
+        let result = await group.next() ?? false
+        group.cancelAll()
+        return result
+    }
+}
