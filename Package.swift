@@ -25,6 +25,11 @@ let package = Package(
             name: "LiveDefaultsBench",
             dependencies: ["LiveDefaults"]
         ),
+        // Release-mode cross-process latency benchmark: another process's write → an observer here.
+        .executableTarget(
+            name: "LiveDefaultsLatency",
+            dependencies: ["LiveDefaults"]
+        ),
         .testTarget(
             name: "LiveDefaultsTests",
             dependencies: ["LiveDefaults", "LiveDefaultsTestHelper"]
