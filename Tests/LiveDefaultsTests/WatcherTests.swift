@@ -129,6 +129,29 @@ struct WatcherTests {
         #expect(file.value(forKey: "Key") == "after")
     }
 
+    @Test("A rewrite that keeps inode, size and modification time is still seen (contents compared)")
+    func sameStampDifferentContents() async throws {
+        let directory = TemporaryDirectory()
+        let watcher = FileWatcher()
+        let path = directory.file("com.example.stamp.plist")
+        try directory.write("com.example.stamp.plist", SearchListTests.xml(["Value": "aaaa"]))
+        let file = DomainFile(path: path, isWritable: true)
+        file.loadIfNeeded()
+        watcher.register(file)
+        watcher.settle()
+        // Events wait until the file has its old timestamps back, so the stamp matches when they arrive.
+        watcher.suspendForTesting()
+        try PersistenceTests.python("""
+            import os
+            st = os.stat('\(path)')
+            data = open('\(path)', 'rb').read().replace(b'aaaa', b'bbbb')
+            f = open('\(path)', 'r+b'); f.write(data); f.close()
+            os.utime('\(path)', ns=(st.st_atime_ns, st.st_mtime_ns))
+            """)
+        watcher.resumeForTesting()
+        #expect(await eventually { file.value(forKey: "Value") == "bbbb" })
+    }
+
     @Test("Past the watch limit, directories are polled instead, and changes still arrive")
     func watchLimitFallsBackToPolling() async throws {
         let directory = TemporaryDirectory()

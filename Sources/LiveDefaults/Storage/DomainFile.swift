@@ -46,6 +46,9 @@ final class DomainFile: Sendable {
         var sweptTemporaries = false
         /// Whether the process's ``FileWatcher`` reloads this file when it changes on disk.
         var watched = false
+        /// A digest of the bytes last read or written, to tell a rewrite that kept inode, size and
+        /// modification time (timestamps are coarse, inode numbers are reused) from no change at all.
+        var digest: Int?
     }
 
     private let state = Mutex(State())
@@ -117,7 +120,12 @@ final class DomainFile: Sendable {
     }
 
     /// Re-reads the file when its stamp changed, and reports the keys that changed as external changes.
-    func reload() {
+    ///
+    /// - Parameter verifyContents: Set when the watcher saw a write to the file: the stamp alone cannot prove
+    ///   that nothing changed (file timestamps have a granularity of a few milliseconds and inode numbers
+    ///   are reused), so when it matches, the bytes are compared with the digest of the last version read or
+    ///   written, and parsed only when they differ.
+    func reload(verifyContents: Bool = false) {
         diskLock.withLock { _ in
             let known = state.withLock { $0.loaded ? $0.stamp : nil }
             let current: FileStamp?
@@ -132,7 +140,11 @@ final class DomainFile: Sendable {
                 notify(.failed(failure))
                 return
             }
-            if state.withLock({ $0.loaded }) && current == known { return }
+            if state.withLock({ $0.loaded }) && current == known {
+                guard verifyContents, current != nil else { return }
+                let bytes = try? FileSystem.read(atPath: path)
+                if bytes.map({ Self.digest($0.0) }) == state.withLock({ $0.digest }) { return }
+            }
             let result = Self.readContents(path, knownCorrupt: state.withLock { $0.corruptStamp })
             var report: DefaultsError?
             let deltas: [KeyDelta] = state.withLock { state in
@@ -143,6 +155,7 @@ final class DomainFile: Sendable {
                     state.disk = loaded?.contents ?? [:]
                     state.stamp = loaded?.stamp
                     state.format = loaded?.format ?? state.format
+                    state.digest = loaded?.digest
                     state.failure = nil
                 case .failure(let failure):
                     state.disk = [:]
@@ -212,6 +225,7 @@ final class DomainFile: Sendable {
                     state.disk = outcome.contents
                     state.stamp = outcome.stamp
                     state.format = outcome.format
+                    state.digest = outcome.digest
                     state.inFlight = nil
                     state.corruptStamp = nil
                     state.failure = nil
@@ -238,6 +252,7 @@ final class DomainFile: Sendable {
         var stamp: FileStamp?
         var format: PropertyList.Format
         var keptAside: DefaultsError?
+        var digest: Int?
     }
 
     private func write(
@@ -297,7 +312,8 @@ final class DomainFile: Sendable {
             }
             let data = PropertyList.dictionary(contents).encoded(as: format)
             let stamp = try FileSystem.replaceAtomically(path, with: data, owner: owner)
-            return .success(WriteOutcome(contents: contents, stamp: stamp, format: format, keptAside: keptAside))
+            return .success(WriteOutcome(
+                contents: contents, stamp: stamp, format: format, keptAside: keptAside, digest: Self.digest(data)))
         } catch {
             return failure(error)
         }
@@ -339,6 +355,14 @@ final class DomainFile: Sendable {
         var contents: [String: PropertyList]
         var format: PropertyList.Format
         var stamp: FileStamp
+        var digest: Int
+    }
+
+    /// A digest of a file's bytes (SipHash, seeded per process: only compared within the process).
+    static func digest(_ data: Data) -> Int {
+        var hasher = Hasher()
+        data.withUnsafeBytes { hasher.combine(bytes: $0) }
+        return hasher.finalize()
     }
 
     struct LoadFailure: Error {
@@ -367,7 +391,7 @@ final class DomainFile: Sendable {
             if data.isEmpty {
                 // A truncating writer may be about to fill it; an empty file that stays empty is an empty domain.
                 if attempt < 2 { continue }
-                return .success(Loaded(contents: [:], format: .xml, stamp: stamp))
+                return .success(Loaded(contents: [:], format: .xml, stamp: stamp, digest: digest(data)))
             }
             do {
                 let (value, format) = try PropertyList.decode(data)
@@ -376,7 +400,7 @@ final class DomainFile: Sendable {
                     if stamp == knownCorrupt { break }
                     continue
                 }
-                return .success(Loaded(contents: contents, format: format, stamp: stamp))
+                return .success(Loaded(contents: contents, format: format, stamp: stamp, digest: digest(data)))
             } catch {
                 lastFailure = LoadFailure(error: .corruptFile(path: path, error, keptAs: nil), stamp: stamp)
                 if stamp == knownCorrupt { break }

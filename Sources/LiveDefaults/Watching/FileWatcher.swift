@@ -279,7 +279,7 @@ final class FileWatcher: Sendable {
         }
         var seen: Set<String> = []
         for path in touchedFiles where seen.insert(path).inserted {
-            file(atPath: path)?.reload()
+            file(atPath: path)?.reload(verifyContents: true)
         }
     }
 
