@@ -25,4 +25,29 @@ struct ReadmeTests {
         #expect(defaults.synchronize())
         #expect(defaults.persistentDomainNames == ["com.example.other", "myserver"])
     }
+
+    @Test("The tour's stream loops compile and deliver")
+    func tourStreams() async throws {
+        let directory = TemporaryDirectory()
+        let defaults = try Defaults(configuration: .rooted(at: directory.path, applicationDomain: "myserver"))
+        defaults.set(200, forKey: "RateLimit")
+        var applied: [Int] = []
+        func apply(_ limit: Int) { applied.append(limit) }
+        for await limit in defaults.updates(forKey: "RateLimit") {
+            apply(limit?.integerValue ?? 100)
+            break
+        }
+        #expect(applied == [200])
+        let changes = Task {
+            var lines: [String] = []
+            for await change in defaults.changes() where change.origin == .external {
+                lines.append("\(change.key): \(change.oldValue.map { "\($0)" } ?? "-") → \(change.newValue.map { "\($0)" } ?? "-")")
+                break
+            }
+            return lines
+        }
+        #expect(await eventually { defaults.activeObserverCount == 1 })
+        #expect(try runHelper(["write-keys", directory.path, "myserver", "RateLimit", "1"]).status == 0)
+        #expect(await changes.value == ["RateLimit0: - → 0"])
+    }
 }
