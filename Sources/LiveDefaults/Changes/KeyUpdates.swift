@@ -116,3 +116,19 @@ final class ChangeSubscription: Sendable {
     func cancel() { store.store?.unsubscribe(id) }
     deinit { cancel() }
 }
+
+/// One registered ``DefaultsSnapshots`` iterator; unregisters when cancelled or deallocated.
+final class SignalSubscription: Sendable {
+    let id: UInt64
+    let buffer: SignalBuffer
+    let store: WeakStore
+
+    init(id: UInt64, buffer: SignalBuffer, store: WeakStore) {
+        self.id = id
+        self.buffer = buffer
+        self.store = store
+    }
+
+    func cancel() { store.store?.unsubscribe(id) }
+    deinit { cancel() }
+}

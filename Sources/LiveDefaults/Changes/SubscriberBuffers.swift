@@ -135,3 +135,56 @@ final class ChangeBuffer: Sendable {
         }
     }
 }
+
+/// The buffer behind one ``DefaultsSnapshots`` iterator: only a flag that something changed (the consumer
+/// reads a fresh, consistent snapshot when it wakes), so it can never grow.
+final class SignalBuffer: Sendable {
+    private struct State {
+        var signalled = false
+        var waiter: CheckedContinuation<Bool, Never>?
+        var finished = false
+    }
+
+    private let state = Mutex(State())
+
+    func signal() -> Resumption? {
+        state.withLock { state -> Resumption? in
+            if state.finished { return nil }
+            guard let waiter = state.waiter else {
+                state.signalled = true
+                return nil
+            }
+            state.waiter = nil
+            return { waiter.resume(returning: true) }
+        }
+    }
+
+    func finish() -> Resumption? {
+        state.withLock { state -> Resumption? in
+            state.finished = true
+            guard let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            return { waiter.resume(returning: false) }
+        }
+    }
+
+    /// True when something changed, false when the stream is finished.
+    func next() async -> Bool {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let immediate: Bool? = state.withLock { state in
+                    if state.finished || Task.isCancelled { return false }
+                    if state.signalled {
+                        state.signalled = false
+                        return true
+                    }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+        } onCancel: {
+            finish()?()
+        }
+    }
+}

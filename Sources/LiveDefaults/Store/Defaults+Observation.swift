@@ -34,6 +34,26 @@ extension Defaults {
         return KeyChanges(store: WeakStore(self), domain: domain)
     }
 
+    /// A key's typed value now and after every change (see ``TypedKeyUpdates``).
+    ///
+    /// - Parameter emitCurrentValue: Whether the first element is the value when iteration starts (the
+    ///   default); pass false for changes only.
+    public func updates<Value>(_ key: DefaultsKey<Value>, emitCurrentValue: Bool = true) -> TypedKeyUpdates<Value> {
+        let store = store(for: key)
+        return TypedKeyUpdates(
+            base: store.updates(forKey: key.name, emitCurrentValue: emitCurrentValue), key: key, store: WeakStore(store))
+    }
+
+    /// Consistent snapshots of several keys, one whenever any of them changes (see ``DefaultsSnapshots``).
+    public func updates(of keys: DefaultsKeys..., emitCurrentValue: Bool = true) -> DefaultsSnapshots {
+        updates(of: keys, emitCurrentValue: emitCurrentValue)
+    }
+
+    /// Consistent snapshots of several keys (an array of keys).
+    public func updates(of keys: [DefaultsKeys], emitCurrentValue: Bool = true) -> DefaultsSnapshots {
+        DefaultsSnapshots(store: WeakStore(self), keys: keys.map(\.name), emitCurrentValue: emitCurrentValue)
+    }
+
     /// The number of live stream iterators on this store (diagnostics: it returns to zero when their tasks
     /// end).
     public var activeObserverCount: Int {
@@ -85,8 +105,36 @@ extension Defaults {
         return ChangeSubscription(id: id, buffer: buffer, store: WeakStore(self))
     }
 
+    func subscribeSignal(forKeys keys: [String]) -> SignalSubscription {
+        let buffer = SignalBuffer()
+        let id = state.withLock { state in
+            state.subscribers.next += 1
+            let id = state.subscribers.next
+            for key in Set(keys) { state.subscribers.signals[key, default: [:]][id] = buffer }
+            state.subscribers.signalKeys[id] = keys
+            return id
+        }
+        return SignalSubscription(id: id, buffer: buffer, store: WeakStore(self))
+    }
+
+    /// The stored values of several keys, read under one lock.
+    func values(forKeys keys: [String]) -> [String: PropertyList] {
+        state.withLock { state in
+            var values: [String: PropertyList] = [:]
+            for key in keys { values[key] = state.merged[key] }
+            return values
+        }
+    }
+
     func unsubscribe(_ id: UInt64) {
         let (buffer, detached): (ChangeBuffer?, PersistentDomain?) = state.withLock { state in
+            if let keys = state.subscribers.signalKeys.removeValue(forKey: id) {
+                for key in Set(keys) {
+                    state.subscribers.signals[key]?.removeValue(forKey: id)
+                    if state.subscribers.signals[key]?.isEmpty == true { state.subscribers.signals.removeValue(forKey: key) }
+                }
+                return (nil, nil)
+            }
             if let key = state.subscribers.valueKeys.removeValue(forKey: id) {
                 state.subscribers.values[key]?.removeValue(forKey: id)
                 if state.subscribers.values[key]?.isEmpty == true { state.subscribers.values.removeValue(forKey: key) }

@@ -77,8 +77,10 @@ public final class Defaults: Sendable {
         var all: [UInt64: ChangeBuffer] = [:]
         var domains: [String: [UInt64: ChangeBuffer]] = [:]
         var domainOfSubscriber: [UInt64: String] = [:]
+        var signals: [String: [UInt64: SignalBuffer]] = [:]
+        var signalKeys: [UInt64: [String]] = [:]
 
-        var count: Int { valueKeys.count + all.count + domainOfSubscriber.count }
+        var count: Int { valueKeys.count + all.count + domainOfSubscriber.count + signalKeys.count }
     }
 
     struct State {
@@ -90,6 +92,10 @@ public final class Defaults: Sendable {
         var merged: [String: PropertyList] = [:]
         var lastError: DefaultsError?
         var subscribers = Subscribers()
+        /// Stores for the suites of typed keys (``DefaultsKey/suite``), created on first use.
+        var suiteStores: [String: Defaults] = [:]
+        /// The stored values already reported as unreadable for a typed key, so each is logged once.
+        var reportedConversions: [String: PropertyList] = [:]
     }
 
     let state: Mutex<State>
@@ -157,6 +163,7 @@ public final class Defaults: Sendable {
         for buffers in subscribers.values.values { resumptions += buffers.values.compactMap { $0.finish() } }
         resumptions += subscribers.all.values.compactMap { $0.finish() }
         for buffers in subscribers.domains.values { resumptions += buffers.values.compactMap { $0.finish() } }
+        for buffers in subscribers.signals.values { resumptions += buffers.values.compactMap { $0.finish() } }
         for resume in resumptions { resume() }
     }
 
@@ -387,6 +394,9 @@ public final class Defaults: Sendable {
         }
         for buffer in subscribers.all.values {
             if let resume = buffer.push(change) { resumptions.append(resume) }
+        }
+        for buffer in subscribers.signals[change.key]?.values ?? [:].values {
+            if let resume = buffer.signal() { resumptions.append(resume) }
         }
         return resumptions
     }

@@ -1,0 +1,127 @@
+import Logging
+import Synchronization
+
+/// Typed access: `defaults[.rateLimit]`.
+extension Defaults {
+    /// The key's value: the effective stored value read as `Value`, else the key's default.
+    ///
+    /// A stored value of the wrong shape (a string where a number belongs, a hand-edited structure that no
+    /// longer matches) reads as the default and logs one warning naming the domain and the key; a later
+    /// valid write reads normally again. Assigning stores the value in the key's suite or the application
+    /// domain (nil removes an optional key); a forced key or a value with no property-list form is refused
+    /// and logged — ``trySet(_:for:)`` throws instead.
+    public subscript<Value>(key: DefaultsKey<Value>) -> Value {
+        get { store(for: key).read(key) }
+        set {
+            let target = store(for: key)
+            target.report { () throws(DefaultsError) in try target.write(newValue, for: key) }
+        }
+    }
+
+    /// Stores a typed value, or removes the key when the value is nil.
+    ///
+    /// - Throws: ``DefaultsError/forcedKey(key:domain:)``, ``DefaultsError/notAPropertyList(key:_:)``.
+    public func trySet<Value>(_ value: Value, for key: DefaultsKey<Value>) throws(DefaultsError) {
+        try store(for: key).write(value, for: key)
+    }
+
+    /// Removes the key from its suite or the application domain, so that it reads as a lower domain's value
+    /// or the key's default.
+    public func reset<Value>(_ key: DefaultsKey<Value>) {
+        store(for: key).removeObject(forKey: key.name)
+    }
+
+    /// Removes several keys.
+    public func reset(_ keys: DefaultsKeys...) {
+        for key in keys { store(forSuite: key.suite).removeObject(forKey: key.name) }
+    }
+
+    /// Whether no domain in the search list has a value for the key (its default applies).
+    public func isDefault<Value>(_ key: DefaultsKey<Value>) -> Bool {
+        store(for: key).value(forKey: key.name) == nil
+    }
+
+    // MARK: Internals
+
+    func read<Value>(_ key: DefaultsKey<Value>) -> Value {
+        guard let stored = value(forKey: key.name) else { return key.defaultValue }
+        return decode(stored, for: key)
+    }
+
+    /// Converts a stored value, falling back to the default (logged once per stored value) when it has the
+    /// wrong shape.
+    func decode<Value>(_ stored: PropertyList, for key: DefaultsKey<Value>) -> Value {
+        do {
+            return try Value(propertyList: stored)
+        } catch {
+            let mustReport = state.withLock { state in
+                guard state.reportedConversions[key.name] != stored else { return false }
+                state.reportedConversions[key.name] = stored
+                return true
+            }
+            if mustReport {
+                let domain = domainProviding(key.name) ?? "?"
+                Defaults.logger.warning(
+                    "domain \(domain), key \"\(key.name)\": the stored value cannot be read as \(Value.self) (\(error)); using the default \(key.defaultValue)")
+            }
+            return key.defaultValue
+        }
+    }
+
+    func write<Value>(_ value: Value, for key: DefaultsKey<Value>) throws(DefaultsError) {
+        let stored: PropertyList?
+        do {
+            stored = try value.propertyList()
+        } catch {
+            throw .notAPropertyList(key: key.name, .notAPropertyListValue("\(Value.self) (\(error))"))
+        }
+        try setValue(stored, forKey: key.name)
+    }
+
+    /// The store that holds a key: this one, or the store of the key's suite (same files, same arguments).
+    func store<Value>(for key: DefaultsKey<Value>) -> Defaults {
+        store(forSuite: key.suite)
+    }
+
+    func store(forSuite suite: String?) -> Defaults {
+        guard let suite, suite != configuration.applicationDomain else { return self }
+        if let existing = state.withLock({ $0.suiteStores[suite] }) { return existing }
+        var suiteConfiguration = configuration
+        suiteConfiguration.applicationDomain = suite
+        let created: Defaults
+        do {
+            created = try Defaults(configuration: suiteConfiguration, fileOwner: fileOwner)
+        } catch {
+            // An invalid suite name: the key reads its default and writes are refused by this store.
+            Defaults.logger.error("\(error)")
+            return self
+        }
+        return state.withLock { state in
+            if let raced = state.suiteStores[suite] { return raced }
+            state.suiteStores[suite] = created
+            return created
+        }
+    }
+
+    /// The first domain in the search list that has the key (forced values first), for messages.
+    public func domainProviding(_ key: String) -> String? {
+        state.withLock { state in
+            for entry in state.searchList {
+                if case .persistent(let name) = entry, let domain = state.persistent[name],
+                    domain.files.contains(where: { $0.layer.isManaged && $0.file.value(forKey: key) != nil })
+                {
+                    return name
+                }
+            }
+            for entry in state.searchList {
+                switch entry {
+                case .volatile(let name):
+                    if state.volatileDomains[name]?[key] != nil { return name }
+                case .persistent(let name):
+                    if let domain = state.persistent[name], domain.value(forKey: key) != nil { return name }
+                }
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,124 @@
+/// A key's typed value now and after every change: ``Defaults/updates(_:emitCurrentValue:)``.
+///
+/// ```swift
+/// for await limit in defaults.updates(.rateLimit) {
+///     limiter.rate = limit
+/// }
+/// ```
+///
+/// The current value comes first (unless `emitCurrentValue` is false), then every change of the effective
+/// value from this process or any other. A stored value of the wrong shape reads as the key's default
+/// (logged once). Consecutive equal values are dropped: equal stored values always, and equal typed values
+/// too when `Value` is `Equatable` (for example a number written as `"42"` and then as `42`). Newest wins
+/// and lifetime are as for ``KeyUpdates``.
+public struct TypedKeyUpdates<Value: DefaultsSerializable>: AsyncSequence, Sendable {
+    public typealias Element = Value
+
+    let base: KeyUpdates
+    let key: DefaultsKey<Value>
+    let store: WeakStore
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(base: base.makeAsyncIterator(), key: key, store: store)
+    }
+
+    /// Iterates one subscription.
+    public struct Iterator: AsyncIteratorProtocol, Sendable {
+        var base: KeyUpdates.Iterator
+        let key: DefaultsKey<Value>
+        let store: WeakStore
+        var last: Value?
+
+        public mutating func next() async -> Value? {
+            while let stored = await base.next() {
+                let value = stored.map { store.store?.decode($0, for: key) ?? key.defaultValue } ?? key.defaultValue
+                if let last, areEqual(last, value) { continue }
+                last = value
+                return value
+            }
+            return nil
+        }
+    }
+}
+
+/// Whether two values are equal, when their type is `Equatable`; false otherwise.
+func areEqual<T>(_ lhs: T, _ rhs: T) -> Bool {
+    guard let lhs = lhs as? any Equatable else { return false }
+    return isEqual(lhs, rhs)
+}
+
+private func isEqual<E: Equatable>(_ lhs: E, _ rhs: Any) -> Bool {
+    guard let rhs = rhs as? E else { return false }
+    return lhs == rhs
+}
+
+/// A consistent view of several keys at one moment: ``Defaults/updates(of:emitCurrentValue:)``.
+public struct DefaultsSnapshot: Sendable, Equatable {
+    /// The stored values of the snapshot's keys (missing keys absent).
+    public let values: [String: PropertyList]
+    let store: WeakStore
+
+    /// A key's typed value in this snapshot (its default when it had none, or an unreadable one).
+    public subscript<Value>(key: DefaultsKey<Value>) -> Value {
+        guard let stored = values[key.name] else { return key.defaultValue }
+        return store.store?.decode(stored, for: key) ?? (try? Value(propertyList: stored)) ?? key.defaultValue
+    }
+
+    public static func == (lhs: DefaultsSnapshot, rhs: DefaultsSnapshot) -> Bool { lhs.values == rhs.values }
+}
+
+/// Snapshots of several keys, one whenever any of them changes: ``Defaults/updates(of:emitCurrentValue:)``.
+///
+/// ```swift
+/// for await settings in defaults.updates(of: .rateLimit, .maintenance) {
+///     apply(limit: settings[.rateLimit], maintenance: settings[.maintenance])
+/// }
+/// ```
+///
+/// Each snapshot is taken under the store's lock, so it never mixes the state before a change of one key
+/// with the state after a simultaneous change of another. The first snapshot is the current state (unless
+/// `emitCurrentValue` is false). A slow consumer gets the newest snapshot, never a queue; equal consecutive
+/// snapshots are dropped. Keys of other suites are read from this store's search list.
+public struct DefaultsSnapshots: AsyncSequence, Sendable {
+    public typealias Element = DefaultsSnapshot
+
+    let store: WeakStore
+    let keys: [String]
+    let emitCurrentValue: Bool
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(subscription: store.store?.subscribeSignal(forKeys: keys), keys: keys, store: store,
+            pendingFirst: emitCurrentValue)
+    }
+
+    /// Iterates one subscription.
+    public struct Iterator: AsyncIteratorProtocol, Sendable {
+        let subscription: SignalSubscription?
+        let keys: [String]
+        let store: WeakStore
+        var pendingFirst: Bool
+        var last: [String: PropertyList]?
+
+        public mutating func next() async -> DefaultsSnapshot? {
+            guard let subscription else { return nil }
+            if last == nil, let store = store.store {
+                // The state when iteration started, delivered first or used to drop an unchanged first signal.
+                let current = store.values(forKeys: keys)
+                last = current
+                if pendingFirst {
+                    pendingFirst = false
+                    return DefaultsSnapshot(values: current, store: self.store)
+                }
+            }
+            while await subscription.buffer.next() {
+                guard let store = store.store else { break }
+                let current = store.values(forKeys: keys)
+                if current == last { continue }
+                last = current
+                return DefaultsSnapshot(values: current, store: self.store)
+            }
+            subscription.cancel()
+            return nil
+        }
+    }
+}
