@@ -19,6 +19,8 @@ public enum DefaultsError: Error, Sendable, Hashable {
     case writeFailed(path: String, errno: Int32, message: String)
     /// ``Defaults/setVolatileDomain(_:forName:)`` was given a name that already exists.
     case volatileDomainExists(String)
+    /// A migration found a stored value it cannot convert (``Defaults/migrate(_:from:transform:)``).
+    case migrationFailed(key: String, domain: String, reason: String)
 }
 
 extension DefaultsError: CustomStringConvertible {
@@ -40,6 +42,8 @@ extension DefaultsError: CustomStringConvertible {
             "cannot read \(path): \(message) (errno \(code))"
         case .writeFailed(let path, let code, let message):
             "cannot write \(path): \(message) (errno \(code)); the change is kept in memory and retried"
+        case .migrationFailed(let key, let domain, let reason):
+            "cannot migrate key \"\(key)\" in domain \(domain): \(reason); the stored value was left as it is"
         case .volatileDomainExists(let name):
             "a volatile domain named \"\(name)\" already exists; remove it first with removeVolatileDomain(forName:)"
         }

@@ -6,6 +6,7 @@
 //   foundation-read <xdg> <domain> <key>           Foundation.UserDefaults: print the value as JSON
 //   standard-reset <key> <value>                   Defaults.standard: set, resetStandardUserDefaults()
 //   write-sequence <dir> <domain> <key> <count>    set the key to 1 … count, each on disk before the next
+//   typed-read <dir> <domain> <n>                  read DefaultsKey<Int>("RateLimit", default: 100) n times
 //   await-value <dir> <domain> <key> <value>       print "ready", wait (20 s at most) until the key's value
 //                                                  is the string, print "seen"; exit 1 on timeout
 //
@@ -127,6 +128,13 @@ case "await-value":
     print(result == .success ? "seen" : "timeout")
     fflush(nil)
     exit(result == .success ? 0 : 1)
+
+case "typed-read":
+    guard arguments.count == 5, let count = Int(arguments[4]) else { fail("typed-read <dir> <domain> <n>") }
+    let defaults = store(arguments[2], arguments[3])
+    let key = DefaultsKey<Int>("RateLimit", default: 100)
+    for _ in 0..<count { print(defaults[key]) }
+    exit(0)
 
 case "print-arguments":
     let parsed = Defaults.parseArguments(Array(arguments.dropFirst(2)))

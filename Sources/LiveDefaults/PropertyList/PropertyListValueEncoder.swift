@@ -69,6 +69,10 @@ final class EncodingBox {
             try value.encode(to: encoder)
             // A type that encodes nothing (an empty struct) becomes an empty dictionary, as in Foundation.
             if case .empty = content { content = .dictionary([:]) }
+            // A set's order changes from process to process: sort it, so an unchanged value rewrites the same file.
+            if value is any UnorderedCollection, case .array(let boxes) = content {
+                content = .array(boxes.sorted { "\($0.materialized ?? .dictionary([:]))" < "\($1.materialized ?? .dictionary([:]))" })
+            }
         }
     }
 
@@ -76,6 +80,10 @@ final class EncodingBox {
         ValueEncoder(box: self, codingPath: path, userInfo: userInfo)
     }
 }
+
+/// Collections whose iteration order means nothing.
+protocol UnorderedCollection {}
+extension Set: UnorderedCollection {}
 
 struct EncodingKey: CodingKey {
     var stringValue: String
