@@ -5,8 +5,13 @@
 ///     @Default(.rateLimit) var rateLimit
 /// }
 ///
-/// final class Server: Sendable {                 // a class
+/// final class Server {                           // a class
 ///     @Default(.maintenance) var maintenance
+/// }
+///
+/// final class Shared: Sendable {                  // a Sendable class: wrapped properties are always `var`
+///     let maintenance = Default(.maintenance)    // storage, so hold the wrapper itself as a `let`
+///     var isDown: Bool { maintenance.wrappedValue }
 /// }
 ///
 /// actor Limiter {                                // an actor: the property is isolated like any other

@@ -145,8 +145,12 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     private func insert(_ child: EncodingBox, _ key: Key) {
+        insert(child, named: key.stringValue)
+    }
+
+    private func insert(_ child: EncodingBox, named name: String) {
         guard case .dictionary(var boxes) = box.content else { return }
-        boxes[key.stringValue] = child
+        boxes[name] = child
         box.content = .dictionary(boxes)
     }
 
@@ -187,7 +191,12 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         return child.child(at: codingPath + [key], userInfo: userInfo).unkeyedContainer()
     }
 
-    mutating func superEncoder() -> any Encoder { superEncoder(forKey: Key(stringValue: "super")!) }
+    /// The superclass's values go under "super", whether or not `Key` has such a case.
+    mutating func superEncoder() -> any Encoder {
+        let child = EncodingBox()
+        insert(child, named: "super")
+        return child.child(at: codingPath + [EncodingKey(stringValue: "super")], userInfo: userInfo)
+    }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
         let child = EncodingBox()
