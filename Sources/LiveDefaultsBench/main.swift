@@ -85,6 +85,12 @@ rows.append((
     measure { live.integer(forKey: "Key500") },
     measure { foundation.integer(forKey: "Key500") }
 ))
+let typedKey = DefaultsKey<Int>("Key500", default: 0)
+rows.append((
+    "defaults[.key] (typed Int) vs integer(forKey:)",
+    measure { live[typedKey] },
+    measure { foundation.integer(forKey: "Key500") }
+))
 rows.append((
     "integer(forKey:), missing key",
     measure { live.integer(forKey: "Missing") },

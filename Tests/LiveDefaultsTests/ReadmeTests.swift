@@ -50,4 +50,23 @@ struct ReadmeTests {
         #expect(try runHelper(["write-keys", directory.path, "myserver", "RateLimit", "1"]).status == 0)
         #expect(await changes.value == ["RateLimit0: - → 0"])
     }
+
+    @Test("The tour's typed part compiles")
+    func tourTyped() async throws {
+        let directory = TemporaryDirectory()
+        let defaults = try Defaults(configuration: .rooted(at: directory.path, applicationDomain: "myserver"))
+        struct Handler { @Default<Int> var rateLimit: Int }
+        defaults[.rateLimit] = 200
+        let handler = Handler(rateLimit: Default(.rateLimit, store: defaults))
+        #expect(handler.rateLimit == 200)
+        final class Limiter { var rate = 0 }
+        let limiter = Limiter()
+        for await limit in defaults.updates(.rateLimit) {
+            limiter.rate = limit
+            break
+        }
+        #expect(limiter.rate == 200)
+        defaults.register(defaults: ["Greeting": "Hello"])
+        #expect(defaults.integer(forKey: "RateLimit") == 200)
+    }
 }
