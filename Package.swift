@@ -5,15 +5,26 @@ let package = Package(
     name: "LiveDefaults",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "LiveDefaults", targets: ["LiveDefaults"])
+        .library(name: "LiveDefaults", targets: ["LiveDefaults"]),
+        .executable(name: "defaults", targets: ["DefaultsTool"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-log", from: "1.16.2")
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         .target(
             name: "LiveDefaults",
             dependencies: [.product(name: "Logging", package: "swift-log")]
+        ),
+        // The `defaults` command: macOS defaults(1) on the same files, plus `watch`.
+        .executableTarget(
+            name: "DefaultsTool",
+            dependencies: [
+                "LiveDefaults",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // A real second process for the cross-process tests (writers, Foundation.UserDefaults interop).
         .executableTarget(
@@ -33,6 +44,11 @@ let package = Package(
         .testTarget(
             name: "LiveDefaultsTests",
             dependencies: ["LiveDefaults", "LiveDefaultsTestHelper"]
+        ),
+        // Runs the built `defaults` binary for every verb, flag and error.
+        .testTarget(
+            name: "DefaultsToolTests",
+            dependencies: ["DefaultsTool", "LiveDefaults"]
         ),
     ],
     swiftLanguageModes: [.v6]

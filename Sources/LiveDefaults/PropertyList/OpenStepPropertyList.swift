@@ -222,20 +222,24 @@ struct OpenStepPropertyListParser {
 /// Prints values as old-style property lists, the way `defaults read` shows them: strings bare when they
 /// can be, quoted and escaped otherwise; numbers bare; Booleans as 1 and 0; data as `<hex>`.
 enum OpenStepPropertyListWriter {
-    static func string(from value: PropertyList) -> String {
+    static func string(from value: PropertyList, dateStyle: PropertyList.DateStyle = .iso8601) -> String {
         var output = ""
-        write(value, indent: 0, into: &output)
+        write(value, indent: 0, dateStyle: dateStyle, into: &output)
         return output
     }
 
-    private static func write(_ value: PropertyList, indent: Int, into output: inout String) {
+    private static func write(_ value: PropertyList, indent: Int, dateStyle: PropertyList.DateStyle, into output: inout String) {
         let pad = String(repeating: "    ", count: indent)
         switch value {
         case .string(let string): output += quotedIfNeeded(string)
         case .integer(let integer): output += "\(integer)"
         case .real(let real): output += XMLPropertyListWriter.realText(real)
         case .bool(let bool): output += bool ? "1" : "0"
-        case .date(let date): output += quotedIfNeeded(PropertyListDate.format(date))
+        case .date(let date):
+            switch dateStyle {
+            case .iso8601: output += quotedIfNeeded(PropertyListDate.format(date))
+            case .defaultsTool: output += quotedIfNeeded(PropertyListDate.formatForDefaultsTool(date))
+            }
         case .data(let data): output += "<" + data.map { String(format: "%02x", $0) }.joined() + ">"
         case .array(let elements):
             if elements.isEmpty {
@@ -245,7 +249,7 @@ enum OpenStepPropertyListWriter {
             output += "(\n"
             for (offset, element) in elements.enumerated() {
                 output += pad + "    "
-                write(element, indent: indent + 1, into: &output)
+                write(element, indent: indent + 1, dateStyle: dateStyle, into: &output)
                 output += offset == elements.count - 1 ? "\n" : ",\n"
             }
             output += pad + ")"
@@ -257,7 +261,7 @@ enum OpenStepPropertyListWriter {
             output += "{\n"
             for (key, entry) in entries.sorted(by: { $0.key < $1.key }) {
                 output += pad + "    " + quotedIfNeeded(key) + " = "
-                write(entry, indent: indent + 1, into: &output)
+                write(entry, indent: indent + 1, dateStyle: dateStyle, into: &output)
                 output += ";\n"
             }
             output += pad + "}"

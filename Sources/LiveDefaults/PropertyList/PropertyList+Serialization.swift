@@ -56,6 +56,20 @@ extension PropertyList {
         }
     }
 
+    /// How old-style text shows dates.
+    public enum DateStyle: Sendable, Hashable {
+        /// `"2024-01-31T09:05:00Z"`, which the old-style parser reads back as a string.
+        case iso8601
+        /// `"2024-01-31 09:05:00 +0000"`, as macOS `defaults read` prints dates.
+        case defaultsTool
+    }
+
+    /// The value as old-style (OpenStep) text, as `defaults read` prints it: `{ Key = value; }`, `( a, b )`,
+    /// strings quoted only where needed, Booleans as 1 and 0, data as `<0fa1>`.
+    public func openStepText(dateStyle: DateStyle = .iso8601) -> String {
+        OpenStepPropertyListWriter.string(from: self, dateStyle: dateStyle)
+    }
+
     static func detectFormat(_ data: Data) -> Format {
         if data.starts(with: BinaryPropertyListReader.magic) { return .binary }
         var index = data.startIndex

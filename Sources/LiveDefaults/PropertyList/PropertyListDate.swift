@@ -1,3 +1,4 @@
+import Glibc
 import Foundation
 
 /// The ISO 8601 form that XML property lists use for dates (`2026-11-22T14:16:04Z`), converted by hand:
@@ -72,5 +73,16 @@ enum PropertyListDate {
         let day = dayOfYear - (153 * mp + 2) / 5 + 1
         let month = mp < 10 ? mp + 3 : mp - 9
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    /// The form macOS `defaults read` prints: `2024-01-31 09:05:00 +0000`.
+    static func formatForDefaultsTool(_ date: Date) -> String {
+        let seconds = Int((date.timeIntervalSince1970).rounded(.down))
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        return String(
+            format: "%04d-%02d-%02d %02d:%02d:%02d +0000", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
     }
 }

@@ -131,6 +131,16 @@ extension Defaults {
         return file.contents
     }
 
+    /// Why one layer of a persistent domain cannot be read right now (corrupt, not a dictionary, no
+    /// permission), or nil when it can (or has no file). A tool checks this before it writes, so that it can
+    /// refuse rather than keep the file aside.
+    public func problem(inDomain domainName: String, layer: PreferenceLayer = .currentUser) -> DefaultsError? {
+        guard (try? DomainName.validate(domainName)) != nil else { return nil }
+        let file = file(forDomain: domainName, layer: layer)
+        file.loadIfNeeded()
+        return file.currentFailure
+    }
+
     /// Replaces the contents of one layer of a persistent domain (by default the current-user file);
     /// observers of the domain in any store of the process see the change at once, and it is on disk within
     /// milliseconds. An empty dictionary removes the file.

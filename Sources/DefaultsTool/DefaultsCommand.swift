@@ -1,0 +1,19 @@
+import ArgumentParser
+
+/// `defaults`: read and write LiveDefaults (and Foundation.UserDefaults) domains from the command line, as
+/// macOS `defaults(1)` does, and watch them change live.
+struct DefaultsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "defaults",
+        abstract: "Read, write and watch user defaults: macOS defaults(1) on the files LiveDefaults and Foundation share.",
+        discussion: """
+            Domains live in $XDG_CONFIG_HOME (else ~/.config) as <domain>.plist. A domain is a name \
+            (com.example.app), -g / -globalDomain / NSGlobalDomain for the global domain, or a path to a \
+            plist file. Put -currentHost or -host <name> before the verb for per-host (ByHost) preferences.
+            """,
+        subcommands: [
+            Read.self, ReadType.self, Write.self, Rename.self, Delete.self, Domains.self, Find.self, Import.self,
+            Export.self, Watch.self,
+        ]
+    )
+}

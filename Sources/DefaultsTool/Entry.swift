@@ -1,0 +1,42 @@
+import ArgumentParser
+import Logging
+
+/// Rewrites macOS-style arguments into what the parser understands, then runs the command.
+@main
+enum Entry {
+    static func main() async {
+        // The command reports every problem itself, in one line; the library's log would repeat it.
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .critical
+            return handler
+        }
+        await DefaultsCommand.main(ArgumentRewriter.rewrite(Array(CommandLine.arguments.dropFirst())))
+    }
+}
+
+/// macOS `defaults` takes its host selector before the verb (`defaults -currentHost read …`) and a global
+/// domain selector that looks like an option (`defaults read -g`). Both are rewritten for the parser:
+/// `-currentHost` and `-host <name>` move behind the verb as `--current-host` / `--host <name>`, and `-g` or
+/// `-globalDomain` in the domain position becomes `NSGlobalDomain`.
+enum ArgumentRewriter {
+    static func rewrite(_ arguments: [String]) -> [String] {
+        var hostOptions: [String] = []
+        var rest = arguments[...]
+        while let first = rest.first {
+            if first == "-currentHost" {
+                hostOptions.append("--current-host")
+                rest = rest.dropFirst()
+            } else if first == "-host", rest.count >= 2 {
+                hostOptions += ["--host", rest[rest.startIndex + 1]]
+                rest = rest.dropFirst(2)
+            } else {
+                break
+            }
+        }
+        guard let verb = rest.first else { return hostOptions }
+        var tail = Array(rest.dropFirst())
+        if let domain = tail.first, domain == "-g" || domain == "-globalDomain" { tail[0] = "NSGlobalDomain" }
+        return [verb] + hostOptions + tail
+    }
+}

@@ -1,0 +1,63 @@
+import ArgumentParser
+import Foundation
+import LiveDefaults
+
+/// `defaults import domain path|-`.
+struct Import: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Replace a domain with a property-list file (XML, binary or old-style), or standard input with -.")
+
+    @OptionGroup var host: HostOptions
+    @Argument var domain: String
+    @Argument(help: "A plist file, or - for standard input.") var path: String
+
+    func run() {
+        perform {
+            let data: Data
+            if path == "-" {
+                data = FileHandle.standardInput.readDataToEndOfFile()
+            } else {
+                do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+                    throw ToolError("cannot read \(path): \(error.localizedDescription)")
+                }
+            }
+            let value: PropertyList
+            do { value = try PropertyList.decode(data).value } catch {
+                throw ToolError("\(path == "-" ? "standard input" : path) is not a property list: \(error)")
+            }
+            guard case .dictionary(let contents) = value else {
+                throw ToolError("\(path == "-" ? "standard input" : path) holds a \(value.typeName), not a dictionary")
+            }
+            let store = try DomainTarget(domain, host: host).store()
+            try store.replace(with: contents)
+            try store.commit()
+        }
+    }
+}
+
+/// `defaults export domain path|-`.
+struct Export: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a domain to a file as an XML property list, or to standard output with -.")
+
+    @OptionGroup var host: HostOptions
+    @Flag(help: "Write JSON instead of XML.") var json = false
+    @Argument var domain: String
+    @Argument(help: "The file to write, or - for standard output.") var path: String
+
+    func run() {
+        perform {
+            let contents = try DomainTarget(domain, host: host).store().existingContents()
+            let data = json
+                ? Data((Output.json(Output.jsonObject(.dictionary(contents))) + "\n").utf8)
+                : PropertyList.dictionary(contents).encoded(as: .xml)
+            if path == "-" {
+                FileHandle.standardOutput.write(data)
+            } else {
+                do { try data.write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
+                    throw ToolError("cannot write \(path): \(error.localizedDescription)")
+                }
+            }
+        }
+    }
+}

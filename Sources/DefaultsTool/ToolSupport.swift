@@ -1,0 +1,134 @@
+import ArgumentParser
+import Foundation
+import LiveDefaults
+import Synchronization
+
+/// `-currentHost` / `-host <name>` (given before the verb on the command line; see ``ArgumentRewriter``).
+struct HostOptions: ParsableArguments {
+    @Flag(name: .customLong("current-host"), help: "Use the per-host (ByHost) preferences of this host.")
+    var currentHost = false
+
+    @Option(name: .customLong("host"), help: "Use the per-host (ByHost) preferences of the named host.")
+    var host: String?
+}
+
+/// A message for a person, printed as `defaults: <message>` with exit status 1.
+struct ToolError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Writes a line to standard output at once (unbuffered), so that output works in a pipe.
+func emit(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// Prints the error and exits with status 1.
+func fail(_ error: any Error) -> Never {
+    FileHandle.standardError.write(Data("defaults: \(error)\n".utf8))
+    exit(1)
+}
+
+/// Runs a verb, turning every error into a one-line message and a non-zero exit.
+func perform(_ body: () throws -> Void) {
+    do { try body() } catch { fail(error) }
+}
+
+/// The domain a verb works on: its name, the files it lives in, and the layer (user or per-host).
+struct DomainTarget {
+    /// The domain as the user wrote it, for messages.
+    let display: String
+    /// The domain name inside `locations`.
+    let name: String
+    let locations: DefaultsLocations
+    let layer: PreferenceLayer
+    /// The file that holds the domain.
+    var path: String { locations.path(forDomain: name, layer: layer) }
+
+    /// Resolves `com.example.app`, `NSGlobalDomain` or a path to a plist file (with or without `.plist`).
+    init(_ domain: String, host: HostOptions) throws {
+        var locations = DefaultsLocations.current
+        var layer = PreferenceLayer.currentUser
+        if host.currentHost || host.host != nil {
+            layer = .currentUserCurrentHost
+            if let name = host.host { locations.hostIdentifier = name }
+        }
+        if domain.contains("/") {
+            let absolute = domain.hasPrefix("/") ? domain : FileManager.default.currentDirectoryPath + "/" + domain
+            let directory = (absolute as NSString).deletingLastPathComponent
+            var file = (absolute as NSString).lastPathComponent
+            if file.hasSuffix(".plist") { file.removeLast(6) }
+            locations = DefaultsLocations(userDirectory: directory, hostIdentifier: locations.hostIdentifier)
+            layer = .currentUser
+            name = file
+        } else {
+            name = domain == "-g" || domain == "-globalDomain" ? Defaults.globalDomain : domain
+        }
+        do { try DomainName.validate(name) } catch { throw ToolError("\(error)") }
+        display = domain
+        self.locations = locations
+        self.layer = layer
+    }
+
+    /// A store whose application domain is this domain; errors it meets are collected for ``check(_:)``.
+    func store() throws -> ToolStore {
+        let log = ErrorLog()
+        var configuration = Defaults.Configuration(
+            locations: locations, applicationDomain: name, arguments: [], languages: [])
+        configuration.errorHandler = { error in log.errors.withLock { $0.append(error) } }
+        let store: Defaults
+        do { store = try Defaults(configuration: configuration) } catch { throw ToolError("\(error)") }
+        return ToolStore(defaults: store, target: self, log: log)
+    }
+}
+
+/// The errors a store reported while a verb ran.
+final class ErrorLog: Sendable {
+    let errors = Mutex<[DefaultsError]>([])
+}
+
+/// A store opened by a verb, with the errors it reported.
+struct ToolStore {
+    let defaults: Defaults
+    let target: DomainTarget
+    let log: ErrorLog
+
+    /// The domain's own contents in its layer, or nil when it has no file; fails when the file cannot be read.
+    func contents() throws -> [String: PropertyList]? {
+        if let problem = defaults.problem(inDomain: target.name, layer: target.layer) { throw ToolError("\(problem)") }
+        return defaults.persistentDomainContents(forName: target.name, layer: target.layer)
+    }
+
+    /// The contents, failing with macOS's message when the domain does not exist.
+    func existingContents() throws -> [String: PropertyList] {
+        guard let contents = try contents() else { throw ToolError("Domain \(target.display) does not exist") }
+        return contents
+    }
+
+    /// Sets or removes a key, refusing a file that cannot be read (it is never replaced behind the user's back).
+    func set(_ value: PropertyList?, forKey key: String) throws {
+        _ = try contents()
+        do {
+            try defaults.setValue(value, forKey: key, inDomain: target.name, layer: target.layer)
+        } catch {
+            throw ToolError("\(error)")
+        }
+    }
+
+    /// Replaces the whole domain (an empty dictionary deletes its file).
+    func replace(with contents: [String: PropertyList]) throws {
+        _ = try self.contents()
+        do {
+            try defaults.setPersistentDomainContents(contents, forName: target.name, layer: target.layer)
+        } catch {
+            throw ToolError("\(error)")
+        }
+    }
+
+    /// Waits until the change is on disk; fails with the first error any write reported.
+    func commit() throws {
+        let written = defaults.synchronize()
+        if let error = log.errors.withLock({ $0.first }) { throw ToolError("\(error)") }
+        if !written { throw ToolError(defaults.lastError.map { "\($0)" } ?? "cannot write \(target.path)") }
+    }
+}

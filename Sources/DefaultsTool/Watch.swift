@@ -1,0 +1,63 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import LiveDefaults
+
+/// `defaults watch domain [key]`: one line per change of the effective value, until interrupted.
+struct Watch: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print one line per change of a domain (or one key), whoever makes it, until interrupted.",
+        discussion: """
+            Lines are "<domain> <key> = <value>" (old-style, on one line) or "<domain> <key> removed"; with \
+            --json, JSON Lines {"domain": …, "key": …, "value": …} with null for a removal. Output is flushed \
+            line by line, so it works in a pipe. SIGINT and SIGTERM end it with status 0.
+            """)
+
+    @OptionGroup var host: HostOptions
+    @Flag(help: "Print JSON Lines.") var json = false
+    @Argument var domain: String
+    @Argument(help: "Follow only this key.") var key: String?
+
+    func run() async {
+        let store: ToolStore
+        do {
+            let target = try DomainTarget(domain, host: host)
+            store = try target.store()
+            _ = try store.contents()
+        } catch {
+            fail(error)
+        }
+        let signals = Self.exitOnSignals()
+        FileHandle.standardError.write(Data("Watching \(domain)\(key.map { " \($0)" } ?? "") (Ctrl-C to stop)\n".utf8))
+        let name = store.target.name
+        if let key {
+            for await value in store.defaults.updates(forKey: key, emitCurrentValue: false) {
+                report(domain: name, key: key, value: value)
+            }
+        } else {
+            for await change in store.defaults.changes() {
+                report(domain: name, key: change.key, value: change.newValue)
+            }
+        }
+        withExtendedLifetime(signals) {}
+    }
+
+    private func report(domain: String, key: String, value: PropertyList?) {
+        if json {
+            emit(Output.json(["domain": domain, "key": key, "value": Output.jsonObject(value)], pretty: false))
+        } else {
+            emit("\(domain) \(key) " + (value.map { "= " + Output.line($0) } ?? "removed"))
+        }
+    }
+
+    /// SIGINT and SIGTERM end the program normally (status 0).
+    private static func exitOnSignals() -> [any DispatchSourceSignal] {
+        [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
+            source.setEventHandler { Foundation.exit(0) }
+            source.activate()
+            return source
+        }
+    }
+}

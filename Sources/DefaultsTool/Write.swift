@@ -1,0 +1,102 @@
+import ArgumentParser
+import LiveDefaults
+
+/// `defaults write domain key value` and `defaults write domain plist`.
+struct Write: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a key, or replace a whole domain with a dictionary.",
+        discussion: """
+            defaults write <domain> <key> <value>            a bare value is an old-style plist: 42, "A B", (a, b), { k = v; }
+            defaults write <domain> <key> -string|-int|-integer|-float|-bool|-boolean|-date|-data <value>
+            defaults write <domain> <key> -array|-array-add <value>…
+            defaults write <domain> <key> -dict|-dict-add <key> <value>…
+            defaults write <domain> '{ Key = value; … }'     replaces the whole domain
+            The command returns once the value is on disk.
+            """)
+
+    @OptionGroup var host: HostOptions
+    @Argument(help: "A domain name, -g, or a path to a plist file.") var domain: String
+    @Argument(parsing: .captureForPassthrough, help: "The key and the value, or a dictionary for the whole domain.")
+    var words: [String] = []
+
+    func run() {
+        perform {
+            let store = try DomainTarget(domain, host: host).store()
+            switch words.count {
+            case 0:
+                throw ToolError("write needs a key and a value, or a dictionary for the whole domain")
+            case 1:
+                guard case .dictionary(let contents) = try ValueParser.bare(words[0]) else {
+                    throw ToolError("\"\(words[0])\" is not a dictionary; to write a key, give the key and a value")
+                }
+                try store.replace(with: contents)
+            default:
+                let key = words[0]
+                let current = try store.contents()?[key]
+                switch try ValueParser.parse(Array(words.dropFirst())) {
+                case .set(let value):
+                    try store.set(value, forKey: key)
+                case .appendToArray(let elements):
+                    guard case .array(let existing) = current ?? .array([]) else {
+                        throw ToolError("-array-add: the value of \(key) in \(domain) is a \(current!.typeName), not an array")
+                    }
+                    try store.set(.array(existing + elements), forKey: key)
+                case .mergeIntoDictionary(let entries):
+                    guard case .dictionary(var existing) = current ?? .dictionary([:]) else {
+                        throw ToolError("-dict-add: the value of \(key) in \(domain) is a \(current!.typeName), not a dictionary")
+                    }
+                    existing.merge(entries) { _, new in new }
+                    try store.set(.dictionary(existing), forKey: key)
+                }
+            }
+            try store.commit()
+        }
+    }
+}
+
+/// `defaults rename domain old new`.
+struct Rename: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Rename a key, keeping its value.")
+
+    @OptionGroup var host: HostOptions
+    @Argument var domain: String
+    @Argument(help: "The key's current name.") var old: String
+    @Argument(help: "The key's new name.") var new: String
+
+    func run() {
+        perform {
+            let store = try DomainTarget(domain, host: host).store()
+            guard let value = try store.existingContents()[old] else {
+                throw ToolError("Key \(old) does not exist in domain \(domain); leaving defaults unchanged")
+            }
+            try store.set(value, forKey: new)
+            try store.set(nil, forKey: old)
+            try store.commit()
+        }
+    }
+}
+
+/// `defaults delete domain [key]`.
+struct Delete: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Delete a key, or a whole domain (its file).")
+
+    @OptionGroup var host: HostOptions
+    @Argument var domain: String
+    @Argument(help: "The key to delete; without it, the whole domain goes.") var key: String?
+
+    func run() {
+        perform {
+            let store = try DomainTarget(domain, host: host).store()
+            guard let contents = try store.contents() else { throw ToolError("Domain (\(domain)) not found.") }
+            if let key {
+                guard contents[key] != nil else {
+                    throw ToolError("Key \(key) does not exist in domain \(domain); leaving defaults unchanged")
+                }
+                try store.set(nil, forKey: key)
+            } else {
+                try store.replace(with: [:])
+            }
+            try store.commit()
+        }
+    }
+}

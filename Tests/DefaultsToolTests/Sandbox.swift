@@ -1,0 +1,201 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// A temporary XDG_CONFIG_HOME for one test, and ways to run the built `defaults` binary in it.
+final class Sandbox: Sendable {
+    let path: String
+
+    private static let created = Mutex<[String]>([])
+
+    init() {
+        path = NSTemporaryDirectory() + "defaults-tool-tests-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        // Removed at exit, not in deinit: a local may be released right after its last use.
+        let first = Self.created.withLock { created in
+            created.append(path)
+            return created.count == 1
+        }
+        if first {
+            atexit { for path in Sandbox.created.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) } }
+        }
+    }
+
+    func file(_ name: String) -> String { "\(path)/\(name)" }
+
+    struct Result {
+        var status: Int32
+        var output: String
+        var error: String
+    }
+
+    /// The environment of every run: this sandbox as the defaults directory, no real managed directory.
+    func environment(_ extra: [String: String] = [:]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = path
+        environment["LIVEDEFAULTS_MANAGED_DIRECTORY"] = file("no-managed-directory")
+        for (key, value) in extra { environment[key] = value }
+        return environment
+    }
+
+    func run(_ arguments: String...) throws -> Result { try run(arguments) }
+
+    func run(_ arguments: [String], environment extra: [String: String] = [:], input: String? = nil) throws -> Result {
+        try Self.execute(toolURL, arguments, environment: environment(extra), input: input)
+    }
+
+    static func execute(_ executable: URL, _ arguments: [String], environment: [String: String], input: String? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = environment
+        let output = Pipe()
+        let error = Pipe()
+        let standardInput = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        process.standardInput = standardInput
+        try process.run()
+        if let input { standardInput.fileHandleForWriting.write(Data(input.utf8)) }
+        try standardInput.fileHandleForWriting.close()
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        let logged = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, output: String(decoding: printed, as: UTF8.self),
+            error: String(decoding: logged, as: UTF8.self))
+    }
+
+    /// Runs and expects success; returns standard output.
+    @discardableResult
+    func ok(_ arguments: String...) throws -> String { try ok(arguments) }
+
+    @discardableResult
+    func ok(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws -> String {
+        let result = try run(arguments, environment: environment, input: input)
+        #expect(result.status == 0, "defaults \(arguments.joined(separator: " ")): \(result.error)")
+        return result.output
+    }
+
+    /// Runs as an unprivileged user (`nobody`) when the tests run as root, so that permissions apply.
+    func runAsAnotherUser(_ arguments: [String], home: String) throws -> Result {
+        var environment = environment(["XDG_CONFIG_HOME": home])
+        if getuid() == 0 {
+            environment["HOME"] = "/nonexistent"
+            // nobody must be able to reach the binary and the sandbox, but not `home` (0700, root's).
+            chmod(path, 0o755)
+            return try Self.execute(
+                URL(fileURLWithPath: "/usr/sbin/runuser"), ["-u", "nobody", "--", toolURL.path] + arguments,
+                environment: environment)
+        }
+        chmod(home, 0o000)
+        defer { chmod(home, 0o700) }
+        return try run(arguments, environment: ["XDG_CONFIG_HOME": home])
+    }
+
+    /// A domain file as Python's plistlib reads it, as JSON.
+    func python(_ domain: String, _ expression: String) throws -> String {
+        try pythonPlistFile(file("\(domain).plist"), expression: expression)
+    }
+
+    func runPython(_ script: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script]
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
+    /// Starts a long-running command (`watch`) whose output is collected as it comes.
+    func start(_ arguments: String...) throws -> RunningTool {
+        try RunningTool(toolURL, arguments, environment: environment())
+    }
+}
+
+/// A `defaults` process that keeps running (`watch`).
+final class RunningTool: @unchecked Sendable {
+    // @unchecked: `process` is only used from the test's thread; the collected text is behind locks.
+    private final class Text: Sendable {
+        let value = Mutex("")
+        func append(_ data: Data) { value.withLock { $0 += String(decoding: data, as: UTF8.self) } }
+    }
+
+    private let process: Process
+    private let output = Text()
+    private let errors = Text()
+
+    init(_ executable: URL, _ arguments: [String], environment: [String: String]) throws {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = environment
+        let outputPipe = Pipe()
+        let errorPipe = Pipe()
+        process.standardOutput = outputPipe
+        process.standardError = errorPipe
+        self.process = process
+        outputPipe.fileHandleForReading.readabilityHandler = { [output] handle in output.append(handle.availableData) }
+        errorPipe.fileHandleForReading.readabilityHandler = { [errors] handle in errors.append(handle.availableData) }
+        try process.run()
+    }
+
+    var lines: [String] { output.value.withLock { $0 }.split(separator: "\n").map(String.init) }
+
+    func waitForLine(_ line: String, timeout: Double = 10) -> Bool {
+        wait(timeout) { self.lines.contains(line) }
+    }
+
+    func waitForStderr(_ text: String, timeout: Double = 10) -> Bool {
+        wait(timeout) { self.errors.value.withLock { $0 }.contains(text) }
+    }
+
+    /// Sends a signal and returns the exit status.
+    func stop(_ signal: Int32) -> Int32 {
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        return process.terminationReason == .exit ? process.terminationStatus : -signal
+    }
+
+    private func wait(_ timeout: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(2_000)
+        }
+        return condition()
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+}
+
+/// Reads a plist file with Python's plistlib, an independent reader, as JSON.
+func pythonPlistFile(_ path: String, expression: String = "d") throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = [
+        "python3", "-c",
+        "import plistlib,sys,json,datetime\nd=plistlib.load(open(sys.argv[1],'rb'))\n"
+            + "print(json.dumps(\(expression), sort_keys=True, default=str))",
+        path,
+    ]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+/// The built `defaults` binary, beside the test bundle.
+let toolURL: URL = {
+    var directory = Bundle.main.bundleURL
+    for _ in 0..<4 {
+        let candidate = directory.appendingPathComponent("defaults")
+        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        directory = directory.deletingLastPathComponent()
+    }
+    return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("defaults")
+}()
