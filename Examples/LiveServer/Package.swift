@@ -1,0 +1,39 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+let package = Package(
+    name: "LiveServer",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "LiveServer", targets: ["LiveServer"])
+    ],
+    dependencies: [
+        .package(name: "LiveDefaults", path: "../.."),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        .target(
+            name: "App",
+            dependencies: [
+                .product(name: "LiveDefaults", package: "LiveDefaults"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "LiveServer",
+            dependencies: ["App"]
+        ),
+        .testTarget(
+            name: "AppTests",
+            dependencies: [
+                "App",
+                "LiveServer",
+                .product(name: "LiveDefaults", package: "LiveDefaults"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,52 @@
+import Foundation
+import Hummingbird
+import LiveDefaults
+import Logging
+
+/// How the server runs.
+public struct ServerOptions: Sendable {
+    /// The address to listen on; loopback by default, so that only this machine can edit the settings.
+    public var host = "127.0.0.1"
+    public var port = 8080
+    /// When set, `PUT /settings/{key}` requires `Authorization: Bearer <token>`. Without a token, editing is
+    /// allowed only while the server listens on loopback.
+    public var token: String?
+
+    public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil) {
+        self.host = host
+        self.port = port
+        self.token = token
+    }
+
+    var listensOnLoopback: Bool { ["127.0.0.1", "::1", "localhost"].contains(host) }
+}
+
+/// The server's application domain.
+public let serverDomain = "com.example.liveserver"
+
+/// Builds the server: its routes read every setting live from `defaults`.
+public func buildApplication(
+    defaults: Defaults, options: ServerOptions, logger: Logger = Logger(label: "LiveServer")
+) -> some ApplicationProtocol {
+    let router = Router()
+    let behaviour = LiveBehaviour(defaults: defaults, logger: logger)
+    router.get("/") { _, _ in
+        Response(
+            status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: Page.html(domain: defaults.configuration.applicationDomain))))
+    }
+    router.get("hello") { request, _ in behaviour.hello(request) }
+    SettingsController(defaults: defaults, options: options).addRoutes(to: router)
+    return Application(
+        router: router,
+        configuration: .init(address: .hostname(options.host, port: options.port), serverName: "LiveServer"),
+        services: [behaviour],
+        logger: logger)
+}
+
+/// A JSON response.
+func json(_ object: Any, status: HTTPResponse.Status = .ok) -> Response {
+    let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])) ?? Data("{}".utf8)
+    return Response(
+        status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+}

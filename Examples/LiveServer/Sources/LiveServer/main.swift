@@ -1,0 +1,51 @@
+// The example server: its behaviour comes from the domain com.example.liveserver, and changes the moment
+// anyone writes it.
+//
+//   swift run LiveServer [--host 127.0.0.1] [--port 8080] [--token SECRET] [--directory DIR]
+//
+// Then, from another shell:
+//   defaults write com.example.liveserver Greeting "Hi from the shell"
+//   curl localhost:8080/hello
+import App
+import Foundation
+import Hummingbird
+import LiveDefaults
+import Logging
+
+func usage() -> Never {
+    FileHandle.standardError.write(Data("usage: LiveServer [--host H] [--port P] [--token T] [--directory DIR]\n".utf8))
+    exit(2)
+}
+
+var options = ServerOptions()
+var directory: String?
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    guard let value = arguments.popFirst() else { usage() }
+    switch argument {
+    case "--host": options.host = value
+    case "--port":
+        guard let port = Int(value) else { usage() }
+        options.port = port
+    case "--token": options.token = value
+    case "--directory": directory = value
+    default: usage()
+    }
+}
+
+var configuration = Defaults.Configuration(applicationDomain: serverDomain, arguments: [])
+if let directory { configuration.locations = .rooted(at: directory) }
+let defaults = try Defaults(configuration: configuration)
+let logger = Logger(label: "LiveServer")
+let app = buildApplication(defaults: defaults, options: options, logger: logger)
+let address = "http://\(options.host == "::1" ? "[::1]" : options.host):\(options.port)"
+let tool = directory.map { "XDG_CONFIG_HOME=\($0) " } ?? ""
+print("""
+    LiveServer on \(address)   (settings page: \(address)/)
+    Settings live in \(configuration.locations.path(forDomain: serverDomain, layer: .currentUser))
+    Try, from another shell:
+      \(tool)swift run --package-path <LiveDefaults> defaults write \(serverDomain) Greeting "Hi from the shell"
+      curl \(address)/hello
+    """)
+fflush(nil)
+try await app.runService()
