@@ -26,7 +26,8 @@ public let serverDomain = "com.example.liveserver"
 
 /// Builds the server: its routes read every setting live from `defaults`.
 public func buildApplication(
-    defaults: Defaults, options: ServerOptions, logger: Logger = Logger(label: "LiveServer")
+    defaults: Defaults, options: ServerOptions, logger: Logger = Logger(label: "LiveServer"),
+    onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let router = Router()
     let behaviour = LiveBehaviour(defaults: defaults, logger: logger)
@@ -41,6 +42,7 @@ public func buildApplication(
         router: router,
         configuration: .init(address: .hostname(options.host, port: options.port), serverName: "LiveServer"),
         services: [behaviour],
+        onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? options.port) },
         logger: logger)
 }
 

@@ -37,15 +37,18 @@ var configuration = Defaults.Configuration(applicationDomain: serverDomain, argu
 if let directory { configuration.locations = .rooted(at: directory) }
 let defaults = try Defaults(configuration: configuration)
 let logger = Logger(label: "LiveServer")
-let app = buildApplication(defaults: defaults, options: options, logger: logger)
-let address = "http://\(options.host == "::1" ? "[::1]" : options.host):\(options.port)"
 let tool = directory.map { "XDG_CONFIG_HOME=\($0) " } ?? ""
-print("""
-    LiveServer on \(address)   (settings page: \(address)/)
-    Settings live in \(configuration.locations.path(forDomain: serverDomain, layer: .currentUser))
-    Try, from another shell:
-      \(tool)swift run --package-path <LiveDefaults> defaults write \(serverDomain) Greeting "Hi from the shell"
-      curl \(address)/hello
-    """)
-fflush(nil)
+let file = configuration.locations.path(forDomain: serverDomain, layer: .currentUser)
+let host = options.host == "::1" ? "[::1]" : options.host
+let app = buildApplication(defaults: defaults, options: options, logger: logger) { [host, tool, file] port in
+    let address = "http://\(host):\(port)"
+    print("""
+        LiveServer on \(address)   (settings page: \(address)/)
+        Settings live in \(file)
+        Try, from another shell:
+          \(tool)swift run --package-path <LiveDefaults> defaults write \(serverDomain) Greeting "Hi from the shell"
+          curl \(address)/hello
+        """)
+    fflush(nil)
+}
 try await app.runService()

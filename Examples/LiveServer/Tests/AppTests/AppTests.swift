@@ -1,0 +1,236 @@
+import App
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import LiveDefaults
+import Synchronization
+import Testing
+
+/// Every route and error, through Hummingbird's router test client, on a store in a temporary directory.
+@Suite("LiveServer routes")
+struct AppTests {
+    static func store() throws -> (Defaults, TemporaryDirectory) {
+        let directory = TemporaryDirectory()
+        let defaults = try Defaults(configuration: .rooted(at: directory.path, applicationDomain: serverDomain))
+        return (defaults, directory)
+    }
+
+    static func body(_ response: TestResponse) -> [String: Any] {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
+        else { return [:] }
+        return object
+    }
+
+    @Test("GET /settings returns every setting as JSON")
+    func getSettings() async throws {
+        let (defaults, directory) = try Self.store()
+        defaults.set("Howdy", forKey: "Greeting")
+        let app = buildApplication(defaults: defaults, options: ServerOptions(port: 0))
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/settings", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "application/json")
+                let settings = Self.body(response)
+                #expect(settings["Greeting"] as? String == "Howdy")
+                #expect(settings["RateLimit"] as? Int == 60)
+                #expect(settings["Maintenance"] as? Bool == false)
+                #expect(settings["LogLevel"] as? String == "info")
+                #expect((settings["Features"] as? [String: Any])?["search"] as? Bool == false)
+            }
+        }
+        withExtendedLifetime(directory) {}
+    }
+
+    @Test("PUT /settings/{key} stores valid values through the library")
+    func putValid() async throws {
+        let (defaults, directory) = try Self.store()
+        let app = buildApplication(defaults: defaults, options: ServerOptions(port: 0))
+        try await app.test(.router) { client in
+            for (key, value) in [
+                ("Greeting", #""Bonjour""#), ("RateLimit", "5"), ("Maintenance", "true"), ("LogLevel", #""debug""#),
+                ("Features", #"{"search": true, "banner": "Back at 5"}"#),
+            ] {
+                try await client.execute(uri: "/settings/\(key)", method: .put, body: ByteBuffer(string: value)) { response in
+                    #expect(response.status == .ok, "\(key)")
+                }
+            }
+        }
+        #expect(defaults.string(forKey: "Greeting") == "Bonjour")
+        #expect(defaults.integer(forKey: "RateLimit") == 5)
+        #expect(defaults.bool(forKey: "Maintenance"))
+        #expect(defaults.string(forKey: "LogLevel") == "debug")
+        #expect(defaults.value(forKey: "Features") == ["search": true, "banner": "Back at 5"])
+        #expect(defaults.synchronize())
+        // Other processes see it: it is in the domain file.
+        let file = try PropertyList.decode(Data(contentsOf: URL(fileURLWithPath: directory.path + "/\(serverDomain).plist")))
+        #expect(file.value.dictionaryValue?["Greeting"] == "Bonjour")
+    }
+
+    @Test("PUT with a value of the wrong type is 422 with a message; unknown key 404; not JSON 400")
+    func putInvalid() async throws {
+        let (defaults, directory) = try Self.store()
+        let app = buildApplication(defaults: defaults, options: ServerOptions(port: 0))
+        try await app.test(.router) { client in
+            for (key, value, fragment) in [
+                ("RateLimit", #""abc""#, "RateLimit must be an integer"), ("RateLimit", "0", "from 1 to 100000"),
+                ("RateLimit", "true", "RateLimit must be an integer"), ("RateLimit", "2.5", "RateLimit must be an integer"),
+                ("Maintenance", "1", "Maintenance must be true or false"), ("Greeting", "42", "Greeting must be a string"),
+                ("Greeting", #""""#, "1 to 200 characters"), ("LogLevel", #""loud""#, "LogLevel must be one of"),
+                ("Features", #"{"search": "yes"}"#, "Features.search must be true or false"),
+                ("Features", #"{"colour": 1}"#, "Features has no field \"colour\""),
+            ] {
+                try await client.execute(uri: "/settings/\(key)", method: .put, body: ByteBuffer(string: value)) { response in
+                    #expect(response.status == .unprocessableContent, "\(key) = \(value)")
+                    #expect((Self.body(response)["error"] as? String)?.contains(fragment) == true, "\(key) = \(value)")
+                }
+            }
+            try await client.execute(uri: "/settings/Colour", method: .put, body: ByteBuffer(string: "1")) { response in
+                #expect(response.status == .notFound)
+                #expect((Self.body(response)["error"] as? String)?.contains("Greeting") == true)
+            }
+            try await client.execute(uri: "/settings/RateLimit", method: .put, body: ByteBuffer(string: "{oops")) { response in
+                #expect(response.status == .badRequest)
+            }
+        }
+        #expect(defaults.object(forKey: "RateLimit") == nil, "nothing was stored")
+        withExtendedLifetime(directory) {}
+    }
+
+    @Test("A forced setting is 409")
+    func putForced() async throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory.path + "/Managed", withIntermediateDirectories: true)
+        try PropertyList.dictionary(["RateLimit": 10]).encoded().write(
+            to: URL(fileURLWithPath: directory.path + "/Managed/\(serverDomain).plist"))
+        let defaults = try Defaults(configuration: .rooted(at: directory.path, applicationDomain: serverDomain))
+        let app = buildApplication(defaults: defaults, options: ServerOptions(port: 0))
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/settings/RateLimit", method: .put, body: ByteBuffer(string: "20")) { response in
+                #expect(response.status == .conflict)
+                #expect((Self.body(response)["error"] as? String)?.contains("administrator") == true)
+            }
+            try await client.execute(uri: "/settings", method: .get) { response in
+                #expect(Self.body(response)["RateLimit"] as? Int == 10)
+            }
+        }
+    }
+
+    @Test("Editing needs loopback, or the bearer token when one is set")
+    func authorization() async throws {
+        let (defaults, directory) = try Self.store()
+        let open = buildApplication(defaults: defaults, options: ServerOptions(host: "0.0.0.0", port: 0))
+        try await open.test(.router) { client in
+            try await client.execute(uri: "/settings/RateLimit", method: .put, body: ByteBuffer(string: "5")) { response in
+                #expect(response.status == .forbidden)
+            }
+        }
+        let guarded = buildApplication(defaults: defaults, options: ServerOptions(host: "0.0.0.0", port: 0, token: "s3cret"))
+        try await guarded.test(.router) { client in
+            try await client.execute(uri: "/settings/RateLimit", method: .put, body: ByteBuffer(string: "5")) { response in
+                #expect(response.status == .unauthorized)
+            }
+            try await client.execute(
+                uri: "/settings/RateLimit", method: .put, headers: [.authorization: "Bearer wrong"], body: ByteBuffer(string: "5")
+            ) { response in
+                #expect(response.status == .unauthorized)
+            }
+            try await client.execute(
+                uri: "/settings/RateLimit", method: .put, headers: [.authorization: "Bearer s3cret"], body: ByteBuffer(string: "5")
+            ) { response in
+                #expect(response.status == .ok)
+            }
+        }
+        #expect(defaults.integer(forKey: "RateLimit") == 5)
+        withExtendedLifetime(directory) {}
+    }
+
+    @Test("GET /hello follows greeting, banner, search, maintenance and rate limit live")
+    func hello() async throws {
+        let (defaults, directory) = try Self.store()
+        let app = buildApplication(defaults: defaults, options: ServerOptions(port: 0))
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/hello", method: .get) { response in
+                #expect(Self.body(response)["greeting"] as? String == "Hello from LiveDefaults")
+            }
+            defaults.set("Hi", forKey: "Greeting")
+            defaults.set(["search": true, "banner": "New!"] as [String: Any], forKey: "Features")
+            try await client.execute(uri: "/hello?q=swift", method: .get) { response in
+                let body = Self.body(response)
+                #expect(body["greeting"] as? String == "Hi" && body["banner"] as? String == "New!" && body["query"] as? String == "swift")
+            }
+            defaults.set(true, forKey: "Maintenance")
+            try await client.execute(uri: "/hello", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+            }
+            defaults.set(false, forKey: "Maintenance")
+            defaults.set(1, forKey: "RateLimit")
+            var statuses: [HTTPResponse.Status] = []
+            for _ in 0..<3 {
+                try await client.execute(uri: "/hello", method: .get) { response in statuses.append(response.status) }
+            }
+            #expect(statuses.contains(.tooManyRequests))
+        }
+        withExtendedLifetime(directory) {}
+    }
+
+    @Test("GET / serves the settings page, wired to /settings and /events")
+    func page() async throws {
+        let (defaults, directory) = try Self.store()
+        let app = buildApplication(defaults: defaults, options: ServerOptions(port: 0))
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "text/html; charset=utf-8")
+                let html = String(buffer: response.body)
+                #expect(html.contains("new EventSource(\"/events\")") && html.contains("method: \"PUT\"") && html.contains(serverDomain))
+            }
+            try await client.execute(uri: "/settings/types", method: .get) { response in
+                #expect(Self.body(response)["LogLevel"] as? String == "trace|debug|info|notice|warning|error|critical")
+            }
+        }
+        withExtendedLifetime(directory) {}
+    }
+
+    @Test("GET /events sends the settings, then one event per change")
+    func events() async throws {
+        let (defaults, directory) = try Self.store()
+        let app = buildApplication(defaults: defaults, options: ServerOptions(port: 0))
+        try await app.test(.live) { client in
+            let writer = Task {
+                // Two subscriptions: the log-level follower (a service) and this request's stream. Changes
+                // made once both exist are events.
+                let deadline = ContinuousClock.now + .seconds(10)
+                while defaults.activeObserverCount < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+                defaults.set("Ahoy", forKey: "Greeting")
+                defaults.set("ignored", forKey: "NotASetting")
+                defaults.set(7, forKey: "RateLimit")
+            }
+            try await client.execute(uri: "/events?max=2", method: .get) { response in
+                #expect(response.headers[.contentType] == "text/event-stream")
+                let text = String(buffer: response.body)
+                let events = text.components(separatedBy: "\n\n").filter { !$0.isEmpty }
+                #expect(events.count == 3)
+                #expect(events.first?.hasPrefix("event: settings\ndata: {") == true)
+                #expect(events.dropFirst().first == #"event: change"# + "\n" + #"data: {"key":"Greeting","origin":"local","value":"Ahoy"}"#)
+                #expect(events.last == #"event: change"# + "\n" + #"data: {"key":"RateLimit","origin":"local","value":7}"#)
+            }
+            try await writer.value
+        }
+        withExtendedLifetime(directory) {}
+    }
+}
+
+/// A fresh directory, removed when the test process exits.
+final class TemporaryDirectory: Sendable {
+    let path = NSTemporaryDirectory() + "liveserver-tests-\(UUID().uuidString)"
+    private static let created = Mutex<[String]>([])
+
+    init() {
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let first = Self.created.withLock { created in
+            created.append(path)
+            return created.count == 1
+        }
+        if first { atexit { for path in TemporaryDirectory.created.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) } } }
+    }
+}
