@@ -1,0 +1,89 @@
+import DaemonCore
+import Foundation
+import LiveDefaults
+import Synchronization
+import Testing
+
+@Suite("The config daemon")
+struct DaemonTests {
+    final class Lines: Sendable {
+        let all = Mutex<[String]>([])
+        func append(_ line: String) { all.withLock { $0.append(line) } }
+        func wait(for line: String, timeout: Duration = .seconds(10)) async -> Bool {
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                if all.withLock({ $0.contains(line) }) { return true }
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            return all.withLock { $0.contains(line) }
+        }
+    }
+
+    static func directory() -> String {
+        let path = NSTemporaryDirectory() + "config-daemon-tests-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    @Test("In process: the loop applies every change and stops cleanly when cancelled")
+    func inProcess() async throws {
+        let path = Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let defaults = try Defaults(configuration: .rooted(at: path, applicationDomain: Daemon.domain))
+        defaults[.interval] = 0.05
+        let lines = Lines()
+        let daemon = Daemon(defaults: defaults) { lines.append($0) }
+        let task = Task { await daemon.run() }
+        #expect(await lines.wait(for: "heartbeat: alive"))
+        defaults[.message] = "changed"
+        #expect(await lines.wait(for: "applied Message = changed"))
+        #expect(await lines.wait(for: "heartbeat: changed"))
+        defaults[.paused] = true
+        #expect(await lines.wait(for: "applied Paused = YES"))
+        task.cancel()
+        await task.value
+        #expect(lines.all.withLock { $0.last } == "stopped cleanly")
+        #expect(defaults.activeObserverCount == 0)
+    }
+
+    @Test("The built daemon follows another process's writes and exits 0 on SIGTERM")
+    func realProcess() async throws {
+        let path = Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let process = Process()
+        process.executableURL = Self.binary()
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = path
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        let lines = Lines()
+        output.fileHandleForReading.readabilityHandler = { handle in
+            for line in String(decoding: handle.availableData, as: UTF8.self).split(separator: "\n") { lines.append(String(line)) }
+        }
+        try process.run()
+        #expect(await lines.wait(for: "started: every 1.0 s, \"alive\""))
+        // This test process is the other process: it writes the daemon's domain through LiveDefaults.
+        let defaults = try Defaults(configuration: .rooted(at: path, applicationDomain: Daemon.domain))
+        defaults[.interval] = 0.05
+        defaults[.message] = "from the test"
+        #expect(await lines.wait(for: "applied Interval = 0.05"))
+        #expect(await lines.wait(for: "heartbeat: from the test"))
+        process.terminate()  // SIGTERM
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        #expect(await lines.wait(for: "stopped cleanly"))
+    }
+
+    static func binary() -> URL {
+        var directory = Bundle.main.bundleURL
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("config-daemon")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            let other = directory.appendingPathComponent("ConfigDaemon")
+            if FileManager.default.isExecutableFile(atPath: other.path) { return other }
+            directory = directory.deletingLastPathComponent()
+        }
+        return URL(fileURLWithPath: "config-daemon")
+    }
+}
