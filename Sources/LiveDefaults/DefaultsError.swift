@@ -17,7 +17,7 @@ public enum DefaultsError: Error, Sendable, Hashable {
     /// Writing a file failed (read-only directory, disk full, permission denied); the edits stay pending
     /// and are retried by the next write or ``Defaults/synchronize()``.
     case writeFailed(path: String, errno: Int32, message: String)
-    /// ``Defaults/setVolatileDomain(_:forName:)`` was given a name that already exists.
+    /// ``Defaults/setVolatileDomain(_:forName:)-([String:PropertyList],_)`` was given a name that already exists.
     case volatileDomainExists(String)
     /// A migration found a stored value it cannot convert (``Defaults/migrate(_:from:transform:)``).
     case migrationFailed(key: String, domain: String, reason: String)

@@ -52,7 +52,7 @@ private func isEqual<E: Equatable>(_ lhs: E, _ rhs: Any) -> Bool {
     return lhs == rhs
 }
 
-/// A consistent view of several keys at one moment: ``Defaults/updates(of:emitCurrentValue:)``.
+/// A consistent view of several keys at one moment: ``Defaults/updates(of:emitCurrentValue:)-(DefaultsKeys...,_)``.
 public struct DefaultsSnapshot: Sendable, Equatable {
     /// The stored values of the snapshot's keys (missing keys absent).
     public let values: [String: PropertyList]
@@ -67,7 +67,7 @@ public struct DefaultsSnapshot: Sendable, Equatable {
     public static func == (lhs: DefaultsSnapshot, rhs: DefaultsSnapshot) -> Bool { lhs.values == rhs.values }
 }
 
-/// Snapshots of several keys, one whenever any of them changes: ``Defaults/updates(of:emitCurrentValue:)``.
+/// Snapshots of several keys, one whenever any of them changes: ``Defaults/updates(of:emitCurrentValue:)-(DefaultsKeys...,_)``.
 ///
 /// ```swift
 /// for await settings in defaults.updates(of: .rateLimit, .maintenance) {

@@ -6,7 +6,7 @@ public enum DomainName {
     public static let global = "NSGlobalDomain"
     /// The volatile domain parsed from `-Key value` command-line arguments (`NSArgumentDomain`).
     public static let argument = "NSArgumentDomain"
-    /// The volatile domain that ``Defaults/register(defaults:)`` fills (`NSRegistrationDomain`).
+    /// The volatile domain that ``Defaults/register(defaults:)-([String:PropertyList])`` fills (`NSRegistrationDomain`).
     public static let registration = "NSRegistrationDomain"
 
     /// The longest domain name accepted, in UTF-8 bytes. File names are limited to 255 bytes, and the

@@ -1,7 +1,7 @@
 public import Foundation
 
 extension Defaults {
-    /// Everything that shapes a store's search list and files. ``standard(suiteName:)`` reads it all from the
+    /// Everything that shapes a store's search list and files. ``Defaults/standard`` reads it all from the
     /// process (arguments, environment, executable name); tests and tools override what they need.
     public struct Configuration: Sendable {
         /// Where the domain files live.

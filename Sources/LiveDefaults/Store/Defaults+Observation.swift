@@ -36,8 +36,10 @@ extension Defaults {
 
     /// A key's typed value now and after every change (see ``TypedKeyUpdates``).
     ///
-    /// - Parameter emitCurrentValue: Whether the first element is the value when iteration starts (the
-    ///   default); pass false for changes only.
+    /// - Parameters:
+    ///   - key: The typed key to follow.
+    ///   - emitCurrentValue: Whether the first element is the value when iteration starts (the default);
+    ///     pass false for changes only.
     public func updates<Value>(_ key: DefaultsKey<Value>, emitCurrentValue: Bool = true) -> TypedKeyUpdates<Value> {
         let store = store(for: key)
         return TypedKeyUpdates(

@@ -12,7 +12,7 @@ import Synchronization
 ///    ``addSuite(named:)``;
 /// 3. `NSGlobalDomain`;
 /// 4. one volatile domain per preferred language;
-/// 5. `NSRegistrationDomain`, filled by ``register(defaults:)`` and never written to disk.
+/// 5. `NSRegistrationDomain`, filled by ``register(defaults:)-([String:PropertyList])`` and never written to disk.
 ///
 /// Each persistent domain merges its layers (``PreferenceLayer``); values an administrator forces win over
 /// the whole list and refuse writes.

@@ -37,7 +37,9 @@ var configuration = Defaults.Configuration(applicationDomain: serverDomain, argu
 if let directory { configuration.locations = .rooted(at: directory) }
 let defaults = try Defaults(configuration: configuration)
 let logger = Logger(label: "LiveServer")
-let tool = directory.map { "XDG_CONFIG_HOME=\($0) " } ?? ""
+// The `defaults` command to suggest: the demo script passes the built binary's path.
+let command = ProcessInfo.processInfo.environment["LIVESERVER_DEFAULTS_COMMAND"] ?? "swift run --package-path <LiveDefaults> defaults"
+let tool = (directory.map { "XDG_CONFIG_HOME=\($0) " } ?? "") + command
 let file = configuration.locations.path(forDomain: serverDomain, layer: .currentUser)
 let host = options.host == "::1" ? "[::1]" : options.host
 let app = buildApplication(defaults: defaults, options: options, logger: logger) { [host, tool, file] port in
@@ -46,7 +48,7 @@ let app = buildApplication(defaults: defaults, options: options, logger: logger)
         LiveServer on \(address)   (settings page: \(address)/)
         Settings live in \(file)
         Try, from another shell:
-          \(tool)swift run --package-path <LiveDefaults> defaults write \(serverDomain) Greeting "Hi from the shell"
+          \(tool) write \(serverDomain) Greeting "Hi from the shell"
           curl \(address)/hello
         """)
     fflush(nil)

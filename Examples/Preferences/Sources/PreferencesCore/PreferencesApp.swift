@@ -8,17 +8,42 @@ public import LiveDefaults
 /// - the application domain: what `set` writes, kept in `$XDG_CONFIG_HOME/com.example.preferences.plist`;
 /// - a suite shared with other tools (`com.example.shared`), searched after the application domain;
 /// - the argument domain: `-Greeting Howdy` on the command line wins over everything, for this run only.
+extension DefaultsKeys {
+    static let greeting = DefaultsKey<String>("Greeting", default: "Hello")
+    static let name = DefaultsKey<String>("Name", default: "world")
+    static let launches = DefaultsKey<Int>("Launches", default: 0)
+    static let shout = DefaultsKey<Bool>("Shout", default: false)
+    static let lastLaunch = DefaultsKey<Date?>("LastLaunch")
+}
+
+/// The preferences the app uses, as properties backed by typed keys: reads are live, assignments are
+/// stored at once.
+struct Preferences {
+    @Default<String> var greeting: String
+    @Default<String> var name: String
+    @Default<Int> var launches: Int
+    @Default<Bool> var shout: Bool
+    @Default<Date?> var lastLaunch: Date?
+
+    init(store: Defaults) {
+        _greeting = Default(.greeting, store: store)
+        _name = Default(.name, store: store)
+        _launches = Default(.launches, store: store)
+        _shout = Default(.shout, store: store)
+        _lastLaunch = Default(.lastLaunch, store: store)
+    }
+}
+
 public struct PreferencesApp: Sendable {
     /// The application domain.
     public static let domain = "com.example.preferences"
     /// A domain that several tools of the same vendor share.
     public static let sharedSuite = "com.example.shared"
 
-    /// The values every key has until somebody sets it.
+    /// Factory settings in the registration domain: what a key reads until somebody sets it (they win over
+    /// the keys' own defaults, and `defaults read` never shows them, since they are not stored).
     public static let registered: [String: PropertyList] = [
         "Greeting": "Hello",
-        "Name": "world",
-        "Launches": 0,
         "Shout": false,
     ]
 
@@ -77,14 +102,18 @@ public struct PreferencesApp: Sendable {
         """
 
     private func greet() -> String {
-        let launches = defaults.integer(forKey: "Launches") + 1
-        defaults.set(launches, forKey: "Launches")
-        defaults.set(Date(), forKey: "LastLaunch")
-        var greeting = "\(defaults.string(forKey: "Greeting") ?? "Hello"), \(defaults.string(forKey: "Name") ?? "world")!"
-        if defaults.bool(forKey: "Shout") { greeting = greeting.uppercased() }
-        var lines = [greeting, "This is launch number \(launches).", ""]
+        let preferences = Preferences(store: defaults)
+        preferences.launches += 1
+        let previous = preferences.lastLaunch
+        preferences.lastLaunch = Date()
+        var greeting = "\(preferences.greeting), \(preferences.name)!"
+        if preferences.shout { greeting = greeting.uppercased() }
+        var lines = [greeting, "This is launch number \(preferences.launches)."]
+        if let previous { lines.append("Last launch: \(previous.formatted(.iso8601)).") }
+        lines.append("")
         lines.append("Preferences, first domain in the search list wins:")
-        for key in defaults.dictionaryRepresentationContents().keys.sorted() {
+        let keys = Set(defaults.dictionaryRepresentationContents().keys).union(["Greeting", "Name", "Launches", "Shout"])
+        for key in keys.sorted() {
             lines.append("  \(key) = \(describe(key))")
         }
         lines.append("")
@@ -94,7 +123,14 @@ public struct PreferencesApp: Sendable {
 
     /// A key's effective value and the domain it comes from.
     public func describe(_ key: String) -> String {
-        guard let value = defaults.value(forKey: key) else { return "(not set)" }
+        guard let value = defaults.value(forKey: key) else {
+            let keyDefault: String? = switch key {
+            case "Name": DefaultsKeys.name.defaultValue
+            case "Launches": "\(DefaultsKeys.launches.defaultValue)"
+            default: nil
+            }
+            return keyDefault.map { "\($0)  [key default]" } ?? "(not set)"
+        }
         return "\(value)  [\(source(of: key))]"
     }
 

@@ -45,6 +45,9 @@ struct PreferencesAppTests {
         #expect(try third.run([]).hasPrefix("Hello, Ada!"))
         #expect(third.source(of: "Name") == PreferencesApp.domain)
         #expect(third.source(of: "Greeting") == "registered default")
+        #expect(third.describe("Name") == "Ada  [com.example.preferences]")
+        let fresh = try Directory().app()
+        #expect(fresh.describe("Name") == "world  [key default]", "no domain has it: the key's default")
     }
 
     @Test("A -Key value argument wins for one run and is never stored")
