@@ -10,8 +10,16 @@ extension Defaults {
     /// valid write reads normally again. Assigning stores the value in the key's suite or the application
     /// domain (nil removes an optional key); a forced key or a value with no property-list form is refused
     /// and logged — ``trySet(_:for:)`` throws instead.
+    @inlinable
     public subscript<Value>(key: DefaultsKey<Value>) -> Value {
-        get { store(for: key).read(key) }
+        // Inlinable, so that a read specialises for `Value` in the caller: one locked dictionary lookup and
+        // a direct conversion, the cost of `integer(forKey:)`.
+        get {
+            let store = key.suite == nil ? self : store(for: key)
+            guard let stored = store.value(forKey: key.name) else { return key.defaultValue }
+            if let value = try? Value(propertyList: stored) { return value }
+            return store.decode(stored, for: key)
+        }
         set {
             let target = store(for: key)
             target.report { () throws(DefaultsError) in try target.write(newValue, for: key) }
@@ -50,6 +58,7 @@ extension Defaults {
 
     /// Converts a stored value, falling back to the default (logged once per stored value) when it has the
     /// wrong shape.
+    @usableFromInline
     func decode<Value>(_ stored: PropertyList, for key: DefaultsKey<Value>) -> Value {
         do {
             return try Value(propertyList: stored)
@@ -68,6 +77,7 @@ extension Defaults {
         }
     }
 
+    @usableFromInline
     func write<Value>(_ value: Value, for key: DefaultsKey<Value>) throws(DefaultsError) {
         let stored: PropertyList?
         do {
@@ -79,6 +89,7 @@ extension Defaults {
     }
 
     /// The store that holds a key: this one, or the store of the key's suite (same files, same arguments).
+    @usableFromInline
     func store<Value>(for key: DefaultsKey<Value>) -> Defaults {
         store(forSuite: key.suite)
     }

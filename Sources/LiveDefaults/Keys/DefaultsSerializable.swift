@@ -88,18 +88,26 @@ extension PropertyList: DefaultsSerializable {
 extension Bool: DefaultsSerializable {
     /// A Boolean, the integers 0 and 1, or a string `YES`/`NO`/`true`/`false`/`1`/`0` (any case), as
     /// `defaults write` without `-bool` leaves it.
-    public init(propertyList: PropertyList) throws { self = try ValueDecoder.bool(propertyList, []) }
+    public init(propertyList: PropertyList) throws {
+        // The stored type first: typed reads are the hot path.
+        if case .bool(let bool) = propertyList { self = bool } else { self = try ValueDecoder.bool(propertyList, []) }
+    }
     public func propertyList() throws -> PropertyList? { .bool(self) }
 }
 
 extension String: DefaultsSerializable {
-    public init(propertyList: PropertyList) throws { self = try ValueDecoder.string(propertyList, []) }
+    public init(propertyList: PropertyList) throws {
+        guard case .string(let string) = propertyList else { throw DefaultsConversionError(expected: String.self, found: propertyList) }
+        self = string
+    }
     public func propertyList() throws -> PropertyList? { .string(self) }
 }
 
 extension Double: DefaultsSerializable {
     /// A real, an integer, or a string that is a number.
-    public init(propertyList: PropertyList) throws { self = try ValueDecoder.real(propertyList, []) }
+    public init(propertyList: PropertyList) throws {
+        if case .real(let real) = propertyList { self = real } else { self = try ValueDecoder.real(propertyList, []) }
+    }
     public func propertyList() throws -> PropertyList? { .real(self) }
 }
 
@@ -123,7 +131,17 @@ extension DefaultsSerializableInteger {
     }
 }
 
-extension Int: DefaultsSerializableInteger {}
+extension Int: DefaultsSerializableInteger {
+    /// An integer, a whole real, or a string that is a whole number (the shared integer rules, with the
+    /// stored type checked first, since typed reads are the hot path).
+    public init(propertyList: PropertyList) throws {
+        if case .integer(let integer) = propertyList { self = integer } else {
+            self = try ValueDecoder.integer(propertyList, Int.self, [])
+        }
+    }
+
+    public func propertyList() throws -> PropertyList? { .integer(self) }
+}
 extension Int8: DefaultsSerializableInteger {}
 extension Int16: DefaultsSerializableInteger {}
 extension Int32: DefaultsSerializableInteger {}

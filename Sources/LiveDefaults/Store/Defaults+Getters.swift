@@ -120,6 +120,7 @@ extension Defaults {
         set(PropertyList?.none, forKey: key)
     }
 
+    @usableFromInline
     func report(_ body: () throws(DefaultsError) -> Void) {
         do {
             try body()
