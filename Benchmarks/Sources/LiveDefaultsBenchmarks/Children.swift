@@ -1,0 +1,60 @@
+import Foundation
+import Glibc
+import LiveDefaults
+
+/// Runs this executable again and returns its exit status.
+@discardableResult
+func spawnSelf(_ arguments: [String], environment extra: [String: String]) -> Int32 {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
+    do { try process.run() } catch { fatalError("cannot run myself: \(error)") }
+    process.waitUntilExit()
+    return process.terminationStatus
+}
+
+/// Runs this executable again and returns what it printed.
+func spawnSelfOutput(_ arguments: [String]) -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    do { try process.run() } catch { fatalError("cannot run myself: \(error)") }
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+}
+
+/// The modes the suite runs in fresh processes (the environment is the parent's).
+func runChild(_ arguments: [String]) -> Never {
+    let directory = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"] ?? ""
+    switch (arguments.first, arguments.count) {
+    case ("--child-cold-open", 4), ("--child-memory", 4):
+        let (mode, domain, key) = (arguments[1], arguments[2], arguments[3])
+        let before = residentBytes()
+        var value = 0
+        switch mode {
+        case "live":
+            guard let store = try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) else { exit(3) }
+            value = store.integer(forKey: key)
+            if arguments[0] == "--child-memory" { print(residentBytes() - before) }
+            withExtendedLifetime(store) {}
+        case "foundation":
+            guard let store = UserDefaults(suiteName: domain + ".foundation") else { exit(3) }
+            value = store.integer(forKey: key)
+            if arguments[0] == "--child-memory" { print(residentBytes() - before) }
+        default:
+            value = 5_000
+        }
+        // _exit: no exit handlers, no flush; the read is what is measured.
+        fflush(nil)
+        _exit(value == 5_000 ? 0 : 4)
+    case ("--child-writer", 3):
+        CrossProcess.runWriter(directory: arguments[1], domain: arguments[2])
+    default:
+        FileHandle.standardError.write(Data("unknown child mode \(arguments)\n".utf8))
+        exit(2)
+    }
+}

@@ -1,0 +1,22 @@
+import Foundation
+import LiveDefaults
+
+/// Many domains watched at once: another process writes one of them; how long until its observer has it,
+/// compared with a single watched domain.
+enum ManyDomains {
+    static func measure(directory: String, domains: Int, changes: Int) -> (single: Measurement, many: Measurement) {
+        let root = directory + "/many-domains"
+        try? FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let single = CrossProcess.measure(directory: directory + "/one-domain", writes: changes).measurement
+        // Open (and so watch) many domains in one directory, then measure one of them.
+        var stores: [Defaults] = []
+        for index in 0..<domains {
+            if let store = try? Defaults(configuration: .rooted(at: root, applicationDomain: "com.example.bench.domain\(index)")) {
+                stores.append(store)
+            }
+        }
+        let many = CrossProcess.measure(directory: root, writes: changes).measurement
+        withExtendedLifetime(stores) {}
+        return (single, many)
+    }
+}

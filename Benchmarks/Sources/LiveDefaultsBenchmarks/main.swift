@@ -1,0 +1,210 @@
+// LiveDefaults side by side with Foundation.UserDefaults and GNOME dconf, in one run, release mode.
+//
+//   Benchmarks/run [--smoke]        (installs dconf's client library and a private D-Bus session, builds, runs)
+//
+// This executable is what the script runs. Without `--dconf <helper>` the dconf column stays empty.
+import Foundation
+import Glibc
+import LiveDefaults
+
+var harness = Harness(iterations: 200_000, rounds: 31)
+var smoke = false
+var dconfHelper: String?
+var arguments = Array(CommandLine.arguments.dropFirst())[...]
+
+// Child modes, run by the suite itself in fresh processes.
+if let mode = arguments.first, mode.hasPrefix("--child-") {
+    runChild(Array(arguments))
+}
+
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "--smoke":
+        smoke = true
+        harness = Harness(iterations: 2_000, rounds: 5)
+    case "--dconf": dconfHelper = arguments.popFirst()
+    default:
+        FileHandle.standardError.write(Data("usage: LiveDefaultsBenchmarks [--smoke] [--dconf HELPER]\n".utf8))
+        exit(2)
+    }
+}
+
+// Foundation reads XDG_CONFIG_HOME once, at start-up: run again with it pointing at a temporary directory,
+// unless the caller (the run script) already did.
+let directoryVariable = "LIVEDEFAULTS_BENCH_DIRECTORY"
+guard let directory = ProcessInfo.processInfo.environment[directoryVariable] else {
+    let directory = NSTemporaryDirectory() + "livedefaults-benchmarks-\(getpid())"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let status = spawnSelf(Array(CommandLine.arguments.dropFirst()), environment: ["XDG_CONFIG_HOME": directory, directoryVariable: directory])
+    try? FileManager.default.removeItem(atPath: directory)
+    exit(status)
+}
+guard ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"] == directory else {
+    fatalError("\(directoryVariable) is set but XDG_CONFIG_HOME is not the same directory")
+}
+
+let dconf = DconfClient(helper: dconfHelper)
+let keyCounts = [10, 1_000, 10_000]
+var rows: [Row] = []
+
+print("LiveDefaults benchmarks — \(smoke ? "smoke run" : "full run"), \(ProcessInfo.processInfo.activeProcessorCount) cores, "
+    + "dconf \(dconf.available ? "included" : "not available (run through Benchmarks/run to include it)")")
+fflush(nil)
+
+// MARK: Reads, at three domain sizes
+
+for count in keyCounts {
+    let (live, foundation) = populatedStores(count)
+    let present = "Key\(count / 2)"
+    let typed = DefaultsKey<Int>(present, default: -1)
+    dconf.populate(count)
+    let dconfReads = dconf.reads(count, iterations: harness.iterations / 10, rounds: harness.rounds)
+    rows.append(Row(
+        name: "typed read `defaults[.key]`, \(count) keys",
+        live: harness.measure { live[typed] },
+        foundation: harness.measure { foundation.integer(forKey: present) },
+        dconf: dconfReads.present, goalFoundation: 30, goalDconf: 5,
+        note: "Foundation: integer(forKey:)"))
+    rows.append(Row(
+        name: "untyped read `integer(forKey:)`, \(count) keys",
+        live: harness.measure { live.integer(forKey: present) },
+        foundation: harness.measure { foundation.integer(forKey: present) },
+        dconf: dconfReads.present))
+    rows.append(Row(
+        name: "read of a missing key, \(count) keys",
+        live: harness.measure { live.integer(forKey: "Missing") },
+        foundation: harness.measure { foundation.integer(forKey: "Missing") },
+        dconf: dconfReads.missing))
+    printProgress()
+}
+
+// MARK: Writes
+
+let dconfWrites = dconf.writes(iterations: smoke ? 50 : 2_000, rounds: smoke ? 3 : 11)
+for count in [10, 10_000] {
+    let (live, foundation) = populatedStores(count)
+    var value = 0
+    rows.append(Row(
+        name: "write `set(_:forKey:)`, \(count) keys",
+        live: harness.measure(iterations: harness.iterations / 20) { value += 1; live.set(value, forKey: "Written"); return value },
+        foundation: harness.measure(iterations: harness.iterations / 20) {
+            value += 1
+            foundation.set(value, forKey: "Written")
+            return value
+        },
+        dconf: dconfWrites.fast, goalFoundation: 10, note: "dconf: write_fast (queued)"))
+    live.synchronize()
+    foundation.synchronize()
+    let flushes = smoke ? 3 : (count > 1_000 ? 40 : 400)
+    rows.append(Row(
+        name: "write + flush to disk, \(count) keys",
+        live: harness.measure(iterations: flushes, rounds: smoke ? 3 : 11) {
+            value += 1
+            live.set(value, forKey: "Flushed")
+            live.synchronize()
+            return value
+        },
+        foundation: harness.measure(iterations: flushes, rounds: smoke ? 3 : 11) {
+            value += 1
+            foundation.set(value, forKey: "Flushed")
+            foundation.synchronize()
+            return value
+        },
+        dconf: dconfWrites.sync, goalFoundation: count == 10_000 ? 2 : nil,
+        note: "synchronize(); dconf: write_sync"))
+    printProgress()
+}
+
+// MARK: Cold open: a new process reads one key of a 10,000-key domain
+
+do {
+    _ = populatedStores(10_000)
+    let runs = smoke ? 3 : 21
+    func processTimes(_ mode: String) -> Measurement {
+        Harness.summary((0..<runs).map { _ in
+            let start = now()
+            _ = spawnSelf(["--child-cold-open", mode, "com.example.bench.n10000", "Key5000"], environment: [:])
+            return Double(now() - start)
+        })
+    }
+    let empty = processTimes("none")
+    rows.append(Row(
+        name: "cold open: new process, first read of a 10,000-key domain",
+        live: processTimes("live"), foundation: processTimes("foundation"), dconf: .notApplicable, goalFoundation: 3,
+        note: "whole process; an empty one takes \(format(empty.median))"))
+    printProgress()
+}
+
+// MARK: Another process's write → an observer here
+
+do {
+    let latency = CrossProcess.measure(directory: directory, writes: smoke ? 30 : 500)
+    let signal = dconf.signal(count: smoke ? 30 : 500)
+    rows.append(Row(
+        name: "another process writes → observer here", live: latency.measurement, foundation: .notApplicable,
+        dconf: signal,
+        note: "goal: median ≤ 1 ms, p99 ≤ 5 ms (\(latency.measurement.median <= 1_000_000 && latency.measurement.p99 <= 5_000_000 ? "met" : "NOT met")); "
+            + "lost \(latency.lost); Foundation never sees it without synchronize()"))
+    printProgress()
+}
+
+// MARK: Fan-out and many domains
+
+do {
+    let fanOut = FanOut.measure(directory: directory, observers: 1_000, changes: smoke ? 10 : 200)
+    rows.append(Row(
+        name: "1,000 observers of one key: set → all notified", live: fanOut.live, foundation: fanOut.foundation,
+        dconf: .notApplicable, note: "Foundation: 1,000 didChangeNotification observers, posted synchronously"))
+    let domains = ManyDomains.measure(directory: directory, domains: smoke ? 100 : 1_000, changes: smoke ? 20 : 200)
+    rows.append(Row(
+        name: "\(smoke ? 100 : 1_000) domains watched: another process writes one → its observer",
+        live: domains.many, foundation: .notApplicable, dconf: .notApplicable,
+        note: "with 1 domain watched: \(format(domains.single.median)); Foundation never sees it"))
+    printProgress()
+}
+
+// MARK: Memory
+
+do {
+    func growth(_ mode: String) -> Measurement {
+        let output = spawnSelfOutput(["--child-memory", mode, "com.example.bench.n10000", "Key5000"])
+        let bytes = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? .nan
+        return Measurement(median: bytes, p99: bytes)
+    }
+    let live = growth("live")
+    let foundation = growth("foundation")
+    print("")
+    print(String(format: "memory: resident growth for opening a 10,000-key domain: LiveDefaults %.1f MiB, Foundation %.1f MiB",
+        live.median / 1_048_576, foundation.median / 1_048_576))
+}
+
+print("")
+print(Row.header)
+for row in rows { print(row.line) }
+
+// MARK: Helpers
+
+/// A LiveDefaults store and a Foundation suite on the same size of domain, with `count` integer keys.
+@MainActor func populatedStores(_ count: Int) -> (Defaults, UserDefaults) {
+    let domain = "com.example.bench.n\(count)"
+    let live: Defaults
+    do { live = try Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) } catch { fatalError("\(error)") }
+    if live.persistentDomainContents(forName: domain)?.count != count {
+        var contents: [String: PropertyList] = [:]
+        for index in 0..<count { contents["Key\(index)"] = .integer(index) }
+        try? live.setPersistentDomainContents(contents, forName: domain)
+        live.synchronize()
+    }
+    // Foundation keeps its own copy in a domain of the same size.
+    guard let foundation = UserDefaults(suiteName: domain + ".foundation") else { fatalError("no Foundation suite") }
+    if foundation.object(forKey: "Key\(count - 1)") == nil {
+        for index in 0..<count { foundation.set(index, forKey: "Key\(index)") }
+        foundation.synchronize()
+    }
+    return (live, foundation)
+}
+
+@MainActor func printProgress() {
+    print("  \(rows.count) rows measured")
+    fflush(nil)
+}
