@@ -275,23 +275,38 @@ struct SearchListTests {
         #expect(defaults.value(forKey: "Mixed") == [1, "a", 2.5, true])
     }
 
-    @Test("didChangeNotification is posted when a persistent domain changes, not for volatile ones")
-    func notification() throws {
+    @Test("didChangeNotification is posted after a persistent domain changes, once per burst, not for volatile ones")
+    func notification() async throws {
         let directory = TemporaryDirectory()
         let defaults = try directory.store()
         let count = Mutex(0)
+        let seen = Mutex(0)
         let observer = NotificationCenter.default.addObserver(
             forName: Defaults.didChangeNotification, object: defaults, queue: nil
-        ) { _ in count.withLock { $0 += 1 } }
+        ) { _ in
+            count.withLock { $0 += 1 }
+            seen.withLock { $0 = defaults.integer(forKey: "A") }
+        }
         defer { NotificationCenter.default.removeObserver(observer) }
+        /// Every post scheduled so far has been delivered.
+        func delivered() { Defaults.notificationQueue.sync {} }
         defaults.set(1, forKey: "A")
+        delivered()
         #expect(count.withLock { $0 } == 1)
         defaults.set(1, forKey: "A")
+        delivered()
         #expect(count.withLock { $0 } == 1, "an unchanged value posts nothing")
+        for value in 2...50 { defaults.set(value, forKey: "A") }
+        delivered()
+        #expect(count.withLock { $0 } <= 50, "never more posts than changes (a burst may share one)")
+        #expect(seen.withLock { $0 } == 50, "a post always follows the last change")
+        let before = count.withLock { $0 }
         try defaults.setPersistentDomainContents(["G": 1], forName: "NSGlobalDomain")
-        #expect(count.withLock { $0 } == 2)
+        delivered()
+        #expect(count.withLock { $0 } == before + 1)
         defaults.register(defaults: ["R": 1] as [String: PropertyList])
-        #expect(count.withLock { $0 } == 2)
+        delivered()
+        #expect(count.withLock { $0 } == before + 1)
     }
 
     @Test("Suites: init(suiteName:) writes to the suite; the global domain is not a suite")

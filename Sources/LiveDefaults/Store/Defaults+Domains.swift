@@ -196,6 +196,11 @@ extension Defaults {
 
     /// Whether an administrator forces the key in a given domain.
     public func objectIsForced(forKey key: String, inDomain domain: String) -> Bool {
+        // A domain the store already uses: its managed files are at hand (the path every `set` takes).
+        let attached: [DomainFile]? = state.withLock { state in
+            state.persistent[domain].map { $0.files.compactMap { $0.layer.isManaged ? $0.file : nil } }
+        }
+        if let attached { return attached.contains { $0.value(forKey: key) != nil } }
         guard (try? DomainName.validate(domain)) != nil else { return false }
         for layer in PreferenceLayer.searchOrder where layer.isManaged {
             let file = file(forDomain: domain, layer: layer)

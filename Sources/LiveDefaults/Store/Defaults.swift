@@ -27,7 +27,12 @@ import Synchronization
 /// Reads are a hash lookup in memory under a short lock. Writes update memory at once and reach the disk
 /// through a coalescing background writer; ``synchronize()`` and ``flush()`` wait for the disk.
 public final class Defaults: Sendable {
-    /// Posted (object: the store) when a value in one of the store's persistent domains changes.
+    /// Posted (object: the store) when a value in one of the store's persistent domains changes, by this
+    /// process or another.
+    ///
+    /// Unlike Foundation, which posts synchronously inside `set`, the post comes a moment later on a
+    /// background queue, once for a burst of changes (posting costs more than a `set`). For each change
+    /// with its old and new value, use ``changes()`` or ``updates(forKey:emitCurrentValue:)``.
     public static let didChangeNotification = Notification.Name("NSUserDefaultsDidChangeNotification")
     /// `NSGlobalDomain`.
     public static let globalDomain = DomainName.global
@@ -40,6 +45,12 @@ public final class Defaults: Sendable {
 
     /// The store's settings: directories, application domain, arguments, languages.
     public let configuration: Configuration
+
+    /// One place a value can come from, in search order.
+    enum Source {
+        case volatile(String)
+        case file(DomainFile)
+    }
 
     enum SearchEntry: Hashable {
         case volatile(String)
@@ -92,6 +103,12 @@ public final class Defaults: Sendable {
         var merged: [String: PropertyList] = [:]
         var lastError: DefaultsError?
         var subscribers = Subscribers()
+        /// The search list flattened for ``resolve(_:_:)``: forced files first, then each volatile domain or
+        /// file in order. Rebuilt with the search list, so a lookup walks two arrays.
+        var forcedFiles: [DomainFile] = []
+        var sources: [Source] = []
+        /// Whether a didChangeNotification post is already scheduled (posts are coalesced).
+        var notificationPending = false
         /// Stores for the suites of typed keys (``DefaultsKey/suite``), created on first use.
         var suiteStores: [String: Defaults] = [:]
         /// The stored values already reported as unreadable for a typed key, so each is logged once.
@@ -224,7 +241,8 @@ public final class Defaults: Sendable {
     public func setValue(
         _ value: PropertyList?, forKey key: String, inDomain domain: String, layer: PreferenceLayer
     ) throws(DefaultsError) {
-        try DomainName.validate(domain)
+        // The application domain was validated when the store was made.
+        if domain != configuration.applicationDomain { try DomainName.validate(domain) }
         if !layer.isManaged, objectIsForced(forKey: key, inDomain: domain) {
             throw .forcedKey(key: key, domain: domain)
         }
@@ -309,6 +327,7 @@ public final class Defaults: Sendable {
         let detached: [PersistentDomain] = state.withLock { state in
             state.searchList = list
             for (name, domain) in added where state.persistent[name] == nil { state.persistent[name] = domain }
+            Self.flattenSearchList(&state)
             var detached: [PersistentDomain] = []
             for name in Array(state.persistent.keys) {
                 state.persistent[name]?.inSearchList = needed.contains(name)
@@ -401,24 +420,35 @@ public final class Defaults: Sendable {
         return resumptions
     }
 
-    /// The effective value of one key, walking the search list: forced values first, then the domains in order.
-    func resolve(_ key: String, _ state: State) -> PropertyList? {
-        for entry in state.searchList {
-            if case .persistent(let name) = entry, let domain = state.persistent[name] {
-                for item in domain.files where item.layer.isManaged {
-                    if let value = item.file.value(forKey: key) { return value }
-                }
-            }
-        }
+    /// Recomputes ``State/forcedFiles`` and ``State/sources`` from the search list.
+    static func flattenSearchList(_ state: inout State) {
+        var forced: [DomainFile] = []
+        var sources: [Source] = []
         for entry in state.searchList {
             switch entry {
             case .volatile(let name):
-                if let value = state.volatileDomains[name]?[key] { return value }
+                sources.append(.volatile(name))
             case .persistent(let name):
-                guard let domain = state.persistent[name] else { continue }
-                for item in domain.files where !item.layer.isManaged {
-                    if let value = item.file.value(forKey: key) { return value }
+                for item in state.persistent[name]?.files ?? [] {
+                    if item.layer.isManaged { forced.append(item.file) } else { sources.append(.file(item.file)) }
                 }
+            }
+        }
+        state.forcedFiles = forced
+        state.sources = sources
+    }
+
+    /// The effective value of one key, walking the search list: forced values first, then the domains in order.
+    func resolve(_ key: String, _ state: State) -> PropertyList? {
+        for file in state.forcedFiles {
+            if let value = file.value(forKey: key) { return value }
+        }
+        for source in state.sources {
+            switch source {
+            case .volatile(let name):
+                if let value = state.volatileDomains[name]?[key] { return value }
+            case .file(let file):
+                if let value = file.value(forKey: key) { return value }
             }
         }
         return nil
@@ -462,7 +492,24 @@ public final class Defaults: Sendable {
                 return (changed, resumptions)
             }
             for resume in resumptions { resume() }
-            if changed { NotificationCenter.default.post(name: Defaults.didChangeNotification, object: self) }
+            if changed { postDidChange() }
         }
     }
+
+    /// Posts ``didChangeNotification`` shortly after a change, once for a burst of changes: a post costs
+    /// more than the change itself, and observers of this notification re-read what they need anyway.
+    func postDidChange() {
+        let mustSchedule = state.withLock { state in
+            defer { state.notificationPending = true }
+            return !state.notificationPending
+        }
+        guard mustSchedule else { return }
+        Defaults.notificationQueue.async { [weak self] in
+            guard let self else { return }
+            self.state.withLock { $0.notificationPending = false }
+            NotificationCenter.default.post(name: Defaults.didChangeNotification, object: self)
+        }
+    }
+
+    static let notificationQueue = DispatchQueue(label: "LiveDefaults.notifications")
 }
