@@ -6,7 +6,7 @@ import Foundation
 enum PropertyListDate {
     /// Parses `YYYY-MM-DDTHH:MM:SSZ`, with optional fractional seconds.
     static func parse(_ raw: String) -> Date? {
-        let text = Array(raw.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+        let text = Array(XMLPropertyListReader.trimmed(raw).utf8)
         guard text.count >= 20, text.last == UInt8(ascii: "Z") else { return nil }
         func number(_ range: Range<Int>) -> Int? {
             var value = 0

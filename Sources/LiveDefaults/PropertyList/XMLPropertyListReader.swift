@@ -67,7 +67,7 @@ struct XMLPropertyListReader {
             guard let number = Self.integer(text) else { throw error("invalid integer \"\(text)\"", at: tag.offset) }
             return number
         case "real":
-            let text = try text(of: tag).trimmingCharacters(in: .whitespacesAndNewlines)
+            let text = String(Self.trimmed(try text(of: tag)))
             guard let number = Self.real(text) else { throw error("invalid real \"\(text)\"", at: tag.offset) }
             return .real(number)
         case "true", "false":
@@ -206,6 +206,18 @@ struct XMLPropertyListReader {
     /// The character data of a text element up to its closing tag, with references and CDATA resolved.
     private mutating func text(of tag: Tag) throws(PropertyListError) -> String {
         if tag.isEmptyElement { return "" }
+        // The common case, plain text up to the closing tag, straight from the input without a buffer.
+        var end = position
+        while end < bytes.count, bytes[end] != UInt8(ascii: "<"), bytes[end] != UInt8(ascii: "&") { end += 1 }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "<"), end + 1 < bytes.count, bytes[end + 1] == UInt8(ascii: "/") {
+            let start = position
+            position = end
+            try closeTag(tag.name)
+            guard let string = String(validating: bytes[start..<end], as: UTF8.self) else {
+                throw error("text of <\(tag.name)> is not valid UTF-8", at: tag.offset)
+            }
+            return string
+        }
         var buffer: [UInt8] = []
         var runStart = position
         while true {
@@ -303,9 +315,19 @@ struct XMLPropertyListReader {
     }
 
     /// Decimal or `0x` hexadecimal, with an optional sign, as CF accepts. Values beyond `Int` become reals.
+    /// The text without leading and trailing XML white space (space, tab, CR, LF). Byte-wise: Foundation's
+    /// `trimmingCharacters(in:)` bridges through NSString and was a tenth of the time to open a large file.
+    static func trimmed(_ text: String) -> Substring {
+        let utf8 = text.utf8
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        guard let first = utf8.firstIndex(where: { !isSpace($0) }), let last = utf8.lastIndex(where: { !isSpace($0) }) else {
+            return text[text.endIndex...]
+        }
+        return text[first...last]
+    }
+
     static func integer(_ raw: String) -> PropertyList? {
-        let text = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-        var digits = Substring(text)
+        var digits = trimmed(raw)
         var negative = false
         if digits.first == "-" || digits.first == "+" {
             negative = digits.first == "-"

@@ -349,12 +349,13 @@ public final class Defaults: Sendable {
             let file = DomainFileRegistry.shared.file(
                 atPath: configuration.locations.path(forDomain: name, layer: layer), isWritable: !layer.isManaged,
                 owner: fileOwner)
-            let wasLoaded = file.isLoaded
-            let token = file.addObserver { [weak self] event in self?.handle(event, domain: name, layer: layer) }
+            // Loaded before observing: the first load is not a change (the merged view is rebuilt next), and
+            // a 10,000-key domain would otherwise be resolved key by key.
             file.loadIfNeeded()
+            let token = file.addObserver { [weak self] event in self?.handle(event, domain: name, layer: layer) }
             file.startWatching()
-            // A file that another store of the process loaded already reported its failure to that store.
-            if wasLoaded, let failure = file.currentFailure { handle(.failed(failure), domain: name, layer: layer) }
+            // A file that cannot be read is reported to every store that uses it.
+            if let failure = file.currentFailure { handle(.failed(failure), domain: name, layer: layer) }
             files.append((layer, file, token))
         }
         return PersistentDomain(files: files)
