@@ -7,6 +7,7 @@ enum ManyDomains {
     static func measure(directory: String, domains: Int, changes: Int) -> (single: Measurement, many: Measurement) {
         let root = directory + "/many-domains"
         try? FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try? FileManager.default.createDirectory(atPath: directory + "/one-domain", withIntermediateDirectories: true)
         let single = CrossProcess.measure(directory: directory + "/one-domain", writes: changes).measurement
         // Open (and so watch) many domains in one directory, then measure one of them.
         var stores: [Defaults] = []
