@@ -2,7 +2,8 @@
  *
  *   dconf-bench populate <n>                     write n integer keys under /livedefaults/<n>/ (one change set)
  *   dconf-bench read <n> <iterations> <rounds>   time reads of a present and of a missing key
- *   dconf-bench write <iterations> <rounds>      time dconf_client_write_fast (queued) and write_sync (on disk)
+ *   dconf-bench write <iterations> <sync iterations> <rounds>
+ *                                                time dconf_client_write_fast (queued) and write_sync (on disk)
  *   dconf-bench signal <count>                   another process writes; time until this one's "changed" signal
  *
  * Each result is one line: "<case> <median ns> <p99 ns>". Built and run by Benchmarks/run inside a private
@@ -79,7 +80,7 @@ static void time_reads(DConfClient *client, int n, int iterations, int rounds) {
     free(samples);
 }
 
-static void time_writes(DConfClient *client, int iterations, int rounds) {
+static void time_writes(DConfClient *client, int iterations, int sync_iterations, int rounds) {
     double *samples = calloc(rounds, sizeof(double));
     GError *error = NULL;
     for (int r = 0; r < rounds; r++) {
@@ -93,11 +94,11 @@ static void time_writes(DConfClient *client, int iterations, int rounds) {
     report("write", samples, rounds);
     for (int r = 0; r < rounds; r++) {
         uint64_t start = now();
-        for (int i = 0; i < iterations; i++) {
+        for (int i = 0; i < sync_iterations; i++) {
             if (!dconf_client_write_sync(client, "/livedefaults/write/sync", g_variant_new_int32(i), NULL, NULL, &error))
                 fail("write_sync", error);
         }
-        samples[r] = (double)(now() - start) / iterations;
+        samples[r] = (double)(now() - start) / sync_iterations;
     }
     report("write-sync", samples, rounds);
     free(samples);
@@ -176,8 +177,8 @@ int main(int argc, char **argv) {
         populate(client, atoi(argv[2]));
     } else if (strcmp(argv[1], "read") == 0 && argc == 5) {
         time_reads(client, atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
-    } else if (strcmp(argv[1], "write") == 0 && argc == 4) {
-        time_writes(client, atoi(argv[2]), atoi(argv[3]));
+    } else if (strcmp(argv[1], "write") == 0 && argc == 5) {
+        time_writes(client, atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
     } else {
         fprintf(stderr, "dconf-bench: bad arguments\n");
         return 2;

@@ -32,8 +32,8 @@ struct DconfClient {
         return (results["read"] ?? .notApplicable, results["read-missing"] ?? .notApplicable)
     }
 
-    func writes(iterations: Int, rounds: Int) -> (fast: Measurement, sync: Measurement) {
-        let results = run(["write", "\(iterations)", "\(rounds)"])
+    func writes(iterations: Int, syncIterations: Int, rounds: Int) -> (fast: Measurement, sync: Measurement) {
+        let results = run(["write", "\(iterations)", "\(syncIterations)", "\(rounds)"])
         return (results["write"] ?? .notApplicable, results["write-sync"] ?? .notApplicable)
     }
 

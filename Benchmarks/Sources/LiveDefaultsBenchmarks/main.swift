@@ -80,7 +80,8 @@ for count in keyCounts {
 
 // MARK: Writes
 
-let dconfWrites = dconf.writes(iterations: smoke ? 50 : 2_000, rounds: smoke ? 3 : 11)
+// write_sync waits for dconf's service to write its database (about a quarter of a second here): few of them.
+let dconfWrites = dconf.writes(iterations: smoke ? 50 : 2_000, syncIterations: smoke ? 2 : 4, rounds: smoke ? 3 : 7)
 for count in [10, 10_000] {
     let (live, foundation) = populatedStores(count)
     var value = 0
@@ -146,7 +147,7 @@ do {
 
 do {
     let latency = CrossProcess.measure(directory: directory, writes: smoke ? 30 : 500)
-    let signal = dconf.signal(count: smoke ? 30 : 500)
+    let signal = dconf.signal(count: smoke ? 5 : 40)  // each waits for a write_sync
     rows.append(Row(
         name: "another process writes → observer here", live: latency.measurement, foundation: .notApplicable,
         dconf: signal,

@@ -17,6 +17,7 @@ extension Defaults {
         get {
             let store = key.suite == nil ? self : store(for: key)
             guard let stored = store.value(forKey: key.name) else { return key.defaultValue }
+            if let value = Value.exactValue(stored) { return value }
             if let value = try? Value(propertyList: stored) { return value }
             return store.decode(stored, for: key)
         }

@@ -27,6 +27,16 @@ public protocol DefaultsSerializable: Sendable {
 
     /// The stored form of the value, or nil to remove the key (only `Optional.none` does that).
     func propertyList() throws -> PropertyList?
+
+    /// The value when `propertyList` is exactly this type's own stored form, without any conversion; nil
+    /// otherwise (then ``init(propertyList:)`` decides). A fast path for typed reads, which is inlined into
+    /// the caller for the standard scalar types; the default returns nil.
+    static func exactValue(_ propertyList: PropertyList) -> Self?
+}
+
+extension DefaultsSerializable {
+    @inlinable
+    public static func exactValue(_ propertyList: PropertyList) -> Self? { nil }
 }
 
 /// Why a stored value could not be read as a key's type.
@@ -92,6 +102,12 @@ extension Bool: DefaultsSerializable {
         // The stored type first: typed reads are the hot path.
         if case .bool(let bool) = propertyList { self = bool } else { self = try ValueDecoder.bool(propertyList, []) }
     }
+
+    @inlinable
+    public static func exactValue(_ propertyList: PropertyList) -> Bool? {
+        if case .bool(let bool) = propertyList { return bool }
+        return nil
+    }
     public func propertyList() throws -> PropertyList? { .bool(self) }
 }
 
@@ -100,6 +116,12 @@ extension String: DefaultsSerializable {
         guard case .string(let string) = propertyList else { throw DefaultsConversionError(expected: String.self, found: propertyList) }
         self = string
     }
+
+    @inlinable
+    public static func exactValue(_ propertyList: PropertyList) -> String? {
+        if case .string(let string) = propertyList { return string }
+        return nil
+    }
     public func propertyList() throws -> PropertyList? { .string(self) }
 }
 
@@ -107,6 +129,12 @@ extension Double: DefaultsSerializable {
     /// A real, an integer, or a string that is a number.
     public init(propertyList: PropertyList) throws {
         if case .real(let real) = propertyList { self = real } else { self = try ValueDecoder.real(propertyList, []) }
+    }
+
+    @inlinable
+    public static func exactValue(_ propertyList: PropertyList) -> Double? {
+        if case .real(let real) = propertyList { return real }
+        return nil
     }
     public func propertyList() throws -> PropertyList? { .real(self) }
 }
@@ -141,6 +169,12 @@ extension Int: DefaultsSerializableInteger {
     }
 
     public func propertyList() throws -> PropertyList? { .integer(self) }
+
+    @inlinable
+    public static func exactValue(_ propertyList: PropertyList) -> Int? {
+        if case .integer(let integer) = propertyList { return integer }
+        return nil
+    }
 }
 extension Int8: DefaultsSerializableInteger {}
 extension Int16: DefaultsSerializableInteger {}
