@@ -98,7 +98,7 @@ func pythonPlist(_ path: String, expression: String = "d") throws -> String {
 }
 
 /// Waits for a condition with a generous timeout, polling; never a fixed sleep.
-func eventually(timeout: Double = 10, _ condition: () -> Bool) -> Bool {
+func eventually(timeout: Double = 30, _ condition: () -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         if condition() { return true }
@@ -108,7 +108,7 @@ func eventually(timeout: Double = 10, _ condition: () -> Bool) -> Bool {
 }
 
 /// The same in async code: sleeps without blocking a thread of the cooperative pool.
-func eventually(timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
+func eventually(timeout: Double = 30, _ condition: () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         if condition() { return true }

@@ -300,8 +300,8 @@ final class Recorder<Element: Sendable>: Sendable {
 
     var all: [Element] { storage.elements.withLock { $0 } }
 
-    /// Waits (10 s at most) until an element matches.
-    func waitFor(timeout: Double = 10, _ predicate: @escaping @Sendable (Element) -> Bool) async -> Bool {
+    /// Waits (30 s at most: the machine may be busy) until an element matches.
+    func waitFor(timeout: Double = 30, _ predicate: @escaping @Sendable (Element) -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if all.contains(where: predicate) { return true }
@@ -313,7 +313,7 @@ final class Recorder<Element: Sendable>: Sendable {
 
 /// Waits until a key's effective value satisfies `predicate`, following `updates(forKey:)`.
 func waitForValue(
-    _ defaults: Defaults, _ key: String, timeout: Duration = .seconds(10),
+    _ defaults: Defaults, _ key: String, timeout: Duration = .seconds(30),
     _ predicate: @escaping @Sendable (PropertyList?) -> Bool
 ) async -> Bool {
     await withTaskGroup(of: Bool.self) { group in

@@ -36,6 +36,9 @@ public final class ObservableDefaults: Observable, Sendable {
     private let announcers = Mutex<[String: @Sendable () -> Void]>([:])
     /// One change-stream listener per store (the main one and the stores of suites).
     private let listeners = Mutex<[ObjectIdentifier: Task<Void, Never>]>([:])
+    /// The value each slot was last announced with, so that the stream's echo of this object's own write
+    /// (already announced by the setter) is not announced twice.
+    private let announced = Mutex<[String: PropertyList?]>([:])
 
     /// Settings backed by a store (``Defaults/standard`` by default).
     public init(_ store: Defaults = .standard) {
@@ -55,7 +58,12 @@ public final class ObservableDefaults: Observable, Sendable {
             return store[key]
         }
         set {
-            registrar.withMutation(of: self, keyPath: \.[key]) { store[key] = newValue }
+            registrar.withMutation(of: self, keyPath: \.[key]) {
+                store[key] = newValue
+                let owner = store.store(for: key)
+                let stored = owner.value(forKey: key.name)
+                announced.withLock { $0[Self.slot(owner, key.name)] = .some(stored) }
+            }
         }
     }
 
@@ -85,7 +93,13 @@ public final class ObservableDefaults: Observable, Sendable {
                 var iterator = iterator
                 while let change = await iterator.next() {
                     guard let self else { return }
-                    let announce = self.announcers.withLock { $0[Self.slot(owner, change.key)] }
+                    let slot = Self.slot(owner, change.key)
+                    let isEcho = self.announced.withLock { announced in
+                        defer { announced[slot] = .some(change.newValue) }
+                        return announced[slot] == .some(change.newValue)
+                    }
+                    if isEcho { continue }
+                    let announce = self.announcers.withLock { $0[slot] }
                     announce?()
                 }
             }
