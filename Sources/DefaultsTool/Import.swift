@@ -34,30 +34,3 @@ struct Import: ParsableCommand {
         }
     }
 }
-
-/// `defaults export domain path|-`.
-struct Export: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Write a domain to a file as an XML property list, or to standard output with -.")
-
-    @OptionGroup var host: HostOptions
-    @Flag(help: "Write JSON instead of XML.") var json = false
-    @Argument var domain: String
-    @Argument(help: "The file to write, or - for standard output.") var path: String
-
-    func run() {
-        perform {
-            let contents = try DomainTarget(domain, host: host).store().existingContents()
-            let data = json
-                ? Data((Output.json(Output.jsonObject(.dictionary(contents))) + "\n").utf8)
-                : PropertyList.dictionary(contents).encoded(as: .xml)
-            if path == "-" {
-                FileHandle.standardOutput.write(data)
-            } else {
-                do { try data.write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
-                    throw ToolError("cannot write \(path): \(error.localizedDescription)")
-                }
-            }
-        }
-    }
-}

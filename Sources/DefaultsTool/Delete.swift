@@ -1,0 +1,27 @@
+import ArgumentParser
+import LiveDefaults
+
+/// `defaults delete domain [key]`.
+struct Delete: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Delete a key, or a whole domain (its file).")
+
+    @OptionGroup var host: HostOptions
+    @Argument var domain: String
+    @Argument(help: "The key to delete; without it, the whole domain goes.") var key: String?
+
+    func run() {
+        perform {
+            let store = try DomainTarget(domain, host: host).store()
+            guard let contents = try store.contents() else { throw ToolError("Domain (\(domain)) not found.") }
+            if let key {
+                guard contents[key] != nil else {
+                    throw ToolError("Key \(key) does not exist in domain \(domain); leaving defaults unchanged")
+                }
+                try store.set(nil, forKey: key)
+            } else {
+                try store.replace(with: [:])
+            }
+            try store.commit()
+        }
+    }
+}
