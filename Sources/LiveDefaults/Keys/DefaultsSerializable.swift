@@ -29,7 +29,7 @@ public protocol DefaultsSerializable: Sendable {
     func propertyList() throws -> PropertyList?
 
     /// The value when `propertyList` is exactly this type's own stored form, without any conversion; nil
-    /// otherwise (then ``init(propertyList:)`` decides). A fast path for typed reads, which is inlined into
+    /// otherwise (then ``DefaultsSerializable/init(propertyList:)`` decides). A fast path for typed reads, which is inlined into
     /// the caller for the standard scalar types; the default returns nil.
     static func exactValue(_ propertyList: PropertyList) -> Self?
 }
