@@ -221,7 +221,6 @@ final class DomainFile: Sendable {
             {
             case .success(let outcome):
                 let deltas: [KeyDelta] = state.withLock { state in
-                    let before = state.contents
                     state.disk = outcome.contents
                     state.stamp = outcome.stamp
                     state.format = outcome.format
@@ -229,6 +228,12 @@ final class DomainFile: Sendable {
                     state.inFlight = nil
                     state.corruptStamp = nil
                     state.failure = nil
+                    // The file held what this process last knew: the new disk contents are exactly the
+                    // cached contents without the newer pending edits, so nothing changed for readers, and
+                    // the cache keeps its own storage (recomputing it would share the disk dictionary and
+                    // make the next `set` copy the whole domain).
+                    guard outcome.reread else { return [] }
+                    let before = state.contents
                     state.contents = Self.overlay(state.disk, nil, state.pending)
                     return KeyDelta.between(before, state.contents)
                 }
@@ -253,6 +258,8 @@ final class DomainFile: Sendable {
         var format: PropertyList.Format
         var keptAside: DefaultsError?
         var digest: Int?
+        /// Whether the file had changed since this process last read or wrote it (it was read again).
+        var reread = false
     }
 
     private func write(
@@ -283,7 +290,8 @@ final class DomainFile: Sendable {
         do throws(SystemError) { current = try FileSystem.stamp(atPath: path) } catch { return failure(error) }
         // Re-read when another process changed the file, and when the cached version is one found corrupt
         // (the cache then holds nothing, and the file must be kept aside, not overwritten).
-        if current != cachedStamp || (current != nil && current == knownCorrupt) {
+        let reread = current != cachedStamp || (current != nil && current == knownCorrupt)
+        if reread {
             switch Self.readContents(path, knownCorrupt: knownCorrupt) {
             case .success(let loaded):
                 base = loaded?.contents ?? [:]
@@ -308,12 +316,13 @@ final class DomainFile: Sendable {
         do throws(SystemError) {
             if contents.isEmpty && edits.replacement != nil {
                 try FileSystem.remove(path)
-                return .success(WriteOutcome(contents: [:], stamp: nil, format: format, keptAside: keptAside))
+                return .success(WriteOutcome(contents: [:], stamp: nil, format: format, keptAside: keptAside, reread: reread))
             }
             let data = PropertyList.dictionary(contents).encoded(as: format)
             let stamp = try FileSystem.replaceAtomically(path, with: data, owner: owner)
             return .success(WriteOutcome(
-                contents: contents, stamp: stamp, format: format, keptAside: keptAside, digest: Self.digest(data)))
+                contents: contents, stamp: stamp, format: format, keptAside: keptAside, digest: Self.digest(data),
+                reread: reread))
         } catch {
             return failure(error)
         }
