@@ -44,6 +44,7 @@ struct DaemonTests {
         await task.value
         #expect(lines.all.withLock { $0.last } == "stopped cleanly")
         #expect(defaults.activeObserverCount == 0)
+        defaults.synchronize()  // nothing left to write once the directory is removed
     }
 
     @Test("The built daemon follows another process's writes and exits 0 on SIGTERM")
@@ -73,6 +74,7 @@ struct DaemonTests {
         process.waitUntilExit()
         #expect(process.terminationReason == .exit && process.terminationStatus == 0)
         #expect(await lines.wait(for: "stopped cleanly"))
+        defaults.synchronize()  // nothing left to write once the directory is removed
     }
 
     static func binary() -> URL {
