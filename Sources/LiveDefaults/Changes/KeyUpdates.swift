@@ -85,13 +85,13 @@ final class WeakStore: Sendable {
     init(_ store: Defaults) { self.store = store }
 }
 
-/// One registered ``KeyUpdates`` iterator; unregisters when cancelled or deallocated.
-final class ValueSubscription: Sendable {
+/// One registered stream iterator and its buffer; unregisters when cancelled or deallocated.
+final class Subscription<Buffer: Sendable>: Sendable {
     let id: UInt64
-    let buffer: ValueBuffer
+    let buffer: Buffer
     let store: WeakStore
 
-    init(id: UInt64, buffer: ValueBuffer, store: WeakStore) {
+    init(id: UInt64, buffer: Buffer, store: WeakStore) {
         self.id = id
         self.buffer = buffer
         self.store = store
@@ -101,34 +101,6 @@ final class ValueSubscription: Sendable {
     deinit { cancel() }
 }
 
-/// One registered ``KeyChanges`` iterator; unregisters when cancelled or deallocated.
-final class ChangeSubscription: Sendable {
-    let id: UInt64
-    let buffer: ChangeBuffer
-    let store: WeakStore
-
-    init(id: UInt64, buffer: ChangeBuffer, store: WeakStore) {
-        self.id = id
-        self.buffer = buffer
-        self.store = store
-    }
-
-    func cancel() { store.store?.unsubscribe(id) }
-    deinit { cancel() }
-}
-
-/// One registered ``DefaultsSnapshots`` iterator; unregisters when cancelled or deallocated.
-final class SignalSubscription: Sendable {
-    let id: UInt64
-    let buffer: SignalBuffer
-    let store: WeakStore
-
-    init(id: UInt64, buffer: SignalBuffer, store: WeakStore) {
-        self.id = id
-        self.buffer = buffer
-        self.store = store
-    }
-
-    func cancel() { store.store?.unsubscribe(id) }
-    deinit { cancel() }
-}
+typealias ValueSubscription = Subscription<ValueBuffer>
+typealias ChangeSubscription = Subscription<ChangeBuffer>
+typealias SignalSubscription = Subscription<SignalBuffer>

@@ -52,11 +52,6 @@ extension Defaults {
 
     // MARK: Internals
 
-    func read<Value>(_ key: DefaultsKey<Value>) -> Value {
-        guard let stored = value(forKey: key.name) else { return key.defaultValue }
-        return decode(stored, for: key)
-    }
-
     /// Converts a stored value, falling back to the default (logged once per stored value) when it has the
     /// wrong shape.
     @usableFromInline
