@@ -288,8 +288,12 @@ struct SearchListTests {
             seen.withLock { $0 = defaults.integer(forKey: "A") }
         }
         defer { NotificationCenter.default.removeObserver(observer) }
-        /// Every post scheduled so far has been delivered.
-        func delivered() { Defaults.notificationQueue.sync {} }
+        /// Every post scheduled so far has been delivered: the post (a moment after the change) clears the
+        /// pending flag, then posts on the notification queue.
+        func delivered() {
+            while defaults.state.withLock({ $0.notificationPending }) { usleep(1_000) }
+            Defaults.notificationQueue.sync {}
+        }
         defaults.set(1, forKey: "A")
         delivered()
         #expect(count.withLock { $0 } == 1)

@@ -33,9 +33,15 @@ final class DomainFile: Sendable {
         var stamp: FileStamp?
         var format: PropertyList.Format = .xml
         var pending = DomainEdits()
+        /// Whether the ``BackgroundWriter`` holds this file and will take `pending` without being told again:
+        /// set when an edit schedules it, cleared when a commit takes the edits (so an edit after a failed
+        /// write schedules a retry).
+        var scheduled = false
         var inFlight: DomainEdits?
         var contents: [String: PropertyList] = [:]
         var observers: [UInt64: Observer] = [:]
+        /// `observers.values`, kept as an array so that ``notify(_:)`` copies it without building one.
+        var observerList: [Observer] = []
         var nextObserver: UInt64 = 0
         /// The version of the file last found corrupt, so that it is reported once, not on every reload.
         var corruptStamp: FileStamp?
@@ -52,6 +58,12 @@ final class DomainFile: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Whether `contents` holds any key, readable without the lock: most layer files of a search list do
+    /// not exist (forced values, `ByHost`, any-user), and every `set` and lookup asks each of them.
+    /// Stored under the state lock whenever the contents change.
+    private let holdsKeys = Atomic<Bool>(false)
+    /// `State.loaded`, readable without the lock (every `set` asks).
+    private let loadedFlag = Atomic<Bool>(false)
     /// Serialises this process's disk operations on the file (commit and reload); `flock` does the same
     /// between processes.
     private let diskLock = Mutex(())
@@ -92,7 +104,8 @@ final class DomainFile: Sendable {
 
     /// One key's current value (the file must have been loaded).
     func value(forKey key: String) -> PropertyList? {
-        state.withLock { $0.contents[key] }
+        guard holdsKeys.load(ordering: .acquiring) else { return nil }
+        return state.withLock { $0.contents[key] }
     }
 
     /// Whether the file exists on disk or holds edits not yet written.
@@ -115,7 +128,7 @@ final class DomainFile: Sendable {
     }
 
     func loadIfNeeded() {
-        if state.withLock({ $0.loaded }) { return }
+        if loadedFlag.load(ordering: .acquiring) { return }
         reload()
     }
 
@@ -135,6 +148,7 @@ final class DomainFile: Sendable {
                 let failure = DefaultsError.readFailed(path: path, errno: error.errno, message: error.message)
                 state.withLock { state in
                     state.loaded = true
+                loadedFlag.store(true, ordering: .releasing)
                     state.failure = failure
                 }
                 notify(.failed(failure))
@@ -150,6 +164,7 @@ final class DomainFile: Sendable {
             let deltas: [KeyDelta] = state.withLock { state in
                 let before = state.contents
                 state.loaded = true
+                loadedFlag.store(true, ordering: .releasing)
                 switch result {
                 case .success(let loaded):
                     state.disk = loaded?.contents ?? [:]
@@ -167,6 +182,7 @@ final class DomainFile: Sendable {
                     }
                 }
                 state.contents = Self.overlay(state.disk, state.inFlight, state.pending)
+                holdsKeys.store(!state.contents.isEmpty, ordering: .releasing)
                 return KeyDelta.between(before, state.contents)
             }
             if let report { notify(.failed(report)) }
@@ -179,13 +195,15 @@ final class DomainFile: Sendable {
     /// Sets or removes one key in memory at once; the background writer persists it.
     func set(_ value: PropertyList?, forKey key: String) {
         loadIfNeeded()
-        let delta: KeyDelta? = state.withLock { state in
-            let old = state.contents[key]
+        let (delta, mustSchedule): (KeyDelta?, Bool) = state.withLock { state in
+            let mustSchedule = !state.scheduled
+            state.scheduled = true
+            let old = value.map { state.contents.updateValue($0, forKey: key) } ?? state.contents.removeValue(forKey: key)
             state.pending.keys[key] = .some(value)
-            if let value { state.contents[key] = value } else { state.contents.removeValue(forKey: key) }
-            return old == value ? nil : KeyDelta(key: key, old: old, new: value)
+            holdsKeys.store(!state.contents.isEmpty, ordering: .releasing)
+            return (old == value ? nil : KeyDelta(key: key, old: old, new: value), mustSchedule)
         }
-        BackgroundWriter.shared.schedule(self)
+        if mustSchedule { BackgroundWriter.shared.schedule(self) }
         if let delta { notify(.changed([delta], .local)) }
     }
 
@@ -195,7 +213,9 @@ final class DomainFile: Sendable {
         let deltas: [KeyDelta] = state.withLock { state in
             let before = state.contents
             state.pending = DomainEdits(replacement: contents)
+            state.scheduled = true
             state.contents = contents
+            holdsKeys.store(!contents.isEmpty, ordering: .releasing)
             return KeyDelta.between(before, contents)
         }
         BackgroundWriter.shared.schedule(self)
@@ -212,6 +232,7 @@ final class DomainFile: Sendable {
             let (edits, cachedStamp, cachedDisk, format, corruptStamp) = state.withLock { state in
                 let edits = state.pending
                 state.pending = DomainEdits()
+                state.scheduled = false
                 state.inFlight = edits.isEmpty ? nil : edits
                 return (edits, state.stamp, state.disk, state.format, state.corruptStamp)
             }
@@ -235,6 +256,7 @@ final class DomainFile: Sendable {
                     guard outcome.reread else { return [] }
                     let before = state.contents
                     state.contents = Self.overlay(state.disk, nil, state.pending)
+                    holdsKeys.store(!state.contents.isEmpty, ordering: .releasing)
                     return KeyDelta.between(before, state.contents)
                 }
                 if let kept = outcome.keptAside { notify(.failed(kept)) }
@@ -334,18 +356,22 @@ final class DomainFile: Sendable {
         state.withLock { state in
             state.nextObserver += 1
             state.observers[state.nextObserver] = observer
+            state.observerList = Array(state.observers.values)
             return state.nextObserver
         }
     }
 
     func removeObserver(_ token: UInt64) {
-        state.withLock { _ = $0.observers.removeValue(forKey: token) }
+        state.withLock { state in
+            state.observers.removeValue(forKey: token)
+            state.observerList = Array(state.observers.values)
+        }
     }
 
     /// Calls observers outside the lock (they may read this file again).
     private func notify(_ event: Event) {
         if case .failed(let error) = event { Self.logger.error("\(error)") }
-        let observers = state.withLock { Array($0.observers.values) }
+        let observers = state.withLock { $0.observerList }
         for observer in observers { observer(event) }
     }
 

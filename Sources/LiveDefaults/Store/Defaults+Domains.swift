@@ -105,7 +105,10 @@ extension Defaults {
     private func changeVolatileDomains(
         _ domainName: String, _ change: (inout [String: [String: PropertyList]]) -> Void
     ) {
-        state.withLock { change(&$0.volatileDomains) }
+        state.withLock { state in
+            change(&state.volatileDomains)
+            flattenSearchList(&state)
+        }
         rebuildMerged(changedDomain: domainName)
     }
 
@@ -197,10 +200,14 @@ extension Defaults {
     /// Whether an administrator forces the key in a given domain.
     public func objectIsForced(forKey key: String, inDomain domain: String) -> Bool {
         // A domain the store already uses: its managed files are at hand (the path every `set` takes).
-        let attached: [DomainFile]? = state.withLock { state in
-            state.persistent[domain].map { $0.files.compactMap { $0.layer.isManaged ? $0.file : nil } }
+        // Asked under the store's lock (store, then file: the order every lookup takes), without copying the
+        // list of files.
+        let attached: Bool? = state.withLock { state in
+            state.persistent[domain].map { domain in
+                domain.files.contains { $0.layer.isManaged && $0.file.value(forKey: key) != nil }
+            }
         }
-        if let attached { return attached.contains { $0.value(forKey: key) != nil } }
+        if let attached { return attached }
         guard (try? DomainName.validate(domain)) != nil else { return false }
         for layer in PreferenceLayer.searchOrder where layer.isManaged {
             let file = file(forDomain: domain, layer: layer)
