@@ -12,19 +12,40 @@ extension Defaults {
     /// and logged — ``trySet(_:for:)`` throws instead.
     @inlinable
     public subscript<Value>(key: DefaultsKey<Value>) -> Value {
-        // Inlinable, so that a read specialises for `Value` in the caller: one locked dictionary lookup and
-        // a direct conversion, the cost of `integer(forKey:)`.
+        // Inlinable, so that a read specialises for `Value` in the caller: for a scalar, a few loads from
+        // the key's read slot and a direct conversion, without the store's lock.
         get {
-            let store = key.suite == nil ? self : store(for: key)
-            guard let stored = store.value(forKey: key.name) else { return key.defaultValue }
-            if let value = Value.exactValue(stored) { return value }
-            if let value = try? Value(propertyList: stored) { return value }
-            return store.decode(stored, for: key)
+            // Not `let store = key.suite == nil ? self : …`: holding the store in a local retains it, and a
+            // store is weakly referenced (by its files' observers), so that retain takes the slow path and
+            // cost more than the whole read.
+            key.suite == nil ? read(key) : store(for: key).read(key)
         }
         set {
             let target = store(for: key)
             target.report { () throws(DefaultsError) in try target.write(newValue, for: key) }
         }
+    }
+
+    /// A typed read from this store (the key's suite already resolved).
+    @inlinable
+    func read<Value>(_ key: DefaultsKey<Value>) -> Value {
+        let stored: PropertyList
+        // A scalar or a missing key: from the key's slot, without the lock (``ScalarReadSlots``).
+        switch readSlots.read(key.slot) {
+        case (.missing, _)?:
+            return key.defaultValue
+        case (.other, _)?:
+            guard let value = value(forKey: key.name) else { return key.defaultValue }
+            stored = value
+        case (let tag, let payload)?:
+            stored = ScalarReadSlots.decode(tag, payload)
+        case nil:
+            guard let value = fillReadSlot(key.name, slot: key.slot) else { return key.defaultValue }
+            stored = value
+        }
+        if let value = Value.exactValue(stored) { return value }
+        if let value = try? Value(propertyList: stored) { return value }
+        return decode(stored, for: key)
     }
 
     /// Stores a typed value, or removes the key when the value is nil.
@@ -51,6 +72,20 @@ extension Defaults {
     }
 
     // MARK: Internals
+
+    /// The effective value of a key, filling the key's read slot on the way (a slot is filled once; the
+    /// merged view's changes keep it current from then on).
+    @usableFromInline
+    func fillReadSlot(_ name: String, slot: Int) -> PropertyList? {
+        state.withLock { state in
+            let value = state.merged[name]
+            if slot >= 0, slot < ScalarReadSlots.capacity, !readSlots.isFilled(slot) {
+                readSlots.write(slot, value)
+                state.slotsByName[name, default: []].append(slot)
+            }
+            return value
+        }
+    }
 
     /// Converts a stored value, falling back to the default (logged once per stored value) when it has the
     /// wrong shape.

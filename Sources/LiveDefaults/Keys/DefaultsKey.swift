@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The namespace for typed keys: declare yours as static members in an extension.
 ///
 /// ```swift
@@ -21,10 +23,19 @@ public class DefaultsKeys: @unchecked Sendable {
     /// The suite (a domain) the key lives in, or nil for the store's application domain.
     public let suite: String?
 
-    init(name: String, suite: String?) {
+    /// The key's slot in each store's lock-free read table (``ScalarReadSlots``): unique in the process, or
+    /// -1 once ``ScalarReadSlots/capacity`` keys have been made (such keys read through the locked path).
+    /// Declare keys once, as `static let`s, rather than making them per read.
+    @usableFromInline let slot: Int
+
+    init(name: String, suite: String?, slot: Int? = nil) {
         self.name = name
         self.suite = suite
+        let next = slot ?? DefaultsKeys.nextSlot.add(1, ordering: .relaxed).oldValue
+        self.slot = next < ScalarReadSlots.capacity ? next : -1
     }
+
+    private static let nextSlot = Atomic<Int>(0)
 }
 
 /// A typed key: a name, a default value and, optionally, the suite that holds it.
@@ -46,6 +57,12 @@ public final class DefaultsKey<Value: DefaultsSerializable>: DefaultsKeys, @unch
     public init(_ name: String, default defaultValue: Value, suite: String? = nil) {
         self.defaultValue = defaultValue
         super.init(name: name, suite: suite)
+    }
+
+    /// A key with a given read slot (tests: -1 is a key past ``ScalarReadSlots/capacity``).
+    init(_ name: String, default defaultValue: Value, suite: String? = nil, slot: Int) {
+        self.defaultValue = defaultValue
+        super.init(name: name, suite: suite, slot: slot)
     }
 }
 

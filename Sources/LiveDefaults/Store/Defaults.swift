@@ -122,9 +122,13 @@ public final class Defaults: Sendable {
         var suiteStores: [String: Defaults] = [:]
         /// The stored values already reported as unreadable for a typed key, so each is logged once.
         var reportedConversions: [String: PropertyList] = [:]
+        /// The filled ``readSlots`` of each key name, updated wherever `merged` changes.
+        var slotsByName: [String: [Int]] = [:]
     }
 
     let state: Mutex<State>
+    /// Typed keys' effective scalar values, read without the lock (see ``ScalarReadSlots``).
+    @usableFromInline let readSlots = ScalarReadSlots()
     /// The owner given to files created for another user (see ``init(user:)``).
     let fileOwner: (uid_t, gid_t)?
 
@@ -411,6 +415,9 @@ public final class Defaults: Sendable {
         let resumptions: [Resumption] = state.withLock { state in
             let before = state.merged
             state.merged = merged
+            for (name, slots) in state.slotsByName {
+                for slot in slots { readSlots.write(slot, merged[name]) }
+            }
             var resumptions: [Resumption] = []
             for delta in KeyDelta.between(before, merged) {
                 let change = KeyChange(
@@ -498,6 +505,9 @@ public final class Defaults: Sendable {
                             ?? state.merged.removeValue(forKey: delta.key)
                         if old != effective {
                             changed = true
+                            if let slots = state.slotsByName[delta.key] {
+                                for slot in slots { readSlots.write(slot, effective) }
+                            }
                             if hasSubscribers {
                                 let change = KeyChange(
                                     domain: domain, key: delta.key, oldValue: old, newValue: effective, origin: origin)
