@@ -125,6 +125,30 @@ struct PropertyListTests {
             ])
     }
 
+    @Test(
+        "XML integers: the byte-level fast path and the general rules agree",
+        arguments: [
+            ("42", PropertyList.integer(42)), ("  -42\n", -42), ("+7", 7), ("-0", 0), ("0x1F", 31), ("-0x10", -16),
+            ("123456789012345678", 123_456_789_012_345_678), ("1234567890123456789", 1_234_567_890_123_456_789),
+            ("9223372036854775807", .integer(Int.max)), ("-9223372036854775808", .integer(Int.min)),
+            ("18446744073709551615", .real(18_446_744_073_709_551_615)), ("&#x31;2", 12), ("1<!-- c -->2", 12),
+        ] as [(String, PropertyList)])
+    func xmlIntegers(text: String, expected: PropertyList) throws {
+        #expect(try PropertyList(parsing: "<plist><integer>\(text)</integer></plist>") == expected)
+        #expect(try PropertyList(parsing: "<dict><key>k</key><integer>\(text)</integer></dict>") == ["k": expected])
+    }
+
+    @Test("XML integers that are not integers are errors", arguments: ["", "-", "1 2", "12x", "--1", "0x", "1.5", "١٢"])
+    func xmlBadIntegers(text: String) {
+        #expect(throws: PropertyListError.self) { try PropertyList(parsing: "<plist><integer>\(text)</integer></plist>") }
+    }
+
+    @Test("A repeated key in an XML dictionary keeps its last value")
+    func xmlRepeatedKey() throws {
+        let value = try PropertyList(parsing: "<dict><key>k</key><integer>1</integer><key>k</key><integer>2</integer></dict>")
+        #expect(value == ["k": 2])
+    }
+
     // MARK: Hostile input
 
     @Test("A cyclic binary property list is an error, not a crash or a hang")

@@ -393,25 +393,22 @@ public final class Defaults: Sendable {
             (state.searchList, state.volatileDomains, state.persistent)
         }
         let (list, volatiles, persistent) = sources
-        var merged: [String: PropertyList] = [:]
-        // Lowest precedence first, so that higher entries overwrite.
-        for entry in list.reversed() {
+        // Every source's contents in precedence order: forced values first, then the search list.
+        var layers: [[String: PropertyList]] = []
+        for entry in list {
+            if case .persistent(let name) = entry {
+                for item in persistent[name]?.files ?? [] where item.layer.isManaged { layers.append(item.file.contents) }
+            }
+        }
+        for entry in list {
             switch entry {
             case .volatile(let name):
-                merged.merge(volatiles[name] ?? [:]) { _, new in new }
+                layers.append(volatiles[name] ?? [:])
             case .persistent(let name):
-                for item in (persistent[name]?.files ?? []).reversed() where !item.layer.isManaged {
-                    merged.merge(item.file.contents) { _, new in new }
-                }
+                for item in persistent[name]?.files ?? [] where !item.layer.isManaged { layers.append(item.file.contents) }
             }
         }
-        for entry in list.reversed() {
-            if case .persistent(let name) = entry {
-                for item in (persistent[name]?.files ?? []).reversed() where item.layer.isManaged {
-                    merged.merge(item.file.contents) { _, new in new }
-                }
-            }
-        }
+        let merged = Self.merge(layers.filter { !$0.isEmpty })
         let resumptions: [Resumption] = state.withLock { state in
             let before = state.merged
             state.merged = merged
@@ -419,6 +416,8 @@ public final class Defaults: Sendable {
                 for slot in slots { readSlots.write(slot, merged[name]) }
             }
             var resumptions: [Resumption] = []
+            // Nobody to tell (always so when the store opens): no need to compare the two views.
+            guard state.subscribers.count > 0 else { return resumptions }
             for delta in KeyDelta.between(before, merged) {
                 let change = KeyChange(
                     domain: changedDomain, key: delta.key, oldValue: delta.old, newValue: delta.new, origin: .local)
@@ -427,6 +426,23 @@ public final class Defaults: Sendable {
             return resumptions
         }
         for resume in resumptions { resume() }
+    }
+
+    /// The merged view of layers given in precedence order (first wins).
+    ///
+    /// Starts from the largest layer as it is (sharing its storage, no copy while nothing else changes it)
+    /// and resolves only the keys of the other layers: opening a 10,000-key domain then costs no 10,000
+    /// insertions, and the view takes no memory of its own until something overrides the large layer.
+    static func merge(_ layers: [[String: PropertyList]]) -> [String: PropertyList] {
+        guard let largest = layers.indices.max(by: { layers[$0].count < layers[$1].count }) else { return [:] }
+        var merged = layers[largest]
+        for (index, layer) in layers.enumerated() where index != largest {
+            for key in layer.keys {
+                guard let effective = layers.lazy.compactMap({ $0[key] }).first else { continue }
+                if merged[key] != effective { merged[key] = effective }
+            }
+        }
+        return merged
     }
 
     /// Pushes an effective change to the key's value streams and the store-wide change streams; runs under
