@@ -116,7 +116,9 @@ enum FileSystem {
         }
         if writeError != 0 { throw SystemError(errno: writeError, operation: "write") }
         if let (uid, gid) = owner { _ = fchown(descriptor, uid, gid) }
-        guard fsync(descriptor) == 0 else { throw SystemError(errno: errno, operation: "fsync") }
+        // The data must be on the disk before the rename can be (else a crash may leave an empty file under
+        // the domain's name); `fdatasync` is enough for that and skips the timestamps `fsync` also writes.
+        guard fdatasync(descriptor) == 0 else { throw SystemError(errno: errno, operation: "fdatasync") }
         let stamp = try stamp(descriptor: descriptor)
         guard rename(temporary, path) == 0 else { throw SystemError(errno: errno, operation: "rename") }
         succeeded = true

@@ -295,8 +295,14 @@ final class DomainFile: Sendable {
         let directory = (path as NSString).deletingLastPathComponent
         let lock: Int32
         do throws(SystemError) {
-            try FileSystem.createDirectory(directory)
-            lock = try FileSystem.lockExclusively(lockPath)
+            // The directory is created only when the lock file cannot be opened for want of it: one system
+            // call less on every write.
+            do throws(SystemError) {
+                lock = try FileSystem.lockExclusively(lockPath)
+            } catch where error.errno == ENOENT {
+                try FileSystem.createDirectory(directory)
+                lock = try FileSystem.lockExclusively(lockPath)
+            }
         } catch {
             return failure(error)
         }
