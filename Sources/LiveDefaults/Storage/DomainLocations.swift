@@ -93,9 +93,8 @@ public struct DefaultsLocations: Sendable, Hashable {
 
     /// The locations Foundation uses for the current user, from the environment.
     public static var current: DefaultsLocations {
-        let environment = ProcessInfo.processInfo.environment
         let directory: String
-        if let configured = environment["XDG_CONFIG_HOME"], configured.hasPrefix("/") {
+        if let configured = Environment.value("XDG_CONFIG_HOME"), configured.hasPrefix("/") {
             directory = configured
         } else {
             directory = NSHomeDirectory() + "/.config"
@@ -104,11 +103,11 @@ public struct DefaultsLocations: Sendable, Hashable {
     }
 
     static var defaultManagedDirectory: String {
-        ProcessInfo.processInfo.environment["LIVEDEFAULTS_MANAGED_DIRECTORY"] ?? "/etc/livedefaults/managed"
+        Environment.value("LIVEDEFAULTS_MANAGED_DIRECTORY") ?? "/etc/livedefaults/managed"
     }
 
     static var currentUserName: String {
-        ProcessInfo.processInfo.environment["USER"] ?? NSUserName()
+        Environment.value("USER") ?? NSUserName()
     }
 
     /// The file of one layer of a domain. The name must have passed ``DomainName/validate(_:)``.

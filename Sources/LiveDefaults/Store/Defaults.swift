@@ -114,8 +114,10 @@ public final class Defaults: Sendable {
         var sources: [Source] = []
         /// The application domain's current-user file and its managed (forced) files: what every `set`
         /// needs, at hand without a lookup.
-        var applicationFile: DomainFile?
-        var applicationForcedFiles: [DomainFile] = []
+        /// Unretained, like the flattened list: the application domain is always in the search list, so
+        /// ``State/persistent`` holds these files for the store's whole life.
+        var applicationFile: Unmanaged<DomainFile>?
+        var applicationForcedFiles: [Unmanaged<DomainFile>] = []
         /// Whether a didChangeNotification post is already scheduled (posts are coalesced).
         var notificationPending = false
         /// Stores for the suites of typed keys (``DefaultsKey/suite``), created on first use.
@@ -258,10 +260,13 @@ public final class Defaults: Sendable {
         // of every plain `set`: one lock, no lookup by name).
         if domain == configuration.applicationDomain, layer == .currentUser {
             let (file, forced) = state.withLock { state in
-                (state.applicationFile, state.applicationForcedFiles.contains { $0.value(forKey: key) != nil })
+                (
+                    state.applicationFile,
+                    state.applicationForcedFiles.contains { $0._withUnsafeGuaranteedRef { $0.value(forKey: key) } != nil }
+                )
             }
             if forced { throw .forcedKey(key: key, domain: domain) }
-            if let file { return file.set(value, forKey: key) }
+            if let file { return file._withUnsafeGuaranteedRef { $0.set(value, forKey: key) } }
         }
         if domain != configuration.applicationDomain { try DomainName.validate(domain) }
         if !layer.isManaged, objectIsForced(forKey: key, inDomain: domain) {
@@ -479,8 +484,10 @@ public final class Defaults: Sendable {
         state.forcedFiles = forced
         state.sources = sources
         let application = state.persistent[configuration.applicationDomain]
-        state.applicationFile = application?.file(.currentUser)
-        state.applicationForcedFiles = application?.files.compactMap { $0.layer.isManaged ? $0.file : nil } ?? []
+        state.applicationFile = application?.file(.currentUser).map { Unmanaged.passUnretained($0) }
+        state.applicationForcedFiles = application?.files.compactMap {
+            $0.layer.isManaged ? Unmanaged.passUnretained($0.file) : nil
+        } ?? []
     }
 
     /// The effective value of one key, walking the search list: forced values first, then the domains in order.
@@ -521,7 +528,7 @@ public final class Defaults: Sendable {
                             ?? state.merged.removeValue(forKey: delta.key)
                         if old != effective {
                             changed = true
-                            if let slots = state.slotsByName[delta.key] {
+                            if !state.slotsByName.isEmpty, let slots = state.slotsByName[delta.key] {
                                 for slot in slots { readSlots.write(slot, effective) }
                             }
                             if hasSubscribers {

@@ -24,12 +24,12 @@ import Synchronization
 final class FileWatcher: Sendable {
     /// The process's watcher.
     static let shared = FileWatcher(
-        forcePolling: ProcessInfo.processInfo.environment["LIVEDEFAULTS_WATCHER"] == "poll",
+        forcePolling: Environment.value("LIVEDEFAULTS_WATCHER") == "poll",
         pollInterval: FileWatcher.pollIntervalFromEnvironment)
 
     /// How often polled directories are checked: `LIVEDEFAULTS_POLL_INTERVAL_MS`, else 100 ms.
     static var pollIntervalFromEnvironment: Duration {
-        let milliseconds = ProcessInfo.processInfo.environment["LIVEDEFAULTS_POLL_INTERVAL_MS"].flatMap { Int($0) }
+        let milliseconds = Environment.value("LIVEDEFAULTS_POLL_INTERVAL_MS").flatMap { Int($0) }
         return .milliseconds(max(1, milliseconds ?? 100))
     }
 
@@ -218,7 +218,9 @@ final class FileWatcher: Sendable {
     private func readEvents() {
         let bufferSize = 64 * 1024
         var buffer = [UInt8](repeating: 0, count: bufferSize)
+        /// The files to reload, in order, and whether an in-place writer closed each (see below).
         var touchedFiles: [String] = []
+        var writtenInPlace: Set<String> = []
         var touchedDirectories = false
         var overflowed = false
         while true {
@@ -248,7 +250,9 @@ final class FileWatcher: Sendable {
                     continue
                 }
                 if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE) != 0 {
-                    touchedFiles.append(directory == "/" ? "/" + name : directory + "/" + name)
+                    let path = directory == "/" ? "/" + name : directory + "/" + name
+                    touchedFiles.append(path)
+                    if mask & UInt32(IN_CLOSE_WRITE) != 0 { writtenInPlace.insert(path) }
                 }
             }
         }
@@ -277,9 +281,13 @@ final class FileWatcher: Sendable {
             }
             reconcile()
         }
+        // Only an in-place rewrite can keep inode, size and modification time (timestamps are coarse): a
+        // file renamed into place has a different inode from the one it replaced, since both existed at
+        // once. So a rename whose stamp matches what this process last wrote is this process's own write,
+        // and only in-place writes need the contents compared (which reads the whole file).
         var seen: Set<String> = []
         for path in touchedFiles where seen.insert(path).inserted {
-            file(atPath: path)?.reload(verifyContents: true)
+            file(atPath: path)?.reload(verifyContents: writtenInPlace.contains(path))
         }
     }
 
