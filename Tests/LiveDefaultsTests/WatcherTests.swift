@@ -129,6 +129,31 @@ struct WatcherTests {
         #expect(file.value(forKey: "Key") == "after")
     }
 
+    @Test("A directory created and removed while only its parent was watched: its files are looked at")
+    func directoryCameAndWent() async throws {
+        let directory = TemporaryDirectory()
+        let watcher = FileWatcher()
+        let root = directory.file("config")
+        let file = DomainFile(path: root + "/com.example.cameandwent.plist", isWritable: true)
+        file.loadIfNeeded()
+        let seen = Mutex<[PropertyList?]>([])
+        _ = file.addObserver { event in
+            if case .changed = event { seen.withLock { $0.append(file.value(forKey: "Key")) } }
+        }
+        watcher.register(file)
+        watcher.settle()  // the parent is watched, awaiting `config`
+        watcher.suspendForTesting()
+        // This process creates the directory by writing the file, and it is removed again, all before the
+        // watcher runs: it never watched `config` itself, so no event about the file ever arrives.
+        file.set("written", forKey: "Key")
+        try file.commit()
+        try FileManager.default.removeItem(atPath: root)
+        #expect(file.value(forKey: "Key") == "written")
+        watcher.resumeForTesting()
+        #expect(await eventually { file.value(forKey: "Key") == nil }, "the file is gone, and so are its keys")
+        #expect(seen.withLock { $0.last } == .some(nil))
+    }
+
     @Test("A rewrite that keeps inode, size and modification time is still seen (contents compared)")
     func sameStampDifferentContents() async throws {
         let directory = TemporaryDirectory()

@@ -148,7 +148,7 @@ final class DomainFile: Sendable {
                 let failure = DefaultsError.readFailed(path: path, errno: error.errno, message: error.message)
                 state.withLock { state in
                     state.loaded = true
-                loadedFlag.store(true, ordering: .releasing)
+                    loadedFlag.store(true, ordering: .releasing)
                     state.failure = failure
                 }
                 notify(.failed(failure))

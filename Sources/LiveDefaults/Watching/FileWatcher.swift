@@ -222,6 +222,8 @@ final class FileWatcher: Sendable {
         var touchedFiles: [String] = []
         var writtenInPlace: Set<String> = []
         var touchedDirectories = false
+        /// Directories created, deleted or moved below a watched one.
+        var changedDirectories: [String] = []
         var overflowed = false
         while true {
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, bufferSize) }
@@ -247,6 +249,7 @@ final class FileWatcher: Sendable {
                 if mask & UInt32(IN_ISDIR) != 0 {
                     // A directory appeared or vanished below a watched one: maybe one we wait for.
                     touchedDirectories = true
+                    changedDirectories.append(directory == "/" ? "/" + name : directory + "/" + name)
                     continue
                 }
                 if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE) != 0 {
@@ -280,6 +283,10 @@ final class FileWatcher: Sendable {
                 reloadFiles(under: path)
             }
             reconcile()
+            // A directory may have come and gone while only an ancestor was watched (this process created
+            // it by writing a file, another removed it before the watch on it was added): its files were
+            // never watched, so look at them now.
+            for path in changedDirectories { reloadFiles(under: path) }
         }
         // Only an in-place rewrite can keep inode, size and modification time (timestamps are coarse): a
         // file renamed into place has a different inode from the one it replaced, since both existed at
