@@ -47,7 +47,7 @@ extension Defaults {
     /// decimal digits (`"42"` is 42, `"42abc"` is 42, `"abc"` is 0); 0 when the key is missing or holds
     /// anything else.
     public func integer(forKey key: String) -> Int {
-        switch state.withLock({ $0.merged[key] }) {
+        switch value(forKey: key) {
         case .integer(let integer): integer
         case let other: Coercion.integer(other)
         }

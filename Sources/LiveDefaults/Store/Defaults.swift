@@ -131,6 +131,8 @@ public final class Defaults: Sendable {
     let state: Mutex<State>
     /// Typed keys' effective scalar values, read without the lock (see ``ScalarReadSlots``).
     @usableFromInline let readSlots = ScalarReadSlots()
+    /// The names in the merged view, for reads of missing keys without the lock (see ``MissingKeyFilter``).
+    let missingKeys = MissingKeyFilter()
     /// The owner given to files created for another user (see ``init(user:)``).
     let fileOwner: (uid_t, gid_t)?
 
@@ -230,7 +232,8 @@ public final class Defaults: Sendable {
 
     /// The effective value of a key: the first domain in the search list that has it (forced values first).
     public func value(forKey key: String) -> PropertyList? {
-        state.withLock { $0.merged[key] }
+        guard missingKeys.mayContain(key) else { return nil }
+        return state.withLock { $0.merged[key] }
     }
 
     /// The most recent error that had no caller to throw to (corrupt file, failed background write).
@@ -416,6 +419,7 @@ public final class Defaults: Sendable {
         let merged = Self.merge(layers.filter { !$0.isEmpty })
         let resumptions: [Resumption] = state.withLock { state in
             let before = state.merged
+            missingKeys.insert(all: merged.keys)
             state.merged = merged
             for (name, slots) in state.slotsByName {
                 for slot in slots { readSlots.write(slot, merged[name]) }
@@ -524,6 +528,7 @@ public final class Defaults: Sendable {
                 for delta in deltas {
                     if attachment?.inSearchList == true {
                         let effective = resolve(delta.key, state)
+                        if effective != nil { missingKeys.insert(delta.key) }
                         let old = effective.map { state.merged.updateValue($0, forKey: delta.key) }
                             ?? state.merged.removeValue(forKey: delta.key)
                         if old != effective {
@@ -547,6 +552,7 @@ public final class Defaults: Sendable {
                         }
                     }
                 }
+                if changed { missingKeys.grow(toHold: state.merged.keys) }
                 // One post per burst: only the change that finds none scheduled schedules one.
                 let mustPost = changed && !state.notificationPending
                 if mustPost { state.notificationPending = true }

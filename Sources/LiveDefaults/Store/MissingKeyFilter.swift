@@ -1,0 +1,119 @@
+import Synchronization
+
+/// A Bloom filter of the key names in a store's merged view, read without the store's lock: a read of a key
+/// that no domain has (checking an optional setting, the common case for flags) is answered by two bit tests,
+/// without the lock and without hashing the name with SipHash.
+///
+/// Bits are only ever added (a removed key leaves its bits, so it costs a locked lookup, which still finds
+/// nothing), so a clear bit proves a key absent at the moment it was read. Writers, serialised by the store's
+/// lock, set a key's bits before the key enters the merged view. The filter is sized for the view when it is
+/// rebuilt (16 bits a key, two bits per key); when the view outgrows it, a filter twice the size replaces
+/// it, and the old one is kept until the store goes away (readers may still be looking at it), which
+/// bounds the memory held at twice the current filter.
+final class MissingKeyFilter: @unchecked Sendable {
+    // @unchecked: the published table is immutable in size and only read through atomics; `tables` is
+    // changed only by writers, which the owning store's lock serialises, and tables are freed only in
+    // deinit, when no reader can hold the store.
+
+    /// A table: `words[0]` holds the mask of bit indexes, `words[1...]` the bits.
+    private typealias Table = UnsafeMutablePointer<Atomic<UInt64>>
+
+    private let current: Atomic<Table?>
+    /// Every table ever published, freed in deinit. Touched only under the owning store's lock.
+    private var tables: [Table] = []
+    private static let minimumBits = 1 << 10
+    private static let maximumBits = 1 << 22
+
+    init() {
+        current = Atomic(nil)
+    }
+
+    deinit {
+        for table in tables {
+            let words = Int(table[0].load(ordering: .relaxed) / 64) + 2
+            table.deinitialize(count: words)
+            table.deallocate()
+        }
+    }
+
+    /// False when the key is certainly absent from the merged view; true when it may be present.
+    func mayContain(_ key: String) -> Bool {
+        guard let table = current.load(ordering: .acquiring) else { return true }
+        let mask = table[0].load(ordering: .relaxed)
+        let hash = Self.hash(key)
+        return Self.test(table, hash & mask) && Self.test(table, (hash >> 32) & mask)
+    }
+
+    /// Adds one key. Only under the owning store's lock.
+    func insert(_ key: String) {
+        guard let table = current.load(ordering: .acquiring) else { return }
+        let mask = table[0].load(ordering: .relaxed)
+        let hash = Self.hash(key)
+        Self.set(table, hash & mask)
+        Self.set(table, (hash >> 32) & mask)
+    }
+
+    /// Replaces the table by a larger one holding every key when the view has outgrown it (keys added one by
+    /// one, as a domain replaced by a much larger one arrives). Only under the owning store's lock.
+    func grow<Keys: Collection<String>>(toHold keys: Keys) {
+        guard let table = current.load(ordering: .acquiring) else { return }
+        if UInt64(keys.count) * 16 > table[0].load(ordering: .relaxed) + 1, table[0].load(ordering: .relaxed) + 1 < Self.maximumBits {
+            insert(all: keys)
+        }
+    }
+
+    /// Adds every key of a new merged view, first replacing the table by a larger one when the view has
+    /// outgrown it. Only under the owning store's lock.
+    func insert<Keys: Collection<String>>(all keys: Keys) {
+        let wanted = min(Self.maximumBits, max(Self.minimumBits, (keys.count * 16).nextPowerOfTwo))
+        let existing = current.load(ordering: .acquiring)
+        let table: Table
+        if let existing, existing[0].load(ordering: .relaxed) + 1 >= UInt64(wanted) {
+            table = existing
+        } else {
+            let words = wanted / 64
+            table = .allocate(capacity: words + 1)
+            table.initialize(to: Atomic(UInt64(wanted - 1)))
+            for index in 1...words { (table + index).initialize(to: Atomic(0)) }
+            tables.append(table)
+        }
+        let mask = table[0].load(ordering: .relaxed)
+        for key in keys {
+            let hash = Self.hash(key)
+            Self.set(table, hash & mask)
+            Self.set(table, (hash >> 32) & mask)
+        }
+        if table != existing { current.store(table, ordering: .releasing) }
+    }
+
+    private static func test(_ table: Table, _ bit: UInt64) -> Bool {
+        table[Int(bit >> 6) + 1].load(ordering: .relaxed) & (1 << (bit & 63)) != 0
+    }
+
+    private static func set(_ table: Table, _ bit: UInt64) {
+        let word = Int(bit >> 6) + 1
+        let flag: UInt64 = 1 << (bit & 63)
+        if table[word].load(ordering: .relaxed) & flag == 0 { table[word].bitwiseOr(flag, ordering: .relaxed) }
+    }
+
+    /// FNV-1a over the UTF-8 bytes with a final mix: a few nanoseconds for a setting's name, where SipHash
+    /// (what `Dictionary` uses) costs about fifteen.
+    static func hash(_ key: String) -> UInt64 {
+        func fnv<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> UInt64 {
+            var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+            return hash
+        }
+        var hash = key.utf8.withContiguousStorageIfAvailable { fnv($0) } ?? fnv(key.utf8)
+        hash ^= hash >> 29
+        hash = hash &* 0xBF58_476D_1CE4_E5B9
+        return hash ^ (hash >> 32)
+    }
+}
+
+extension Int {
+    /// The smallest power of two at least this large (1 for values below 1).
+    fileprivate var nextPowerOfTwo: Int {
+        self <= 1 ? 1 : 1 << (Int.bitWidth - (self - 1).leadingZeroBitCount)
+    }
+}
