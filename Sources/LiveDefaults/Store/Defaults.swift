@@ -24,8 +24,9 @@ import Synchronization
 /// let limit = defaults.integer(forKey: "RateLimit")
 /// ```
 ///
-/// Reads are a hash lookup in memory under a short lock. Writes update memory at once and reach the disk
-/// through a coalescing background writer; ``synchronize()`` and ``flush()`` wait for the disk.
+/// Reads come from memory: a typed key holding a scalar, or a key no domain has, without any lock; other
+/// reads are one hash lookup under a short lock. Writes update memory at once and reach the disk through a
+/// coalescing background writer; ``synchronize()`` and ``flush()`` wait for the disk.
 public final class Defaults: Sendable {
     /// Posted (object: the store) when a value in one of the store's persistent domains changes, by this
     /// process or another.
