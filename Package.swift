@@ -33,16 +33,7 @@ let package = Package(
             name: "LiveDefaultsTestHelper",
             dependencies: ["LiveDefaults"]
         ),
-        // Release-mode micro benchmark: LiveDefaults against Foundation.UserDefaults in one run.
-        .executableTarget(
-            name: "LiveDefaultsBench",
-            dependencies: ["LiveDefaults"]
-        ),
-        // Release-mode cross-process latency benchmark: another process's write → an observer here.
-        .executableTarget(
-            name: "LiveDefaultsLatency",
-            dependencies: ["LiveDefaults"]
-        ),
+        // The benchmarks are a package of their own: Benchmarks/ (release mode, `Benchmarks/run`).
         .testTarget(
             name: "LiveDefaultsTests",
             dependencies: ["LiveDefaults", "LiveDefaultsTestHelper"]

@@ -1,8 +1,13 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
-// The side-by-side benchmark suite: LiveDefaults, Foundation.UserDefaults and (through a small C helper
-// built by the `run` script) GNOME dconf. Run it with `Benchmarks/run`; always in release mode.
+// The benchmarks, always run in release mode:
+// - LiveDefaultsBenchmarks: LiveDefaults, Foundation.UserDefaults and (through a small C helper built by the
+//   `run` script) GNOME dconf side by side. Run it with `Benchmarks/run`.
+// - LiveDefaultsLatency: the cross-process latency in detail (three kinds of writer, a burst, Foundation
+//   with synchronize()).
+// BenchmarkSupport holds what both share: the timing harness, spawning themselves, the temporary
+// XDG_CONFIG_HOME.
 let package = Package(
     name: "LiveDefaultsBenchmarks",
     platforms: [.macOS(.v15)],
@@ -10,10 +15,15 @@ let package = Package(
         .package(name: "LiveDefaults", path: "..")
     ],
     targets: [
+        .target(name: "BenchmarkSupport"),
         .executableTarget(
             name: "LiveDefaultsBenchmarks",
-            dependencies: [.product(name: "LiveDefaults", package: "LiveDefaults")]
-        )
+            dependencies: ["BenchmarkSupport", .product(name: "LiveDefaults", package: "LiveDefaults")]
+        ),
+        .executableTarget(
+            name: "LiveDefaultsLatency",
+            dependencies: ["BenchmarkSupport", .product(name: "LiveDefaults", package: "LiveDefaults")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,31 +1,7 @@
 import Foundation
 import Glibc
+import BenchmarkSupport
 import LiveDefaults
-
-/// Runs this executable again and returns its exit status.
-@discardableResult
-func spawnSelf(_ arguments: [String], environment extra: [String: String]) -> Int32 {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
-    do { try process.run() } catch { fatalError("cannot run myself: \(error)") }
-    process.waitUntilExit()
-    return process.terminationStatus
-}
-
-/// Runs this executable again and returns what it printed.
-func spawnSelfOutput(_ arguments: [String]) -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    do { try process.run() } catch { fatalError("cannot run myself: \(error)") }
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
-}
 
 /// The modes the suite runs in fresh processes (the environment is the parent's).
 func runChild(_ arguments: [String]) -> Never {

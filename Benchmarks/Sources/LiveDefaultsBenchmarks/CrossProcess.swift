@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 import Glibc
 import LiveDefaults
@@ -27,7 +28,7 @@ enum CrossProcess {
         }
     }
 
-    static func measure(directory: String, writes: Int) -> (measurement: Measurement, lost: Int) {
+    static func measure(directory: String, writes: Int) -> (measurement: Timing, lost: Int) {
         guard let store = try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) else {
             return (.notApplicable, writes)
         }

@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 import LiveDefaults
 import Synchronization
@@ -20,7 +21,7 @@ enum FanOut {
         }
     }
 
-    static func measure(directory: String, observers: Int, changes: Int) -> (live: Measurement, foundation: Measurement) {
+    static func measure(directory: String, observers: Int, changes: Int) -> (live: Timing, foundation: Timing) {
         guard let store = try? Defaults(configuration: .rooted(at: directory, applicationDomain: "com.example.bench.fanout")) else {
             return (.notApplicable, .notApplicable)
         }

@@ -1,10 +1,11 @@
+import BenchmarkSupport
 import Foundation
 import LiveDefaults
 
 /// Many domains watched at once: another process writes one of them; how long until its observer has it,
 /// compared with a single watched domain.
 enum ManyDomains {
-    static func measure(directory: String, domains: Int, changes: Int) -> (single: Measurement, many: Measurement) {
+    static func measure(directory: String, domains: Int, changes: Int) -> (single: Timing, many: Timing) {
         let root = directory + "/many-domains"
         try? FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         try? FileManager.default.createDirectory(atPath: directory + "/one-domain", withIntermediateDirectories: true)

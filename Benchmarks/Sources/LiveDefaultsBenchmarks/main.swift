@@ -5,6 +5,7 @@
 // This executable is what the script runs. Without `--dconf <helper>` the dconf column stays empty.
 import Foundation
 import Glibc
+import BenchmarkSupport
 import LiveDefaults
 
 var harness = Harness(iterations: 200_000, rounds: 31)
@@ -31,17 +32,7 @@ while let argument = arguments.popFirst() {
 
 // Foundation reads XDG_CONFIG_HOME once, at start-up: run again with it pointing at a temporary directory,
 // unless the caller (the run script) already did.
-let directoryVariable = "LIVEDEFAULTS_BENCH_DIRECTORY"
-guard let directory = ProcessInfo.processInfo.environment[directoryVariable] else {
-    let directory = NSTemporaryDirectory() + "livedefaults-benchmarks-\(getpid())"
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    let status = spawnSelf(Array(CommandLine.arguments.dropFirst()), environment: ["XDG_CONFIG_HOME": directory, directoryVariable: directory])
-    try? FileManager.default.removeItem(atPath: directory)
-    exit(status)
-}
-guard ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"] == directory else {
-    fatalError("\(directoryVariable) is set but XDG_CONFIG_HOME is not the same directory")
-}
+let directory = temporaryConfigHome(variable: "LIVEDEFAULTS_BENCH_DIRECTORY", prefix: "livedefaults-benchmarks")
 
 let dconf = DconfClient(helper: dconfHelper)
 let keyCounts = [10, 1_000, 10_000]
@@ -123,7 +114,7 @@ do {
     let runs = smoke ? 3 : 21
     /// In a fresh process each time: from opening the domain to having the value (the process's own start
     /// is the same for both and is shown apart).
-    func coldOpen(_ mode: String) -> (inProcess: Measurement, whole: Measurement) {
+    func coldOpen(_ mode: String) -> (inProcess: Timing, whole: Timing) {
         var inside: [Double] = []
         var whole: [Double] = []
         for _ in 0..<runs {
@@ -174,10 +165,10 @@ do {
 // MARK: Memory
 
 do {
-    func growth(_ mode: String) -> Measurement {
+    func growth(_ mode: String) -> Timing {
         let output = spawnSelfOutput(["--child-memory", mode, "com.example.bench.n10000", "Key5000"])
         let bytes = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? .nan
-        return Measurement(median: bytes, p99: bytes)
+        return Timing(median: bytes, p99: bytes)
     }
     let live = growth("live")
     let foundation = growth("foundation")

@@ -1,7 +1,7 @@
 // Cross-process latency: how long after another process writes a domain file does an observer in this
 // process get the new value? Release mode:
 //
-//   swift run -c release LiveDefaultsLatency [--writes N] [--burst N] [--foundation-writes N] [--smoke]
+//   swift run -c release --package-path Benchmarks LiveDefaultsLatency [--writes N] [--burst N] [--foundation-writes N] [--smoke]
 //
 // The benchmark starts a copy of itself as the writer. For each paced write the writer changes the
 // domain file, reports the moment the change was on disk (CLOCK_MONOTONIC, shared by all processes), and
@@ -10,16 +10,12 @@
 // writes), and LiveDefaults itself (`set` + `synchronize()`, timed from before the `set`). Then a burst of
 // back-to-back writes, which must end with the final value delivered. Then, for comparison, Foundation:
 // a reader that calls `synchronize()` before every read (without it, it never sees another process).
+import BenchmarkSupport
 import Foundation
 import Glibc
 import LiveDefaults
 import Synchronization
 
-func monotonicNanoseconds() -> UInt64 {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-}
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("LiveDefaultsLatency: \(message)\n".utf8))
@@ -50,24 +46,24 @@ func runWriter(directory: String) -> Never {
         case "rename", "in-place":
             // Timed from before the write: the figure includes the writer's own open/write/close/rename,
             // because an observer can get the value before the writer runs its next instruction.
-            let start = monotonicNanoseconds()
+            let start = now()
             rawWrite(value, key: words[1], inPlace: words[0] == "in-place")
             print("\(value) \(start)")
         case "library":
             // Another LiveDefaults process, writing the same domain: timed from before the set.
             guard let library else { fail("no store") }
-            let start = monotonicNanoseconds()
+            let start = now()
             try? library.setValue(.integer(value), forKey: words[1], inDomain: domain, layer: .currentUser)
             library.synchronize()
             print("\(value) \(start)")
         case "burst":
             for index in 1..<value { rawWrite(index, key: words[1], inPlace: false) }
-            let start = monotonicNanoseconds()
+            let start = now()
             rawWrite(value, key: words[1], inPlace: false)
             print("\(value) \(start)")
         case "foundation":
             guard let foundation = UserDefaults(suiteName: domain) else { fail("no Foundation suite") }
-            let start = monotonicNanoseconds()
+            let start = now()
             foundation.set(value, forKey: words[1])
             foundation.synchronize()
             print("\(value) \(start)")
@@ -104,22 +100,7 @@ while let argument = arguments.popFirst() {
 
 // Foundation reads XDG_CONFIG_HOME once, at start-up: the benchmark runs itself again with it pointing at a
 // temporary directory (for this process's Foundation reader and for the writer), then removes it.
-let directoryVariable = "LIVEDEFAULTS_LATENCY_DIRECTORY"
-guard let directory = ProcessInfo.processInfo.environment[directoryVariable] else {
-    let directory = NSTemporaryDirectory() + "livedefaults-latency-\(getpid())"
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    let child = Process()
-    child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-    child.arguments = Array(CommandLine.arguments.dropFirst())
-    var environment = ProcessInfo.processInfo.environment
-    environment["XDG_CONFIG_HOME"] = directory
-    environment[directoryVariable] = directory
-    child.environment = environment
-    try child.run()
-    child.waitUntilExit()
-    try? FileManager.default.removeItem(atPath: directory)
-    exit(child.terminationStatus)
-}
+let directory = temporaryConfigHome(variable: "LIVEDEFAULTS_LATENCY_DIRECTORY", prefix: "livedefaults-latency")
 
 let writer = Process()
 writer.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
@@ -158,7 +139,7 @@ final class Arrivals: Sendable {
     let awaited = Mutex(Int.min)
 
     func record(_ value: Int) {
-        let now = monotonicNanoseconds()
+        let now = now()
         let isAwaited = times.withLock { times in
             if times[value] == nil { times[value] = now }
             return awaited.withLock { $0 } == value
@@ -258,9 +239,9 @@ do {
     _ = foundation.integer(forKey: "FoundationKey")  // loaded now, before any write
     send("foundation FoundationKey 1")
     _ = writerReport()
-    let watchUntil = monotonicNanoseconds() + 2_000_000_000
+    let watchUntil = now() + 2_000_000_000
     var seenWithoutSynchronize = false
-    while monotonicNanoseconds() < watchUntil, !seenWithoutSynchronize {
+    while now() < watchUntil, !seenWithoutSynchronize {
         seenWithoutSynchronize = foundation.integer(forKey: "FoundationKey") == 1
         usleep(1_000)
     }
@@ -268,11 +249,11 @@ do {
     for value in 2...(foundationWrites + 1) {
         send("foundation FoundationKey \(value)")
         let report = writerReport()
-        let deadline = monotonicNanoseconds() + 5_000_000_000
-        while monotonicNanoseconds() < deadline {
+        let deadline = now() + 5_000_000_000
+        while now() < deadline {
             foundation.synchronize()
             if foundation.integer(forKey: "FoundationKey") == value {
-                samples.append(Double(Int64(monotonicNanoseconds()) - Int64(report.time)) / 1_000_000)
+                samples.append(Double(Int64(now()) - Int64(report.time)) / 1_000_000)
                 break
             }
         }

@@ -1,0 +1,72 @@
+import Foundation
+import Glibc
+
+/// A measured case: the median and 99th percentile of the per-operation time over the rounds.
+public struct Timing: Sendable {
+    public var median: Double  // nanoseconds per operation
+    public var p99: Double
+
+    public init(median: Double, p99: Double) {
+        self.median = median
+        self.p99 = p99
+    }
+
+    public static let notApplicable = Timing(median: .nan, p99: .nan)
+}
+
+/// Timing: warm-up, then rounds of iterations, each round timed as a whole.
+public struct Harness: Sendable {
+    public var iterations: Int
+    public var rounds: Int
+
+    public init(iterations: Int, rounds: Int) {
+        self.iterations = iterations
+        self.rounds = rounds
+    }
+
+    /// Times `body`, called `iterations` times per round.
+    public func measure(iterations: Int? = nil, rounds: Int? = nil, _ body: () -> Int) -> Timing {
+        let iterations = max(1, iterations ?? self.iterations)
+        let rounds = max(3, rounds ?? self.rounds)
+        var sink = 0
+        for _ in 0..<max(1, iterations / 10) { sink &+= body() }
+        var samples: [Double] = []
+        samples.reserveCapacity(rounds)
+        for _ in 0..<rounds {
+            let start = now()
+            for _ in 0..<iterations { sink &+= body() }
+            samples.append(Double(now() - start) / Double(iterations))
+        }
+        if sink == 0x5EED { print("") }  // keeps the optimiser from removing the loop
+        return Self.summary(samples)
+    }
+
+    public static func summary(_ samples: [Double]) -> Timing {
+        guard !samples.isEmpty else { return .notApplicable }
+        let sorted = samples.sorted()
+        return Timing(
+            median: sorted[sorted.count / 2], p99: sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))])
+    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds, the same clock in every process.
+public func now() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}
+
+/// Resident memory of this process, in bytes.
+public func residentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = text.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
+public func format(_ nanoseconds: Double) -> String {
+    if nanoseconds.isNaN { return "—" }
+    if nanoseconds >= 1_000_000 { return String(format: "%.2f ms", nanoseconds / 1_000_000) }
+    if nanoseconds >= 1_000 { return String(format: "%.2f µs", nanoseconds / 1_000) }
+    return String(format: "%.1f ns", nanoseconds)
+}
