@@ -34,14 +34,19 @@ let package = Package(
             dependencies: ["LiveDefaults"]
         ),
         // The benchmarks are a package of their own: Benchmarks/ (release mode, `Benchmarks/run`).
+        // Python's plistlib as an independent reader of the files the tests write.
+        .target(
+            name: "PlistOracle",
+            path: "Tests/PlistOracle"
+        ),
         .testTarget(
             name: "LiveDefaultsTests",
-            dependencies: ["LiveDefaults", "LiveDefaultsTestHelper"]
+            dependencies: ["LiveDefaults", "LiveDefaultsTestHelper", "PlistOracle"]
         ),
         // Runs the built `defaults` binary for every verb, flag and error.
         .testTarget(
             name: "DefaultsToolTests",
-            dependencies: ["DefaultsTool", "LiveDefaults"]
+            dependencies: ["DefaultsTool", "LiveDefaults", "PlistOracle"]
         ),
     ],
     swiftLanguageModes: [.v6]

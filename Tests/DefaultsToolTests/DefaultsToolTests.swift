@@ -1,4 +1,5 @@
 import Foundation
+import PlistOracle
 import Synchronization
 import Testing
 
@@ -147,7 +148,7 @@ struct DefaultsToolTests {
         #expect(xml.hasPrefix("<?xml version=\"1.0\" encoding=\"UTF-8\"?>") && xml.contains("<key>A</key>"))
         let exported = sandbox.file("exported.plist")
         try sandbox.ok("export", "com.example.imported", exported)
-        #expect(try pythonPlistFile(exported) == #"{"A": 1, "B": [true]}"#)
+        #expect(try pythonPlist(exported) == #"{"A": 1, "B": [true]}"#)
         #expect(try sandbox.ok("export", "com.example.imported", "-", "--json") == "{\n  \"A\" : 1,\n  \"B\" : [\n    true\n  ]\n}\n")
         let notPlist = sandbox.file("garbage.txt")
         try Data("{ unterminated".utf8).write(to: URL(fileURLWithPath: notPlist))
@@ -163,12 +164,12 @@ struct DefaultsToolTests {
         try sandbox.ok("write", "-g", "A", "1")
         try sandbox.ok("write", "-globalDomain", "B", "2")
         try sandbox.ok("write", "NSGlobalDomain", "C", "3")
-        #expect(try pythonPlistFile(sandbox.file(".GlobalPreferences.plist")) == #"{"A": "1", "B": "2", "C": "3"}"#)
+        #expect(try pythonPlist(sandbox.file(".GlobalPreferences.plist")) == #"{"A": "1", "B": "2", "C": "3"}"#)
         #expect(try sandbox.ok("read", "-g", "B") == "2\n")
         let elsewhere = sandbox.file("elsewhere")
         try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
         try sandbox.ok("write", elsewhere + "/custom.plist", "K", "v")
-        #expect(try pythonPlistFile(elsewhere + "/custom.plist") == #"{"K": "v"}"#)
+        #expect(try pythonPlist(elsewhere + "/custom.plist") == #"{"K": "v"}"#)
         #expect(try sandbox.ok("read", elsewhere + "/custom", "K") == "v\n")
     }
 
@@ -176,9 +177,9 @@ struct DefaultsToolTests {
     func hostSelectors() throws {
         let sandbox = Sandbox()
         try sandbox.ok("-currentHost", "write", "com.example.host", "Here", "1")
-        #expect(try pythonPlistFile(sandbox.file("ByHost/com.example.host..plist")) == #"{"Here": "1"}"#)
+        #expect(try pythonPlist(sandbox.file("ByHost/com.example.host..plist")) == #"{"Here": "1"}"#)
         try sandbox.ok("-host", "build7", "write", "com.example.host", "There", "2")
-        #expect(try pythonPlistFile(sandbox.file("ByHost/com.example.host.build7.plist")) == #"{"There": "2"}"#)
+        #expect(try pythonPlist(sandbox.file("ByHost/com.example.host.build7.plist")) == #"{"There": "2"}"#)
         #expect(try sandbox.ok("-host", "build7", "read", "com.example.host", "There") == "2\n")
         #expect(try sandbox.run("read", "com.example.host").status != 0, "the user file was never written")
     }

@@ -1,4 +1,5 @@
 import Foundation
+import PlistOracle
 import Synchronization
 import Testing
 
@@ -95,7 +96,7 @@ final class Sandbox: Sendable {
 
     /// A domain file as Python's plistlib reads it, as JSON.
     func python(_ domain: String, _ expression: String) throws -> String {
-        try pythonPlistFile(file("\(domain).plist"), expression: expression)
+        try pythonPlist(file("\(domain).plist"), expression: expression)
     }
 
     func runPython(_ script: String) throws {
@@ -169,24 +170,6 @@ final class RunningTool: @unchecked Sendable {
     deinit {
         if process.isRunning { process.terminate() }
     }
-}
-
-/// Reads a plist file with Python's plistlib, an independent reader, as JSON.
-func pythonPlistFile(_ path: String, expression: String = "d") throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [
-        "python3", "-c",
-        "import plistlib,sys,json,datetime\nd=plistlib.load(open(sys.argv[1],'rb'))\n"
-            + "print(json.dumps(\(expression), sort_keys=True, default=str))",
-        path,
-    ]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 /// The built `defaults` binary, beside the test bundle.

@@ -1,4 +1,5 @@
 import Foundation
+import PlistOracle
 import Testing
 
 @testable import LiveDefaults
@@ -131,7 +132,7 @@ struct PropertyListTests {
             ("42", PropertyList.integer(42)), ("  -42\n", -42), ("+7", 7), ("-0", 0), ("0x1F", 31), ("-0x10", -16),
             ("123456789012345678", 123_456_789_012_345_678), ("1234567890123456789", 1_234_567_890_123_456_789),
             ("9223372036854775807", .integer(Int.max)), ("-9223372036854775808", .integer(Int.min)),
-            ("18446744073709551615", .real(18_446_744_073_709_551_615)), ("&#x31;2", 12), ("1<!-- c -->2", 12),
+            ("18446744073709551615", .real(Double(UInt64.max))), ("&#x31;2", 12), ("1<!-- c -->2", 12),
         ] as [(String, PropertyList)])
     func xmlIntegers(text: String, expected: PropertyList) throws {
         #expect(try PropertyList(parsing: "<plist><integer>\(text)</integer></plist>") == expected)

@@ -1,4 +1,5 @@
 import Foundation
+import PlistOracle
 import Synchronization
 import Testing
 

@@ -79,24 +79,6 @@ let helperURL: URL = {
     return executable.appendingPathComponent("LiveDefaultsTestHelper")
 }()
 
-/// Reads a plist file with Python's plistlib, an independent reader, as JSON-ish text.
-func pythonPlist(_ path: String, expression: String = "d") throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [
-        "python3", "-c",
-        "import plistlib,sys,json,datetime\nd=plistlib.load(open(sys.argv[1],'rb'))\n"
-            + "print(json.dumps(\(expression), sort_keys=True, default=str))",
-        path,
-    ]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-}
-
 /// Waits for a condition with a generous timeout, polling; never a fixed sleep.
 func eventually(timeout: Double = 30, _ condition: () -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
