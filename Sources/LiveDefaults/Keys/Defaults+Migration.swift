@@ -32,39 +32,40 @@ extension Defaults {
     public func migrateKey<Old: DefaultsSerializable, New>(
         from oldName: String, as oldType: Old.Type, to key: DefaultsKey<New>, transform: (Old) throws -> New
     ) throws(DefaultsError) -> MigrationOutcome {
-        let target = store(for: key)
-        let domain = target.configuration.applicationDomain
-        let contents = target.persistentDomainContents(forName: domain) ?? [:]
-        guard let stored = contents[oldName] else { return .nothingToDo }
-        if contents[key.name] != nil {
-            try target.setValue(nil, forKey: oldName)
-            return .keptExistingValue
+        try rename(oldName, to: key) { (target, stored, domain) throws(DefaultsError) in
+            let converted: New
+            do {
+                converted = try transform(try Old(propertyList: stored))
+            } catch {
+                throw .migrationFailed(key: oldName, domain: domain, reason: "\(error)")
+            }
+            try target.write(converted, for: key)
         }
-        let converted: New
-        do {
-            converted = try transform(try Old(propertyList: stored))
-        } catch {
-            throw .migrationFailed(key: oldName, domain: domain, reason: "\(error)")
-        }
-        try target.write(converted, for: key)
-        try target.setValue(nil, forKey: oldName)
-        return .migrated
     }
 
     /// Renames a stored key, keeping its value.
     @discardableResult
     public func migrateKey<Value>(from oldName: String, to key: DefaultsKey<Value>) throws(DefaultsError) -> MigrationOutcome {
-        let target = store(for: key)
+        try rename(oldName, to: key) { (target, stored, _) throws(DefaultsError) in
+            try target.setValue(stored, forKey: key.name)
+        }
+    }
+
+    /// What both renames share: find the old value in the key's domain, keep an existing new value, write
+    /// the new key with `store` (given the target store, the old value and the domain's name) only when
+    /// it has none, and remove the old key.
+    private func rename<Value>(
+        _ oldName: String, to key: DefaultsKey<Value>,
+        store: (Defaults, PropertyList, String) throws(DefaultsError) -> Void
+    ) throws(DefaultsError) -> MigrationOutcome {
+        let target = self.store(for: key)
         let domain = target.configuration.applicationDomain
         let contents = target.persistentDomainContents(forName: domain) ?? [:]
         guard let stored = contents[oldName] else { return .nothingToDo }
-        if contents[key.name] != nil {
-            try target.setValue(nil, forKey: oldName)
-            return .keptExistingValue
-        }
-        try target.setValue(stored, forKey: key.name)
+        let hasNewValue = contents[key.name] != nil
+        if !hasNewValue { try store(target, stored, domain) }
         try target.setValue(nil, forKey: oldName)
-        return .migrated
+        return hasNewValue ? .keptExistingValue : .migrated
     }
 
     /// Changes the stored type of a key: a stored value that is not already in the form the key's type
