@@ -31,8 +31,8 @@ public final class Defaults: Sendable {
     /// Posted (object: the store) when a value in one of the store's persistent domains changes, by this
     /// process or another.
     ///
-    /// Unlike Foundation, which posts synchronously inside `set`, the post comes a moment later on a
-    /// background queue, once for a burst of changes (posting costs more than a `set`). For each change
+    /// Unlike Foundation, which posts synchronously inside `set`, the post comes about a millisecond later
+    /// on a background queue, once for a burst of changes (posting costs more than a `set`). For each change
     /// with its old and new value, use ``changes()`` or ``updates(forKey:emitCurrentValue:)``.
     public static let didChangeNotification = Notification.Name("NSUserDefaultsDidChangeNotification")
     /// `NSGlobalDomain`.
