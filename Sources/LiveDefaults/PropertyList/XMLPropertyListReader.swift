@@ -240,7 +240,8 @@ struct XMLPropertyListReader: ~Copyable {
         return nil
     }
 
-    /// The text of a plain run; nil when it is not valid UTF-8.
+    /// The text of a plain run; nil when it is not valid UTF-8. ASCII is valid UTF-8 and takes the contiguous,
+    /// specialised initialiser (the validating one is generic over the slice type and was a tenth of the parse).
     private func makeString(_ range: Range<Int>, isASCII: Bool) -> String? {
         if isASCII { return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) }
         return String(validating: bytes[range], as: UTF8.self)
@@ -394,10 +395,7 @@ struct XMLPropertyListReader: ~Copyable {
         if tag.isEmptyElement { return "" }
         // The common case, plain text up to the closing tag, straight from the input without a buffer.
         if let (range, isASCII) = try plainTextAndASCII(of: tag) {
-            // ASCII is valid UTF-8: the contiguous, specialised initialiser (the validating one is generic
-            // over the slice type and was a tenth of the parse).
-            if isASCII { return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) }
-            guard let string = String(validating: bytes[range], as: UTF8.self) else {
+            guard let string = makeString(range, isASCII: isASCII) else {
                 throw error("text of <\(name(of: tag))> is not valid UTF-8", at: tag.offset)
             }
             return string
