@@ -99,8 +99,7 @@ extension Bool: DefaultsSerializable {
     /// A Boolean, the integers 0 and 1, or a string `YES`/`NO`/`true`/`false`/`1`/`0` (any case), as
     /// `defaults write` without `-bool` leaves it.
     public init(propertyList: PropertyList) throws {
-        // The stored type first: typed reads are the hot path.
-        if case .bool(let bool) = propertyList { self = bool } else { self = try ValueDecoder.bool(propertyList, []) }
+        self = try Self.exactValue(propertyList) ?? ValueDecoder.bool(propertyList, [])
     }
 
     @inlinable
@@ -113,7 +112,9 @@ extension Bool: DefaultsSerializable {
 
 extension String: DefaultsSerializable {
     public init(propertyList: PropertyList) throws {
-        guard case .string(let string) = propertyList else { throw DefaultsConversionError(expected: String.self, found: propertyList) }
+        guard let string = Self.exactValue(propertyList) else {
+            throw DefaultsConversionError(expected: String.self, found: propertyList)
+        }
         self = string
     }
 
@@ -128,7 +129,7 @@ extension String: DefaultsSerializable {
 extension Double: DefaultsSerializable {
     /// A real, an integer, or a string that is a number.
     public init(propertyList: PropertyList) throws {
-        if case .real(let real) = propertyList { self = real } else { self = try ValueDecoder.real(propertyList, []) }
+        self = try Self.exactValue(propertyList) ?? ValueDecoder.real(propertyList, [])
     }
 
     @inlinable
@@ -163,9 +164,7 @@ extension Int: DefaultsSerializableInteger {
     /// An integer, a whole real, or a string that is a whole number (the shared integer rules, with the
     /// stored type checked first, since typed reads are the hot path).
     public init(propertyList: PropertyList) throws {
-        if case .integer(let integer) = propertyList { self = integer } else {
-            self = try ValueDecoder.integer(propertyList, Int.self, [])
-        }
+        self = try Self.exactValue(propertyList) ?? ValueDecoder.integer(propertyList, Int.self, [])
     }
 
     public func propertyList() throws -> PropertyList? { .integer(self) }

@@ -251,7 +251,8 @@ struct XMLPropertyListReader: ~Copyable {
     private func literal(_ text: StaticString, at index: Int) -> Bool {
         let count = text.utf8CodeUnitCount
         guard index >= 0, index + count <= bytes.count else { return false }
-        return memcmp(bytes.baseAddress! + index, text.utf8Start, count) == 0
+        // `withUTF8Buffer` rather than `utf8Start`, which traps for a one-character literal.
+        return text.withUTF8Buffer { memcmp(bytes.baseAddress! + index, $0.baseAddress!, count) == 0 }
     }
 
     private mutating func array(_ tag: Tag, depth: Int) throws(PropertyListError) -> [PropertyList] {
@@ -373,21 +374,10 @@ struct XMLPropertyListReader: ~Copyable {
     /// ``plainText(of:)``, and whether the text is all ASCII (then it needs no UTF-8 validation).
     private mutating func plainTextAndASCII(of tag: Tag) throws(PropertyListError) -> (range: Range<Int>, isASCII: Bool)? {
         if tag.isEmptyElement { return (position..<position, true) }
-        var end = position
-        var seen: UInt8 = 0
-        while end < bytes.count {
-            let byte = bytes[end]
-            if byte == UInt8(ascii: "<") || byte == UInt8(ascii: "&") { break }
-            seen |= byte
-            end += 1
-        }
-        guard end + 1 < bytes.count, bytes[end] == UInt8(ascii: "<"), bytes[end + 1] == UInt8(ascii: "/") else {
-            return nil
-        }
-        let start = position
-        position = end
+        guard let run = plainRun(from: position), literal("</", at: run.range.upperBound) else { return nil }
+        position = run.range.upperBound
         try closeTag(tag)
-        return (start..<end, seen < 0x80)
+        return run
     }
 
     /// The character data of a text element up to its closing tag, with references and CDATA resolved.
@@ -462,13 +452,8 @@ struct XMLPropertyListReader: ~Copyable {
 
     // MARK: Helpers
 
-    private func matches(_ literal: StaticString) -> Bool {
-        let count = literal.utf8CodeUnitCount
-        guard position + count <= bytes.count else { return false }
-        return literal.withUTF8Buffer { expected in
-            for offset in 0..<count where bytes[position + offset] != expected[offset] { return false }
-            return true
-        }
+    private func matches(_ text: StaticString) -> Bool {
+        literal(text, at: position)
     }
 
     private mutating func skip(past terminator: StaticString) throws(PropertyListError) {

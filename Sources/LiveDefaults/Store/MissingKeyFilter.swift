@@ -39,36 +39,32 @@ final class MissingKeyFilter: @unchecked Sendable {
     /// False when the key is certainly absent from the merged view; true when it may be present.
     func mayContain(_ key: String) -> Bool {
         guard let table = current.load(ordering: .acquiring) else { return true }
-        let mask = table[0].load(ordering: .relaxed)
-        let hash = Self.hash(key)
-        return Self.test(table, hash & mask) && Self.test(table, (hash >> 32) & mask)
+        let (first, second) = Self.bitIndexes(of: key, in: table)
+        return Self.test(table, first) && Self.test(table, second)
     }
 
     /// Adds one key. Only under the owning store's lock.
     func insert(_ key: String) {
         guard let table = current.load(ordering: .acquiring) else { return }
-        let mask = table[0].load(ordering: .relaxed)
-        let hash = Self.hash(key)
-        Self.set(table, hash & mask)
-        Self.set(table, (hash >> 32) & mask)
+        Self.add(key, to: table)
     }
 
     /// Replaces the table by a larger one holding every key when the view has outgrown it (keys added one by
     /// one, as a domain replaced by a much larger one arrives). Only under the owning store's lock.
     func grow<Keys: Collection<String>>(toHold keys: Keys) {
-        guard let table = current.load(ordering: .acquiring) else { return }
-        if UInt64(keys.count) * 16 > table[0].load(ordering: .relaxed) + 1, table[0].load(ordering: .relaxed) + 1 < Self.maximumBits {
-            insert(all: keys)
+        guard let table = current.load(ordering: .acquiring), Self.size(for: keys.count) > Self.size(of: table) else {
+            return
         }
+        insert(all: keys)
     }
 
     /// Adds every key of a new merged view, first replacing the table by a larger one when the view has
     /// outgrown it. Only under the owning store's lock.
     func insert<Keys: Collection<String>>(all keys: Keys) {
-        let wanted = min(Self.maximumBits, max(Self.minimumBits, (keys.count * 16).nextPowerOfTwo))
+        let wanted = Self.size(for: keys.count)
         let existing = current.load(ordering: .acquiring)
         let table: Table
-        if let existing, existing[0].load(ordering: .relaxed) + 1 >= UInt64(wanted) {
+        if let existing, Self.size(of: existing) >= wanted {
             table = existing
         } else {
             let words = wanted / 64
@@ -77,13 +73,31 @@ final class MissingKeyFilter: @unchecked Sendable {
             for index in 1...words { (table + index).initialize(to: Atomic(0)) }
             tables.append(table)
         }
-        let mask = table[0].load(ordering: .relaxed)
-        for key in keys {
-            let hash = Self.hash(key)
-            Self.set(table, hash & mask)
-            Self.set(table, (hash >> 32) & mask)
-        }
+        for key in keys { Self.add(key, to: table) }
         if table != existing { current.store(table, ordering: .releasing) }
+    }
+
+    /// The bits a table for a view of `count` keys has: 16 a key, a power of two, within the bounds.
+    private static func size(for count: Int) -> Int {
+        min(maximumBits, max(minimumBits, (count * 16).nextPowerOfTwo))
+    }
+
+    /// The bits a table has.
+    private static func size(of table: Table) -> Int {
+        Int(table[0].load(ordering: .relaxed)) + 1
+    }
+
+    /// The two bits that stand for a key in a table.
+    private static func bitIndexes(of key: String, in table: Table) -> (UInt64, UInt64) {
+        let mask = table[0].load(ordering: .relaxed)
+        let hash = hash(key)
+        return (hash & mask, (hash >> 32) & mask)
+    }
+
+    private static func add(_ key: String, to table: Table) {
+        let (first, second) = bitIndexes(of: key, in: table)
+        set(table, first)
+        set(table, second)
     }
 
     private static func test(_ table: Table, _ bit: UInt64) -> Bool {

@@ -218,7 +218,7 @@ final class FileWatcher: Sendable {
     private func readEvents() {
         let bufferSize = 64 * 1024
         var buffer = [UInt8](repeating: 0, count: bufferSize)
-        /// The files to reload, in order, and whether an in-place writer closed each (see below).
+        /// The files to reload, in order, and those an in-place writer closed (see below).
         var touchedFiles: [String] = []
         var writtenInPlace: Set<String> = []
         var touchedDirectories = false
@@ -246,14 +246,14 @@ final class FileWatcher: Sendable {
                     touchedDirectories = true
                     continue
                 }
+                let path = directory == "/" ? "/" + name : directory + "/" + name
                 if mask & UInt32(IN_ISDIR) != 0 {
                     // A directory appeared or vanished below a watched one: maybe one we wait for.
                     touchedDirectories = true
-                    changedDirectories.append(directory == "/" ? "/" + name : directory + "/" + name)
+                    changedDirectories.append(path)
                     continue
                 }
                 if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE) != 0 {
-                    let path = directory == "/" ? "/" + name : directory + "/" + name
                     touchedFiles.append(path)
                     if mask & UInt32(IN_CLOSE_WRITE) != 0 { writtenInPlace.insert(path) }
                 }
