@@ -9,25 +9,6 @@ import Synchronization
 enum CrossProcess {
     static let domain = "com.example.bench.crossprocess"
 
-    final class Arrivals: Sendable {
-        let times = Mutex<[Int: UInt64]>([:])
-        let signal = DispatchSemaphore(value: 0)
-
-        func record(_ value: Int) {
-            times.withLock { if $0[value] == nil { $0[value] = now() } }
-            signal.signal()
-        }
-
-        func wait(for value: Int, seconds: Double) -> UInt64? {
-            let deadline = Date().addingTimeInterval(seconds)
-            while Date() < deadline {
-                if let time = times.withLock({ $0[value] }) { return time }
-                _ = signal.wait(timeout: .now() + 0.05)
-            }
-            return times.withLock { $0[value] }
-        }
-    }
-
     static func measure(directory: String, writes: Int) -> (measurement: Timing, lost: Int) {
         guard let store = try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) else {
             return (.notApplicable, writes)
@@ -52,7 +33,7 @@ enum CrossProcess {
         var lost = 0
         for value in 1...writes {
             commands.fileHandleForWriting.write(Data("\(value)\n".utf8))
-            guard let start = readReport(reports) else { break }
+            guard let start = readLine(from: reports).flatMap({ UInt64($0) }) else { break }
             if let arrival = arrivals.wait(for: value, seconds: 2) {
                 samples.append(Double(Int64(arrival) - Int64(start)))
             } else {
@@ -65,28 +46,13 @@ enum CrossProcess {
         return (Harness.summary(samples), lost)
     }
 
-    private static func readReport(_ pipe: Pipe) -> UInt64? {
-        var line = Data()
-        while true {
-            let byte = pipe.fileHandleForReading.readData(ofLength: 1)
-            if byte.isEmpty { return nil }
-            if byte.first == UInt8(ascii: "\n") { break }
-            line.append(byte)
-        }
-        return UInt64(String(decoding: line, as: UTF8.self))
-    }
-
     /// The writer process: for each value read from standard input, print the time, then write the file.
     static func runWriter(directory: String, domain: String) -> Never {
         let path = "\(directory)/\(domain).plist"
         while let line = readLine(), let value = Int(line) {
             let data = PropertyList.dictionary(["Value": .integer(value)]).encoded(as: .xml)
             let start = now()
-            let temporary = path + ".bench-tmp"
-            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            _ = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            close(descriptor)
-            rename(temporary, path)
+            writeFile(path, data, inPlace: false)
             print(start)
             fflush(nil)
         }

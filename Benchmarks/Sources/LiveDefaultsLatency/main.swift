@@ -32,12 +32,7 @@ func runWriter(directory: String) -> Never {
     let library = try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain + ".writer"))
     func rawWrite(_ value: Int, key: String, inPlace: Bool) {
         let data = PropertyList.dictionary([key: .integer(value)]).encoded(as: .xml)
-        let target = inPlace ? path : path + ".bench-tmp"
-        let descriptor = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { fail("open \(target): \(String(cString: strerror(errno)))") }
-        _ = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        close(descriptor)
-        if !inPlace, rename(target, path) != 0 { fail("rename: \(String(cString: strerror(errno)))") }
+        if let failure = writeFile(path, data, inPlace: inPlace) { fail(failure) }
     }
     while let line = readLine() {
         let words = line.split(separator: " ").map(String.init)
@@ -113,14 +108,8 @@ try writer.run()
 
 /// One line from the writer: the value written and when.
 func writerReport() -> (value: Int, time: UInt64) {
-    var line = Data()
-    while true {
-        let byte = fromWriter.fileHandleForReading.readData(ofLength: 1)
-        if byte.isEmpty { fail("the writer stopped") }
-        if byte.first == UInt8(ascii: "\n") { break }
-        line.append(byte)
-    }
-    let words = String(decoding: line, as: UTF8.self).split(separator: " ")
+    guard let line = readLine(from: fromWriter) else { fail("the writer stopped") }
+    let words = line.split(separator: " ")
     guard words.count == 2, let value = Int(words[0]), let time = UInt64(words[1]) else { fail("bad report") }
     return (value, time)
 }
@@ -130,34 +119,6 @@ func send(_ command: String) {
 }
 
 let defaults = try Defaults(configuration: .rooted(at: directory, applicationDomain: domain))
-
-/// Arrival times of each value of a key, recorded by a stream consumer.
-final class Arrivals: Sendable {
-    let times = Mutex<[Int: UInt64]>([:])
-    let count = Mutex(0)
-    let signal = DispatchSemaphore(value: 0)
-    let awaited = Mutex(Int.min)
-
-    func record(_ value: Int) {
-        let now = now()
-        let isAwaited = times.withLock { times in
-            if times[value] == nil { times[value] = now }
-            return awaited.withLock { $0 } == value
-        }
-        count.withLock { $0 += 1 }
-        if isAwaited { signal.signal() }
-    }
-
-    /// Waits for a value (true) or gives up after `seconds`.
-    func wait(for value: Int, seconds: Double) -> Bool {
-        awaited.withLock { $0 = value }
-        if times.withLock({ $0[value] != nil }) { return true }
-        while signal.wait(timeout: .now() + seconds) == .success {
-            if times.withLock({ $0[value] != nil }) { return true }
-        }
-        return times.withLock { $0[value] != nil }
-    }
-}
 
 func follow(_ key: String) -> (Arrivals, Task<Void, Never>) {
     let arrivals = Arrivals()
@@ -191,7 +152,7 @@ func measure(_ mode: String, writes: Int) -> Row {
     for value in 1...writes {
         send("\(mode) \(key) \(value)")
         let report = writerReport()
-        if arrivals.wait(for: value, seconds: 2), let arrival = arrivals.times.withLock({ $0[value] }) {
+        if let arrival = arrivals.wait(for: value, seconds: 2) {
             samples.append(Double(Int64(arrival) - Int64(report.time)) / 1_000_000)
         } else {
             lost += 1
@@ -202,7 +163,7 @@ func measure(_ mode: String, writes: Int) -> Row {
     return Row(name: mode, samples: samples, lost: lost)
 }
 
-func format(_ milliseconds: Double) -> String { String(format: "%.3f ms", milliseconds) }
+func milliseconds(_ value: Double) -> String { String(format: "%.3f ms", value) }
 
 // MARK: Runs
 
@@ -211,7 +172,7 @@ print("writer | writes | lost | median | p90 | p99 | max")
 print("---|---|---|---|---|---|---")
 for mode in ["rename", "in-place", "library"] {
     let row = measure(mode, writes: writes)
-    print("\(row.name) | \(writes) | \(row.lost) | \(format(row.percentile(0.5))) | \(format(row.percentile(0.9))) | \(format(row.percentile(0.99))) | \(format(row.percentile(1)))")
+    print("\(row.name) | \(writes) | \(row.lost) | \(milliseconds(row.percentile(0.5))) | \(milliseconds(row.percentile(0.9))) | \(milliseconds(row.percentile(0.99))) | \(milliseconds(row.percentile(1)))")
 }
 
 // A burst: 10,000 back-to-back renames; the observer must end on the final value.
@@ -219,13 +180,13 @@ do {
     let (arrivals, task) = follow("Burst")
     send("burst Burst \(burst)")
     let report = writerReport()
-    let delivered = arrivals.wait(for: burst, seconds: 10)
-    let arrival = arrivals.times.withLock { $0[burst] }
+    let arrival = arrivals.wait(for: burst, seconds: 10)
+    let delivered = arrival != nil
     let afterLast = arrival.map { Double(Int64($0) - Int64(report.time)) / 1_000_000 }
     print("")
     print("burst of \(burst) back-to-back writes: final value \(delivered ? "delivered" : "NOT delivered")"
-        + (afterLast.map { ", \(format($0)) after the last write" } ?? "")
-        + ", \(arrivals.count.withLock { $0 }) intermediate values seen (newest wins)")
+        + (afterLast.map { ", \(milliseconds($0)) after the last write" } ?? "")
+        + ", \(arrivals.count) intermediate values seen (newest wins)")
     task.cancel()
     while defaults.activeObserverCount > 0 { usleep(100) }
     if !delivered { exit(1) }
@@ -263,7 +224,7 @@ do {
     print("Foundation.UserDefaults reader in this process, writer = Foundation in the other process:")
     print("- without synchronize(): \(seenWithoutSynchronize ? "saw the write" : "never saw the write in 2 s of polling")")
     print("- synchronize() before every read: \(foundationWrites) writes, \(row.lost) not seen in 5 s, "
-        + "median \(format(row.percentile(0.5))), p99 \(format(row.percentile(0.99)))")
+        + "median \(milliseconds(row.percentile(0.5))), p99 \(milliseconds(row.percentile(0.99)))")
 }
 
 toWriter.fileHandleForWriting.closeFile()
