@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "LiveDefaults", targets: ["LiveDefaults"]),
         .executable(name: "defaults", targets: ["DefaultsTool"]),
+        // The `defaults` command's value syntax and output formats, for programs (and fuzzers) that speak them.
+        .library(name: "DefaultsToolSupport", targets: ["DefaultsToolSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -19,11 +21,17 @@ let package = Package(
             name: "LiveDefaults",
             dependencies: [.product(name: "Logging", package: "swift-log")]
         ),
+        // What `defaults write` accepts as a value and how `defaults read` prints one.
+        .target(
+            name: "DefaultsToolSupport",
+            dependencies: ["LiveDefaults"]
+        ),
         // The `defaults` command: macOS defaults(1) on the same files, plus `watch`.
         .executableTarget(
             name: "DefaultsTool",
             dependencies: [
                 "LiveDefaults",
+                "DefaultsToolSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -46,7 +54,7 @@ let package = Package(
         // Runs the built `defaults` binary for every verb, flag and error.
         .testTarget(
             name: "DefaultsToolTests",
-            dependencies: ["DefaultsTool", "LiveDefaults", "PlistOracle"]
+            dependencies: ["DefaultsTool", "DefaultsToolSupport", "LiveDefaults", "PlistOracle"]
         ),
     ],
     swiftLanguageModes: [.v6]

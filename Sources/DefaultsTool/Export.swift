@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import DefaultsToolSupport
 import LiveDefaults
 
 /// `defaults export domain path|-`.
@@ -15,9 +16,14 @@ struct Export: ParsableCommand {
     func run() {
         perform {
             let contents = try DomainTarget(domain, host: host).store().existingContents()
-            let data = json
-                ? Data((Output.json(Output.jsonObject(.dictionary(contents))) + "\n").utf8)
-                : PropertyList.dictionary(contents).encoded(as: .xml)
+            let data: Data
+            if json {
+                data = Data((Output.json(Output.jsonObject(.dictionary(contents))) + "\n").utf8)
+            } else {
+                do { data = try PropertyList.dictionary(contents).encoded(as: .xml) } catch {
+                    throw ToolError("cannot export \(domain) as XML: \(error); --json can show it")
+                }
+            }
             if path == "-" {
                 FileHandle.standardOutput.write(data)
             } else {

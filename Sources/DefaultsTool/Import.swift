@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import DefaultsToolSupport
 import LiveDefaults
 
 /// `defaults import domain path|-`.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsToolSupport
 import LiveDefaults
 
 /// `defaults read-type domain key`.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import DefaultsToolSupport
 import LiveDefaults
 import Synchronization
 
@@ -10,12 +11,6 @@ struct HostOptions: ParsableArguments {
 
     @Option(name: .customLong("host"), help: "Use the per-host (ByHost) preferences of the named host.")
     var host: String?
-}
-
-/// A message for a person, printed as `defaults: <message>` with exit status 1.
-struct ToolError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }
 
 /// Writes a line to standard output at once (unbuffered), so that output works in a pipe.

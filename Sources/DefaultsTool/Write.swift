@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsToolSupport
 import LiveDefaults
 
 /// `defaults write domain key value` and `defaults write domain plist`.

@@ -17,6 +17,10 @@ public enum DefaultsError: Error, Sendable, Hashable {
     /// Writing a file failed (read-only directory, disk full, permission denied); the edits stay pending
     /// and are retried by the next write or ``Defaults/synchronize()``.
     case writeFailed(path: String, errno: Int32, message: String)
+    /// A value that the file's format cannot hold (an XML file cannot hold a date outside the years
+    /// 0000–9999). The file keeps its last version; the edit stays pending, and every later write reports
+    /// it again, until the value is replaced or removed. The error's key path names the value.
+    case unrepresentableValue(path: String, PropertyListError)
     /// ``Defaults/setVolatileDomain(_:forName:)-([String:PropertyList],_)`` was given a name that already exists.
     case volatileDomainExists(String)
     /// A migration found a stored value it cannot convert (``Defaults/migrate(_:from:transform:)``).
@@ -42,6 +46,9 @@ extension DefaultsError: CustomStringConvertible {
             "cannot read \(path): \(message) (errno \(code))"
         case .writeFailed(let path, let code, let message):
             "cannot write \(path): \(message) (errno \(code)); the change is kept in memory and retried"
+        case .unrepresentableValue(let path, let error):
+            "cannot write \(path): \(error); the file was left as it was and the change is kept in memory until "
+                + "that value is replaced or removed"
         case .migrationFailed(let key, let domain, let reason):
             "cannot migrate key \"\(key)\" in domain \(domain): \(reason); the stored value was left as it is"
         case .volatileDomainExists(let name):

@@ -154,6 +154,8 @@ extension DefaultsSerializableInteger {
 
     public func propertyList() throws -> PropertyList? {
         guard let integer = Int(exactly: self) else {
+            // Beyond Int.max: the real that holds it exactly, as the readers read such integers from binary files.
+            if let real = Double(exactly: self) { return .real(real) }
             throw EncodingError.invalidValue(self, .init(codingPath: [], debugDescription: "\(self) is beyond Int.max"))
         }
         return .integer(integer)

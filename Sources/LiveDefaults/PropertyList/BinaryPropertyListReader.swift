@@ -10,12 +10,10 @@ import Foundation
 /// Memoising alone is not enough: a few hundred bytes of shared references can describe a value with 2^60
 /// elements, which decodes quickly but hangs whoever walks it next (a writer, a diff, `description`). So the
 /// expanded size of every object is counted too, and a value larger than
-/// ``PropertyListLimits/maximumExpandedObjects`` is rejected.
+/// ``PropertyListLimits/expandedObjectLimit(forFileSize:)`` is rejected.
 struct BinaryPropertyListReader {
     static let magic: [UInt8] = Array("bplist00".utf8)
     private static let trailerSize = 32
-    /// Apple's reference date, 2001-01-01T00:00:00Z, in seconds since 1970.
-    static let referenceDateOffset: Double = 978_307_200
 
     private let bytes: [UInt8]
     private let objectReferenceSize: Int
@@ -24,6 +22,7 @@ struct BinaryPropertyListReader {
     /// The number of values in the expanded tree of each decoded object (1 for a scalar).
     private var expandedSizes: [Int]
     private var onPath: [Bool]
+    private let expandedLimit: Int
 
     static func read(_ data: Data) throws(PropertyListError) -> PropertyList {
         let bytes = [UInt8](data)
@@ -59,11 +58,16 @@ struct BinaryPropertyListReader {
         }
         var reader = BinaryPropertyListReader(
             bytes: bytes, objectReferenceSize: referenceSize, offsets: offsets,
-            decoded: Array(repeating: nil, count: count), onPath: Array(repeating: false, count: count))
+            decoded: Array(repeating: nil, count: count), onPath: Array(repeating: false, count: count),
+            expandedLimit: PropertyListLimits.expandedObjectLimit(forFileSize: bytes.count))
         return try reader.object(Int(topObject), depth: 0)
     }
 
-    private init(bytes: [UInt8], objectReferenceSize: Int, offsets: [Int], decoded: [PropertyList?], onPath: [Bool]) {
+    private init(
+        bytes: [UInt8], objectReferenceSize: Int, offsets: [Int], decoded: [PropertyList?], onPath: [Bool],
+        expandedLimit: Int
+    ) {
+        self.expandedLimit = expandedLimit
         self.bytes = bytes
         self.objectReferenceSize = objectReferenceSize
         self.offsets = offsets
@@ -77,9 +81,7 @@ struct BinaryPropertyListReader {
         var total = 1
         for reference in references {
             total += expandedSizes[reference]
-            guard total <= PropertyListLimits.maximumExpandedObjects else {
-                throw .tooManyObjects(limit: PropertyListLimits.maximumExpandedObjects)
-            }
+            guard total <= expandedLimit else { throw .tooManyObjects(limit: expandedLimit) }
         }
         return total
     }
@@ -110,7 +112,8 @@ struct BinaryPropertyListReader {
             value = .real(try real(at: start + 1, sizeExponent: info))
         case 0x3:
             guard info == 3 else { throw malformed(start, "invalid date marker") }
-            value = .date(Date(timeIntervalSince1970: try real(at: start + 1, sizeExponent: 3) + Self.referenceDateOffset))
+            // Foundation's Date holds exactly this number; going through 1970 would round it.
+            value = .date(Date(timeIntervalSinceReferenceDate: try real(at: start + 1, sizeExponent: 3)))
         case 0x4:
             let (length, body) = try count(info, at: start)
             try require(body, length, start)

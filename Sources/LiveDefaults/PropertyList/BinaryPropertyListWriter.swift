@@ -29,7 +29,7 @@ enum BinaryPropertyListWriter {
             case .bool(let bool):
                 return append(.scalar([bool ? 0x09 : 0x08]))
             case .date(let date):
-                let seconds = date.timeIntervalSince1970 - BinaryPropertyListReader.referenceDateOffset
+                let seconds = date.timeIntervalSinceReferenceDate
                 return append(.scalar([0x33] + BinaryPropertyListWriter.bigEndian(seconds.bitPattern, size: 8)))
             case .data(let data):
                 return append(.scalar(BinaryPropertyListWriter.header(0x4, count: data.count) + [UInt8](data)))

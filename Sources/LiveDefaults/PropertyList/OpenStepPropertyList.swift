@@ -237,8 +237,8 @@ enum OpenStepPropertyListWriter {
         case .bool(let bool): output += bool ? "1" : "0"
         case .date(let date):
             switch dateStyle {
-            case .iso8601: output += quotedIfNeeded(PropertyListDate.format(date))
-            case .defaultsTool: output += quotedIfNeeded(PropertyListDate.formatForDefaultsTool(date))
+            case .iso8601: output += quotedIfNeeded(PropertyListDate.isoText(date))
+            case .defaultsTool: output += quotedIfNeeded(PropertyListDate.defaultsToolText(date))
             }
         case .data(let data): output += "<" + data.map { String(format: "%02x", $0) }.joined() + ">"
         case .array(let elements):
@@ -268,9 +268,12 @@ enum OpenStepPropertyListWriter {
         }
     }
 
-    /// A string bare when it consists only of characters the parser accepts bare, quoted otherwise.
+    /// A string bare when it consists only of characters the parser accepts bare, quoted otherwise. A bare
+    /// string may not start with `//`, which the parser would take for a comment.
     static func quotedIfNeeded(_ string: String) -> String {
-        if !string.isEmpty, string.utf8.allSatisfy(OpenStepPropertyListParser.isBareByte) { return string }
+        if !string.isEmpty, string.utf8.allSatisfy(OpenStepPropertyListParser.isBareByte), !string.hasPrefix("//") {
+            return string
+        }
         var result = "\""
         for scalar in string.unicodeScalars {
             switch scalar {

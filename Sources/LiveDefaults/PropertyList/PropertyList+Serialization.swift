@@ -33,6 +33,20 @@ extension PropertyList {
         }
     }
 
+    /// Reads a property list in one given format, without guessing.
+    ///
+    /// - Parameters:
+    ///   - data: The bytes of a file or of a value.
+    ///   - format: The format the bytes must be in.
+    /// - Throws: ``PropertyListError`` when the bytes are not a well-formed property list of that format.
+    public static func decode(_ data: Data, as format: Format) throws(PropertyListError) -> PropertyList {
+        switch format {
+        case .xml: try XMLPropertyListReader.read(data)
+        case .binary: try BinaryPropertyListReader.read(data)
+        case .openStep: try OpenStepPropertyListParser.parse(data)
+        }
+    }
+
     /// Parses text as an old-style property list (`(1, 2)`, `{ Key = value; }`, `"A B"`, `<0fa1>`), or as XML
     /// when it starts like an XML document.
     ///
@@ -47,10 +61,15 @@ extension PropertyList {
 
     /// Encodes the value in a file format.
     ///
+    /// Binary and old-style text can hold every value. XML cannot hold a date outside the years 0000–9999
+    /// (or one that is not finite), which only a binary file or a program can produce.
+    ///
     /// - Parameter format: `.xml` (the default, and what Foundation writes), `.binary`, or `.openStep`.
-    public func encoded(as format: Format = .xml) -> Data {
+    /// - Throws: ``PropertyListError/unrepresentable(keyPath:reason:)`` naming the first value the format
+    ///   cannot hold.
+    public func encoded(as format: Format = .xml) throws(PropertyListError) -> Data {
         switch format {
-        case .xml: XMLPropertyListWriter.data(from: self)
+        case .xml: try XMLPropertyListWriter.data(from: self)
         case .binary: BinaryPropertyListWriter.data(from: self)
         case .openStep: Data(OpenStepPropertyListWriter.string(from: self).utf8)
         }
@@ -62,6 +81,23 @@ extension PropertyList {
         case iso8601
         /// `"2024-01-31 09:05:00 +0000"`, as macOS `defaults read` prints dates.
         case defaultsTool
+    }
+
+    /// A date as text in the given style, for any date: years beyond 0000–9999 get a sign and as many digits
+    /// as they need, and a date beyond any calendar (not finite, or more than 2^63 seconds away) reads
+    /// `<seconds> seconds since 1970`.
+    public static func text(for date: Date, style: DateStyle) -> String {
+        switch style {
+        case .iso8601: PropertyListDate.isoText(date)
+        case .defaultsTool: PropertyListDate.defaultsToolText(date)
+        }
+    }
+
+    /// A date from text as people type it and ``text(for:style:)`` writes it (years 0000–9999):
+    /// `2024-01-31T09:05:00Z` (fractional seconds allowed), `2024-01-31 09:05:00 +0000` (any offset, `+01:00`
+    /// too; none means UTC) and `2024-01-31` (midnight UTC). Nil for anything else.
+    public static func date(fromText text: String) -> Date? {
+        PropertyListDate.parseLenient(text)
     }
 
     /// The value as old-style (OpenStep) text, as `defaults read` prints it: `{ Key = value; }`, `( a, b )`,

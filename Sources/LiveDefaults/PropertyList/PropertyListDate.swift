@@ -1,56 +1,145 @@
-import Glibc
 import Foundation
 
-/// The ISO 8601 form that XML property lists use for dates (`2026-11-22T14:16:04Z`), converted by hand:
-/// no formatter, no locale, no allocation beyond the result, and exact for every year 0001–9999.
+/// Dates as text, converted by hand: no formatter, no locale, no allocation beyond the result.
+///
+/// Every function here is total. A `Date` can hold any `Double` — a binary property list may store NaN, an
+/// infinity or 10^300 seconds — and none of them may trap a reader, a writer or `description`:
+/// - ``parse(_:)`` reads the XML form, `YYYY-MM-DDTHH:MM:SSZ` with any number of fractional digits (the
+///   first nine are used), for years 0000–9999; anything else is nil, never an overflow.
+/// - ``xmlText(_:)`` writes the XML form for dates in ``xmlYears`` and is nil beyond them, so the XML writer
+///   can report the value instead of writing text that no reader (ours, Foundation's, plistlib's) accepts.
+/// - ``isoText(_:)`` and ``defaultsToolText(_:)`` always return text: beyond four-digit years the year is
+///   written with a sign and as many digits as it needs (ISO 8601's expanded form), and a date too far out
+///   for a calendar at all (not finite, or beyond ±2^63 seconds) as `<seconds> seconds since 1970`.
 enum PropertyListDate {
-    /// Parses `YYYY-MM-DDTHH:MM:SSZ`, with optional fractional seconds.
+    /// The years an XML `<date>` can hold: four digits, as Foundation, CF and Python's plistlib write them.
+    static let xmlYears = 0...9999
+
+    /// Parses the XML form, `YYYY-MM-DDTHH:MM:SSZ`, with optional fractional seconds.
     static func parse(_ raw: String) -> Date? {
+        parse(raw, xml: true)
+    }
+
+    /// Parses what people type and `defaults read` prints: the XML form, `YYYY-MM-DD HH:MM:SS +HHMM` (any
+    /// offset, with or without the colon, or none for UTC), `T` or a space between date and time, and a plain
+    /// `YYYY-MM-DD` (midnight UTC).
+    static func parseLenient(_ raw: String) -> Date? {
+        parse(raw, xml: false)
+    }
+
+    private static func parse(_ raw: String, xml: Bool) -> Date? {
         let text = Array(XMLPropertyListReader.trimmed(raw).utf8)
-        guard text.count >= 20, text.last == UInt8(ascii: "Z") else { return nil }
-        func number(_ range: Range<Int>) -> Int? {
+        // At most nine digits are ever accumulated, so no value can overflow.
+        func number(_ digits: ArraySlice<UInt8>) -> Int? {
+            guard !digits.isEmpty, digits.count <= 9 else { return nil }
             var value = 0
-            for index in range {
-                let digit = Int(text[index]) - 48
-                guard (0...9).contains(digit) else { return nil }
-                value = value * 10 + digit
+            for byte in digits {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
             }
             return value
         }
-        guard text[4] == UInt8(ascii: "-"), text[7] == UInt8(ascii: "-"), text[10] == UInt8(ascii: "T"),
-            text[13] == UInt8(ascii: ":"), text[16] == UInt8(ascii: ":"),
-            let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        func byte(_ index: Int) -> UInt8? { index < text.count ? text[index] : nil }
+        guard text.count >= 10, text[4] == UInt8(ascii: "-"), text[7] == UInt8(ascii: "-"),
+            let year = number(text[0..<4]), let month = number(text[5..<7]), let day = number(text[8..<10]),
+            (1...12).contains(month), (1...31).contains(day)
         else { return nil }
+        // Four-digit years keep every product far inside Int.
+        var seconds = daysFromCivil(year: year, month: month, day: day) * 86_400
+        if text.count == 10 { return xml ? nil : Date(timeIntervalSince1970: Double(seconds)) }
+        guard text.count >= 19, text[10] == UInt8(ascii: "T") || (!xml && text[10] == UInt8(ascii: " ")),
+            text[13] == UInt8(ascii: ":"), text[16] == UInt8(ascii: ":"),
+            let hour = number(text[11..<13]), let minute = number(text[14..<16]), let second = number(text[17..<19]),
+            hour < 24, minute < 60, second < 61
+        else { return nil }
+        seconds += hour * 3_600 + minute * 60 + second
+        var index = 19
         var fraction = 0.0
-        if text.count > 20 {
-            guard text[19] == UInt8(ascii: "."), text.count > 21,
-                let digits = number(20..<(text.count - 1)), text.count - 21 <= 9
-            else { return nil }
-            fraction = Double(digits) / pow(10, Double(text.count - 21))
+        if byte(index) == UInt8(ascii: ".") {
+            let start = index + 1
+            index = start
+            while let digit = byte(index), digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") { index += 1 }
+            // Any number of digits is accepted; the first nine are more than a Double keeps.
+            let used = text[start..<min(index, start + 9)]
+            guard let value = number(used) else { return nil }
+            fraction = Double(value) / pow(10, Double(used.count))
         }
-        let days = daysFromCivil(year: year, month: month, day: day)
-        let seconds = Double(days * 86_400 + hour * 3_600 + minute * 60 + second) + fraction
-        return Date(timeIntervalSince1970: seconds)
+        if !xml { while byte(index) == UInt8(ascii: " ") { index += 1 } }
+        switch byte(index) {
+        case UInt8(ascii: "Z"):
+            index += 1
+        case UInt8(ascii: "+") where !xml, UInt8(ascii: "-") where !xml:
+            let sign = text[index] == UInt8(ascii: "-") ? -1 : 1
+            let hours = text[(index + 1)..<min(index + 3, text.count)]
+            var minutesStart = index + 3
+            if byte(minutesStart) == UInt8(ascii: ":") { minutesStart += 1 }
+            let minutes = text[min(minutesStart, text.count)..<min(minutesStart + 2, text.count)]
+            guard hours.count == 2, minutes.count == 2, let h = number(hours), let m = number(minutes), h < 24, m < 60
+            else { return nil }
+            seconds -= sign * (h * 3_600 + m * 60)
+            index = minutesStart + 2
+        case nil where !xml:
+            break
+        default:
+            return nil
+        }
+        guard index == text.count else { return nil }
+        return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
 
-    /// Formats a date to whole seconds, rounding down, as Foundation does in XML.
-    static func format(_ date: Date) -> String {
-        let total = Int(date.timeIntervalSince1970.rounded(.down))
-        var days = total / 86_400
-        var secondsOfDay = total % 86_400
-        if secondsOfDay < 0 {
-            secondsOfDay += 86_400
-            days -= 1
+    /// The XML form, whole seconds rounded down as Foundation writes them; nil for a date outside ``xmlYears``.
+    static func xmlText(_ date: Date) -> String? {
+        guard let parts = Parts(date), xmlYears.contains(parts.year) else { return nil }
+        return parts.text(dateTimeSeparator: "T", zone: "Z")
+    }
+
+    /// ISO 8601 text (`2026-11-22T14:16:04Z`) for any date.
+    static func isoText(_ date: Date) -> String {
+        guard let parts = Parts(date) else { return outOfCalendar(date) }
+        return parts.text(dateTimeSeparator: "T", zone: "Z")
+    }
+
+    /// The form macOS `defaults read` prints (`2024-01-31 09:05:00 +0000`) for any date.
+    static func defaultsToolText(_ date: Date) -> String {
+        guard let parts = Parts(date) else { return outOfCalendar(date) }
+        return parts.text(dateTimeSeparator: " ", zone: " +0000")
+    }
+
+    private static func outOfCalendar(_ date: Date) -> String {
+        "\(date.timeIntervalSince1970) seconds since 1970"
+    }
+
+    /// A date broken into its UTC calendar fields, for any date whose whole seconds fit in `Int`.
+    private struct Parts {
+        var year, month, day, hour, minute, second: Int
+
+        init?(_ date: Date) {
+            let seconds = date.timeIntervalSince1970.rounded(.down)
+            // `Int(exactly:)` is nil for NaN, the infinities and anything beyond ±2^63; below that bound every
+            // step of the conversion stays far inside Int (days < 2^47).
+            guard seconds.isFinite, let total = Int(exactly: seconds) else { return nil }
+            var days = total / 86_400
+            var secondsOfDay = total % 86_400
+            if secondsOfDay < 0 {
+                secondsOfDay += 86_400
+                days -= 1
+            }
+            (year, month, day) = PropertyListDate.civilFromDays(days)
+            hour = secondsOfDay / 3_600
+            minute = secondsOfDay / 60 % 60
+            second = secondsOfDay % 60
         }
-        let (year, month, day) = civilFromDays(days)
-        func pad(_ value: Int, _ width: Int) -> String {
-            let digits = String(abs(value))
-            return (value < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - digits.count)) + digits
+
+        func text(dateTimeSeparator: String, zone: String) -> String {
+            func pad(_ value: Int, _ width: Int) -> String {
+                let digits = String(value.magnitude)
+                return String(repeating: "0", count: max(0, width - digits.count)) + digits
+            }
+            // ISO 8601's expanded years: a sign before years beyond 0000–9999.
+            let yearText = year < 0 ? "-" + pad(year, 4) : year > 9999 ? "+" + pad(year, 4) : pad(year, 4)
+            return "\(yearText)-\(pad(month, 2))-\(pad(day, 2))\(dateTimeSeparator)\(pad(hour, 2)):"
+                + "\(pad(minute, 2)):\(pad(second, 2))\(zone)"
         }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondsOfDay / 3600, 2)):"
-            + "\(pad(secondsOfDay / 60 % 60, 2)):\(pad(secondsOfDay % 60, 2))Z"
     }
 
     // Howard Hinnant's days-from-civil algorithms (proleptic Gregorian calendar).
@@ -73,16 +162,5 @@ enum PropertyListDate {
         let day = dayOfYear - (153 * mp + 2) / 5 + 1
         let month = mp < 10 ? mp + 3 : mp - 9
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-
-    /// The form macOS `defaults read` prints: `2024-01-31 09:05:00 +0000`.
-    static func formatForDefaultsTool(_ date: Date) -> String {
-        let seconds = Int((date.timeIntervalSince1970).rounded(.down))
-        var time = time_t(seconds)
-        var parts = tm()
-        gmtime_r(&time, &parts)
-        return String(
-            format: "%04d-%02d-%02d %02d:%02d:%02d +0000", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
     }
 }

@@ -12,7 +12,7 @@ public enum PropertyListError: Error, Sendable, Hashable {
     /// Arrays and dictionaries are nested deeper than ``PropertyListLimits/maximumDepth``.
     case nestingTooDeep(limit: Int)
     /// A binary property list whose shared references expand to more than
-    /// ``PropertyListLimits/maximumExpandedObjects`` values.
+    /// ``PropertyListLimits/expandedObjectLimit(forFileSize:)`` values.
     case tooManyObjects(limit: Int)
     /// A binary property list whose object graph refers back to an object that contains the reference.
     case cyclicReference(object: Int)
@@ -21,6 +21,10 @@ public enum PropertyListError: Error, Sendable, Hashable {
     /// A Swift value that has no property-list form (for example a custom class, or a dictionary with
     /// non-string keys).
     case notAPropertyListValue(String)
+    /// A value that the chosen format cannot hold: an XML property list holds dates in the years 0000–9999
+    /// only, so a date beyond them (which a binary file or a program can produce) cannot be written as XML.
+    /// `keyPath` names where the value sits (`Key`, `Key.Inner`, `Key[2]`).
+    case unrepresentable(keyPath: String, reason: String)
 }
 
 extension PropertyListError: CustomStringConvertible {
@@ -42,6 +46,8 @@ extension PropertyListError: CustomStringConvertible {
             "property list contains \(what), which defaults cannot hold"
         case .notAPropertyListValue(let what):
             "\(what) is not a property-list value (String, Int, Double, Bool, Date, Data, Array, Dictionary)"
+        case .unrepresentable(let keyPath, let reason):
+            "the value at \(keyPath) cannot be written: \(reason)"
         }
     }
 }
@@ -56,4 +62,19 @@ public enum PropertyListLimits {
     /// may describe. Binary files can reference one object many times, so a tiny file could otherwise stand
     /// for an astronomically large value. Text formats cannot share, so their size bounds them already.
     public static let maximumExpandedObjects = 10_000_000
+
+    /// How many values a binary file may describe per byte of its size.
+    ///
+    /// Every reference a binary file makes takes at least one byte, so a file whose references are not shared
+    /// (what CF, Foundation and this library write) always stays below this. Only shared containers can go
+    /// beyond, and then a file of a few hundred bytes would stand for millions of values: each costs
+    /// little to read but tens of bytes to write, print or compare, for whoever uses the value next.
+    public static let maximumExpandedObjectsPerByte = 8
+
+    /// The most values a binary file of `size` bytes may describe: ``maximumExpandedObjectsPerByte`` per
+    /// byte, at least 100,000 and at most ``maximumExpandedObjects``.
+    public static func expandedObjectLimit(forFileSize size: Int) -> Int {
+        let (scaled, overflow) = size.multipliedReportingOverflow(by: maximumExpandedObjectsPerByte)
+        return overflow ? maximumExpandedObjects : min(maximumExpandedObjects, max(100_000, scaled))
+    }
 }

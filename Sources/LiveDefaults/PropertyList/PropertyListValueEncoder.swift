@@ -124,9 +124,11 @@ struct ValueEncoder: Encoder {
     }
 }
 
-/// Integers beyond `Int.max` have no property-list form.
+/// Integers beyond `Int.max` are stored as the real that holds them exactly, as the readers read such
+/// integers from binary files; one that no `Double` holds exactly has no property-list form.
 private func integer<T: FixedWidthInteger>(_ value: T, _ codingPath: [any CodingKey]) throws -> PropertyList {
     guard let integer = Int(exactly: value) else {
+        if let real = Double(exactly: value) { return .real(real) }
         throw EncodingError.invalidValue(
             value, .init(codingPath: codingPath, debugDescription: "\(value) does not fit a property-list integer (Int)"))
     }

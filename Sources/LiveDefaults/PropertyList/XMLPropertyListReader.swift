@@ -144,6 +144,9 @@ struct XMLPropertyListReader: ~Copyable {
             return .date(date)
         case .data:
             let text = try text(of: tag)
+            // Empty data is written as white space between the tags (Foundation's decoder answers nil
+            // for input that is empty once white space is ignored).
+            if text.utf8.allSatisfy(Self.isSpace) { return .data(Data()) }
             guard let data = Data(base64Encoded: text, options: .ignoreUnknownCharacters) else {
                 throw error("invalid base64 in <data>", at: tag.offset)
             }

@@ -2,6 +2,10 @@ import Foundation
 
 /// Writes Apple's XML property-list format exactly as Foundation lays it out (tab indentation, sorted
 /// dictionary keys), so a file written here diffs cleanly against one written by Foundation.
+///
+/// One kind of value has no XML form: a date outside the years 0000–9999 (or not finite at all), which only
+/// a binary file or a program can produce. Rather than write text that no reader accepts, the writer fails
+/// with ``PropertyListError/unrepresentable(keyPath:reason:)`` naming where the value sits.
 enum XMLPropertyListWriter {
     static let header = """
         <?xml version="1.0" encoding="UTF-8"?>
@@ -10,14 +14,25 @@ enum XMLPropertyListWriter {
 
         """
 
-    static func data(from value: PropertyList) -> Data {
+    static func data(from value: PropertyList) throws(PropertyListError) -> Data {
         var output = header
-        write(value, indent: 0, into: &output)
+        var path: [KeyPathComponent] = []
+        do throws(Unrepresentable) {
+            try write(value, indent: 0, into: &output, path: &path)
+        } catch {
+            throw .unrepresentable(keyPath: KeyPathComponent.text(path), reason: error.reason)
+        }
         output += "</plist>\n"
         return Data(output.utf8)
     }
 
-    private static func write(_ value: PropertyList, indent: Int, into output: inout String) {
+    private struct Unrepresentable: Error {
+        var reason: String
+    }
+
+    private static func write(
+        _ value: PropertyList, indent: Int, into output: inout String, path: inout [KeyPathComponent]
+    ) throws(Unrepresentable) {
         let tabs = String(repeating: "\t", count: indent)
         switch value {
         case .string(let string):
@@ -29,7 +44,12 @@ enum XMLPropertyListWriter {
         case .bool(let bool):
             output += bool ? "\(tabs)<true/>\n" : "\(tabs)<false/>\n"
         case .date(let date):
-            output += "\(tabs)<date>\(PropertyListDate.format(date))</date>\n"
+            guard let text = PropertyListDate.xmlText(date) else {
+                throw Unrepresentable(
+                    reason: "the date \(PropertyListDate.isoText(date)) is outside the years 0000–9999 that an XML "
+                        + "property list can hold (a binary one can)")
+            }
+            output += "\(tabs)<date>\(text)</date>\n"
         case .data(let data):
             output += "\(tabs)<data>\n"
             let encoded = data.base64EncodedString()
@@ -46,7 +66,11 @@ enum XMLPropertyListWriter {
                 return
             }
             output += "\(tabs)<array>\n"
-            for element in elements { write(element, indent: indent + 1, into: &output) }
+            for (index, element) in elements.enumerated() {
+                path.append(.index(index))
+                try write(element, indent: indent + 1, into: &output, path: &path)
+                path.removeLast()
+            }
             output += "\(tabs)</array>\n"
         case .dictionary(let entries):
             if entries.isEmpty {
@@ -56,7 +80,9 @@ enum XMLPropertyListWriter {
             output += "\(tabs)<dict>\n"
             for (key, entry) in entries.sorted(by: { $0.key < $1.key }) {
                 output += "\(tabs)\t<key>\(escaped(key))</key>\n"
-                write(entry, indent: indent + 1, into: &output)
+                path.append(.key(key))
+                try write(entry, indent: indent + 1, into: &output, path: &path)
+                path.removeLast()
             }
             output += "\(tabs)</dict>\n"
         }
@@ -71,7 +97,7 @@ enum XMLPropertyListWriter {
     /// Escapes markup characters, and control characters (which XML 1.0 cannot carry literally) as
     /// numeric references that Foundation's and this library's readers accept.
     private static func escaped(_ text: String) -> String {
-        guard text.utf8.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 < 0x20 }) else {
+        guard text.utf8.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || ($0 < 0x20 && $0 != 0x09 && $0 != 0x0A) }) else {
             return text
         }
         var result = ""
@@ -81,9 +107,29 @@ enum XMLPropertyListWriter {
             case "&": result += "&amp;"
             case "<": result += "&lt;"
             case ">": result += "&gt;"
-            case "\t", "\n", "\r": result.unicodeScalars.append(scalar)
+            // A literal CR would be turned into LF by every conforming XML reader (line-end normalisation).
+            case "\t", "\n": result.unicodeScalars.append(scalar)
             case _ where scalar.value < 0x20: result += "&#x\(String(scalar.value, radix: 16));"
             default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+}
+
+/// One step of the way from the top of a property list to a value inside it.
+enum KeyPathComponent {
+    case key(String)
+    case index(Int)
+
+    /// `Key`, `Key.Inner`, `Key[2].Name`; `the top-level value` for an empty path.
+    static func text(_ path: [KeyPathComponent]) -> String {
+        guard !path.isEmpty else { return "the top-level value" }
+        var result = ""
+        for component in path {
+            switch component {
+            case .key(let key): result += result.isEmpty ? key : ".\(key)"
+            case .index(let index): result += "[\(index)]"
             }
         }
         return result

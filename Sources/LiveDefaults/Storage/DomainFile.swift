@@ -342,12 +342,19 @@ final class DomainFile: Sendable {
         }
         let contents = edits.applied(to: base)
         if format == .openStep { format = .xml }
+        if contents.isEmpty && edits.replacement != nil {
+            do throws(SystemError) { try FileSystem.remove(path) } catch { return failure(error) }
+            return .success(WriteOutcome(contents: [:], stamp: nil, format: format, keptAside: keptAside, reread: reread))
+        }
+        let data: Data
+        do throws(PropertyListError) {
+            data = try PropertyList.dictionary(contents).encoded(as: format)
+        } catch {
+            // A value the file's format cannot hold (an XML file and a date beyond year 9999): the file keeps
+            // its last good version rather than losing the value or every other key.
+            return .failure(.unrepresentableValue(path: path, error))
+        }
         do throws(SystemError) {
-            if contents.isEmpty && edits.replacement != nil {
-                try FileSystem.remove(path)
-                return .success(WriteOutcome(contents: [:], stamp: nil, format: format, keptAside: keptAside, reread: reread))
-            }
-            let data = PropertyList.dictionary(contents).encoded(as: format)
             let stamp = try FileSystem.replaceAtomically(path, with: data, owner: owner)
             return .success(WriteOutcome(
                 contents: contents, stamp: stamp, format: format, keptAside: keptAside, digest: Self.digest(data),

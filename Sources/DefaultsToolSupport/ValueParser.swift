@@ -1,5 +1,5 @@
-import Foundation
-import LiveDefaults
+public import Foundation
+public import LiveDefaults
 
 /// Turns the words after `defaults write <domain> <key>` into a value, as macOS does.
 ///
@@ -8,14 +8,21 @@ import LiveDefaults
 ///   `TRUE`, `FALSE`, `1`, `0`, any case), `-date d`;
 /// - `-array v…` and `-array-add v…`, `-dict k v…` and `-dict-add k v…`: each value is a bare old-style
 ///   value or a typed pair such as `-int 3`.
-enum ValueParser {
-    enum Edit {
+public enum ValueParser {
+    /// What the words ask for.
+    public enum Edit: Sendable, Hashable {
+        /// Store this value under the key.
         case set(PropertyList)
+        /// Append these elements to the array under the key (`-array-add`).
         case appendToArray([PropertyList])
+        /// Merge these entries into the dictionary under the key (`-dict-add`).
         case mergeIntoDictionary([String: PropertyList])
     }
 
-    static func parse(_ words: [String]) throws -> Edit {
+    /// The edit that the words after `defaults write <domain> <key>` describe.
+    ///
+    /// - Throws: ``ToolError`` naming the word that is not a valid value.
+    public static func parse(_ words: [String]) throws -> Edit {
         guard let first = words.first else { throw ToolError("a value is missing") }
         switch first {
         case "-array":
@@ -35,7 +42,7 @@ enum ValueParser {
     }
 
     /// One value from the front of `words`: a type flag and its argument, or a bare old-style value.
-    static func single(_ words: inout ArraySlice<String>) throws -> PropertyList {
+    public static func single(_ words: inout ArraySlice<String>) throws -> PropertyList {
         guard let first = words.popFirst() else { throw ToolError("a value is missing") }
         let typed: (String) throws -> PropertyList
         switch first {
@@ -80,7 +87,7 @@ enum ValueParser {
     }
 
     /// A bare value: old-style property-list syntax when it looks like one, else the plain string.
-    static func bare(_ text: String) throws -> PropertyList {
+    public static func bare(_ text: String) throws -> PropertyList {
         guard let first = text.first, "({<\"'".contains(first) else { return .string(text) }
         do {
             return try PropertyList(parsing: text)
@@ -106,7 +113,8 @@ enum ValueParser {
         return result
     }
 
-    static func hexData(_ text: String) -> Data? {
+    /// Bytes from hexadecimal digits, white space and `<`/`>` ignored (`-data 0fa1`, `<0f a1>`).
+    public static func hexData(_ text: String) -> Data? {
         let digits = text.filter { !$0.isWhitespace && $0 != "<" && $0 != ">" }
         guard digits.count.isMultiple(of: 2) else { return nil }
         var data = Data()
@@ -121,15 +129,7 @@ enum ValueParser {
     }
 
     /// `2024-01-31 09:05:00 +0000` (what `defaults read` prints), ISO 8601, or a plain `2024-01-31`.
-    static func parseDate(_ text: String) -> Date? {
-        if let date = try? Date(text, strategy: .iso8601) { return date }
-        for format in ["yyyy-MM-dd HH:mm:ss Z", "yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd"] {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "UTC")
-            formatter.dateFormat = format
-            if let date = formatter.date(from: text) { return date }
-        }
-        return nil
+    public static func parseDate(_ text: String) -> Date? {
+        PropertyList.date(fromText: text)
     }
 }

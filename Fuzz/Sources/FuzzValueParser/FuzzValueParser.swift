@@ -1,0 +1,29 @@
+import DefaultsToolSupport
+import FuzzSupport
+import LiveDefaults
+
+/// The `defaults write` value parser: the input is the words after the key, separated by NUL bytes (as the
+/// kernel hands arguments over). Every word list is an edit or a `ToolError`, never a trap.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    let data = fuzzInput(start, count)
+    let words = data.split(separator: 0, omittingEmptySubsequences: false).map {
+        String(decoding: $0, as: UTF8.self)
+    }
+    if let edit = try? ValueParser.parse(words) {
+        // What `defaults write` does next: store the value (written as XML), and print it back.
+        switch edit {
+        case .set(let value):
+            _ = try? value.encoded(as: .xml)
+            _ = Output.text(value)
+        case .appendToArray(let elements): _ = Output.text(.array(elements))
+        case .mergeIntoDictionary(let entries): _ = Output.text(.dictionary(entries))
+        }
+    }
+    for word in words.prefix(4) {
+        _ = try? ValueParser.bare(word)
+        _ = ValueParser.hexData(word)
+        _ = ValueParser.parseDate(word)
+    }
+    return 0
+}
