@@ -222,7 +222,9 @@ struct DefaultsToolTests {
         try FileManager.default.createDirectory(atPath: privateDirectory, withIntermediateDirectories: true)
         try sandbox.ok(["write", "com.example.secret", "A", "1"], environment: ["XDG_CONFIG_HOME": privateDirectory])
         chmod(privateDirectory, 0o700)
-        let denied = try sandbox.runAsAnotherUser(["read", "com.example.secret"], home: privateDirectory)
+        guard let denied = try sandbox.runAsAnotherUser(["read", "com.example.secret"], home: privateDirectory) else {
+            return
+        }
         #expect(denied.status == 1 && denied.error.contains(privateDirectory) && denied.error.contains("ermission denied"))
     }
 

@@ -78,20 +78,49 @@ final class Sandbox: Sendable {
         return result.output
     }
 
-    /// Runs as an unprivileged user (`nobody`) when the tests run as root, so that permissions apply.
-    func runAsAnotherUser(_ arguments: [String], home: String) throws -> Result {
+    /// Runs as an unprivileged user (`nobody`) when the tests run as root, so that permissions apply; nil,
+    /// with the reason printed, when that cannot be arranged here.
+    ///
+    /// nobody runs a copy of the binary inside the sandbox: the checkout (and so the built binary) may sit
+    /// where only root can enter, such as root's home or a private `mktemp -d` directory.
+    func runAsAnotherUser(_ arguments: [String], home: String) throws -> Result? {
         var environment = environment(["XDG_CONFIG_HOME": home])
         if getuid() == 0 {
+            if let closed = Self.firstDirectoryClosedToOthers(above: path) {
+                print("skipped: the run as nobody needs to enter \(path), but \(closed) is closed to other users")
+                return nil
+            }
             environment["HOME"] = "/nonexistent"
-            // nobody must be able to reach the binary and the sandbox, but not `home` (0700, root's).
+            // nobody must be able to reach the copy and the sandbox, but not `home` (0700, root's).
+            let binary = file("bin/defaults")
+            try FileManager.default.createDirectory(atPath: file("bin"), withIntermediateDirectories: true)
+            if !FileManager.default.fileExists(atPath: binary) {
+                try FileManager.default.copyItem(atPath: toolURL.path, toPath: binary)
+            }
             chmod(path, 0o755)
+            chmod(file("bin"), 0o755)
+            chmod(binary, 0o755)
             return try Self.execute(
-                URL(fileURLWithPath: "/usr/sbin/runuser"), ["-u", "nobody", "--", toolURL.path] + arguments,
+                URL(fileURLWithPath: "/usr/sbin/runuser"), ["-u", "nobody", "--", binary] + arguments,
                 environment: environment)
         }
         chmod(home, 0o000)
         defer { chmod(home, 0o700) }
         return try run(arguments, environment: ["XDG_CONFIG_HOME": home])
+    }
+
+    /// The first directory above `path` that other users cannot pass through, if any.
+    static func firstDirectoryClosedToOthers(above path: String) -> String? {
+        var components = URL(fileURLWithPath: path).deletingLastPathComponent().pathComponents
+        var current = ""
+        while !components.isEmpty {
+            let component = components.removeFirst()
+            current = component == "/" ? "/" : (current == "/" ? "" : current) + "/" + component
+            var status = stat()
+            guard stat(current, &status) == 0 else { return current }
+            if status.st_mode & S_IXOTH == 0 { return current }
+        }
+        return nil
     }
 
     /// A domain file as Python's plistlib reads it, as JSON.

@@ -169,7 +169,7 @@ struct PersistenceTests {
     @Test("A file whose top level is not a dictionary is reported and kept aside too")
     func notADictionary() throws {
         let directory = TemporaryDirectory()
-        try directory.write("com.example.array.plist", Self.xml(["not", "a", "dictionary"]))
+        try directory.write("com.example.array.plist", try Self.xml(["not", "a", "dictionary"]))
         let errors = Mutex<[DefaultsError]>([])
         var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: "com.example.array")
         configuration.errorHandler = { error in errors.withLock { $0.append(error) } }
@@ -252,8 +252,8 @@ struct PersistenceTests {
         return (attributes[.posixPermissions] as? Int ?? -1) & 0o777
     }
 
-    static func xml(_ value: PropertyList) -> String {
-        String(decoding: value.encoded(as: .xml), as: UTF8.self)
+    static func xml(_ value: PropertyList) throws -> String {
+        String(decoding: try value.encoded(as: .xml), as: UTF8.self)
     }
 
     static func python(_ script: String) throws {

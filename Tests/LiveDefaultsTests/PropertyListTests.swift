@@ -26,7 +26,7 @@ struct PropertyListTests {
 
     @Test("XML round trip keeps every type")
     func xmlRoundTrip() throws {
-        let data = Self.sample.encoded(as: .xml)
+        let data = try Self.sample.encoded(as: .xml)
         let (value, format) = try PropertyList.decode(data)
         #expect(format == .xml)
         #expect(value == Self.sample)
@@ -34,7 +34,7 @@ struct PropertyListTests {
 
     @Test("Binary round trip keeps every type")
     func binaryRoundTrip() throws {
-        let data = Self.sample.encoded(as: .binary)
+        let data = try Self.sample.encoded(as: .binary)
         #expect(data.starts(with: Array("bplist00".utf8)))
         let (value, format) = try PropertyList.decode(data)
         #expect(format == .binary)
@@ -55,7 +55,7 @@ struct PropertyListTests {
         #expect(xml == .date(Date(timeIntervalSince1970: 1_234_567_890)))
         let binary = try PropertyList.decode(PropertyList.date(date).encoded(as: .binary)).value
         #expect(binary == .date(date))
-        #expect(PropertyListDate.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00Z")
+        #expect(PropertyListDate.xmlText(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00Z")
         #expect(PropertyListDate.parse("2001-01-01T00:00:00Z") == Date(timeIntervalSinceReferenceDate: 0))
         #expect(PropertyListDate.parse("1969-12-31T23:59:59Z") == Date(timeIntervalSince1970: -1))
         #expect(PropertyListDate.parse("2001-13-01T00:00:00Z") == nil)
@@ -180,8 +180,8 @@ struct PropertyListTests {
         }
         let small = try PropertyList.decode(fanOut(12)).value
         #expect(small.depth == 13)
-        #expect(small.encoded(as: .binary).count > 0)
-        #expect(throws: PropertyListError.tooManyObjects(limit: PropertyListLimits.maximumExpandedObjects)) {
+        #expect(try small.encoded(as: .binary).count > 0)
+        #expect(throws: PropertyListError.tooManyObjects(limit: PropertyListLimits.expandedObjectLimit(forFileSize: fanOut(60).count))) {
             try PropertyList.decode(fanOut(60))
         }
     }
@@ -215,7 +215,7 @@ struct PropertyListTests {
     @Test("Every truncation of a valid file is an error, never a crash")
     func truncatedFiles() throws {
         for format in [PropertyList.Format.xml, .binary] {
-            let data = Self.sample.encoded(as: format)
+            let data = try Self.sample.encoded(as: format)
             // Dropping only the trailing newline after `</plist>` leaves a complete document.
             var end = data.count
             while end > 0, data[end - 1] == UInt8(ascii: "\n") { end -= 1 }

@@ -23,8 +23,8 @@ struct SearchListTests {
     @Test("The first domain that has a key wins")
     func precedence() throws {
         let directory = TemporaryDirectory()
-        try directory.write(".GlobalPreferences.plist", Self.xml(["Key": "global", "OnlyGlobal": "g"]))
-        try directory.write("com.example.suite.plist", Self.xml(["Key": "suite", "OnlySuite": "s"]))
+        try directory.write(".GlobalPreferences.plist", try Self.xml(["Key": "global", "OnlyGlobal": "g"]))
+        try directory.write("com.example.suite.plist", try Self.xml(["Key": "suite", "OnlySuite": "s"]))
         let defaults = try directory.store("com.example.app", arguments: ["-Key", "argument"], languages: ["fr"])
         defaults.register(defaults: ["Key": "registered", "OnlyRegistered": "r"] as [String: PropertyList])
         try defaults.setVolatileDomain(["Key": "language", "OnlyLanguage": "l"] as [String: PropertyList], forName: "fr")
@@ -198,9 +198,9 @@ struct SearchListTests {
     func forcedKeys() throws {
         let directory = TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: directory.file("Managed/\(DefaultsLocations.currentUserName)"), withIntermediateDirectories: true)
-        try directory.write("Managed/com.example.managed.plist", Self.xml(["Locked": 5]))
-        try directory.write("Managed/\(DefaultsLocations.currentUserName)/.GlobalPreferences.plist", Self.xml(["GlobalLock": "on"]))
-        try directory.write("com.example.managed.plist", Self.xml(["Locked": 1, "Free": 1]))
+        try directory.write("Managed/com.example.managed.plist", try Self.xml(["Locked": 5]))
+        try directory.write("Managed/\(DefaultsLocations.currentUserName)/.GlobalPreferences.plist", try Self.xml(["GlobalLock": "on"]))
+        try directory.write("com.example.managed.plist", try Self.xml(["Locked": 1, "Free": 1]))
         let errors = Mutex<[DefaultsError]>([])
         var configuration = Defaults.Configuration.rooted(
             at: directory.path, applicationDomain: "com.example.managed", arguments: ["-Locked", "7"])
@@ -352,8 +352,8 @@ struct SearchListTests {
         #expect(try pythonPlist(directory.file("LiveDefaultsTestHelper.plist")) == #"{"Color": "blue"}"#)
     }
 
-    static func xml(_ values: [String: PropertyList]) -> String {
-        String(decoding: PropertyList.dictionary(values).encoded(as: .xml), as: UTF8.self)
+    static func xml(_ values: [String: PropertyList]) throws -> String {
+        String(decoding: try PropertyList.dictionary(values).encoded(as: .xml), as: UTF8.self)
     }
 }
 

@@ -28,7 +28,7 @@ struct WatcherTests {
         configuration.errorHandler = { error in errors.withLock { $0.append(error) } }
         let defaults = try Defaults(configuration: configuration)
         #expect(defaults.string(forKey: "Value") == "before")
-        let document = SearchListTests.xml(["Value": "after", "Padding": .string(String(repeating: "p", count: 5000))])
+        let document = try SearchListTests.xml(["Value": "after", "Padding": .string(String(repeating: "p", count: 5000))])
         // Truncate, write half, pause (a reader woken now would see half a file), write the rest, close.
         try PersistenceTests.python("""
             import time
@@ -288,8 +288,8 @@ struct WatcherTests {
     // MARK: Helpers
 
     /// Python code that writes a plist file as a temporary + rename, as LiveDefaults itself does.
-    static func pythonRenameWrite(_ path: String, _ values: [String: PropertyList]) -> String {
-        let document = SearchListTests.xml(values)
+    static func pythonRenameWrite(_ path: String, _ values: [String: PropertyList]) throws -> String {
+        let document = try SearchListTests.xml(values)
         return """
             import os
             tmp = '\(path).writer-tmp'
