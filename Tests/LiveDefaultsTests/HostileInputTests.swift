@@ -255,3 +255,61 @@ struct HostileInputTests {
         #expect(PropertyListDate.parse("2024-01-31") == nil)
     }
 }
+
+/// Files nested as deep as the readers allow are read, written, printed, compared and released on the
+/// threads that really do it: the watcher's (Dispatch) and a task's (Swift concurrency), whose stacks are
+/// smaller than the main thread's.
+@Suite("Deep nesting on small stacks")
+struct DeepNestingTests {
+    static let depth = PropertyListLimits.maximumDepth - 1
+
+    static let documents: [(String, Data)] = [
+        ("XML arrays", Data(("<plist>" + String(repeating: "<array>", count: depth) + "<string>x</string>"
+            + String(repeating: "</array>", count: depth) + "</plist>").utf8)),
+        ("XML dictionaries", Data(("<plist>" + String(repeating: "<dict><key>k</key>", count: depth) + "<true/>"
+            + String(repeating: "</dict>", count: depth) + "</plist>").utf8)),
+        ("old-style", Data((String(repeating: "{k=(", count: depth / 2) + "x" + String(repeating: ");}", count: depth / 2)).utf8)),
+    ]
+
+    static func exercise(_ data: Data) -> Bool {
+        guard let (value, _) = try? PropertyList.decode(data) else { return false }
+        _ = value.description
+        _ = value.depth
+        guard let binary = try? value.encoded(as: .binary), let xml = try? value.encoded(as: .xml),
+            (try? PropertyList.decode(binary).value) == value, (try? PropertyList.decode(xml).value) == value
+        else { return false }
+        _ = try? PropertyListValueDecoder().decode([String: [Int]].self, from: value)
+        return true
+    }
+
+    @Test("on a Dispatch thread")
+    func dispatchThread() async {
+        for (name, data) in Self.documents {
+            let ok = await withCheckedContinuation { continuation in
+                DispatchQueue.global().async { continuation.resume(returning: Self.exercise(data)) }
+            }
+            #expect(ok, "\(name)")
+        }
+    }
+
+    @Test("in a task")
+    func task() async {
+        for (name, data) in Self.documents {
+            let ok = await Task.detached { Self.exercise(data) }.value
+            #expect(ok, "\(name)")
+        }
+    }
+
+    @Test("a domain file nested that deep, written by another process, reaches the store through the watcher")
+    func watchedDeepFile() throws {
+        let directory = TemporaryDirectory()
+        let store = try directory.store("com.example.deep")
+        let inner = String(repeating: "<array>", count: Self.depth - 1) + "<string>x</string>"
+            + String(repeating: "</array>", count: Self.depth - 1)
+        let document = "<plist><dict><key>Deep</key>\(inner)</dict></plist>"
+        let temporary = directory.file("deep.tmp")
+        try document.write(toFile: temporary, atomically: false, encoding: .utf8)
+        rename(temporary, directory.file("com.example.deep.plist"))
+        #expect(eventually { store.object(forKey: "Deep") != nil })
+    }
+}
