@@ -49,8 +49,9 @@ enum CrossProcess {
     /// The writer process: for each value read from standard input, print the time, then write the file.
     static func runWriter(directory: String, domain: String) -> Never {
         let path = "\(directory)/\(domain).plist"
-        while let line = readLine(), let value = Int(line) {
-            let data = PropertyList.dictionary(["Value": .integer(value)]).encoded(as: .xml)
+        while let line = readLine(), let value = Int(line),
+            let data = try? PropertyList.dictionary(["Value": .integer(value)]).encoded(as: .xml)
+        {
             let start = now()
             writeFile(path, data, inPlace: false)
             print(start)

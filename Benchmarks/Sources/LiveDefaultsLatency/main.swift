@@ -31,7 +31,9 @@ func runWriter(directory: String) -> Never {
     let path = directory + "/\(domain).plist"
     let library = try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain + ".writer"))
     func rawWrite(_ value: Int, key: String, inPlace: Bool) {
-        let data = PropertyList.dictionary([key: .integer(value)]).encoded(as: .xml)
+        guard let data = try? PropertyList.dictionary([key: .integer(value)]).encoded(as: .xml) else {
+            fail("cannot encode \(key)")
+        }
         if let failure = writeFile(path, data, inPlace: inPlace) { fail(failure) }
     }
     while let line = readLine() {
