@@ -110,14 +110,14 @@ struct SearchListTests {
         #expect(defaults.volatileDomain(forName: "pt")["Greeting"] as? String == "Olá")
         #expect(defaults.volatileDomainNames == ["NSArgumentDomain", "NSRegistrationDomain", "pt"])
         // A volatile domain not in the search list is kept but not searched.
-        try defaults.setVolatileDomain(["Hidden": true] as [String: Any], forName: "scratch")
+        defaults.setVolatileDomain(["Hidden": true] as [String: Any], forName: "scratch")
         #expect(defaults.object(forKey: "Hidden") == nil)
         #expect(defaults.volatileDomain(forName: "scratch")["Hidden"] as? Bool == true)
         defaults.removeVolatileDomain(forName: "pt")
         #expect(defaults.string(forKey: "Greeting") == nil)
         #expect(defaults.volatileDomain(forName: "pt").isEmpty)
         #expect(throws: DefaultsError.self) {
-            try defaults.setVolatileDomain(["Bad": NSObject()] as [String: Any], forName: "other")
+            try defaults.trySetVolatileDomain(["Bad": NSObject()] as [String: Any], forName: "other")
         }
     }
 

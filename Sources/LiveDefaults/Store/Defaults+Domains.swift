@@ -14,8 +14,8 @@ extension Defaults {
         }
     }
 
-    /// Adds Foundation-typed values to the registration domain; values with no property-list form are
-    /// skipped and logged.
+    /// Adds Foundation-typed values to the registration domain; a `URL` is stored as ``set(_:forKey:)-(URL?,_)``
+    /// stores it (``url(forKey:)`` reads it back), and values with no property-list form are skipped and logged.
     public func register(defaults registrationDictionary: [String: Any]) {
         register(defaults: converted(registrationDictionary, context: "register(defaults:)"))
     }
@@ -84,17 +84,31 @@ extension Defaults {
         changeVolatileDomains(domainName) { $0[domainName] = domain }
     }
 
-    /// Creates a volatile domain from Foundation-typed values.
+    /// Creates or replaces a volatile domain from Foundation-typed values, as Foundation's
+    /// `setVolatileDomain(_:forName:)` does (it does not throw either): a value with no property-list form is
+    /// refused and logged (see ``lastError``), and nothing changes.
+    public func setVolatileDomain(_ domain: [String: Any], forName domainName: String) {
+        report { () throws(DefaultsError) in
+            let converted = try Self.convertedDomain(domain)
+            changeVolatileDomains(domainName) { $0[domainName] = converted }
+        }
+    }
+
+    /// Creates a volatile domain from Foundation-typed values, refusing a name that exists.
     ///
     /// - Throws: ``DefaultsError/volatileDomainExists(_:)`` or ``DefaultsError/notAPropertyList(key:_:)``.
-    public func setVolatileDomain(_ domain: [String: Any], forName domainName: String) throws(DefaultsError) {
+    public func trySetVolatileDomain(_ domain: [String: Any], forName domainName: String) throws(DefaultsError) {
+        try setVolatileDomain(try Self.convertedDomain(domain), forName: domainName)
+    }
+
+    private static func convertedDomain(_ domain: [String: Any]) throws(DefaultsError) -> [String: PropertyList] {
         var converted: [String: PropertyList] = [:]
         for (key, value) in domain {
-            do { converted[key] = try PropertyList(foundationValue: value) } catch {
+            do throws(PropertyListError) { converted[key] = try storedValue(forFoundationValue: value) } catch {
                 throw .notAPropertyList(key: key, error)
             }
         }
-        try setVolatileDomain(converted, forName: domainName)
+        return converted
     }
 
     /// Removes a volatile domain.
@@ -146,7 +160,8 @@ extension Defaults {
 
     /// Replaces the contents of one layer of a persistent domain (by default the current-user file);
     /// observers of the domain in any store of the process see the change at once, and it is on disk within
-    /// milliseconds. An empty dictionary removes the file.
+    /// milliseconds. An empty dictionary removes the file. ``didChangeNotification`` is posted, as Foundation
+    /// posts it, also when the domain is not in this store's search list.
     ///
     /// - Throws: ``DefaultsError/invalidDomainName(_:reason:)``.
     public func setPersistentDomainContents(
@@ -154,19 +169,14 @@ extension Defaults {
     ) throws(DefaultsError) {
         try DomainName.validate(domainName)
         file(forDomain: domainName, layer: layer).replace(with: domain)
+        requestDidChangeNotification()
     }
 
     /// Replaces the contents of a persistent domain with Foundation-typed values. Like Foundation's, it does
     /// not throw: an invalid name or value is refused and logged (see ``lastError``).
     public func setPersistentDomain(_ domain: [String: Any], forName domainName: String) {
         report { () throws(DefaultsError) in
-            var converted: [String: PropertyList] = [:]
-            for (key, value) in domain {
-                do throws(PropertyListError) { converted[key] = try PropertyList(foundationValue: value) } catch {
-                    throw .notAPropertyList(key: key, error)
-                }
-            }
-            try setPersistentDomainContents(converted, forName: domainName)
+            try setPersistentDomainContents(try Self.convertedDomain(domain), forName: domainName)
         }
     }
 
@@ -246,7 +256,7 @@ extension Defaults {
         var result: [String: PropertyList] = [:]
         for (key, value) in values {
             do throws(PropertyListError) {
-                result[key] = try PropertyList(foundationValue: value)
+                result[key] = try Self.storedValue(forFoundationValue: value)
             } catch {
                 report { () throws(DefaultsError) in throw .notAPropertyList(key: key, error) }
             }

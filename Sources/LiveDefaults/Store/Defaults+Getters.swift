@@ -10,9 +10,21 @@ extension Defaults {
         value(forKey: key)?.foundationValue
     }
 
-    /// The string, or nil when the key is missing or its value is not a string.
+    /// The string; for a number or a Boolean its string value, as today's Foundation returns it (`"42"`,
+    /// `"12.34"`, `"1e+20"`, `"1"` for true, `"0"` for false); nil when the key is missing or holds anything
+    /// else.
+    ///
+    /// The older class reference in Apple's archive says nil for numbers; Foundation on Apple platforms and on
+    /// Linux has long returned the number's `stringValue`, and code ported from it expects that. Reals print as
+    /// Swift prints a `Double` (a value stored from a `Float` prints with the `Double`'s digits).
     public func string(forKey key: String) -> String? {
-        value(forKey: key)?.stringValue
+        switch value(forKey: key) {
+        case .string(let string): string
+        case .integer(let integer): String(integer)
+        case .real(let real): "\(real)"
+        case .bool(let bool): bool ? "1" : "0"
+        default: nil
+        }
     }
 
     /// The array, or nil when the key is missing or its value is not an array.

@@ -285,16 +285,23 @@ public final class Defaults: Sendable {
     /// - Throws: ``DefaultsError/notAPropertyList(key:_:)`` or ``DefaultsError/forcedKey(key:domain:)``.
     public func trySet(_ value: Any?, forKey key: String) throws(DefaultsError) {
         guard let value else { return try setValue(nil, forKey: key) }
-        if let url = value as? URL { return try setValue(Coercion.storedValue(for: url), forKey: key) }
-        do {
-            try setValue(try PropertyList(foundationValue: value), forKey: key)
-        } catch let error as PropertyListError {
+        let stored: PropertyList
+        do throws(PropertyListError) { stored = try Self.storedValue(forFoundationValue: value) } catch {
             throw .notAPropertyList(key: key, error)
-        } catch let error as DefaultsError {
-            throw error
-        } catch {
-            throw .notAPropertyList(key: key, .notAPropertyListValue("\(type(of: value))"))
         }
+        try setValue(stored, forKey: key)
+    }
+
+    /// How a Foundation-typed value is stored: a `URL` or `NSURL` as ``set(_:forKey:)-(URL?,_)`` stores it (a
+    /// file URL as its path, any other as a keyed archive), anything else as its property list.
+    static func storedValue(forFoundationValue value: Any) throws(PropertyListError) -> PropertyList {
+        if let url = value as? URL ?? (value as? NSURL)?.absoluteURL {
+            guard let stored = Coercion.storedValue(for: url) else {
+                throw .notAPropertyListValue("the URL \(url) (it could not be archived)")
+            }
+            return stored
+        }
+        return try PropertyList(foundationValue: value)
     }
 
     /// Waits until every pending change of this process is on disk, then re-reads every domain of the
@@ -562,6 +569,17 @@ public final class Defaults: Sendable {
             for resume in resumptions { resume() }
             if mustPost { postDidChange() }
         }
+    }
+
+    /// Schedules a ``didChangeNotification`` for a change that the merged view does not show (a persistent
+    /// domain outside the search list), unless one is already on its way.
+    func requestDidChangeNotification() {
+        let mustPost = state.withLock { state in
+            guard !state.notificationPending else { return false }
+            state.notificationPending = true
+            return true
+        }
+        if mustPost { postDidChange() }
     }
 
     /// Posts ``didChangeNotification`` shortly after a change, once for a burst of changes: a post costs

@@ -1,0 +1,81 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import LiveDefaults
+
+/// Behaviours where code ported from Foundation's UserDefaults expects Foundation's answer (checked against
+/// swift-corelibs-foundation's own test cases and against Foundation on Linux).
+@Suite("Behaves as Foundation does where code is ported from it")
+struct FoundationBehaviourTests {
+    @Test("setPersistentDomain and removePersistentDomain post didChangeNotification, also outside the search list")
+    func persistentDomainNotifications() throws {
+        let directory = TemporaryDirectory()
+        let defaults = try directory.store("com.example.app")
+        let posts = Mutex(0)
+        let observer = NotificationCenter.default.addObserver(
+            forName: Defaults.didChangeNotification, object: defaults, queue: nil
+        ) { _ in posts.withLock { $0 += 1 } }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        defaults.setPersistentDomain(["Key": 1], forName: "com.example.elsewhere")
+        #expect(eventually { posts.withLock { $0 } >= 1 })
+        let afterSet = posts.withLock { $0 }
+        defaults.removePersistentDomain(forName: "com.example.elsewhere")
+        #expect(eventually { posts.withLock { $0 } > afterSet })
+        #expect(defaults.persistentDomain(forName: "com.example.elsewhere") == nil)
+    }
+
+    @Test("string(forKey:) of a number or a Boolean is its string value")
+    func stringOfNumbers() throws {
+        let defaults = try TemporaryDirectory().store()
+        let cases: [(Any, String)] = [(42, "42"), (12.34, "12.34"), (1e20, "1e+20"), (-0.0, "-0.0"), (true, "1"), (false, "0")]
+        for (value, expected) in cases {
+            defaults.set(value, forKey: "Value")
+            #expect(defaults.string(forKey: "Value") == expected)
+        }
+        defaults.set(Date(), forKey: "Value")
+        #expect(defaults.string(forKey: "Value") == nil)
+        defaults.set(["a"], forKey: "Value")
+        #expect(defaults.string(forKey: "Value") == nil)
+    }
+
+    @Test("register(defaults:) and set(_: Any?) accept URL and NSURL, stored as set(_: URL?) stores them")
+    func urls() throws {
+        let defaults = try TemporaryDirectory().store()
+        let web = URL(string: "https://example.com/x")!
+        defaults.register(defaults: ["Web": web, "File": URL(fileURLWithPath: "/tmp/a b"), "Plain": 1])
+        #expect(defaults.url(forKey: "Web") == web)
+        #expect(defaults.url(forKey: "File")?.path == "/tmp/a b")
+        #expect(defaults.string(forKey: "File") == "/tmp/a b")
+        #expect(defaults.integer(forKey: "Plain") == 1)
+        defaults.set(NSURL(string: "https://example.com/y")!, forKey: "Bridged")
+        #expect(defaults.url(forKey: "Bridged") == URL(string: "https://example.com/y"))
+        defaults.set(web as Any, forKey: "Any")
+        #expect(defaults.url(forKey: "Any") == web)
+        defaults.setVolatileDomain(["VolatileWeb": web], forName: "scratch")
+        #expect(defaults.volatileDomainContents(forName: "scratch")["VolatileWeb"] == Coercion.storedValue(for: web))
+    }
+
+    @Test("setVolatileDomain with Foundation values does not throw and replaces, as Foundation does")
+    func volatileDomainLikeFoundation() throws {
+        let defaults = try TemporaryDirectory().store()
+        defaults.setVolatileDomain(["A": 1] as [String: Any], forName: "scratch")
+        defaults.setVolatileDomain(["A": 2] as [String: Any], forName: "scratch")
+        #expect(defaults.volatileDomainContents(forName: "scratch") == ["A": 2])
+        // A value with no property-list form changes nothing and is reported.
+        defaults.setVolatileDomain(["A": 3, "Bad": NSObject()] as [String: Any], forName: "scratch")
+        #expect(defaults.volatileDomainContents(forName: "scratch") == ["A": 2])
+        guard case .notAPropertyList(let key, _) = defaults.lastError else {
+            Issue.record("expected notAPropertyList, got \(String(describing: defaults.lastError))")
+            return
+        }
+        #expect(key == "Bad")
+        // The checked forms keep refusing an existing name.
+        #expect(throws: DefaultsError.volatileDomainExists("scratch")) {
+            try defaults.trySetVolatileDomain(["A": 4] as [String: Any], forName: "scratch")
+        }
+        #expect(throws: DefaultsError.volatileDomainExists("scratch")) {
+            try defaults.setVolatileDomain(["A": 4] as [String: PropertyList], forName: "scratch")
+        }
+    }
+}
