@@ -5,6 +5,8 @@
 //   foundation-write <xdg> <domain> <key> <json>   Foundation.UserDefaults: set + synchronize
 //   foundation-read <xdg> <domain> <key>           Foundation.UserDefaults: print the value as JSON
 //   standard-reset <key> <value>                   Defaults.standard: set, resetStandardUserDefaults()
+//   standard-race <threads>                        Defaults.standard first used from many threads at once:
+//                                                  print "shared <n>" when all got one store
 //   write-sequence <dir> <domain> <key> <count>    set the key to 1 … count, each on disk before the next
 //   typed-read <dir> <domain> <n>                  read DefaultsKey<Int>("RateLimit", default: 100) n times
 //   await-value <dir> <domain> <key> <value>       print "ready", wait (20 s at most) until the key's value
@@ -15,6 +17,7 @@
 //   print-arguments -Key value …                   print the argument domain as an old-style plist
 import Foundation
 import LiveDefaults
+import Synchronization
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data((message + "\n").utf8))
@@ -80,6 +83,32 @@ case "foundation-read":
     let data = try JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed, .sortedKeys])
     print(String(decoding: data, as: UTF8.self))
     exit(0)
+
+case "standard-race":
+    guard arguments.count == 3, let threads = Int(arguments[2]), threads > 0,
+        let home = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"]
+    else { fail("standard-race <threads> with XDG_CONFIG_HOME set") }
+    requireConfigHome(home)
+    let seen = Mutex<[ObjectIdentifier]>([])
+    let start = DispatchSemaphore(value: 0)
+    let group = DispatchGroup()
+    for _ in 0..<threads {
+        group.enter()
+        Thread.detachNewThread {
+            start.wait()
+            let store = Defaults.standard
+            _ = store.string(forKey: "Anything")
+            seen.withLock { $0.append(ObjectIdentifier(store)) }
+            group.leave()
+        }
+    }
+    for _ in 0..<threads { start.signal() }
+    guard group.wait(timeout: .now() + 60) == .success else { fail("Defaults.standard did not return on every thread") }
+    let identities = Set(seen.withLock { $0 })
+    guard identities.count == 1, identities.first == ObjectIdentifier(Defaults.standard) else {
+        fail("threads got \(identities.count) different stores")
+    }
+    print("shared \(threads)")
 
 case "standard-reset":
     guard arguments.count == 4, let home = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"] else {

@@ -60,21 +60,22 @@ final class BackgroundWriter: Sendable {
         }
     }
 
-    /// Writes every pending edit of the process now, on the calling thread, and returns the failures.
+    /// Writes every pending edit of the process now, on the calling thread, and returns the failures with
+    /// the file each happened to (a store reports only its own).
     @discardableResult
-    func writeAll() -> [DefaultsError] {
+    func writeAll() -> [(path: String, error: DefaultsError)] {
         let files = state.withLock { state in
             var files = state.dirty
             state.dirty.removeAll()
             files.merge(state.writing) { current, _ in current }
             return Array(files.values)
         }
-        var failures: [DefaultsError] = []
+        var failures: [(path: String, error: DefaultsError)] = []
         for file in files {
             do throws(DefaultsError) {
                 try file.commit()
             } catch {
-                failures.append(error)
+                failures.append((file.path, error))
                 state.withLock { $0.dirty[ObjectIdentifier(file)] = file }
             }
         }

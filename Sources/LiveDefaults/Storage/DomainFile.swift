@@ -139,7 +139,9 @@ final class DomainFile: Sendable {
     ///   are reused), so when it matches, the bytes are compared with the digest of the last version read or
     ///   written, and parsed only when they differ.
     func reload(verifyContents: Bool = false) {
-        diskLock.withLock { _ in
+        // Observers (the stores, and through them error handlers and streams) are told after the disk lock
+        // is released: a handler may call synchronize(), which takes it again.
+        let events: [Event] = diskLock.withLock { _ in
             let known = state.withLock { $0.loaded ? $0.stamp : nil }
             let current: FileStamp?
             do throws(SystemError) {
@@ -151,13 +153,12 @@ final class DomainFile: Sendable {
                     loadedFlag.store(true, ordering: .releasing)
                     state.failure = failure
                 }
-                notify(.failed(failure))
-                return
+                return [.failed(failure)]
             }
             if state.withLock({ $0.loaded }) && current == known {
-                guard verifyContents, current != nil else { return }
+                guard verifyContents, current != nil else { return [] }
                 let bytes = try? FileSystem.read(atPath: path)
-                if bytes.map({ Self.digest($0.0) }) == state.withLock({ $0.digest }) { return }
+                if bytes.map({ Self.digest($0.0) }) == state.withLock({ $0.digest }) { return [] }
             }
             let result = Self.readContents(path, knownCorrupt: state.withLock { $0.corruptStamp })
             var report: DefaultsError?
@@ -186,9 +187,12 @@ final class DomainFile: Sendable {
                 // The first load has no observers yet (stores observe after loading): nothing to compare.
                 return state.observers.isEmpty ? [] : KeyDelta.between(before, state.contents)
             }
-            if let report { notify(.failed(report)) }
-            if !deltas.isEmpty { notify(.changed(deltas, .external)) }
+            var events: [Event] = []
+            if let report { events.append(.failed(report)) }
+            if !deltas.isEmpty { events.append(.changed(deltas, .external)) }
+            return events
         }
+        for event in events { notify(event) }
     }
 
     // MARK: Editing
@@ -229,7 +233,8 @@ final class DomainFile: Sendable {
     ///
     /// - Throws: ``DefaultsError/writeFailed(path:errno:message:)``; the edits then stay pending.
     func commit() throws(DefaultsError) {
-        let result: Result<Void, DefaultsError> = diskLock.withLock { _ in
+        // As in reload(), observers are told after the disk lock is released.
+        let (result, events): (Result<Void, DefaultsError>, [Event]) = diskLock.withLock { _ in
             let (edits, cachedStamp, cachedDisk, format, corruptStamp) = state.withLock { state in
                 let edits = state.pending
                 state.pending = DomainEdits()
@@ -237,8 +242,8 @@ final class DomainFile: Sendable {
                 state.inFlight = edits.isEmpty ? nil : edits
                 return (edits, state.stamp, state.disk, state.format, state.corruptStamp)
             }
-            if edits.isEmpty { return .success(()) }
-            switch write(
+            if edits.isEmpty { return (.success(()), []) }
+            switch writeSettled(
                 edits, cachedStamp: cachedStamp, cachedDisk: cachedDisk, format: format, knownCorrupt: corruptStamp)
             {
             case .success(let outcome):
@@ -260,19 +265,50 @@ final class DomainFile: Sendable {
                     holdsKeys.store(!state.contents.isEmpty, ordering: .releasing)
                     return KeyDelta.between(before, state.contents)
                 }
-                if let kept = outcome.keptAside { notify(.failed(kept)) }
-                if !deltas.isEmpty { notify(.changed(deltas, .external)) }
-                return .success(())
+                var events: [Event] = []
+                if let kept = outcome.keptAside { events.append(.failed(kept)) }
+                if !deltas.isEmpty { events.append(.changed(deltas, .external)) }
+                return (.success(()), events)
             case .failure(let error):
                 state.withLock { state in
                     state.pending = (state.inFlight ?? DomainEdits()).followed(by: state.pending)
                     state.inFlight = nil
                 }
-                notify(.failed(error))
-                return .failure(error)
+                return (.failure(error), [.failed(error)])
             }
         }
+        for event in events { notify(event) }
         try result.get()
+    }
+
+    /// How long a writer waits, without the file lock, for a file that another program may be rewriting in
+    /// place (Foundation truncates, then writes, without a lock) before it calls the file corrupt.
+    static let settleAttempts = 5
+    /// Replaces the pause between those attempts (a test looks at the file lock meanwhile); nil: 4 ms.
+    static let settlePauseOverride = Mutex<(@Sendable (_ path: String) -> Void)?>(nil)
+
+    /// The pause between two reads of a file that may be mid-write.
+    static func settlePause(_ path: String) {
+        if let override = settlePauseOverride.withLock({ $0 }) { override(path) } else { usleep(4_000) }
+    }
+
+    /// ``write(_:cachedStamp:cachedDisk:format:knownCorrupt:attempt:)``, repeated after a pause while the file
+    /// reads as unreadable and may be mid-write. The pause is taken with the file lock released: sleeping
+    /// under it would stall every other writer of the domain, in every process.
+    private func writeSettled(
+        _ edits: DomainEdits, cachedStamp: FileStamp?, cachedDisk: [String: PropertyList], format: PropertyList.Format,
+        knownCorrupt: FileStamp?
+    ) -> Result<WriteOutcome, DefaultsError> {
+        for attempt in 1...Self.settleAttempts {
+            switch write(
+                edits, cachedStamp: cachedStamp, cachedDisk: cachedDisk, format: format, knownCorrupt: knownCorrupt,
+                attempt: attempt)
+            {
+            case .some(let result): return result
+            case .none: Self.settlePause(path)
+            }
+        }
+        return .failure(.corruptFile(path: path, .unrecognizedFormat, keptAs: nil))
     }
 
     private struct WriteOutcome {
@@ -285,10 +321,13 @@ final class DomainFile: Sendable {
         var reread = false
     }
 
+    /// Takes the file lock, merges the edits into the file as it is now, and writes it; nil, having written
+    /// nothing, when the file is unreadable in a way that a writer in progress explains and `attempt` (from 1)
+    /// is not the last: the caller pauses without the lock and tries again.
     private func write(
         _ edits: DomainEdits, cachedStamp: FileStamp?, cachedDisk: [String: PropertyList], format: PropertyList.Format,
-        knownCorrupt: FileStamp?
-    ) -> Result<WriteOutcome, DefaultsError> {
+        knownCorrupt: FileStamp?, attempt: Int
+    ) -> Result<WriteOutcome, DefaultsError>? {
         func failure(_ error: SystemError) -> Result<WriteOutcome, DefaultsError> {
             .failure(.writeFailed(path: path, errno: error.errno, message: error.message))
         }
@@ -321,7 +360,15 @@ final class DomainFile: Sendable {
         // (the cache then holds nothing, and the file must be kept aside, not overwritten).
         let reread = current != cachedStamp || (current != nil && current == knownCorrupt)
         if reread {
-            switch Self.readContents(path, knownCorrupt: knownCorrupt) {
+            // One read under the lock; waiting for a writer in progress happens without it (writeSettled).
+            let read: Result<Loaded?, LoadFailure>
+            switch Self.readOnce(path, knownCorrupt: knownCorrupt, emptyMayBeInProgress: attempt < 3) {
+            case .done(let result): read = result
+            case .unsettled(let failure):
+                if attempt < Self.settleAttempts { return nil }
+                read = .failure(failure)
+            }
+            switch read {
             case .success(let loaded):
                 base = loaded?.contents ?? [:]
                 format = loaded?.format ?? format
@@ -444,35 +491,54 @@ final class DomainFile: Sendable {
     /// a few milliseconds apart, before it is declared corrupt. A version already known to be corrupt
     /// (`knownCorrupt`) is not waited for again.
     static func readContents(_ path: String, knownCorrupt: FileStamp?) -> Result<Loaded?, LoadFailure> {
-        let attempts = 5
         var lastFailure = LoadFailure(error: .corruptFile(path: path, .unrecognizedFormat, keptAs: nil), stamp: nil)
-        for attempt in 0..<attempts {
-            if attempt > 0 { usleep(4_000) }
-            let read: (Data, FileStamp)?
-            do throws(SystemError) {
-                read = try FileSystem.read(atPath: path)
-            } catch {
-                return .failure(LoadFailure(error: .readFailed(path: path, errno: error.errno, message: error.message), stamp: nil))
-            }
-            guard let (data, stamp) = read else { return .success(nil) }
-            if data.isEmpty {
-                // A truncating writer may be about to fill it; an empty file that stays empty is an empty domain.
-                if attempt < 2 { continue }
-                return .success(Loaded(contents: [:], format: .xml, stamp: stamp, digest: digest(data)))
-            }
-            do {
-                let (value, format) = try PropertyList.decode(data)
-                guard case .dictionary(let contents) = value else {
-                    lastFailure = LoadFailure(error: .notADictionary(path: path, found: value.typeName), stamp: stamp)
-                    if stamp == knownCorrupt { break }
-                    continue
-                }
-                return .success(Loaded(contents: contents, format: format, stamp: stamp, digest: digest(data)))
-            } catch {
-                lastFailure = LoadFailure(error: .corruptFile(path: path, error, keptAs: nil), stamp: stamp)
-                if stamp == knownCorrupt { break }
+        for attempt in 0..<settleAttempts {
+            if attempt > 0 { settlePause(path) }
+            switch readOnce(path, knownCorrupt: knownCorrupt, emptyMayBeInProgress: attempt < 2) {
+            case .done(let result): return result
+            case .unsettled(let failure): lastFailure = failure
             }
         }
         return .failure(lastFailure)
+    }
+
+    /// What one read of a domain file tells.
+    enum ReadAttempt {
+        /// The answer: the contents, no file, or a failure that waiting cannot change.
+        case done(Result<Loaded?, LoadFailure>)
+        /// Unreadable (or empty) in a way that a writer in progress explains: read again after a pause.
+        case unsettled(LoadFailure)
+    }
+
+    /// Reads and parses a domain file once. An empty file is an empty domain unless `emptyMayBeInProgress`.
+    static func readOnce(_ path: String, knownCorrupt: FileStamp?, emptyMayBeInProgress: Bool) -> ReadAttempt {
+        let read: (Data, FileStamp)?
+        do throws(SystemError) {
+            read = try FileSystem.read(atPath: path)
+        } catch {
+            return .done(.failure(LoadFailure(error: .readFailed(path: path, errno: error.errno, message: error.message), stamp: nil)))
+        }
+        guard let (data, stamp) = read else { return .done(.success(nil)) }
+        if data.isEmpty {
+            // A truncating writer may be about to fill it; an empty file that stays empty is an empty domain.
+            if emptyMayBeInProgress {
+                return .unsettled(LoadFailure(error: .corruptFile(path: path, .unrecognizedFormat, keptAs: nil), stamp: stamp))
+            }
+            return .done(.success(Loaded(contents: [:], format: .xml, stamp: stamp, digest: digest(data))))
+        }
+        let failure: LoadFailure
+        do {
+            let (value, format) = try PropertyList.decode(data)
+            guard case .dictionary(let contents) = value else {
+                throw LoadFailure(error: .notADictionary(path: path, found: value.typeName), stamp: stamp)
+            }
+            return .done(.success(Loaded(contents: contents, format: format, stamp: stamp, digest: digest(data))))
+        } catch let error as LoadFailure {
+            failure = error
+        } catch {
+            failure = LoadFailure(error: .corruptFile(path: path, error as? PropertyListError ?? .unrecognizedFormat, keptAs: nil), stamp: stamp)
+        }
+        // A version already known to be corrupt is not waited for again.
+        return failure.stamp == knownCorrupt ? .done(.failure(failure)) : .unsettled(failure)
     }
 }

@@ -31,6 +31,7 @@ extension Defaults {
         let added = state.withLock { state in
             guard !state.suites.contains(suiteName) else { return false }
             state.suites.append(suiteName)
+            state.suitesVersion &+= 1
             return true
         }
         if added { rebuildSearchList() }
@@ -41,6 +42,7 @@ extension Defaults {
         let removed = state.withLock { state in
             guard let index = state.suites.firstIndex(of: suiteName) else { return false }
             state.suites.remove(at: index)
+            state.suitesVersion &+= 1
             return true
         }
         if removed { rebuildSearchList() }

@@ -101,6 +101,12 @@ public final class Defaults: Sendable {
 
     struct State {
         var suites: [String] = []
+        /// Counts changes to ``suites``: a search-list rebuild that read an older count publishes nothing
+        /// and starts over, so two concurrent `addSuite` calls cannot drop each other's suite.
+        var suitesVersion = 0
+        /// Counts changes to ``merged``: a full rebuild that read its sources at an older generation publishes
+        /// nothing and starts over, so it never overwrites a newer value a file change has just stored.
+        var mergedGeneration = 0
         var volatileDomains: [String: [String: PropertyList]] = [:]
         var persistent: [String: PersistentDomain] = [:]
         var searchList: [SearchEntry] = []
@@ -210,9 +216,12 @@ public final class Defaults: Sendable {
     ///
     /// Changes to its search list (suites, registered defaults) last until ``resetStandardUserDefaults()``.
     public static var standard: Defaults {
-        sharedStore.withLock { store in
+        if let existing = sharedStore.withLock({ $0 }) { return existing }
+        // Built outside the lock (it reads files): threads that race here each build one, the first to
+        // publish wins and the others' stores are released.
+        let created = Defaults()
+        return sharedStore.withLock { store in
             if let store { return store }
-            let created = Defaults()
             store = created
             return created
         }
@@ -310,9 +319,22 @@ public final class Defaults: Sendable {
     /// - Returns: false when a write failed (the error is in ``lastError`` and was logged).
     @discardableResult
     public func synchronize() -> Bool {
-        let failures = BackgroundWriter.shared.writeAll()
+        let failures = ownFailures(BackgroundWriter.shared.writeAll())
         for file in allFiles() { file.reload() }
         return failures.isEmpty
+    }
+
+    /// The failures of a process-wide write that concern this store: its files, and any file in its
+    /// directories (a persistent domain set outside the search list). Another store's failing file is
+    /// not this store's failure.
+    func ownFailures(_ failures: [(path: String, error: DefaultsError)]) -> [DefaultsError] {
+        guard !failures.isEmpty else { return [] }
+        let own = Set(allFiles().map(\.path))
+        let locations = configuration.locations
+        let directories = [locations.userDirectory, locations.anyUserDirectory].map { $0.hasSuffix("/") ? $0 : $0 + "/" }
+        return failures.filter { failure in
+            own.contains(failure.path) || directories.contains { failure.path.hasPrefix($0) }
+        }.map(\.error)
     }
 
     /// Like ``synchronize()``, without blocking the caller's thread.
@@ -321,7 +343,7 @@ public final class Defaults: Sendable {
     public func flush() async throws(DefaultsError) {
         let failures: [DefaultsError] = await withCheckedContinuation { continuation in
             DispatchQueue.global(qos: .utility).async {
-                let failures = BackgroundWriter.shared.writeAll()
+                let failures = self.ownFailures(BackgroundWriter.shared.writeAll())
                 for file in self.allFiles() { file.reload() }
                 continuation.resume(returning: failures)
             }
@@ -345,8 +367,15 @@ public final class Defaults: Sendable {
     /// Recomputes the search list from the application domain, suites and languages, attaches the files of
     /// every persistent domain in it, and rebuilds the merged view.
     func rebuildSearchList() {
+        while !tryRebuildSearchList() {}
+        rebuildMerged(changedDomain: DomainName.argument)
+    }
+
+    /// One attempt of ``rebuildSearchList()``; false, having published nothing, when the suites changed
+    /// meanwhile.
+    private func tryRebuildSearchList() -> Bool {
         var list: [SearchEntry] = [.volatile(DomainName.argument), .persistent(configuration.applicationDomain)]
-        let suites = state.withLock { $0.suites }
+        let (suites, version) = state.withLock { ($0.suites, $0.suitesVersion) }
         list += suites.map { .persistent($0) }
         list.append(.persistent(DomainName.global))
         list += configuration.languages.map { .volatile($0) }
@@ -361,11 +390,15 @@ public final class Defaults: Sendable {
         let attached = state.withLock { Set($0.persistent.keys) }
         var added: [String: PersistentDomain] = [:]
         for name in needed.subtracting(attached) { added[name] = attach(name) }
-        let detached: [PersistentDomain] = state.withLock { state in
-            state.searchList = list
-            for (name, domain) in added where state.persistent[name] == nil { state.persistent[name] = domain }
-            flattenSearchList(&state)
+        let (published, detached): (Bool, [PersistentDomain]) = state.withLock { state in
+            // Files attached here that another rebuild attached first are not needed twice.
             var detached: [PersistentDomain] = []
+            for (name, domain) in added {
+                if state.persistent[name] == nil { state.persistent[name] = domain } else { detached.append(domain) }
+            }
+            guard state.suitesVersion == version else { return (false, detached) }
+            state.searchList = list
+            flattenSearchList(&state)
             for name in Array(state.persistent.keys) {
                 state.persistent[name]?.inSearchList = needed.contains(name)
                 if let domain = state.persistent[name], !domain.inSearchList, domain.streams == 0 {
@@ -373,10 +406,10 @@ public final class Defaults: Sendable {
                     state.persistent.removeValue(forKey: name)
                 }
             }
-            return detached
+            return (true, detached)
         }
         for domain in detached { detach(domain) }
-        rebuildMerged(changedDomain: DomainName.argument)
+        return published
     }
 
     /// Loads and watches the files of a persistent domain, and observes them for this store.
@@ -405,10 +438,16 @@ public final class Defaults: Sendable {
     /// Rebuilds the merged view from scratch (after a change of the search list or of a volatile domain)
     /// and reports the effective changes, attributed to `changedDomain`.
     func rebuildMerged(changedDomain: String) {
+        while !tryRebuildMerged(changedDomain: changedDomain) {}
+    }
+
+    /// One attempt of ``rebuildMerged(changedDomain:)``; false, having published nothing, when `merged`
+    /// changed while the new view was computed.
+    private func tryRebuildMerged(changedDomain: String) -> Bool {
         let sources = state.withLock { state in
-            (state.searchList, state.volatileDomains, state.persistent)
+            (state.searchList, state.volatileDomains, state.persistent, state.mergedGeneration)
         }
-        let (list, volatiles, persistent) = sources
+        let (list, volatiles, persistent, generation) = sources
         // Every source's contents in precedence order: forced values first, then the search list.
         var layers: [[String: PropertyList]] = []
         for entry in list {
@@ -425,7 +464,9 @@ public final class Defaults: Sendable {
             }
         }
         let merged = Self.merge(layers.filter { !$0.isEmpty })
-        let resumptions: [Resumption] = state.withLock { state in
+        let resumptions: [Resumption]? = state.withLock { state in
+            guard state.mergedGeneration == generation else { return nil }
+            state.mergedGeneration &+= 1
             let before = state.merged
             missingKeys.insert(all: merged.keys)
             state.merged = merged
@@ -442,7 +483,9 @@ public final class Defaults: Sendable {
             }
             return resumptions
         }
+        guard let resumptions else { return false }
         for resume in resumptions { resume() }
+        return true
     }
 
     /// The merged view of layers given in precedence order (first wins).
@@ -560,7 +603,10 @@ public final class Defaults: Sendable {
                         }
                     }
                 }
-                if changed { missingKeys.grow(toHold: state.merged.keys) }
+                if changed {
+                    state.mergedGeneration &+= 1
+                    missingKeys.grow(toHold: state.merged.keys)
+                }
                 // One post per burst: only the change that finds none scheduled schedules one.
                 let mustPost = changed && !state.notificationPending
                 if mustPost { state.notificationPending = true }

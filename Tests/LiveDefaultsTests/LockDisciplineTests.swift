@@ -1,0 +1,153 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+
+@testable import LiveDefaults
+
+/// No foreign code under a lock of ours, no sleep under the cross-process file lock, no disk I/O under the
+/// shared-store lock, and no lost update between concurrent search-list and value changes.
+@Suite("Lock discipline")
+struct LockDisciplineTests {
+    @Test("an error handler that calls synchronize() does not deadlock")
+    func handlerCallsSynchronize() throws {
+        let directory = TemporaryDirectory()
+        // Every write fails (ENOTDIR), so every write reports to the handler.
+        try directory.write("blocker", "not a directory")
+        let store = Mutex<Defaults?>(nil)
+        let reentered = Mutex(0)
+        var configuration = Defaults.Configuration.rooted(at: directory.file("blocker/config"), applicationDomain: "com.example.reenter")
+        configuration.errorHandler = { _ in
+            // Once: synchronize() fails again and would report again.
+            let first = reentered.withLock { count in
+                count += 1
+                return count == 1
+            }
+            if first { _ = store.withLock({ $0 })?.synchronize() }
+        }
+        let defaults = try Defaults(configuration: configuration)
+        store.withLock { $0 = defaults }
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            defaults.set("value", forKey: "Key")
+            _ = defaults.synchronize()
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 20) == .success, "synchronize() from the error handler deadlocked")
+        #expect(reentered.withLock { $0 } >= 1)
+    }
+
+    @Test("a writer waiting for a file that may be mid-write does not hold the file lock while it waits")
+    func noSleepUnderFileLock() throws {
+        let directory = TemporaryDirectory()
+        let defaults = try directory.store("com.example.settling")
+        defaults.set(1, forKey: "Before")
+        #expect(defaults.synchronize())
+        let path = directory.file("com.example.settling.plist")
+        let lockPath = directory.file(".com.example.settling.plist.lock")
+        let pauses = Mutex<[Bool]>([])
+        DomainFile.settlePauseOverride.withLock { override in
+            override = { pausedPath in
+                guard pausedPath == path else {
+                    usleep(4_000)
+                    return
+                }
+                // Another open file description of the lock file: flock conflicts with the writer's if held.
+                let descriptor = open(lockPath, O_RDWR | O_CLOEXEC)
+                defer { if descriptor >= 0 { close(descriptor) } }
+                let free = descriptor >= 0 && flock(descriptor, LOCK_EX | LOCK_NB) == 0
+                if free { _ = flock(descriptor, LOCK_UN) }
+                pauses.withLock { $0.append(free) }
+                usleep(4_000)
+            }
+        }
+        defer { DomainFile.settlePauseOverride.withLock { $0 = nil } }
+        // Another program truncates the file, as Foundation does before it writes; our write comes meanwhile.
+        // Whether the writer or the watcher meets the empty file first is up to the scheduler, so a few
+        // rounds; every pause taken, by either, must be taken without the file lock.
+        for round in 0..<5 {
+            defaults.set(round, forKey: "Pending")
+            try Data().write(to: URL(fileURLWithPath: path))
+            defaults.set(round, forKey: "After")
+            _ = defaults.synchronize()
+            #expect(defaults.integer(forKey: "After") == round)
+        }
+        let seen = pauses.withLock { $0 }
+        #expect(!seen.isEmpty, "nobody waited for the truncated file")
+        #expect(seen.allSatisfy { $0 }, "a pause was taken under the file lock: \(seen)")
+    }
+
+    @Test("Defaults.standard first used from many threads at once gives one store (a real process)")
+    func standardFromManyThreads() throws {
+        let directory = TemporaryDirectory()
+        let (status, output) = try runHelper(["standard-race", "16"], environment: ["XDG_CONFIG_HOME": directory.path])
+        #expect(status == 0)
+        #expect(output.contains("shared 16"))
+    }
+
+    @Test("concurrent addSuite and removeSuite with writes and reads from many threads lose no suite and no value")
+    func concurrentSuitesWritesAndReads() throws {
+        let directory = TemporaryDirectory()
+        let defaults = try directory.store("com.example.busy")
+        let suites = (0..<8).map { "com.example.suite\($0)" }
+        for (index, suite) in suites.enumerated() {
+            let other = try directory.store(suite)
+            other.set(index, forKey: "Suite\(index)")
+            #expect(other.synchronize())
+        }
+        let group = DispatchGroup()
+        for round in 0..<4 {
+            for (index, suite) in suites.enumerated() {
+                group.enter()
+                DispatchQueue.global().async {
+                    defaults.addSuite(named: suite)
+                    if round < 3 && index.isMultiple(of: 2) { defaults.removeSuite(named: suite) }
+                    defaults.addSuite(named: suite)
+                    defaults.set(round * 100 + index, forKey: "Writer\(round)-\(index)")
+                    _ = defaults.integer(forKey: "Suite\(index)")
+                    group.leave()
+                }
+            }
+        }
+        #expect(group.wait(timeout: .now() + 60) == .success)
+        // Every suite was added last: all are in the search list, and their values show.
+        let list = defaults.searchList
+        for (index, suite) in suites.enumerated() {
+            #expect(list.contains(suite), "lost \(suite)")
+            #expect(defaults.integer(forKey: "Suite\(index)") == index)
+            for round in 0..<4 { #expect(defaults.integer(forKey: "Writer\(round)-\(index)") == round * 100 + index) }
+        }
+    }
+
+    @Test("synchronize() reports this store's failures, not another store's")
+    func synchronizeReportsOwnFailures() throws {
+        let failing = TemporaryDirectory()
+        try failing.write("blocker", "not a directory")
+        let broken = try Defaults(configuration: .rooted(at: failing.file("blocker/config"), applicationDomain: "com.example.broken"))
+        let healthy = try TemporaryDirectory().store("com.example.healthy")
+        broken.set(1, forKey: "Key")
+        healthy.set(1, forKey: "Key")
+        #expect(healthy.synchronize())
+        #expect(!broken.synchronize())
+    }
+
+    @Test("a full rebuild of the merged view never publishes over a newer value")
+    func rebuildDoesNotOverwriteNewerValues() throws {
+        let directory = TemporaryDirectory()
+        let defaults = try directory.store("com.example.rebuild")
+        let done = Atomic<Bool>(false)
+        // One thread keeps rebuilding the view (registering defaults of another key), another sets a key.
+        Thread.detachNewThread {
+            var round = 0
+            while !done.load(ordering: .relaxed) {
+                defaults.register(defaults: ["Registered": .integer(round)])
+                round += 1
+            }
+        }
+        for value in 0..<2_000 {
+            defaults.set(value, forKey: "Counter")
+            #expect(defaults.integer(forKey: "Counter") == value)
+        }
+        done.store(true, ordering: .relaxed)
+    }
+}
