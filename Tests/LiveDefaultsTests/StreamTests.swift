@@ -94,16 +94,23 @@ struct StreamTests {
     func cancellation() async throws {
         let directory = TemporaryDirectory()
         let defaults = try directory.store()
+        final class Received: Sendable { let count = Mutex(0) }
+        let received = Received()
         let tasks = (0..<5).map { _ in
             Task {
                 var count = 0
-                for await _ in defaults.updates(forKey: "K") { count += 1 }
+                for await _ in defaults.updates(forKey: "K") {
+                    if count == 0 { received.count.withLock { $0 += 1 } }
+                    count += 1
+                }
                 return count
             }
         }
         let changes = Task { for await _ in defaults.changes() {} }
         let domain = Task { for await _ in try defaults.changes(inDomain: "com.example.elsewhere") {} }
         #expect(await eventually { defaults.activeObserverCount == 7 })
+        // Each stream has handed its current value over before it is cancelled.
+        #expect(await eventually { received.count.withLock { $0 } == 5 })
         for task in tasks { task.cancel() }
         changes.cancel()
         domain.cancel()

@@ -63,7 +63,9 @@ struct TypedObservationTests {
         #expect(await limiter.rateLimit == 240)
         #expect(handler.rateLimit == 240, "every wrapper reads the same live store")
 
-        // Another process writes: every wrapper sees it, no synchronize().
+        // Another process writes: every wrapper sees it, no synchronize(). (This store's own write of 240
+        // goes to disk first: written later, it would win, as the last write of a key does.)
+        #expect(defaults.synchronize())
         #expect(try runHelper(["write-sequence", directory.path, "com.example.wrapper", "RateLimit", "3"]).status == 0)
         #expect(await eventually { handler.rateLimit == 3 })
         #expect(await limiter.rateLimit == 3)
@@ -154,7 +156,8 @@ struct TypedObservationTests {
         settings[.rateLimit] = 150
         #expect(fired.withLock { $0 } == 1)
         #expect(track() == 150)
-        // Another process.
+        // Another process (after this store's own write is on disk: written later, it would win).
+        #expect(defaults.synchronize())
         #expect(try runHelper(["write-sequence", directory.path, "com.example.observed", "RateLimit", "1"]).status == 0)
         #expect(await eventually { fired.withLock { $0 } == 2 })
         #expect(track() == 1)

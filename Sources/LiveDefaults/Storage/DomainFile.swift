@@ -108,10 +108,15 @@ final class DomainFile: Sendable {
         return state.withLock { $0.contents[key] }
     }
 
-    /// Whether the file exists on disk or holds edits not yet written.
+    /// Whether the file exists on disk or holds edits not yet written; false as soon as the domain was
+    /// replaced by an empty one (the write that removes the file may still be on its way).
     var exists: Bool {
         loadIfNeeded()
-        return state.withLock { $0.stamp != nil || !$0.contents.isEmpty }
+        return state.withLock { state in
+            if !state.contents.isEmpty { return true }
+            let removing = state.pending.replacement != nil || state.inFlight?.replacement != nil
+            return state.stamp != nil && !removing
+        }
     }
 
     /// Why the file as it is on disk now cannot be read (corrupt, not a dictionary, unreadable), if it cannot.

@@ -171,7 +171,9 @@ extension Defaults {
     ) throws(DefaultsError) {
         try DomainName.validate(domainName)
         file(forDomain: domainName, layer: layer).replace(with: domain)
-        requestDidChangeNotification()
+        // A domain of the search list posts through the merged view's change (when a value changed); any
+        // other would post nothing.
+        if state.withLock({ $0.persistent[domainName]?.inSearchList != true }) { requestDidChangeNotification() }
     }
 
     /// Replaces the contents of a persistent domain with Foundation-typed values. Like Foundation's, it does
