@@ -228,6 +228,11 @@ struct HostileInputTests {
         #expect(try PropertyListValueDecoder().decode(UInt64.self, from: encoded) == large)
         #expect(try large.propertyList() == .real(Double(large)))
         #expect(throws: (any Error).self) { try PropertyListValueEncoder().encode(UInt64.max - 1) }
+        // Found by FuzzCodable: a string spelling a UInt64 that no property list can store again is refused
+        // when decoded, rather than decoded into a value that cannot be written back.
+        #expect(throws: (any Error).self) { try PropertyListValueDecoder().decode(UInt64.self, from: "18446744073709551615") }
+        #expect(try PropertyListValueDecoder().decode(UInt64.self, from: "9223372036854775808") == 1 << 63)
+        #expect(try PropertyListValueDecoder().decode(UInt64.self, from: " 42") == 42)
     }
 
     @Test("binary files may not expand beyond their size's allowance")
