@@ -26,7 +26,7 @@ public enum Output {
         case nil: NSNull()
         case .string(let string): string
         case .integer(let integer): integer
-        case .real(let real): real.isFinite ? real : real.isNaN ? "nan" : real < 0 ? "-infinity" : "+infinity"
+        case .real(let real): real.isFinite ? real : PropertyList.real(real).openStepText()
         case .bool(let bool): bool
         case .date(let date): PropertyList.text(for: date, style: .iso8601)
         case .data(let data): data.base64EncodedString()

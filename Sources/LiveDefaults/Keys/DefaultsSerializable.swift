@@ -153,12 +153,10 @@ extension DefaultsSerializableInteger {
     public init(propertyList: PropertyList) throws { self = try ValueDecoder.integer(propertyList, Self.self, []) }
 
     public func propertyList() throws -> PropertyList? {
-        guard let integer = Int(exactly: self) else {
-            // Beyond Int.max: the real that holds it exactly, as the readers read such integers from binary files.
-            if let real = Double(exactly: self) { return .real(real) }
+        guard let stored = PropertyList.storedInteger(self) else {
             throw EncodingError.invalidValue(self, .init(codingPath: [], debugDescription: "\(self) is beyond Int.max"))
         }
-        return .integer(integer)
+        return stored
     }
 }
 

@@ -95,6 +95,14 @@ extension PropertyList {
         return nil
     }
 
+    /// An integer of any width as a property list stores it: an `integer` when it fits `Int`, beyond that the
+    /// `real` that holds it exactly (as the readers read such integers from binary files); nil when no
+    /// property list can hold it.
+    static func storedInteger(_ value: some BinaryInteger) -> PropertyList? {
+        if let integer = Int(exactly: value) { return .integer(integer) }
+        return Double(exactly: value).map { .real($0) }
+    }
+
     /// The deepest nesting of arrays and dictionaries below and including this value (a scalar has depth 1).
     public var depth: Int {
         switch self {

@@ -117,7 +117,7 @@ enum PropertyListDate {
             let seconds = date.timeIntervalSince1970.rounded(.down)
             // `Int(exactly:)` is nil for NaN, the infinities and anything beyond ±2^63; below that bound every
             // step of the conversion stays far inside Int (days < 2^47).
-            guard seconds.isFinite, let total = Int(exactly: seconds) else { return nil }
+            guard let total = Int(exactly: seconds) else { return nil }
             var days = total / 86_400
             var secondsOfDay = total % 86_400
             if secondsOfDay < 0 {

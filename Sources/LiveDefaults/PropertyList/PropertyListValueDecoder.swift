@@ -96,10 +96,10 @@ struct ValueDecoder: Decoder {
         case .integer(let integer): converted = T(exactly: integer)
         case .real(let real): converted = real.isFinite ? T(exactly: real) : nil
         case .string(let string):
-            // Only what a property list can store again: an Int, or beyond it the real that holds it exactly
-            // (so "18446744073709551615" is no UInt64 here: no Double holds it, and writing it back would fail).
+            // Only what a property list can store again (so "18446744073709551615" is no UInt64 here: no Double
+            // holds it, and writing it back would fail).
             converted = T(string.trimmingCharacters(in: .whitespaces)).flatMap { value in
-                Int(exactly: value) != nil || Double(exactly: value) != nil ? value : nil
+                PropertyList.storedInteger(value) != nil ? value : nil
             }
         default: converted = nil
         }

@@ -124,15 +124,13 @@ struct ValueEncoder: Encoder {
     }
 }
 
-/// Integers beyond `Int.max` are stored as the real that holds them exactly, as the readers read such
-/// integers from binary files; one that no `Double` holds exactly has no property-list form.
+/// Integers as ``PropertyList/storedInteger(_:)`` stores them; one that no property list holds is an error.
 private func integer<T: FixedWidthInteger>(_ value: T, _ codingPath: [any CodingKey]) throws -> PropertyList {
-    guard let integer = Int(exactly: value) else {
-        if let real = Double(exactly: value) { return .real(real) }
+    guard let stored = PropertyList.storedInteger(value) else {
         throw EncodingError.invalidValue(
             value, .init(codingPath: codingPath, debugDescription: "\(value) does not fit a property-list integer (Int)"))
     }
-    return .integer(integer)
+    return stored
 }
 
 private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {

@@ -16,23 +16,23 @@ enum XMLPropertyListWriter {
 
     static func data(from value: PropertyList) throws(PropertyListError) -> Data {
         var output = header
-        var path: [KeyPathComponent] = []
         do throws(Unrepresentable) {
-            try write(value, indent: 0, into: &output, path: &path)
+            try write(value, indent: 0, into: &output)
         } catch {
-            throw .unrepresentable(keyPath: KeyPathComponent.text(path), reason: error.reason)
+            throw .unrepresentable(keyPath: KeyPathComponent.text(error.path.reversed()), reason: error.reason)
         }
         output += "</plist>\n"
         return Data(output.utf8)
     }
 
+    /// The path is collected innermost first as the error leaves each container, so writing a value that
+    /// can be written costs nothing for it.
     private struct Unrepresentable: Error {
         var reason: String
+        var path: [KeyPathComponent] = []
     }
 
-    private static func write(
-        _ value: PropertyList, indent: Int, into output: inout String, path: inout [KeyPathComponent]
-    ) throws(Unrepresentable) {
+    private static func write(_ value: PropertyList, indent: Int, into output: inout String) throws(Unrepresentable) {
         let tabs = String(repeating: "\t", count: indent)
         switch value {
         case .string(let string):
@@ -67,9 +67,11 @@ enum XMLPropertyListWriter {
             }
             output += "\(tabs)<array>\n"
             for (index, element) in elements.enumerated() {
-                path.append(.index(index))
-                try write(element, indent: indent + 1, into: &output, path: &path)
-                path.removeLast()
+                do throws(Unrepresentable) { try write(element, indent: indent + 1, into: &output) } catch {
+                    var error = error
+                    error.path.append(.index(index))
+                    throw error
+                }
             }
             output += "\(tabs)</array>\n"
         case .dictionary(let entries):
@@ -80,9 +82,11 @@ enum XMLPropertyListWriter {
             output += "\(tabs)<dict>\n"
             for (key, entry) in entries.sorted(by: { $0.key < $1.key }) {
                 output += "\(tabs)\t<key>\(escaped(key))</key>\n"
-                path.append(.key(key))
-                try write(entry, indent: indent + 1, into: &output, path: &path)
-                path.removeLast()
+                do throws(Unrepresentable) { try write(entry, indent: indent + 1, into: &output) } catch {
+                    var error = error
+                    error.path.append(.key(key))
+                    throw error
+                }
             }
             output += "\(tabs)</dict>\n"
         }

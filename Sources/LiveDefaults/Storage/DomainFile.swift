@@ -304,16 +304,18 @@ final class DomainFile: Sendable {
         _ edits: DomainEdits, cachedStamp: FileStamp?, cachedDisk: [String: PropertyList], format: PropertyList.Format,
         knownCorrupt: FileStamp?
     ) -> Result<WriteOutcome, DefaultsError> {
-        for attempt in 1...Self.settleAttempts {
-            switch write(
+        // The last attempt always answers (write returns nil only before it).
+        var attempt = 1
+        while true {
+            if let result = write(
                 edits, cachedStamp: cachedStamp, cachedDisk: cachedDisk, format: format, knownCorrupt: knownCorrupt,
                 attempt: attempt)
             {
-            case .some(let result): return result
-            case .none: Self.settlePause(path)
+                return result
             }
+            Self.settlePause(path)
+            attempt += 1
         }
-        return .failure(.corruptFile(path: path, .unrecognizedFormat, keptAs: nil))
     }
 
     private struct WriteOutcome {
@@ -532,16 +534,14 @@ final class DomainFile: Sendable {
             return .done(.success(Loaded(contents: [:], format: .xml, stamp: stamp, digest: digest(data))))
         }
         let failure: LoadFailure
-        do {
+        do throws(PropertyListError) {
             let (value, format) = try PropertyList.decode(data)
-            guard case .dictionary(let contents) = value else {
-                throw LoadFailure(error: .notADictionary(path: path, found: value.typeName), stamp: stamp)
+            if case .dictionary(let contents) = value {
+                return .done(.success(Loaded(contents: contents, format: format, stamp: stamp, digest: digest(data))))
             }
-            return .done(.success(Loaded(contents: contents, format: format, stamp: stamp, digest: digest(data))))
-        } catch let error as LoadFailure {
-            failure = error
+            failure = LoadFailure(error: .notADictionary(path: path, found: value.typeName), stamp: stamp)
         } catch {
-            failure = LoadFailure(error: .corruptFile(path: path, error as? PropertyListError ?? .unrecognizedFormat, keptAs: nil), stamp: stamp)
+            failure = LoadFailure(error: .corruptFile(path: path, error, keptAs: nil), stamp: stamp)
         }
         // A version already known to be corrupt is not waited for again.
         return failure.stamp == knownCorrupt ? .done(.failure(failure)) : .unsettled(failure)
