@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import DefaultsToolSupport
 import LiveDefaults
-import Synchronization
 
 /// `-currentHost` / `-host <name>` (given before the verb on the command line; see ``ArgumentRewriter``).
 struct HostOptions: ParsableArguments {
@@ -70,7 +69,7 @@ struct DomainTarget {
         let log = ErrorLog()
         var configuration = Defaults.Configuration(
             locations: locations, applicationDomain: name, arguments: [], languages: [])
-        configuration.errorHandler = { error in log.errors.withLock { $0.append(error) } }
+        configuration.errorHandler = { error in log.append(error) }
         let store: Defaults
         do { store = try Defaults(configuration: configuration) } catch { throw ToolError("\(error)") }
         return ToolStore(defaults: store, target: self, log: log)
@@ -78,8 +77,21 @@ struct DomainTarget {
 }
 
 /// The errors a store reported while a verb ran.
-final class ErrorLog: Sendable {
-    let errors = Mutex<[DefaultsError]>([])
+///
+/// Behind an `NSLock` (a pthread mutex) rather than `Synchronization.Mutex`, which ThreadSanitizer on Linux
+/// does not see: the command runs inside the suite's `--sanitize=thread` run.
+final class ErrorLog: @unchecked Sendable {
+    // @unchecked: `errors` is only touched under `lock`.
+    private let lock = NSLock()
+    private var errors: [DefaultsError] = []
+
+    func append(_ error: DefaultsError) {
+        lock.withLock { errors.append(error) }
+    }
+
+    var first: DefaultsError? {
+        lock.withLock { errors.first }
+    }
 }
 
 /// A store opened by a verb, with the errors it reported.
@@ -123,7 +135,7 @@ struct ToolStore {
     /// Waits until the change is on disk; fails with the first error any write reported.
     func commit() throws {
         let written = defaults.synchronize()
-        if let error = log.errors.withLock({ $0.first }) { throw ToolError("\(error)") }
+        if let error = log.first { throw ToolError("\(error)") }
         if !written { throw ToolError(defaults.lastError.map { "\($0)" } ?? "cannot write \(target.path)") }
     }
 }

@@ -17,7 +17,6 @@
 //   print-arguments -Key value …                   print the argument domain as an old-style plist
 import Foundation
 import LiveDefaults
-import Synchronization
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data((message + "\n").utf8))
@@ -89,7 +88,7 @@ case "standard-race":
         let home = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"]
     else { fail("standard-race <threads> with XDG_CONFIG_HOME set") }
     requireConfigHome(home)
-    let seen = Mutex<[ObjectIdentifier]>([])
+    let seen = SeenStores()
     let start = DispatchSemaphore(value: 0)
     let group = DispatchGroup()
     for _ in 0..<threads {
@@ -98,13 +97,13 @@ case "standard-race":
             start.wait()
             let store = Defaults.standard
             _ = store.string(forKey: "Anything")
-            seen.withLock { $0.append(ObjectIdentifier(store)) }
+            seen.append(ObjectIdentifier(store))
             group.leave()
         }
     }
     for _ in 0..<threads { start.signal() }
     guard group.wait(timeout: .now() + 60) == .success else { fail("Defaults.standard did not return on every thread") }
-    let identities = Set(seen.withLock { $0 })
+    let identities = seen.all
     guard identities.count == 1, identities.first == ObjectIdentifier(Defaults.standard) else {
         fail("threads got \(identities.count) different stores")
     }
@@ -172,4 +171,14 @@ case "print-arguments":
 
 default:
     fail("unknown mode \(arguments[1])")
+}
+
+/// The stores the threads of `standard-race` got; behind an `NSLock`, which ThreadSanitizer sees.
+final class SeenStores: @unchecked Sendable {
+    // @unchecked: `identities` is only touched under `lock`.
+    private let lock = NSLock()
+    private var identities: [ObjectIdentifier] = []
+
+    func append(_ identity: ObjectIdentifier) { lock.withLock { identities.append(identity) } }
+    var all: Set<ObjectIdentifier> { lock.withLock { Set(identities) } }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import PlistOracle
-import Synchronization
 import Testing
 
 /// Runs the built `defaults` binary, with its own XDG_CONFIG_HOME, and checks files with Python's plistlib.

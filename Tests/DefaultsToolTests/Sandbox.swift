@@ -1,13 +1,14 @@
 import Foundation
 import PlistOracle
-import Synchronization
 import Testing
+
+@testable import LiveDefaults
 
 /// A temporary XDG_CONFIG_HOME for one test, and ways to run the built `defaults` binary in it.
 final class Sandbox: Sendable {
     let path: String
 
-    private static let created = Mutex<[String]>([])
+    private static let created = Lock<[String]>([])
 
     init() {
         path = NSTemporaryDirectory() + "defaults-tool-tests-\(UUID().uuidString)"
@@ -147,7 +148,7 @@ final class Sandbox: Sendable {
 final class RunningTool: @unchecked Sendable {
     // @unchecked: `process` is only used from the test's thread; the collected text is behind locks.
     private final class Text: Sendable {
-        let value = Mutex("")
+        let value = Lock("")
         func append(_ data: Data) { value.withLock { $0 += String(decoding: data, as: UTF8.self) } }
     }
 

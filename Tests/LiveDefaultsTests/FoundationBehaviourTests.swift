@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 
 @testable import LiveDefaults
@@ -12,7 +11,7 @@ struct FoundationBehaviourTests {
     func persistentDomainNotifications() throws {
         let directory = TemporaryDirectory()
         let defaults = try directory.store("com.example.app")
-        let posts = Mutex(0)
+        let posts = Lock(0)
         let observer = NotificationCenter.default.addObserver(
             forName: Defaults.didChangeNotification, object: defaults, queue: nil
         ) { _ in posts.withLock { $0 += 1 } }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 
 @testable import LiveDefaults
@@ -38,7 +37,7 @@ struct HostileInputTests {
             let locations = DefaultsLocations.rooted(at: directory.path)
             let path = locations.path(forDomain: domain, layer: .currentUser)
             try data.write(to: URL(fileURLWithPath: path))
-            let errors = Mutex<[DefaultsError]>([])
+            let errors = Lock<[DefaultsError]>([])
             var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: "Hostile")
             configuration.errorHandler = { error in errors.withLock { $0.append(error) } }
             let store = try Defaults(configuration: configuration)
@@ -170,7 +169,7 @@ struct HostileInputTests {
     @Test("a value an XML file cannot hold is an error naming the file and key; the file keeps its other keys")
     func unrepresentableValueInXMLDomain() throws {
         let directory = TemporaryDirectory()
-        let errors = Mutex<[DefaultsError]>([])
+        let errors = Lock<[DefaultsError]>([])
         var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: "com.example.far")
         configuration.errorHandler = { error in errors.withLock { $0.append(error) } }
         let store = try Defaults(configuration: configuration)

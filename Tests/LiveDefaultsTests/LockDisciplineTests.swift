@@ -14,8 +14,8 @@ struct LockDisciplineTests {
         let directory = TemporaryDirectory()
         // Every write fails (ENOTDIR), so every write reports to the handler.
         try directory.write("blocker", "not a directory")
-        let store = Mutex<Defaults?>(nil)
-        let reentered = Mutex(0)
+        let store = Lock<Defaults?>(nil)
+        let reentered = Lock(0)
         var configuration = Defaults.Configuration.rooted(at: directory.file("blocker/config"), applicationDomain: "com.example.reenter")
         configuration.errorHandler = { _ in
             // Once: synchronize() fails again and would report again.
@@ -45,7 +45,7 @@ struct LockDisciplineTests {
         #expect(defaults.synchronize())
         let path = directory.file("com.example.settling.plist")
         let lockPath = directory.file(".com.example.settling.plist.lock")
-        let pauses = Mutex<[Bool]>([])
+        let pauses = Lock<[Bool]>([])
         DomainFile.settlePauseOverride.withLock { override in
             override = { pausedPath in
                 guard pausedPath == path else {

@@ -1,7 +1,6 @@
 import Foundation
 import PlistOracle
 import Glibc
-import Synchronization
 import Testing
 
 @testable import LiveDefaults
@@ -135,7 +134,7 @@ struct PersistenceTests {
         let path = directory.file("com.example.corrupt.plist")
         let garbage = "<?xml version=\"1.0\"?><plist><dict><key>A</key><integer>1</inte"
         try directory.write("com.example.corrupt.plist", garbage)
-        let errors = Mutex<[DefaultsError]>([])
+        let errors = Lock<[DefaultsError]>([])
         var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: "com.example.corrupt")
         configuration.errorHandler = { error in errors.withLock { $0.append(error) } }
         let defaults = try Defaults(configuration: configuration)
@@ -170,7 +169,7 @@ struct PersistenceTests {
     func notADictionary() throws {
         let directory = TemporaryDirectory()
         try directory.write("com.example.array.plist", try Self.xml(["not", "a", "dictionary"]))
-        let errors = Mutex<[DefaultsError]>([])
+        let errors = Lock<[DefaultsError]>([])
         var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: "com.example.array")
         configuration.errorHandler = { error in errors.withLock { $0.append(error) } }
         let defaults = try Defaults(configuration: configuration)
@@ -188,7 +187,7 @@ struct PersistenceTests {
         // The store's directory lies below a regular file: every write fails with ENOTDIR, even for root.
         try directory.write("blocker", "not a directory")
         let root = directory.file("blocker/config")
-        let errors = Mutex<[DefaultsError]>([])
+        let errors = Lock<[DefaultsError]>([])
         var configuration = Defaults.Configuration.rooted(at: root, applicationDomain: "com.example.fails")
         configuration.errorHandler = { error in errors.withLock { $0.append(error) } }
         let defaults = try Defaults(configuration: configuration)

@@ -1,6 +1,5 @@
 import Foundation
 import PlistOracle
-import Synchronization
 import Testing
 
 @testable import LiveDefaults
@@ -201,7 +200,7 @@ struct SearchListTests {
         try directory.write("Managed/com.example.managed.plist", try Self.xml(["Locked": 5]))
         try directory.write("Managed/\(DefaultsLocations.currentUserName)/.GlobalPreferences.plist", try Self.xml(["GlobalLock": "on"]))
         try directory.write("com.example.managed.plist", try Self.xml(["Locked": 1, "Free": 1]))
-        let errors = Mutex<[DefaultsError]>([])
+        let errors = Lock<[DefaultsError]>([])
         var configuration = Defaults.Configuration.rooted(
             at: directory.path, applicationDomain: "com.example.managed", arguments: ["-Locked", "7"])
         configuration.errorHandler = { error in errors.withLock { $0.append(error) } }
@@ -280,8 +279,8 @@ struct SearchListTests {
     func notification() async throws {
         let directory = TemporaryDirectory()
         let defaults = try directory.store()
-        let count = Mutex(0)
-        let seen = Mutex(0)
+        let count = Lock(0)
+        let seen = Lock(0)
         let observer = NotificationCenter.default.addObserver(
             forName: Defaults.didChangeNotification, object: defaults, queue: nil
         ) { _ in

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 
 @testable import LiveDefaults
@@ -94,7 +93,7 @@ struct StreamTests {
     func cancellation() async throws {
         let directory = TemporaryDirectory()
         let defaults = try directory.store()
-        final class Received: Sendable { let count = Mutex(0) }
+        final class Received: Sendable { let count = Lock(0) }
         let received = Received()
         let tasks = (0..<5).map { _ in
             Task {

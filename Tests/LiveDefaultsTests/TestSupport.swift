@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 
 @testable import LiveDefaults
@@ -11,7 +10,7 @@ import Testing
 final class TemporaryDirectory: Sendable {
     let path: String
 
-    private static let created = Mutex<[String]>([])
+    private static let created = Lock<[String]>([])
 
     init() {
         let path = NSTemporaryDirectory() + "livedefaults-tests-\(UUID().uuidString)"

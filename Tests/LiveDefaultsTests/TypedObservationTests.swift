@@ -1,7 +1,6 @@
 import Foundation
 import PlistOracle
 import Observation
-import Synchronization
 import Testing
 
 @testable import LiveDefaults
@@ -143,7 +142,7 @@ struct TypedObservationTests {
         let directory = TemporaryDirectory()
         let defaults = try directory.store("com.example.observed")
         let settings = ObservableDefaults(defaults)
-        let fired = Mutex(0)
+        let fired = Lock(0)
 
         func track() -> Int {
             withObservationTracking {

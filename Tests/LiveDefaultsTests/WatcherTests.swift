@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 import Testing
 
 @testable import LiveDefaults
@@ -23,7 +22,7 @@ struct WatcherTests {
         let directory = TemporaryDirectory()
         let path = directory.file("com.example.inplace.plist")
         try directory.write("com.example.inplace.plist", SearchListTests.xml(["Value": "before"]))
-        let errors = Mutex<[DefaultsError]>([])
+        let errors = Lock<[DefaultsError]>([])
         var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: "com.example.inplace")
         configuration.errorHandler = { error in errors.withLock { $0.append(error) } }
         let defaults = try Defaults(configuration: configuration)
@@ -106,7 +105,7 @@ struct WatcherTests {
         try directory.write("com.example.flood.plist", SearchListTests.xml(["Key": "before"]))
         let file = DomainFile(path: path, isWritable: true)
         file.loadIfNeeded()
-        let seen = Mutex<PropertyList?>(nil)
+        let seen = Lock<PropertyList?>(nil)
         _ = file.addObserver { event in
             if case .changed = event { seen.withLock { $0 = file.value(forKey: "Key") } }
         }
@@ -136,7 +135,7 @@ struct WatcherTests {
         let root = directory.file("config")
         let file = DomainFile(path: root + "/com.example.cameandwent.plist", isWritable: true)
         file.loadIfNeeded()
-        let seen = Mutex<[PropertyList?]>([])
+        let seen = Lock<[PropertyList?]>([])
         _ = file.addObserver { event in
             if case .changed = event { seen.withLock { $0.append(file.value(forKey: "Key")) } }
         }
@@ -258,7 +257,7 @@ struct WatcherTests {
     func externalNotification() async throws {
         let directory = TemporaryDirectory()
         let defaults = try directory.store("com.example.notify")
-        let count = Mutex(0)
+        let count = Lock(0)
         let observer = NotificationCenter.default.addObserver(
             forName: Defaults.didChangeNotification, object: defaults, queue: nil
         ) { _ in count.withLock { $0 += 1 } }
@@ -306,7 +305,7 @@ struct WatcherTests {
 /// Collects what a stream delivers, in the background, for tests to inspect and wait on.
 final class Recorder<Element: Sendable>: Sendable {
     private final class Storage: Sendable {
-        let elements = Mutex<[Element]>([])
+        let elements = Lock<[Element]>([])
     }
 
     private let storage = Storage()

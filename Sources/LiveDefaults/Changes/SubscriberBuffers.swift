@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Work to do after a lock is released: resuming a waiting consumer. Buffers hand these out instead of
 /// resuming under a lock, so no lock is ever held while a continuation runs.
@@ -18,7 +17,7 @@ final class ValueBuffer: Sendable {
         var finished = false
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     func push(_ value: PropertyList?) -> Resumption? {
         state.withLock { state -> Resumption? in
@@ -78,7 +77,7 @@ final class ChangeBuffer: Sendable {
         var finished = false
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     func push(_ change: KeyChange) -> Resumption? {
         state.withLock { state -> Resumption? in
@@ -145,7 +144,7 @@ final class SignalBuffer: Sendable {
         var finished = false
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     func signal() -> Resumption? {
         state.withLock { state -> Resumption? in

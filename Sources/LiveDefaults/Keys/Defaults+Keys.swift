@@ -1,5 +1,4 @@
 import Logging
-import Synchronization
 
 /// Typed access: `defaults[.rateLimit]`.
 extension Defaults {
@@ -77,14 +76,7 @@ extension Defaults {
     /// merged view's changes keep it current from then on).
     @usableFromInline
     func fillReadSlot(_ name: String, slot: Int) -> PropertyList? {
-        state.withLock { state in
-            let value = state.merged[name]
-            if slot >= 0, slot < ScalarReadSlots.capacity, !readSlots.isFilled(slot) {
-                readSlots.write(slot, value)
-                state.slotsByName[name, default: []].append(slot)
-            }
-            return value
-        }
+        state.withLock { $0.view.fillSlot(slot, forKey: name) }
     }
 
     /// Converts a stored value, falling back to the default (logged once per stored value) when it has the

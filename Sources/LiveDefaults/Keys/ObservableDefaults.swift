@@ -1,5 +1,4 @@
 public import Observation
-import Synchronization
 
 /// Typed settings for the Observation framework: reading `settings[.key]` inside `withObservationTracking`
 /// (or a SwiftUI view, elsewhere) registers interest, and any change of that key's effective value — from
@@ -33,12 +32,12 @@ public final class ObservableDefaults: Observable, Sendable {
     public let store: Defaults
     private let registrar = ObservationRegistrar()
     /// For each key read so far (by suite and name), how to announce its change to the registrar.
-    private let announcers = Mutex<[String: @Sendable () -> Void]>([:])
+    private let announcers = Lock<[String: @Sendable () -> Void]>([:])
     /// One change-stream listener per store (the main one and the stores of suites).
-    private let listeners = Mutex<[ObjectIdentifier: Task<Void, Never>]>([:])
+    private let listeners = Lock<[ObjectIdentifier: Task<Void, Never>]>([:])
     /// The value each slot was last announced with, so that the stream's echo of this object's own write
     /// (already announced by the setter) is not announced twice.
-    private let announced = Mutex<[String: PropertyList?]>([:])
+    private let announced = Lock<[String: PropertyList?]>([:])
 
     /// Settings backed by a store (``Defaults/standard`` by default).
     public init(_ store: Defaults = .standard) {

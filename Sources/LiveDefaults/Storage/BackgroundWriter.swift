@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// Persists edits shortly after they are made, so that nobody needs to call `synchronize()`.
 ///
@@ -24,7 +23,7 @@ final class BackgroundWriter: Sendable {
         var exitHandlerInstalled = false
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
     private let queue = DispatchQueue(label: "LiveDefaults.writer", qos: .utility)
 
     func schedule(_ file: DomainFile) {

@@ -57,7 +57,7 @@ final class DomainFile: Sendable {
         var digest: Int?
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
     /// Whether `contents` holds any key, readable without the lock: most layer files of a search list do
     /// not exist (forced values, `ByHost`, any-user), and every `set` and lookup asks each of them.
     /// Stored under the state lock whenever the contents change.
@@ -66,7 +66,7 @@ final class DomainFile: Sendable {
     private let loadedFlag = Atomic<Bool>(false)
     /// Serialises this process's disk operations on the file (commit and reload); `flock` does the same
     /// between processes.
-    private let diskLock = Mutex(())
+    private let diskLock = CriticalSection()
 
     static let logger = Logger(label: "LiveDefaults")
 
@@ -146,7 +146,7 @@ final class DomainFile: Sendable {
     func reload(verifyContents: Bool = false) {
         // Observers (the stores, and through them error handlers and streams) are told after the disk lock
         // is released: a handler may call synchronize(), which takes it again.
-        let events: [Event] = diskLock.withLock { _ in
+        let events: [Event] = diskLock.withLock {
             let known = state.withLock { $0.loaded ? $0.stamp : nil }
             let current: FileStamp?
             do throws(SystemError) {
@@ -239,7 +239,7 @@ final class DomainFile: Sendable {
     /// - Throws: ``DefaultsError/writeFailed(path:errno:message:)``; the edits then stay pending.
     func commit() throws(DefaultsError) {
         // As in reload(), observers are told after the disk lock is released.
-        let (result, events): (Result<Void, DefaultsError>, [Event]) = diskLock.withLock { _ in
+        let (result, events): (Result<Void, DefaultsError>, [Event]) = diskLock.withLock {
             let (edits, cachedStamp, cachedDisk, format, corruptStamp) = state.withLock { state in
                 let edits = state.pending
                 state.pending = DomainEdits()
@@ -290,7 +290,7 @@ final class DomainFile: Sendable {
     /// place (Foundation truncates, then writes, without a lock) before it calls the file corrupt.
     static let settleAttempts = 5
     /// Replaces the pause between those attempts (a test looks at the file lock meanwhile); nil: 4 ms.
-    static let settlePauseOverride = Mutex<(@Sendable (_ path: String) -> Void)?>(nil)
+    static let settlePauseOverride = Lock<(@Sendable (_ path: String) -> Void)?>(nil)
 
     /// The pause between two reads of a file that may be mid-write.
     static func settlePause(_ path: String) {

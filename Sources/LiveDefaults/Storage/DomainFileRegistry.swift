@@ -1,5 +1,4 @@
 import Glibc
-import Synchronization
 
 /// One ``DomainFile`` per path per process, so that every store using a domain shares its cache, sees the
 /// others' writes at once, and writes through one coalescing writer.
@@ -10,7 +9,7 @@ final class DomainFileRegistry: Sendable {
         weak var file: DomainFile?
     }
 
-    private let files = Mutex<[String: Entry]>([:])
+    private let files = Lock<[String: Entry]>([:])
 
     func file(atPath path: String, isWritable: Bool, owner: (uid_t, gid_t)? = nil) -> DomainFile {
         files.withLock { files in

@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 
 /// Domains and the search list: registration, suites, volatile and persistent domains, forced keys.
 extension Defaults {
@@ -191,12 +190,12 @@ extension Defaults {
 
     /// Every key and effective value of the search list, as ``object(forKey:)`` would return them.
     public func dictionaryRepresentation() -> [String: Any] {
-        state.withLock { $0.merged }.mapValues(\.foundationValue)
+        state.withLock { $0.view.merged }.mapValues(\.foundationValue)
     }
 
     /// Every key and effective value of the search list as property lists.
     public func dictionaryRepresentationContents() -> [String: PropertyList] {
-        state.withLock { $0.merged }
+        state.withLock { $0.view.merged }
     }
 
     // MARK: Forced (managed) keys

@@ -1,6 +1,5 @@
 public import Foundation
 import Logging
-import Synchronization
 
 /// Foundation's getters and setters, with Foundation's names and conversions.
 extension Defaults {

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Change streams: a key's effective value, every effective change, one domain's changes.
 extension Defaults {
@@ -59,7 +58,7 @@ extension Defaults {
     /// The number of live stream iterators on this store (diagnostics: it returns to zero when their tasks
     /// end).
     public var activeObserverCount: Int {
-        state.withLock { $0.subscribers.count }
+        state.withLock { $0.view.subscribers.count }
     }
 
     // MARK: Subscriptions
@@ -67,13 +66,7 @@ extension Defaults {
     func subscribeValue(forKey key: String, emitCurrentValue: Bool) -> ValueSubscription {
         let buffer = ValueBuffer()
         let id = state.withLock { state in
-            state.subscribers.next += 1
-            let id = state.subscribers.next
-            state.subscribers.values[key, default: [:]][id] = buffer
-            state.subscribers.valueKeys[id] = key
-            // Under the same lock as the registration: no change can slip between the two.
-            if emitCurrentValue { _ = buffer.push(state.merged[key]) }
-            return id
+            state.view.subscribeValue(forKey: key, buffer: buffer, emitCurrentValue: emitCurrentValue)
         }
         return ValueSubscription(id: id, buffer: buffer, store: WeakStore(self))
     }
@@ -81,11 +74,7 @@ extension Defaults {
     func subscribeChanges(inDomain domain: String?) -> ChangeSubscription {
         let buffer = ChangeBuffer()
         guard let domain else {
-            let id = state.withLock { state in
-                state.subscribers.next += 1
-                state.subscribers.all[state.subscribers.next] = buffer
-                return state.subscribers.next
-            }
+            let id = state.withLock { $0.view.subscribeChanges(buffer: buffer) }
             return ChangeSubscription(id: id, buffer: buffer, store: WeakStore(self))
         }
         let attached = state.withLock { $0.persistent[domain] != nil }
@@ -97,11 +86,7 @@ extension Defaults {
                 unused = nil
             }
             state.persistent[domain]?.streams += 1
-            state.subscribers.next += 1
-            let id = state.subscribers.next
-            state.subscribers.domains[domain, default: [:]][id] = buffer
-            state.subscribers.domainOfSubscriber[id] = domain
-            return (id, unused)
+            return (state.view.subscribeChanges(inDomain: domain, buffer: buffer), unused)
         }
         if let unused { detach(unused) }
         return ChangeSubscription(id: id, buffer: buffer, store: WeakStore(self))
@@ -109,13 +94,7 @@ extension Defaults {
 
     func subscribeSignal(forKeys keys: [String]) -> SignalSubscription {
         let buffer = SignalBuffer()
-        let id = state.withLock { state in
-            state.subscribers.next += 1
-            let id = state.subscribers.next
-            for key in Set(keys) { state.subscribers.signals[key, default: [:]][id] = buffer }
-            state.subscribers.signalKeys[id] = keys
-            return id
-        }
+        let id = state.withLock { $0.view.subscribeSignal(forKeys: keys, buffer: buffer) }
         return SignalSubscription(id: id, buffer: buffer, store: WeakStore(self))
     }
 
@@ -123,35 +102,27 @@ extension Defaults {
     func values(forKeys keys: [String]) -> [String: PropertyList] {
         state.withLock { state in
             var values: [String: PropertyList] = [:]
-            for key in keys { values[key] = state.merged[key] }
+            for key in keys { values[key] = state.view.merged[key] }
             return values
         }
     }
 
     func unsubscribe(_ id: UInt64) {
+        // A released buffer may be the last reference to a finished stream: released after the lock.
         let (buffer, detached): (ChangeBuffer?, PersistentDomain?) = state.withLock { state in
-            if let keys = state.subscribers.signalKeys.removeValue(forKey: id) {
-                for key in Set(keys) {
-                    state.subscribers.signals[key]?.removeValue(forKey: id)
-                    if state.subscribers.signals[key]?.isEmpty == true { state.subscribers.signals.removeValue(forKey: key) }
+            switch state.view.unsubscribe(id) {
+            case .none:
+                return (nil, nil)
+            case .all(let buffer):
+                return (buffer, nil)
+            case .domain(let domain, let buffer):
+                state.persistent[domain]?.streams -= 1
+                if let attachment = state.persistent[domain], attachment.streams == 0, !attachment.inSearchList {
+                    state.persistent.removeValue(forKey: domain)
+                    return (buffer, attachment)
                 }
-                return (nil, nil)
+                return (buffer, nil)
             }
-            if let key = state.subscribers.valueKeys.removeValue(forKey: id) {
-                state.subscribers.values[key]?.removeValue(forKey: id)
-                if state.subscribers.values[key]?.isEmpty == true { state.subscribers.values.removeValue(forKey: key) }
-                return (nil, nil)
-            }
-            if let buffer = state.subscribers.all.removeValue(forKey: id) { return (buffer, nil) }
-            guard let domain = state.subscribers.domainOfSubscriber.removeValue(forKey: id) else { return (nil, nil) }
-            let buffer = state.subscribers.domains[domain]?.removeValue(forKey: id)
-            if state.subscribers.domains[domain]?.isEmpty == true { state.subscribers.domains.removeValue(forKey: domain) }
-            state.persistent[domain]?.streams -= 1
-            if let attachment = state.persistent[domain], attachment.streams == 0, !attachment.inSearchList {
-                state.persistent.removeValue(forKey: domain)
-                return (buffer, attachment)
-            }
-            return (buffer, nil)
         }
         _ = buffer
         if let detached { detach(detached) }

@@ -1,7 +1,6 @@
 public import Foundation
 import Glibc
 import Logging
-import Synchronization
 
 /// A user-defaults store: Foundation's `UserDefaults` model, on the same files, shared safely between
 /// processes.
@@ -85,35 +84,18 @@ public final class Defaults: Sendable {
         }
     }
 
-    /// The consumers of change streams.
-    struct Subscribers {
-        var next: UInt64 = 0
-        var values: [String: [UInt64: ValueBuffer]] = [:]
-        var valueKeys: [UInt64: String] = [:]
-        var all: [UInt64: ChangeBuffer] = [:]
-        var domains: [String: [UInt64: ChangeBuffer]] = [:]
-        var domainOfSubscriber: [UInt64: String] = [:]
-        var signals: [String: [UInt64: SignalBuffer]] = [:]
-        var signalKeys: [UInt64: [String]] = [:]
-
-        var count: Int { valueKeys.count + all.count + domainOfSubscriber.count + signalKeys.count }
-    }
-
     struct State {
         var suites: [String] = []
         /// Counts changes to ``suites``: a search-list rebuild that read an older count publishes nothing
         /// and starts over, so two concurrent `addSuite` calls cannot drop each other's suite.
         var suitesVersion = 0
-        /// Counts changes to ``merged``: a full rebuild that read its sources at an older generation publishes
-        /// nothing and starts over, so it never overwrites a newer value a file change has just stored.
-        var mergedGeneration = 0
         var volatileDomains: [String: [String: PropertyList]] = [:]
         var persistent: [String: PersistentDomain] = [:]
         var searchList: [SearchEntry] = []
-        /// The effective value of every key: what ``value(forKey:)`` returns.
-        var merged: [String: PropertyList] = [:]
+        /// The effective values, the read slots, the missing-key filter and the streams: changed only through
+        /// ``EffectiveView/apply(_:)``.
+        var view: EffectiveView
         var lastError: DefaultsError?
-        var subscribers = Subscribers()
         /// The search list flattened for ``resolve(_:_:)``: forced files first, then each non-empty volatile
         /// domain or file in order. Rebuilt with the search list and the volatile domains, so a lookup walks
         /// two arrays without hashing a domain name.
@@ -131,14 +113,18 @@ public final class Defaults: Sendable {
         var suiteStores: [String: Defaults] = [:]
         /// The stored values already reported as unreadable for a typed key, so each is logged once.
         var reportedConversions: [String: PropertyList] = [:]
-        /// The filled ``readSlots`` of each key name, updated wherever `merged` changes.
-        var slotsByName: [String: [Int]] = [:]
+
+        init(view: EffectiveView) {
+            self.view = view
+        }
     }
 
-    let state: Mutex<State>
-    /// Typed keys' effective scalar values, read without the lock (see ``ScalarReadSlots``).
+    let state: Lock<State>
+    /// Typed keys' effective scalar values, read without the lock (see ``ScalarReadSlots``); written only by
+    /// the ``EffectiveView``.
     @usableFromInline let readSlots = ScalarReadSlots()
-    /// The names in the merged view, for reads of missing keys without the lock (see ``MissingKeyFilter``).
+    /// The names in the merged view, for reads of missing keys without the lock (see ``MissingKeyFilter``);
+    /// written only by the ``EffectiveView``.
     let missingKeys = MissingKeyFilter()
     /// The owner given to files created for another user (see ``init(user:)``).
     let fileOwner: (uid_t, gid_t)?
@@ -159,10 +145,10 @@ public final class Defaults: Sendable {
     init(validated configuration: Configuration, fileOwner: (uid_t, gid_t)?) {
         self.configuration = configuration
         self.fileOwner = fileOwner
-        var initial = State()
+        var initial = State(view: EffectiveView(readSlots: readSlots, missingKeys: missingKeys))
         initial.volatileDomains[DomainName.argument] = Defaults.parseArguments(configuration.arguments)
         initial.volatileDomains[DomainName.registration] = [:]
-        state = Mutex(initial)
+        state = Lock(initial)
         rebuildSearchList()
     }
 
@@ -195,22 +181,17 @@ public final class Defaults: Sendable {
     }
 
     deinit {
-        let (domains, subscribers) = state.withLock { ($0.persistent, $0.subscribers) }
+        // Streams finish when their store goes away.
+        let (domains, resumptions) = state.withLock { ($0.persistent, $0.view.finishAll()) }
         for domain in domains.values {
             for entry in domain.files { entry.file.removeObserver(entry.token) }
         }
-        // Streams finish when their store goes away.
-        var resumptions: [Resumption] = []
-        for buffers in subscribers.values.values { resumptions += buffers.values.compactMap { $0.finish() } }
-        resumptions += subscribers.all.values.compactMap { $0.finish() }
-        for buffers in subscribers.domains.values { resumptions += buffers.values.compactMap { $0.finish() } }
-        for buffers in subscribers.signals.values { resumptions += buffers.values.compactMap { $0.finish() } }
         for resume in resumptions { resume() }
     }
 
     // MARK: The shared store
 
-    private static let sharedStore = Mutex<Defaults?>(nil)
+    private static let sharedStore = Lock<Defaults?>(nil)
 
     /// The shared store of the process: the standard search list, the current user's files.
     ///
@@ -243,7 +224,7 @@ public final class Defaults: Sendable {
     /// The effective value of a key: the first domain in the search list that has it (forced values first).
     public func value(forKey key: String) -> PropertyList? {
         guard missingKeys.mayContain(key) else { return nil }
-        return state.withLock { $0.merged[key] }
+        return state.withLock { $0.view.merged[key] }
     }
 
     /// The most recent error that had no caller to throw to (corrupt file, failed background write).
@@ -445,7 +426,7 @@ public final class Defaults: Sendable {
     /// changed while the new view was computed.
     private func tryRebuildMerged(changedDomain: String) -> Bool {
         let sources = state.withLock { state in
-            (state.searchList, state.volatileDomains, state.persistent, state.mergedGeneration)
+            (state.searchList, state.volatileDomains, state.persistent, state.view.generation)
         }
         let (list, volatiles, persistent, generation) = sources
         // Every source's contents in precedence order: forced values first, then the search list.
@@ -464,27 +445,11 @@ public final class Defaults: Sendable {
             }
         }
         let merged = Self.merge(layers.filter { !$0.isEmpty })
-        let resumptions: [Resumption]? = state.withLock { state in
-            guard state.mergedGeneration == generation else { return nil }
-            state.mergedGeneration &+= 1
-            let before = state.merged
-            missingKeys.insert(all: merged.keys)
-            state.merged = merged
-            for (name, slots) in state.slotsByName {
-                for slot in slots { readSlots.write(slot, merged[name]) }
-            }
-            var resumptions: [Resumption] = []
-            // Nobody to tell (always so when the store opens): no need to compare the two views.
-            guard state.subscribers.count > 0 else { return resumptions }
-            for delta in KeyDelta.between(before, merged) {
-                let change = KeyChange(
-                    domain: changedDomain, key: delta.key, oldValue: delta.old, newValue: delta.new, origin: .local)
-                resumptions += Self.deliver(change, to: state.subscribers)
-            }
-            return resumptions
+        let applied = state.withLock { state in
+            state.view.apply(.all(merged, domain: changedDomain, basedOn: generation))
         }
-        guard let resumptions else { return false }
-        for resume in resumptions { resume() }
+        guard let applied else { return false }
+        for resume in applied.resumptions { resume() }
         return true
     }
 
@@ -503,22 +468,6 @@ public final class Defaults: Sendable {
             }
         }
         return merged
-    }
-
-    /// Pushes an effective change to the key's value streams and the store-wide change streams; runs under
-    /// the state lock so that buffers see changes in order, and returns the resumptions to run after it.
-    static func deliver(_ change: KeyChange, to subscribers: Subscribers) -> [Resumption] {
-        var resumptions: [Resumption] = []
-        for buffer in subscribers.values[change.key]?.values ?? [:].values {
-            if let resume = buffer.push(change.newValue) { resumptions.append(resume) }
-        }
-        for buffer in subscribers.all.values {
-            if let resume = buffer.push(change) { resumptions.append(resume) }
-        }
-        for buffer in subscribers.signals[change.key]?.values ?? [:].values {
-            if let resume = buffer.signal() { resumptions.append(resume) }
-        }
-        return resumptions
     }
 
     /// Recomputes ``State/forcedFiles`` and ``State/sources`` from the search list.
@@ -571,46 +520,26 @@ public final class Defaults: Sendable {
         case .changed(let deltas, let fileOrigin):
             let origin: KeyChange.Origin = fileOrigin == .local ? .local : .external
             let (mustPost, resumptions): (Bool, [Resumption]) = state.withLock { state in
-                var changed = false
-                var resumptions: [Resumption] = []
                 let attachment = state.persistent[domain]
-                let domainBuffers = state.subscribers.domains.isEmpty ? nil : state.subscribers.domains[domain]
-                let hasSubscribers = state.subscribers.count > 0
-                for delta in deltas {
-                    if attachment?.inSearchList == true {
-                        let effective = resolve(delta.key, state)
-                        if effective != nil { missingKeys.insert(delta.key) }
-                        let old = effective.map { state.merged.updateValue($0, forKey: delta.key) }
-                            ?? state.merged.removeValue(forKey: delta.key)
-                        if old != effective {
-                            changed = true
-                            if !state.slotsByName.isEmpty, let slots = state.slotsByName[delta.key] {
-                                for slot in slots { readSlots.write(slot, effective) }
-                            }
-                            if hasSubscribers {
-                                let change = KeyChange(
-                                    domain: domain, key: delta.key, oldValue: old, newValue: effective, origin: origin)
-                                resumptions += Self.deliver(change, to: state.subscribers)
-                            }
-                        }
-                    }
-                    if let domainBuffers, !domainBuffers.isEmpty, let attachment {
+                var applied = EffectiveView.Applied()
+                if attachment?.inSearchList == true {
+                    let keys = deltas.map { EffectiveView.ResolvedKey(key: $0.key, value: resolve($0.key, state)) }
+                    applied = state.view.apply(.keys(keys, domain: domain, origin: origin)) ?? applied
+                }
+                // The domain's own changes, for streams that follow it whatever the search list shows.
+                if let attachment, state.view.followsDomain(domain) {
+                    for delta in deltas {
                         let new = attachment.value(forKey: delta.key)
                         let old = attachment.value(forKey: delta.key, replacing: (layer, delta.old))
-                        if old != new {
-                            let change = KeyChange(domain: domain, key: delta.key, oldValue: old, newValue: new, origin: origin)
-                            resumptions += domainBuffers.values.compactMap { $0.push(change) }
-                        }
+                        guard old != new else { continue }
+                        let change = KeyChange(domain: domain, key: delta.key, oldValue: old, newValue: new, origin: origin)
+                        applied.resumptions += state.view.deliverDomainChange(change)
                     }
                 }
-                if changed {
-                    state.mergedGeneration &+= 1
-                    missingKeys.grow(toHold: state.merged.keys)
-                }
                 // One post per burst: only the change that finds none scheduled schedules one.
-                let mustPost = changed && !state.notificationPending
+                let mustPost = applied.changed && !state.notificationPending
                 if mustPost { state.notificationPending = true }
-                return (mustPost, resumptions)
+                return (mustPost, applied.resumptions)
             }
             for resume in resumptions { resume() }
             if mustPost { postDidChange() }

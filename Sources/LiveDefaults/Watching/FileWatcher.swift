@@ -2,7 +2,6 @@ import Dispatch
 import Foundation
 import Glibc
 import Logging
-import Synchronization
 
 /// Watches the directories of every loaded domain file and reloads a file when another process (or a
 /// person with an editor) changes it. One per process (``shared``), used by every store.
@@ -69,7 +68,7 @@ final class FileWatcher: Sendable {
     nonisolated(unsafe) private let source: (any DispatchSourceRead)?
     /// Drives the polling fallback; created inactive, activated the first time a directory is polled.
     nonisolated(unsafe) private let pollTimer: any DispatchSourceTimer
-    private let state = Mutex(State())
+    private let state = Lock(State())
     let pollInterval: Duration
     /// The most inotify watches this watcher adds before it polls instead (tests simulate the limit).
     private let watchLimit: Int

@@ -1,0 +1,240 @@
+/// What a store shows: the effective value of every key, and everything that must follow it — the typed keys'
+/// lock-free read slots, the missing-key filter, and the buffers of the change streams.
+///
+/// One owner, one way in: every change of the effective values — a local `set`, another process's write, a
+/// new search list, a registration, a volatile domain — goes through ``apply(_:)``, which updates the merged
+/// dictionary, the slots and the filter together and hands back what the streams must be told. The view lives
+/// in the store's state, under its lock; ``apply(_:)`` runs under that lock and returns the resumptions to
+/// run after it (never a continuation resumed under a lock).
+///
+/// A change computed outside the lock (``Change/all(_:domain:basedOn:)``, a full rebuild that reads every
+/// file) names the ``generation`` it was computed from; if the view moved on meanwhile the change is refused
+/// (`apply` returns nil) and the caller computes it again, so a rebuild never publishes over a newer value.
+///
+/// The slots and the filter are reference types because readers use them without the lock (see
+/// ``ScalarReadSlots`` and ``MissingKeyFilter``); the store keeps the same two objects for those readers, and
+/// this view is their only writer.
+struct EffectiveView {
+    /// A key whose effective value was resolved again (after a file that provides it changed).
+    struct ResolvedKey {
+        var key: String
+        /// The key's effective value now; nil when no domain has it.
+        var value: PropertyList?
+    }
+
+    /// A change of the effective values.
+    enum Change {
+        /// Some keys were resolved again, under the lock: a file of `domain` changed, by this process or another.
+        case keys([ResolvedKey], domain: String, origin: KeyChange.Origin)
+        /// The whole view, computed from the sources as they were at generation `basedOn`: the search list, a
+        /// volatile domain or the registration domain changed (attributed to `domain`).
+        case all([String: PropertyList], domain: String, basedOn: Int)
+    }
+
+    /// What applying a change did.
+    struct Applied {
+        /// Whether any effective value changed (for a full view that no stream follows, true: the two views
+        /// are not compared).
+        var changed = false
+        /// The stream consumers to resume once the lock is released.
+        var resumptions: [Resumption] = []
+    }
+
+    /// The consumers of change streams, by kind.
+    struct Subscribers {
+        var next: UInt64 = 0
+        var values: [String: [UInt64: ValueBuffer]] = [:]
+        var valueKeys: [UInt64: String] = [:]
+        var all: [UInt64: ChangeBuffer] = [:]
+        var domains: [String: [UInt64: ChangeBuffer]] = [:]
+        var domainOfSubscriber: [UInt64: String] = [:]
+        var signals: [String: [UInt64: SignalBuffer]] = [:]
+        var signalKeys: [UInt64: [String]] = [:]
+
+        var count: Int { valueKeys.count + all.count + domainOfSubscriber.count + signalKeys.count }
+
+        mutating func nextID() -> UInt64 {
+            next += 1
+            return next
+        }
+    }
+
+    /// A subscription that ended (see ``unsubscribe(_:)``).
+    enum Unsubscribed {
+        case none
+        /// A store-wide change stream; its buffer is released by the caller, outside the lock.
+        case all(ChangeBuffer)
+        /// A domain's change stream: the store detaches the domain if nothing else needs it.
+        case domain(String, ChangeBuffer?)
+    }
+
+    /// The effective value of every key: what ``Defaults/value(forKey:)`` returns.
+    private(set) var merged: [String: PropertyList] = [:]
+    /// Counts changes of ``merged``; a full rebuild computed at an older generation is refused.
+    private(set) var generation = 0
+    private(set) var subscribers = Subscribers()
+    /// The filled read slots of each key name.
+    private var slotsByName: [String: [Int]] = [:]
+    let readSlots: ScalarReadSlots
+    let missingKeys: MissingKeyFilter
+
+    init(readSlots: ScalarReadSlots, missingKeys: MissingKeyFilter) {
+        self.readSlots = readSlots
+        self.missingKeys = missingKeys
+    }
+
+    // MARK: Changing the view
+
+    /// Applies a change to the merged view, the read slots and the missing-key filter, and delivers the
+    /// effective changes to the streams.
+    ///
+    /// - Returns: nil, having changed nothing, for a full view computed at an older generation.
+    mutating func apply(_ change: Change) -> Applied? {
+        var applied = Applied()
+        switch change {
+        case .keys(let keys, let domain, let origin):
+            for resolved in keys {
+                let key = resolved.key
+                // Bits first: a reader that finds the key in the filter then looks under the lock.
+                if resolved.value != nil { missingKeys.insert(key) }
+                let old = resolved.value.map { merged.updateValue($0, forKey: key) } ?? merged.removeValue(forKey: key)
+                guard old != resolved.value else { continue }
+                applied.changed = true
+                if !slotsByName.isEmpty, let slots = slotsByName[key] {
+                    for slot in slots { readSlots.write(slot, resolved.value) }
+                }
+                if subscribers.count > 0 {
+                    let change = KeyChange(domain: domain, key: key, oldValue: old, newValue: resolved.value, origin: origin)
+                    applied.resumptions += deliver(change)
+                }
+            }
+            if applied.changed {
+                generation &+= 1
+                missingKeys.grow(toHold: merged.keys)
+            }
+        case .all(let view, let domain, let basedOn):
+            guard basedOn == generation else { return nil }
+            generation &+= 1
+            let before = merged
+            missingKeys.insert(all: view.keys)
+            merged = view
+            for (name, slots) in slotsByName {
+                for slot in slots { readSlots.write(slot, view[name]) }
+            }
+            // Nobody to tell (always so when the store opens): no need to compare the two views.
+            applied.changed = true
+            guard subscribers.count > 0 else { return applied }
+            let deltas = KeyDelta.between(before, view)
+            applied.changed = !deltas.isEmpty
+            for delta in deltas {
+                let change = KeyChange(domain: domain, key: delta.key, oldValue: delta.old, newValue: delta.new, origin: .local)
+                applied.resumptions += deliver(change)
+            }
+        }
+        return applied
+    }
+
+    /// Fills a typed key's read slot with the key's effective value (once; ``apply(_:)`` keeps it current).
+    ///
+    /// - Returns: the effective value.
+    mutating func fillSlot(_ slot: Int, forKey name: String) -> PropertyList? {
+        let value = merged[name]
+        if slot >= 0, slot < ScalarReadSlots.capacity, !readSlots.isFilled(slot) {
+            readSlots.write(slot, value)
+            slotsByName[name, default: []].append(slot)
+        }
+        return value
+    }
+
+    // MARK: Streams
+
+    /// Follows a key's effective value; with `emitCurrentValue`, the buffer gets the value now, under the
+    /// same lock as the registration, so no change slips between the two.
+    mutating func subscribeValue(forKey key: String, buffer: ValueBuffer, emitCurrentValue: Bool) -> UInt64 {
+        let id = subscribers.nextID()
+        subscribers.values[key, default: [:]][id] = buffer
+        subscribers.valueKeys[id] = key
+        if emitCurrentValue { _ = buffer.push(merged[key]) }
+        return id
+    }
+
+    /// Follows every effective change.
+    mutating func subscribeChanges(buffer: ChangeBuffer) -> UInt64 {
+        let id = subscribers.nextID()
+        subscribers.all[id] = buffer
+        return id
+    }
+
+    /// Follows one persistent domain's own changes (see ``deliverDomainChange(_:)``).
+    mutating func subscribeChanges(inDomain domain: String, buffer: ChangeBuffer) -> UInt64 {
+        let id = subscribers.nextID()
+        subscribers.domains[domain, default: [:]][id] = buffer
+        subscribers.domainOfSubscriber[id] = domain
+        return id
+    }
+
+    /// Signals the buffer whenever one of the keys changes.
+    mutating func subscribeSignal(forKeys keys: [String], buffer: SignalBuffer) -> UInt64 {
+        let id = subscribers.nextID()
+        for key in Set(keys) { subscribers.signals[key, default: [:]][id] = buffer }
+        subscribers.signalKeys[id] = keys
+        return id
+    }
+
+    mutating func unsubscribe(_ id: UInt64) -> Unsubscribed {
+        if let keys = subscribers.signalKeys.removeValue(forKey: id) {
+            for key in Set(keys) {
+                subscribers.signals[key]?.removeValue(forKey: id)
+                if subscribers.signals[key]?.isEmpty == true { subscribers.signals.removeValue(forKey: key) }
+            }
+            return .none
+        }
+        if let key = subscribers.valueKeys.removeValue(forKey: id) {
+            subscribers.values[key]?.removeValue(forKey: id)
+            if subscribers.values[key]?.isEmpty == true { subscribers.values.removeValue(forKey: key) }
+            return .none
+        }
+        if let buffer = subscribers.all.removeValue(forKey: id) { return .all(buffer) }
+        guard let domain = subscribers.domainOfSubscriber.removeValue(forKey: id) else { return .none }
+        let buffer = subscribers.domains[domain]?.removeValue(forKey: id)
+        if subscribers.domains[domain]?.isEmpty == true { subscribers.domains.removeValue(forKey: domain) }
+        return .domain(domain, buffer)
+    }
+
+    /// Whether a stream follows this domain's own changes.
+    func followsDomain(_ domain: String) -> Bool {
+        !subscribers.domains.isEmpty && subscribers.domains[domain]?.isEmpty == false
+    }
+
+    /// Pushes a change of a domain's own value to the streams that follow the domain. Such changes are not
+    /// changes of the view (the domain may be shadowed, or outside the search list).
+    func deliverDomainChange(_ change: KeyChange) -> [Resumption] {
+        subscribers.domains[change.domain]?.values.compactMap { $0.push(change) } ?? []
+    }
+
+    /// Ends every stream (the store is going away).
+    func finishAll() -> [Resumption] {
+        var resumptions: [Resumption] = []
+        for buffers in subscribers.values.values { resumptions += buffers.values.compactMap { $0.finish() } }
+        resumptions += subscribers.all.values.compactMap { $0.finish() }
+        for buffers in subscribers.domains.values { resumptions += buffers.values.compactMap { $0.finish() } }
+        for buffers in subscribers.signals.values { resumptions += buffers.values.compactMap { $0.finish() } }
+        return resumptions
+    }
+
+    /// Pushes an effective change to the key's value streams, the store-wide change streams and the snapshot
+    /// signals, in the order of the changes (the caller holds the lock).
+    private func deliver(_ change: KeyChange) -> [Resumption] {
+        var resumptions: [Resumption] = []
+        for buffer in subscribers.values[change.key]?.values ?? [:].values {
+            if let resume = buffer.push(change.newValue) { resumptions.append(resume) }
+        }
+        for buffer in subscribers.all.values {
+            if let resume = buffer.push(change) { resumptions.append(resume) }
+        }
+        for buffer in subscribers.signals[change.key]?.values ?? [:].values {
+            if let resume = buffer.signal() { resumptions.append(resume) }
+        }
+        return resumptions
+    }
+}
