@@ -1,16 +1,9 @@
 import ArgumentParser
-import Logging
 
 /// Rewrites macOS-style arguments into what the parser understands, then runs the command.
 @main
 enum Entry {
     static func main() async {
-        // The command reports every problem itself, in one line; the library's log would repeat it.
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .critical
-            return handler
-        }
         await DefaultsCommand.main(ArgumentRewriter.rewrite(Array(CommandLine.arguments.dropFirst())))
     }
 }

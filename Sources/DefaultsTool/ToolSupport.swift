@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import DefaultsToolSupport
 import LiveDefaults
 
@@ -70,10 +71,23 @@ struct DomainTarget {
         var configuration = Defaults.Configuration(
             locations: locations, applicationDomain: name, arguments: [], languages: [])
         configuration.errorHandler = { error in log.append(error) }
+        configuration.logger = ToolLog.logger
         let store: Defaults
         do { store = try Defaults(configuration: configuration) } catch { throw ToolError("\(error)") }
         return ToolStore(defaults: store, target: self, log: log)
     }
+}
+
+/// The command's logger for the library: the command reports every error itself, in one `defaults:` line
+/// (through the store's error handler), so the library's `.info` reports of the same errors stay out of the
+/// way; warnings (a directory watched by polling) still show.
+enum ToolLog {
+    static let logger: Logger = {
+        // Standard error: standard output carries what `read` and `export` print.
+        var logger = Logger(label: "defaults") { label in StreamLogHandler.standardError(label: label) }
+        logger.logLevel = .warning
+        return logger
+    }()
 }
 
 /// The errors a store reported while a verb ran.

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Logging
 import Testing
 
 @testable import LiveDefaults
@@ -109,7 +110,7 @@ struct WatcherTests {
         _ = file.addObserver { event in
             if case .changed = event { seen.withLock { $0 = file.value(forKey: "Key") } }
         }
-        watcher.register(file)
+        Self.watch(file, with: watcher)
         watcher.settle()
         watcher.suspendForTesting()
         // Each create, close and unlink is an event: far more than the kernel queues (16,384 by default).
@@ -139,7 +140,7 @@ struct WatcherTests {
         _ = file.addObserver { event in
             if case .changed = event { seen.withLock { $0.append(file.value(forKey: "Key")) } }
         }
-        watcher.register(file)
+        Self.watch(file, with: watcher)
         watcher.settle()  // the parent is watched, awaiting `config`
         watcher.suspendForTesting()
         // This process creates the directory by writing the file, and it is removed again, all before the
@@ -161,7 +162,7 @@ struct WatcherTests {
         try directory.write("com.example.stamp.plist", SearchListTests.xml(["Value": "aaaa"]))
         let file = DomainFile(path: path, isWritable: true)
         file.loadIfNeeded()
-        watcher.register(file)
+        Self.watch(file, with: watcher)
         watcher.settle()
         // Events wait until the file has its old timestamps back, so the stamp matches when they arrive.
         watcher.suspendForTesting()
@@ -183,7 +184,7 @@ struct WatcherTests {
         let path = directory.file("com.example.polled.plist")
         let file = DomainFile(path: path, isWritable: true)
         file.loadIfNeeded()
-        watcher.register(file)
+        Self.watch(file, with: watcher)
         watcher.settle()
         #expect(watcher.polledDirectories == [directory.path])
         #expect(watcher.watchCount == 0)
@@ -300,6 +301,14 @@ struct WatcherTests {
     static func pythonBytes(_ text: String) -> String {
         "bytes.fromhex('" + text.utf8.map { String(format: "%02x", $0) }.joined() + "')"
     }
+
+    /// Wires a file to a watcher as a store does: reload on every event.
+    static func watch(_ file: DomainFile, with watcher: FileWatcher) {
+        watcher.watch(file.path, owner: file, logger: Logger(label: "WatcherTests")) { [weak file] event in
+            file?.reload(verifyContents: event.writtenInPlace)
+        }
+    }
+
 }
 
 /// Collects what a stream delivers, in the background, for tests to inspect and wait on.

@@ -93,7 +93,8 @@ extension Defaults {
             }
             if mustReport {
                 let domain = domainProviding(key.name) ?? "?"
-                Defaults.logger.warning(
+                // The caller gets the default and carries on; nothing for the API to report: a notice.
+                configuration.logger.notice(
                     "domain \(domain), key \"\(key.name)\": the stored value cannot be read as \(Value.self) (\(error)); using the default \(key.defaultValue)")
             }
             return key.defaultValue
@@ -127,7 +128,7 @@ extension Defaults {
             created = try Defaults(configuration: suiteConfiguration, fileOwner: fileOwner)
         } catch {
             // An invalid suite name: the key reads its default and writes are refused by this store.
-            Defaults.logger.error("\(error)")
+            configuration.logger.notice("typed keys of suite \(suite): \(error); they read their defaults")
             return self
         }
         return state.withLock { state in

@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Logging
 import Synchronization
 
 /// The in-process state of one domain file, shared by every store in the process that uses it.
@@ -50,8 +49,6 @@ final class DomainFile: Sendable {
         var failure: DefaultsError?
         /// Whether this process has looked for temporaries left by killed writers (once per file).
         var sweptTemporaries = false
-        /// Whether the process's ``FileWatcher`` reloads this file when it changes on disk.
-        var watched = false
         /// A digest of the bytes last read or written, to tell a rewrite that kept inode, size and
         /// modification time (timestamps are coarse, inode numbers are reused) from no change at all.
         var digest: Int?
@@ -68,25 +65,10 @@ final class DomainFile: Sendable {
     /// between processes.
     private let diskLock = CriticalSection()
 
-    static let logger = Logger(label: "LiveDefaults")
-
     init(path: String, isWritable: Bool, owner: (uid_t, gid_t)? = nil) {
         self.path = path
         self.isWritable = isWritable
         self.owner = owner
-    }
-
-    deinit {
-        if state.withLock({ $0.watched }) { FileWatcher.shared.unregister(path: path) }
-    }
-
-    /// Asks the process's watcher to reload this file whenever another process changes it (idempotent).
-    func startWatching() {
-        let first = state.withLock { state in
-            defer { state.watched = true }
-            return !state.watched
-        }
-        if first { FileWatcher.shared.register(self) }
     }
 
     var lockPath: String {
@@ -436,9 +418,10 @@ final class DomainFile: Sendable {
         }
     }
 
-    /// Calls observers outside the lock (they may read this file again).
+    /// Calls observers outside the lock (they may read this file again). Failures are not logged here: the
+    /// stores that observe the file log them to their own loggers, and a failed write of a file no store
+    /// observes is reported to the caller of `synchronize()` or `flush()`.
     private func notify(_ event: Event) {
-        if case .failed(let error) = event { Self.logger.error("\(error)") }
         let observers = state.withLock { $0.observerList }
         for observer in observers { observer(event) }
     }

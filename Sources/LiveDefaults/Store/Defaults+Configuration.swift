@@ -1,8 +1,17 @@
 public import Foundation
+public import Logging
 
 extension Defaults {
-    /// Everything that shapes a store's search list and files. ``Defaults/standard`` reads it all from the
-    /// process (arguments, environment, executable name); tests and tools override what they need.
+    /// Everything that shapes a store's search list and files, and the pieces it works with: where files
+    /// live, the logger, the file watcher. ``Defaults/standard`` reads it all from the process (arguments,
+    /// environment, executable name); tests and tools override what they need.
+    ///
+    /// ```swift
+    /// var configuration = Defaults.Configuration(applicationDomain: "com.example.server")
+    /// configuration.logger = logger                       // the application's logger, its level
+    /// configuration.watcher = FileWatcher(polling: true)  // e.g. a file system without inotify
+    /// let defaults = try Defaults(configuration: configuration)
+    /// ```
     public struct Configuration: Sendable {
         /// Where the domain files live.
         public var locations: DefaultsLocations
@@ -14,8 +23,17 @@ extension Defaults {
         /// Preferred languages, most preferred first; each names a volatile domain in the search list.
         public var languages: [String]
         /// Called (on the thread that found it) for every error that has no caller to throw to: a corrupt
-        /// file found while loading, a failed background write. Errors are also logged.
+        /// file found while loading, a failed background write. Errors are also logged, at `.info` (they
+        /// are reported through ``Defaults/lastError`` and this handler, so the log is not the only place).
         public var errorHandler: (@Sendable (DefaultsError) -> Void)?
+        /// Where the store logs (label `LiveDefaults` unless you pass your own). Conditions a caller also
+        /// hears of through the API are logged at `.info`; a stored value a typed key cannot read, at
+        /// `.notice`; trouble watching files (polling instead of inotify), at `.warning`. Nothing is logged at
+        /// `.error` or above.
+        public var logger: Logger
+        /// Watches the store's files for other processes' writes: the process's watcher unless you pass one
+        /// (a watcher that polls, or one with another poll interval).
+        public var watcher: FileWatcher
 
         /// A configuration with explicit values; the rest default to the process's.
         public init(
@@ -23,13 +41,17 @@ extension Defaults {
             applicationDomain: String = Configuration.processApplicationDomain,
             arguments: [String] = Array(CommandLine.arguments.dropFirst()),
             languages: [String] = Configuration.preferredLanguages(),
-            errorHandler: (@Sendable (DefaultsError) -> Void)? = nil
+            errorHandler: (@Sendable (DefaultsError) -> Void)? = nil,
+            logger: Logger = Logger(label: "LiveDefaults"),
+            watcher: FileWatcher = .shared
         ) {
             self.locations = locations
             self.applicationDomain = applicationDomain
             self.arguments = arguments
             self.languages = languages
             self.errorHandler = errorHandler
+            self.logger = logger
+            self.watcher = watcher
         }
 
         /// A configuration whose files all live below `directory` (see ``DefaultsLocations/rooted(at:)``).

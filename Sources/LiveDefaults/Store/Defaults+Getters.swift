@@ -136,9 +136,7 @@ extension Defaults {
         do {
             try body()
         } catch {
-            Defaults.logger.error("\(error)")
-            state.withLock { $0.lastError = error }
-            configuration.errorHandler?(error)
+            record(error)
         }
     }
 }

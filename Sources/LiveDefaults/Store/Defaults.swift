@@ -41,8 +41,6 @@ public final class Defaults: Sendable {
     /// `NSRegistrationDomain`.
     public static let registrationDomain = DomainName.registration
 
-    static let logger = Logger(label: "LiveDefaults")
-
     /// The store's settings: directories, application domain, arguments, languages.
     public let configuration: Configuration
 
@@ -183,9 +181,7 @@ public final class Defaults: Sendable {
     deinit {
         // Streams finish when their store goes away.
         let (domains, resumptions) = state.withLock { ($0.persistent, $0.view.finishAll()) }
-        for domain in domains.values {
-            for entry in domain.files { entry.file.removeObserver(entry.token) }
-        }
+        for domain in domains.values { detach(domain) }
         for resume in resumptions { resume() }
     }
 
@@ -302,7 +298,27 @@ public final class Defaults: Sendable {
     public func synchronize() -> Bool {
         let failures = ownFailures(BackgroundWriter.shared.writeAll())
         for file in allFiles() { file.reload() }
+        recordUnobserved(failures)
         return failures.isEmpty
+    }
+
+    /// Records the failures of files this store does not observe (a persistent domain set outside the search
+    /// list): the observed ones reached ``handle(_:domain:layer:)`` already.
+    private func recordUnobserved(_ failures: [DefaultsError]) {
+        guard !failures.isEmpty else { return }
+        let observed = Set(allFiles().map(\.path))
+        for failure in failures {
+            if case .writeFailed(let path, _, _) = failure, observed.contains(path) { continue }
+            record(failure)
+        }
+    }
+
+    /// An error with no caller to throw to: logged (at `.info`: the API reports it too), kept in
+    /// ``lastError`` and passed to the error handler, in that order, with no lock held.
+    func record(_ error: DefaultsError) {
+        configuration.logger.info("\(error)")
+        state.withLock { $0.lastError = error }
+        configuration.errorHandler?(error)
     }
 
     /// The failures of a process-wide write that concern this store: its files, and any file in its
@@ -326,6 +342,7 @@ public final class Defaults: Sendable {
             DispatchQueue.global(qos: .utility).async {
                 let failures = self.ownFailures(BackgroundWriter.shared.writeAll())
                 for file in self.allFiles() { file.reload() }
+                self.recordUnobserved(failures)
                 continuation.resume(returning: failures)
             }
         }
@@ -404,7 +421,10 @@ public final class Defaults: Sendable {
             // a 10,000-key domain would otherwise be resolved key by key.
             file.loadIfNeeded()
             let token = file.addObserver { [weak self] event in self?.handle(event, domain: name, layer: layer) }
-            file.startWatching()
+            // The store wires its files to the watcher; the watcher knows only the path.
+            configuration.watcher.watch(file.path, owner: file, logger: configuration.logger) { [weak file] event in
+                file?.reload(verifyContents: event.writtenInPlace)
+            }
             // A file that cannot be read is reported to every store that uses it.
             if let failure = file.currentFailure { handle(.failed(failure), domain: name, layer: layer) }
             files.append((layer, file, token))
@@ -413,7 +433,10 @@ public final class Defaults: Sendable {
     }
 
     func detach(_ domain: PersistentDomain) {
-        for entry in domain.files { entry.file.removeObserver(entry.token) }
+        for entry in domain.files {
+            entry.file.removeObserver(entry.token)
+            configuration.watcher.unwatch(entry.file.path, owner: entry.file)
+        }
     }
 
     /// Rebuilds the merged view from scratch (after a change of the search list or of a volatile domain)
@@ -515,8 +538,7 @@ public final class Defaults: Sendable {
     func handle(_ event: DomainFile.Event, domain: String, layer: PreferenceLayer) {
         switch event {
         case .failed(let error):
-            state.withLock { $0.lastError = error }
-            configuration.errorHandler?(error)
+            record(error)
         case .changed(let deltas, let fileOrigin):
             let origin: KeyChange.Origin = fileOrigin == .local ? .local : .external
             let (mustPost, resumptions): (Bool, [Resumption]) = state.withLock { state in

@@ -3,26 +3,32 @@ import Foundation
 import Glibc
 import Logging
 
-/// Watches the directories of every loaded domain file and reloads a file when another process (or a
-/// person with an editor) changes it. One per process (``shared``), used by every store.
+/// Watches the directories of the files that stores registered and tells them when another process (or a
+/// person with an editor) may have changed one. By default one per process (``shared``), used by every store;
+/// a store can be given another one (``Defaults/Configuration/watcher``), as tests do.
+///
+/// The watcher knows paths, not what lives in them: whoever registers a path (a store, for each file of its
+/// domains) passes what to do when it may have changed, and the logger that hears about trouble watching it.
+/// It never calls into the storage layer itself.
 ///
 /// It uses the kernel's inotify API directly (see `Docs/Architecture.md` for why not libinotifytools): one
 /// descriptor opened with `IN_CLOEXEC | IN_NONBLOCK`, read by a `DispatchSource` on one serial queue, and
 /// a watch per *directory*, since writers replace files by rename.
 ///
-/// - A file is reloaded on `IN_CLOSE_WRITE` (an in-place writer such as Foundation has finished; `IN_MODIFY`
+/// - A registrant is told on `IN_CLOSE_WRITE` (an in-place writer such as Foundation has finished; `IN_MODIFY`
 ///   would fire on the empty file right after a truncate), `IN_MOVED_TO` (temp file + rename), and
 ///   `IN_DELETE` / `IN_MOVED_FROM` (the file is gone, so are its keys). Reloading is cheap when nothing
-///   changed: ``DomainFile/reload()`` compares inode, size and modification time first.
+///   changed: a store's handler reloads the file, which compares inode, size and modification time first.
 /// - A directory that does not exist is awaited through a watch on its nearest existing ancestor; when a
 ///   watched directory is deleted or moved, its files are reloaded (they are gone) and it is awaited again.
 /// - `IN_Q_OVERFLOW` (the kernel dropped events) rescans every file.
 /// - When inotify is unavailable (instance or watch limit reached, a file system without inotify support,
 ///   or `LIVEDEFAULTS_WATCHER=poll` in the environment), the affected directories are polled instead, every
-///   ``pollInterval``, with a warning in the log.
-final class FileWatcher: Sendable {
-    /// The process's watcher.
-    static let shared = FileWatcher(
+///   ``pollInterval``, with a warning in the log of the store that registered them.
+public final class FileWatcher: Sendable {
+    /// The process's watcher: inotify, unless `LIVEDEFAULTS_WATCHER=poll` is set; polling (where needed)
+    /// every `LIVEDEFAULTS_POLL_INTERVAL_MS` milliseconds, else 100 ms.
+    public static let shared = FileWatcher(
         forcePolling: Environment.value("LIVEDEFAULTS_WATCHER") == "poll",
         pollInterval: FileWatcher.pollIntervalFromEnvironment)
 
@@ -32,22 +38,31 @@ final class FileWatcher: Sendable {
         return .milliseconds(max(1, milliseconds ?? 100))
     }
 
-    static let logger = Logger(label: "LiveDefaults")
-
     /// The events every watch asks for. One mask for all watches, because adding a watch for a path that is
     /// already watched replaces its mask.
     private static let mask = UInt32(
         IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
             | IN_ONLYDIR)
 
-    /// Files are held weakly: the stores own them, and a file nobody uses is not watched.
-    private struct WeakFile {
-        weak var file: DomainFile?
+    /// What a registrant hears: its file may have changed.
+    struct Event: Sendable {
+        /// Whether an in-place writer closed the file: its stamp may not have changed, so the contents must
+        /// be compared (a file renamed into place always has a new inode).
+        var writtenInPlace: Bool
+    }
+
+    /// One registrant's interest in one path. The owner is held weakly (a file nobody uses is not watched,
+    /// even if an `unwatch` went missing); `count` counts the registrant's `watch` calls not yet undone.
+    private struct Registration {
+        weak var owner: AnyObject?
+        var count: Int
+        let onChange: @Sendable (Event) -> Void
+        let logger: Logger
     }
 
     private struct State {
-        /// Registered files by path, grouped by directory.
-        var files: [String: [String: WeakFile]] = [:]
+        /// Registrations by path, grouped by directory, then by owner.
+        var files: [String: [String: [ObjectIdentifier: Registration]]] = [:]
         /// Watch descriptor → watched path (a files' directory, or an ancestor awaiting one).
         var watchedPaths: [Int32: String] = [:]
         var watchDescriptors: [String: Int32] = [:]
@@ -69,16 +84,32 @@ final class FileWatcher: Sendable {
     /// Drives the polling fallback; created inactive, activated the first time a directory is polled.
     nonisolated(unsafe) private let pollTimer: any DispatchSourceTimer
     private let state = Lock(State())
-    let pollInterval: Duration
+    /// How often directories that cannot be watched with inotify are checked.
+    public let pollInterval: Duration
     /// The most inotify watches this watcher adds before it polls instead (tests simulate the limit).
     private let watchLimit: Int
+    /// Why inotify is not used at all, when it is not.
+    private let inotifyUnavailable: String?
+
+    /// A watcher of its own, for stores that should not share the process's (``shared``).
+    ///
+    /// - Parameters:
+    ///   - polling: Whether to poll every directory instead of using inotify.
+    ///   - pollInterval: How often polled directories are checked (at least a millisecond).
+    public convenience init(polling: Bool = false, pollInterval: Duration = .milliseconds(100)) {
+        self.init(forcePolling: polling, pollInterval: pollInterval)
+    }
 
     /// A watcher; `forcePolling` skips inotify altogether. `watchLimit` simulates the kernel's watch limit.
     init(forcePolling: Bool = false, pollInterval: Duration = .milliseconds(100), watchLimit: Int = .max) {
         self.pollInterval = pollInterval
         self.watchLimit = watchLimit
         let descriptor = forcePolling ? -1 : inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-        let reason = forcePolling ? "LIVEDEFAULTS_WATCHER=poll" : String(cString: strerror(errno))
+        if descriptor >= 0 {
+            inotifyUnavailable = nil
+        } else {
+            inotifyUnavailable = forcePolling ? "polling chosen (LIVEDEFAULTS_WATCHER=poll or polling: true)" : String(cString: strerror(errno))
+        }
         self.descriptor = descriptor
         pollTimer = DispatchSource.makeTimerSource(queue: queue)
         if descriptor >= 0 {
@@ -87,10 +118,8 @@ final class FileWatcher: Sendable {
             source.setEventHandler { [weak self] in self?.readEvents() }
             source.activate()
         } else {
+            // Reported (once) by the first store whose directory is polled, to that store's logger.
             source = nil
-            state.withLock { $0.warnedAboutPolling = true }
-            Self.logger.warning(
-                "inotify is unavailable (\(reason)): LiveDefaults polls for changes by other processes every \(pollInterval)")
         }
     }
 
@@ -100,9 +129,6 @@ final class FileWatcher: Sendable {
         pollTimer.cancel()
         if !state.withLock({ $0.pollTimerStarted }) { pollTimer.activate() }  // an inactive source must not be released
     }
-
-    /// Whether this watcher uses inotify at all.
-    var usesInotify: Bool { descriptor >= 0 }
 
     var overflowCount: Int { state.withLock { $0.overflows } }
 
@@ -114,23 +140,48 @@ final class FileWatcher: Sendable {
 
     // MARK: Registration
 
-    /// Starts watching a file's directory; the file is reloaded whenever it may have changed on disk.
-    func register(_ file: DomainFile) {
-        let directory = (file.path as NSString).deletingLastPathComponent
-        state.withLock { $0.files[directory, default: [:]][file.path] = WeakFile(file: file) }
+    /// Watches a path (through its directory) for `owner`: `onChange` runs, on the watcher's queue, whenever
+    /// the file may have changed on disk. Watching the same path for the same owner again counts: each call
+    /// is undone by one ``unwatch(_:owner:)``. Trouble watching it (polling instead) goes to `logger`.
+    func watch(_ path: String, owner: AnyObject, logger: Logger, onChange: @escaping @Sendable (Event) -> Void) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let id = ObjectIdentifier(owner)
+        state.withLock { state in
+            var registrations = (state.files[directory]?[path] ?? [:]).filter { $0.value.owner != nil }
+            if var existing = registrations[id] {
+                existing.count += 1
+                registrations[id] = existing
+            } else {
+                registrations[id] = Registration(owner: owner, count: 1, onChange: onChange, logger: logger)
+            }
+            state.files[directory, default: [:]][path] = registrations
+        }
         queue.async { self.reconcile() }
     }
 
-    /// Stops watching a file that no longer exists in memory (called from its deinit): an entry whose file is
-    /// still alive belongs to a newer object for the same path and stays.
-    func unregister(path: String) {
+    /// Undoes one ``watch(_:owner:logger:onChange:)``; the directory's watch goes when nobody needs it.
+    func unwatch(_ path: String, owner: AnyObject) {
         let directory = (path as NSString).deletingLastPathComponent
+        let id = ObjectIdentifier(owner)
         state.withLock { state in
-            guard let entry = state.files[directory]?[path], entry.file == nil else { return }
-            state.files[directory]?.removeValue(forKey: path)
+            guard var registrations = state.files[directory]?[path] else { return }
+            if var existing = registrations[id], existing.owner != nil, existing.count > 1 {
+                existing.count -= 1
+                registrations[id] = existing
+            } else {
+                registrations.removeValue(forKey: id)
+            }
+            registrations = registrations.filter { $0.value.owner != nil }
+            state.files[directory]?[path] = registrations.isEmpty ? nil : registrations
             if state.files[directory]?.isEmpty == true { state.files.removeValue(forKey: directory) }
         }
         queue.async { self.reconcile() }
+    }
+
+    /// Whether any live registrant watches the path (tests).
+    func isWatching(_ path: String) -> Bool {
+        let directory = (path as NSString).deletingLastPathComponent
+        return state.withLock { $0.files[directory]?[path]?.values.contains { $0.owner != nil } ?? false }
     }
 
     /// Waits until every registration made so far is in effect (watches added), for tests and benchmarks.
@@ -145,7 +196,7 @@ final class FileWatcher: Sendable {
     private func reconcile() {
         guard descriptor >= 0 else {
             let directories = Set(state.withLock { $0.files.keys })
-            startPolling(directories, reason: "inotify unavailable")
+            startPolling(directories, reason: inotifyUnavailable ?? "inotify unavailable")
             return
         }
         // A directory can appear between the check and the watch: repeat until nothing changes.
@@ -259,10 +310,14 @@ final class FileWatcher: Sendable {
             }
         }
         if overflowed {
-            state.withLock { $0.overflows += 1 }
-            Self.logger.notice("inotify queue overflowed: rescanning every watched domain file")
+            let logger = state.withLock { state in
+                state.overflows += 1
+                return state.files.values.first?.values.first?.values.first?.logger
+            }
+            // Handled here, and nothing for a caller to do: information, not a warning.
+            logger?.info("inotify queue overflowed: rescanning every watched file")
             reconcile()
-            for file in allFiles() { file.reload() }
+            for handler in handlers(where: { _ in true }) { handler(Event(writtenInPlace: true)) }
             return
         }
         if touchedDirectories {
@@ -293,44 +348,58 @@ final class FileWatcher: Sendable {
         // and only in-place writes need the contents compared (which reads the whole file).
         var seen: Set<String> = []
         for path in touchedFiles where seen.insert(path).inserted {
-            file(atPath: path)?.reload(verifyContents: writtenInPlace.contains(path))
+            let event = Event(writtenInPlace: writtenInPlace.contains(path))
+            let directory = (path as NSString).deletingLastPathComponent
+            for handler in handlers(where: { $0 == directory }, path: path) { handler(event) }
         }
     }
 
-    private func file(atPath path: String) -> DomainFile? {
-        let directory = (path as NSString).deletingLastPathComponent
-        return state.withLock { $0.files[directory]?[path]?.file }
+    /// The live registrants' handlers in the directories `include` accepts (and, given `path`, for that
+    /// path only), collected under the lock and run by the caller after it.
+    private func handlers(where include: (String) -> Bool, path: String? = nil) -> [@Sendable (Event) -> Void] {
+        state.withLock { state in
+            var handlers: [@Sendable (Event) -> Void] = []
+            for (directory, paths) in state.files where include(directory) {
+                for (registered, registrations) in paths where path == nil || registered == path {
+                    handlers += registrations.values.compactMap { $0.owner == nil ? nil : $0.onChange }
+                }
+            }
+            return handlers
+        }
     }
 
-    private func allFiles() -> [DomainFile] {
-        state.withLock { state in state.files.values.flatMap { $0.values.compactMap(\.file) } }
-    }
-
-    /// Reloads the registered files of a directory and of every registered directory below it.
+    /// Tells the registrants of a directory, and of every registered directory below it, that their files
+    /// may have changed.
     private func reloadFiles(under path: String) {
-        let files = state.withLock { state in
-            state.files.filter { directory, _ in directory == path || directory.hasPrefix(path == "/" ? "/" : path + "/") }
-                .values.flatMap { $0.values.compactMap(\.file) }
-        }
-        for file in files { file.reload() }
+        let prefix = path == "/" ? "/" : path + "/"
+        for handler in handlers(where: { $0 == path || $0.hasPrefix(prefix) }) { handler(Event(writtenInPlace: false)) }
     }
 
     // MARK: Polling fallback
 
     private func startPolling(_ directories: Set<String>, reason: String) {
-        let (added, mustWarn, mustStart) = state.withLock { state in
+        let (added, logger, mustStart) = state.withLock { state in
             let added = directories.subtracting(state.polledDirectories)
             state.polledDirectories.formUnion(directories)
             let mustWarn = !added.isEmpty && !state.warnedAboutPolling
             if mustWarn { state.warnedAboutPolling = true }
+            var logger: Logger?
+            if mustWarn {
+                for directory in added.sorted() {
+                    if let first = state.files[directory]?.values.first?.values.first {
+                        logger = first.logger
+                        break
+                    }
+                }
+            }
             let mustStart = !state.pollTimerStarted && !state.polledDirectories.isEmpty
             if mustStart { state.pollTimerStarted = true }
-            return (added, mustWarn, mustStart)
+            return (added, logger, mustStart)
         }
-        if mustWarn {
-            Self.logger.warning(
-                "cannot watch \(added.sorted().joined(separator: ", ")) with inotify (\(reason)): polling every \(pollInterval) instead")
-        }
+        // A degraded mode the operator can fix (raise fs.inotify limits) and no caller is told of: a warning,
+        // once per watcher, in the log of the store that needed the directory.
+        logger?.warning(
+            "cannot watch \(added.sorted().joined(separator: ", ")) with inotify (\(reason)): LiveDefaults polls for changes by other processes every \(pollInterval) instead")
         if mustStart {
             let timer = pollTimer
             let nanoseconds = Int(pollInterval.components.seconds) * 1_000_000_000
@@ -342,10 +411,8 @@ final class FileWatcher: Sendable {
     }
 
     private func poll() {
-        let files = state.withLock { state in
-            state.polledDirectories.flatMap { state.files[$0]?.values.compactMap(\.file) ?? [] }
-        }
-        for file in files { file.reload() }
+        let polled = state.withLock { $0.polledDirectories }
+        for handler in handlers(where: { polled.contains($0) }) { handler(Event(writtenInPlace: false)) }
     }
 
     // MARK: Testing
