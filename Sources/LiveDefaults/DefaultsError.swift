@@ -1,58 +1,173 @@
 /// What went wrong in a store, with what a person needs to act on it: the domain, key or file involved.
-public enum DefaultsError: Error, Sendable, Hashable {
+///
+/// A struct with a ``code`` rather than an enum, so that later releases can report new kinds of trouble
+/// without breaking code that handles today's (as swift-system's `Errno` does). Make one with the static
+/// functions named after the codes; tell kinds apart by ``code``:
+///
+/// ```swift
+/// do {
+///     try defaults.setValue(.integer(5), forKey: "Limit")
+/// } catch where error.code == .forcedKey {
+///     print("managed by an administrator: \(error)")
+/// }
+/// ```
+public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of error. New codes can appear in any release: a `switch` over codes needs a `default`.
+    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        public let rawValue: String
+
+        /// A code by name (for codes this version does not know yet, as logs or other processes spell them).
+        public init(rawValue: String) {
+            self.rawValue = rawValue
+        }
+
+        /// A domain name that cannot name a file safely (see ``DefaultsError/invalidDomainName(_:reason:)``).
+        public static let invalidDomainName = Code(rawValue: "invalidDomainName")
+        /// A value with no property-list form (see ``DefaultsError/notAPropertyList(key:_:)``).
+        public static let notAPropertyList = Code(rawValue: "notAPropertyList")
+        /// A write to a key an administrator forces (see ``DefaultsError/forcedKey(key:domain:)``).
+        public static let forcedKey = Code(rawValue: "forcedKey")
+        /// A domain file that is not a readable property list (see ``DefaultsError/corruptFile(path:_:keptAs:)``).
+        public static let corruptFile = Code(rawValue: "corruptFile")
+        /// A domain file whose top level is not a dictionary (see ``DefaultsError/notADictionary(path:found:)``).
+        public static let notADictionary = Code(rawValue: "notADictionary")
+        /// Reading a file failed (see ``DefaultsError/readFailed(path:errno:message:)``).
+        public static let readFailed = Code(rawValue: "readFailed")
+        /// Writing a file failed (see ``DefaultsError/writeFailed(path:errno:message:)``).
+        public static let writeFailed = Code(rawValue: "writeFailed")
+        /// A value the file's format cannot hold (see ``DefaultsError/unrepresentableValue(path:_:)``).
+        public static let unrepresentableValue = Code(rawValue: "unrepresentableValue")
+        /// A volatile domain of that name exists (see ``DefaultsError/volatileDomainExists(_:)``).
+        public static let volatileDomainExists = Code(rawValue: "volatileDomainExists")
+        /// A migration could not convert a value (see ``DefaultsError/migrationFailed(key:domain:reason:)``).
+        public static let migrationFailed = Code(rawValue: "migrationFailed")
+
+        public var description: String { rawValue }
+    }
+
+    /// The kind of error.
+    public let code: Code
+    /// The domain involved (for ``Code/invalidDomainName`` and ``Code/volatileDomainExists``, the name refused).
+    public let domain: String?
+    /// The key involved.
+    public let key: String?
+    /// The file involved.
+    public let path: String?
+    /// The system error number, for failed reads and writes.
+    public let errno: Int32?
+    /// Why a file or value could not be read or written as a property list.
+    public let propertyListError: PropertyListError?
+    /// Where a corrupt file was moved before the domain was written again.
+    public let keptAs: String?
+    /// Details in words: the reason, the system's message, the type found.
+    public let detail: String?
+
+    /// An error of any code with the given context (for codes this version has no function for).
+    public init(
+        code: Code, domain: String? = nil, key: String? = nil, path: String? = nil, errno: Int32? = nil,
+        propertyListError: PropertyListError? = nil, keptAs: String? = nil, detail: String? = nil
+    ) {
+        self.code = code
+        self.domain = domain
+        self.key = key
+        self.path = path
+        self.errno = errno
+        self.propertyListError = propertyListError
+        self.keptAs = keptAs
+        self.detail = detail
+    }
+
     /// A domain name that cannot name a file safely: empty, `.` or `..`, starting with `.`, containing `/`
     /// or NUL, or longer than ``DomainName/maximumLength`` bytes.
-    case invalidDomainName(String, reason: String)
+    public static func invalidDomainName(_ name: String, reason: String) -> DefaultsError {
+        DefaultsError(code: .invalidDomainName, domain: name, detail: reason)
+    }
+
     /// A value for `key` that has no property-list form.
-    case notAPropertyList(key: String, PropertyListError)
+    public static func notAPropertyList(key: String, _ error: PropertyListError) -> DefaultsError {
+        DefaultsError(code: .notAPropertyList, key: key, propertyListError: error)
+    }
+
     /// A write to a key that an administrator forces (see ``Defaults/objectIsForced(forKey:)``).
-    case forcedKey(key: String, domain: String)
+    public static func forcedKey(key: String, domain: String) -> DefaultsError {
+        DefaultsError(code: .forcedKey, domain: domain, key: key)
+    }
+
     /// A domain file that is not a readable property list. It is never overwritten: when a write needs the
     /// file, it is first renamed to `keptAs`, and the domain reads as empty.
-    case corruptFile(path: String, PropertyListError, keptAs: String?)
+    public static func corruptFile(path: String, _ error: PropertyListError, keptAs: String?) -> DefaultsError {
+        DefaultsError(code: .corruptFile, path: path, propertyListError: error, keptAs: keptAs)
+    }
+
     /// A domain file whose top-level value is not a dictionary.
-    case notADictionary(path: String, found: String)
+    public static func notADictionary(path: String, found: String) -> DefaultsError {
+        DefaultsError(code: .notADictionary, path: path, detail: found)
+    }
+
     /// Reading a file failed (for example permission denied); `errno` is the system error number.
-    case readFailed(path: String, errno: Int32, message: String)
+    public static func readFailed(path: String, errno: Int32, message: String) -> DefaultsError {
+        DefaultsError(code: .readFailed, path: path, errno: errno, detail: message)
+    }
+
     /// Writing a file failed (read-only directory, disk full, permission denied); the edits stay pending
     /// and are retried by the next write or ``Defaults/synchronize()``.
-    case writeFailed(path: String, errno: Int32, message: String)
+    public static func writeFailed(path: String, errno: Int32, message: String) -> DefaultsError {
+        DefaultsError(code: .writeFailed, path: path, errno: errno, detail: message)
+    }
+
     /// A value that the file's format cannot hold (an XML file cannot hold a date outside the years
     /// 0000–9999). The file keeps its last version; the edit stays pending, and every later write reports
-    /// it again, until the value is replaced or removed. The error's key path names the value.
-    case unrepresentableValue(path: String, PropertyListError)
-    /// ``Defaults/setVolatileDomain(_:forName:)-([String:PropertyList],_)`` was given a name that already exists.
-    case volatileDomainExists(String)
-    /// A migration found a stored value it cannot convert (``Defaults/migrate(_:from:transform:)``).
-    case migrationFailed(key: String, domain: String, reason: String)
-}
+    /// it again, until the value is replaced or removed. The property-list error's key path names the value.
+    public static func unrepresentableValue(path: String, _ error: PropertyListError) -> DefaultsError {
+        DefaultsError(code: .unrepresentableValue, path: path, propertyListError: error)
+    }
 
-extension DefaultsError: CustomStringConvertible {
+    /// ``Defaults/setVolatileDomain(_:forName:)-([String:PropertyList],_)`` was given a name that already exists.
+    public static func volatileDomainExists(_ name: String) -> DefaultsError {
+        DefaultsError(code: .volatileDomainExists, domain: name)
+    }
+
+    /// A migration found a stored value it cannot convert (``Defaults/migrate(_:from:transform:)``).
+    public static func migrationFailed(key: String, domain: String, reason: String) -> DefaultsError {
+        DefaultsError(code: .migrationFailed, domain: domain, key: key, detail: reason)
+    }
+
     public var description: String {
-        switch self {
-        case .invalidDomainName(let name, let reason):
-            "invalid domain name \"\(name)\": \(reason)"
-        case .notAPropertyList(let key, let error):
-            "cannot store key \"\(key)\": \(error)"
-        case .forcedKey(let key, let domain):
-            "key \"\(key)\" in domain \(domain) is managed by an administrator and cannot be changed"
-        case .corruptFile(let path, let error, let keptAs):
-            "\(path) is not a valid property list (\(error)); "
+        let path = path ?? "?"
+        let key = key ?? "?"
+        let domain = domain ?? "?"
+        let detail = detail ?? "unknown"
+        let underlying = propertyListError.map { "\($0)" } ?? "unknown"
+        switch code {
+        case .invalidDomainName:
+            return "invalid domain name \"\(domain)\": \(detail)"
+        case .notAPropertyList:
+            return "cannot store key \"\(key)\": \(underlying)"
+        case .forcedKey:
+            return "key \"\(key)\" in domain \(domain) is managed by an administrator and cannot be changed"
+        case .corruptFile:
+            return "\(path) is not a valid property list (\(underlying)); "
                 + (keptAs.map { "it was kept aside as \($0) and the domain starts empty" }
                     ?? "the domain reads as empty until the file is fixed or replaced")
-        case .notADictionary(let path, let found):
-            "\(path) holds a \(found), not a dictionary of defaults"
-        case .readFailed(let path, let code, let message):
-            "cannot read \(path): \(message) (errno \(code))"
-        case .writeFailed(let path, let code, let message):
-            "cannot write \(path): \(message) (errno \(code)); the change is kept in memory and retried"
-        case .unrepresentableValue(let path, let error):
-            "cannot write \(path): \(error); the file was left as it was and the change is kept in memory until "
-                + "that value is replaced or removed"
-        case .migrationFailed(let key, let domain, let reason):
-            "cannot migrate key \"\(key)\" in domain \(domain): \(reason); the stored value was left as it is"
-        case .volatileDomainExists(let name):
-            "a volatile domain named \"\(name)\" already exists; remove it first with removeVolatileDomain(forName:)"
+        case .notADictionary:
+            return "\(path) holds a \(detail), not a dictionary of defaults"
+        case .readFailed:
+            return "cannot read \(path): \(detail) (errno \(errno ?? 0))"
+        case .writeFailed:
+            return "cannot write \(path): \(detail) (errno \(errno ?? 0)); the change is kept in memory and retried"
+        case .unrepresentableValue:
+            return "cannot write \(path): \(underlying); the file was left as it was and the change is kept in "
+                + "memory until that value is replaced or removed"
+        case .migrationFailed:
+            return "cannot migrate key \"\(key)\" in domain \(domain): \(detail); the stored value was left as it is"
+        case .volatileDomainExists:
+            return "a volatile domain named \"\(domain)\" already exists; remove it first with removeVolatileDomain(forName:)"
+        default:
+            let context = [
+                self.domain.map { "domain \($0)" }, self.key.map { "key \"\($0)\"" }, self.path,
+                self.detail, propertyListError.map { "\($0)" },
+            ].compactMap { $0 }
+            return ([code.rawValue] + context).joined(separator: ": ")
         }
     }
 }

@@ -67,7 +67,7 @@ struct FoundationBehaviourTests {
         // A value with no property-list form changes nothing and is reported.
         defaults.setVolatileDomain(["A": 3, "Bad": NSObject()] as [String: Any], forName: "scratch")
         #expect(defaults.volatileDomainContents(forName: "scratch") == ["A": 2])
-        guard case .notAPropertyList(let key, _) = defaults.lastError else {
+        guard let error = defaults.lastError, error.code == .notAPropertyList, let key = error.key else {
             Issue.record("expected notAPropertyList, got \(String(describing: defaults.lastError))")
             return
         }

@@ -60,7 +60,7 @@ struct HostileInputTests {
                 let encoded = try value.encoded(as: format)
                 #expect((try? PropertyList.decode(encoded, as: format)) != nil, "\(format) output reads back")
             } catch {
-                guard case .unrepresentable = error else {
+                guard error.code == .unrepresentable else {
                     Issue.record("\(format) writer failed: \(error)")
                     continue
                 }
@@ -151,7 +151,7 @@ struct HostileInputTests {
                 do {
                     _ = try value.encoded(as: .xml)
                 } catch {
-                    guard case .unrepresentable(let keyPath, _) = error else { throw error }
+                    guard error.code == .unrepresentable, let keyPath = error.keyPath else { throw error }
                     #expect(keyPath == "Outer.Inner[0]")
                 }
             }
@@ -179,7 +179,9 @@ struct HostileInputTests {
         #expect(!store.synchronize())
         let path = directory.file("com.example.far.plist")
         let reported = try #require(errors.withLock { $0.last })
-        guard case .unrepresentableValue(let file, .unrepresentable(let keyPath, _)) = reported else {
+        guard reported.code == .unrepresentableValue, let file = reported.path,
+            reported.propertyListError?.code == .unrepresentable, let keyPath = reported.propertyListError?.keyPath
+        else {
             Issue.record("unexpected error \(reported)")
             return
         }

@@ -140,7 +140,7 @@ struct PersistenceTests {
         let defaults = try Defaults(configuration: configuration)
         #expect(defaults.object(forKey: "A") == nil)
         let first = try #require(errors.withLock { $0.first })
-        guard case .corruptFile(let reported, _, nil) = first else {
+        guard first.code == .corruptFile, first.keptAs == nil, let reported = first.path else {
             Issue.record("expected corruptFile, got \(first)")
             return
         }
@@ -157,7 +157,7 @@ struct PersistenceTests {
         #expect(try String(contentsOfFile: directory.file(kept[0]), encoding: .utf8) == garbage)
         #expect(try pythonPlist(path) == #"{"B": 2}"#)
         let keptError = errors.withLock { $0.last }
-        if case .corruptFile(_, _, let keptAs?) = keptError {
+        if let keptError, keptError.code == .corruptFile, let keptAs = keptError.keptAs {
             #expect(keptAs == directory.file(kept[0]))
         } else {
             Issue.record("expected a corruptFile error naming the kept file, got \(String(describing: keptError))")
@@ -194,13 +194,15 @@ struct PersistenceTests {
         defaults.set("kept", forKey: "Value")
         #expect(!defaults.synchronize())
         #expect(defaults.string(forKey: "Value") == "kept")
-        guard case .writeFailed(let path, let code, _) = defaults.lastError else {
+        guard let failure = defaults.lastError, failure.code == .writeFailed, let path = failure.path,
+            let code = failure.errno
+        else {
             Issue.record("expected writeFailed, got \(String(describing: defaults.lastError))")
             return
         }
         #expect(path == root + "/com.example.fails.plist")
         #expect(code == ENOTDIR)
-        #expect(errors.withLock { $0.contains { if case .writeFailed = $0 { true } else { false } } })
+        #expect(errors.withLock { $0.contains { $0.code == .writeFailed } })
         // Fix the cause; the edit was never dropped.
         try FileManager.default.removeItem(atPath: directory.file("blocker"))
         // The next edit schedules the background writer again, which writes the kept edit with it: no

@@ -268,7 +268,7 @@ struct SearchListTests {
         }
         defaults.set(NSObject(), forKey: "Object")
         #expect(defaults.object(forKey: "Object") == nil)
-        if case .notAPropertyList(let key, _) = defaults.lastError { #expect(key == "Object") } else {
+        if let error = defaults.lastError, error.code == .notAPropertyList { #expect(error.key == "Object") } else {
             Issue.record("lastError is \(String(describing: defaults.lastError))")
         }
         try defaults.trySet([1, "a", 2.5, true] as [Any], forKey: "Mixed")

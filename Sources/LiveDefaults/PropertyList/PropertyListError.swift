@@ -1,53 +1,130 @@
 /// Why bytes could not be read as a property list, or a value could not become one.
 ///
 /// Every malformed or hostile input ends in one of these errors; the readers never trap and never loop on
-/// input they cannot make sense of.
-public enum PropertyListError: Error, Sendable, Hashable {
+/// input they cannot make sense of. A struct with a ``code`` rather than an enum, so that new kinds can be
+/// added without breaking callers (see ``DefaultsError``); make one with the static members named after
+/// the codes, and tell kinds apart by ``code``.
+public struct PropertyListError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of error. New codes can appear in any release: a `switch` over codes needs a `default`.
+    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        public let rawValue: String
+
+        /// A code by name.
+        public init(rawValue: String) {
+            self.rawValue = rawValue
+        }
+
+        /// See ``PropertyListError/unrecognizedFormat``.
+        public static let unrecognizedFormat = Code(rawValue: "unrecognizedFormat")
+        /// See ``PropertyListError/truncated(_:)``.
+        public static let truncated = Code(rawValue: "truncated")
+        /// See ``PropertyListError/malformed(offset:reason:)``.
+        public static let malformed = Code(rawValue: "malformed")
+        /// See ``PropertyListError/nestingTooDeep(limit:)``.
+        public static let nestingTooDeep = Code(rawValue: "nestingTooDeep")
+        /// See ``PropertyListError/tooManyObjects(limit:)``.
+        public static let tooManyObjects = Code(rawValue: "tooManyObjects")
+        /// See ``PropertyListError/cyclicReference(object:)``.
+        public static let cyclicReference = Code(rawValue: "cyclicReference")
+        /// See ``PropertyListError/unsupportedObject(_:)``.
+        public static let unsupportedObject = Code(rawValue: "unsupportedObject")
+        /// See ``PropertyListError/notAPropertyListValue(_:)``.
+        public static let notAPropertyListValue = Code(rawValue: "notAPropertyListValue")
+        /// See ``PropertyListError/unrepresentable(keyPath:reason:)``.
+        public static let unrepresentable = Code(rawValue: "unrepresentable")
+
+        public var description: String { rawValue }
+    }
+
+    /// The kind of error.
+    public let code: Code
+    /// A byte offset into the input (malformed input), a limit that was exceeded, or an object number.
+    public let position: Int?
+    /// Where the value sits, for a value that cannot be written (`Key`, `Key.Inner`, `Key[2]`).
+    public let keyPath: String?
+    /// Details in words.
+    public let detail: String?
+
+    /// An error of any code with the given context.
+    public init(code: Code, position: Int? = nil, keyPath: String? = nil, detail: String? = nil) {
+        self.code = code
+        self.position = position
+        self.keyPath = keyPath
+        self.detail = detail
+    }
+
     /// The bytes are not a property list in any format this library reads (XML, binary, old-style).
-    case unrecognizedFormat
+    public static let unrecognizedFormat = PropertyListError(code: .unrecognizedFormat)
+
     /// The input ends before the value does (a cut-off file, or a binary trailer that points past the end).
-    case truncated(String)
+    public static func truncated(_ what: String) -> PropertyListError {
+        PropertyListError(code: .truncated, detail: what)
+    }
+
     /// The input is in a known format but breaks its grammar; `offset` is a byte offset into the input.
-    case malformed(offset: Int, reason: String)
+    public static func malformed(offset: Int, reason: String) -> PropertyListError {
+        PropertyListError(code: .malformed, position: offset, detail: reason)
+    }
+
     /// Arrays and dictionaries are nested deeper than ``PropertyListLimits/maximumDepth``.
-    case nestingTooDeep(limit: Int)
+    public static func nestingTooDeep(limit: Int) -> PropertyListError {
+        PropertyListError(code: .nestingTooDeep, position: limit)
+    }
+
     /// A binary property list whose shared references expand to more than
     /// ``PropertyListLimits/expandedObjectLimit(forFileSize:)`` values.
-    case tooManyObjects(limit: Int)
+    public static func tooManyObjects(limit: Int) -> PropertyListError {
+        PropertyListError(code: .tooManyObjects, position: limit)
+    }
+
     /// A binary property list whose object graph refers back to an object that contains the reference.
-    case cyclicReference(object: Int)
+    public static func cyclicReference(object: Int) -> PropertyListError {
+        PropertyListError(code: .cyclicReference, position: object)
+    }
+
     /// A binary object kind that is valid for archives but not for defaults (null, UID, sets of non-values).
-    case unsupportedObject(String)
+    public static func unsupportedObject(_ what: String) -> PropertyListError {
+        PropertyListError(code: .unsupportedObject, detail: what)
+    }
+
     /// A Swift value that has no property-list form (for example a custom class, or a dictionary with
     /// non-string keys).
-    case notAPropertyListValue(String)
+    public static func notAPropertyListValue(_ what: String) -> PropertyListError {
+        PropertyListError(code: .notAPropertyListValue, detail: what)
+    }
+
     /// A value that the chosen format cannot hold: an XML property list holds dates in the years 0000–9999
     /// only, so a date beyond them (which a binary file or a program can produce) cannot be written as XML.
     /// `keyPath` names where the value sits (`Key`, `Key.Inner`, `Key[2]`).
-    case unrepresentable(keyPath: String, reason: String)
-}
+    public static func unrepresentable(keyPath: String, reason: String) -> PropertyListError {
+        PropertyListError(code: .unrepresentable, keyPath: keyPath, detail: reason)
+    }
 
-extension PropertyListError: CustomStringConvertible {
     public var description: String {
-        switch self {
+        let detail = detail ?? "unknown"
+        let position = position.map(String.init) ?? "?"
+        switch code {
         case .unrecognizedFormat:
-            "not a property list (neither XML, binary nor old-style)"
-        case .truncated(let what):
-            "truncated property list: \(what)"
-        case .malformed(let offset, let reason):
-            "malformed property list at byte \(offset): \(reason)"
-        case .nestingTooDeep(let limit):
-            "property list nested deeper than \(limit) levels"
-        case .tooManyObjects(let limit):
-            "binary property list expands to more than \(limit) values through shared references"
-        case .cyclicReference(let object):
-            "binary property list has a cyclic reference (object \(object) contains itself)"
-        case .unsupportedObject(let what):
-            "property list contains \(what), which defaults cannot hold"
-        case .notAPropertyListValue(let what):
-            "\(what) is not a property-list value (String, Int, Double, Bool, Date, Data, Array, Dictionary)"
-        case .unrepresentable(let keyPath, let reason):
-            "the value at \(keyPath) cannot be written: \(reason)"
+            return "not a property list (neither XML, binary nor old-style)"
+        case .truncated:
+            return "truncated property list: \(detail)"
+        case .malformed:
+            return "malformed property list at byte \(position): \(detail)"
+        case .nestingTooDeep:
+            return "property list nested deeper than \(position) levels"
+        case .tooManyObjects:
+            return "binary property list expands to more than \(position) values through shared references"
+        case .cyclicReference:
+            return "binary property list has a cyclic reference (object \(position) contains itself)"
+        case .unsupportedObject:
+            return "property list contains \(detail), which defaults cannot hold"
+        case .notAPropertyListValue:
+            return "\(detail) is not a property-list value (String, Int, Double, Bool, Date, Data, Array, Dictionary)"
+        case .unrepresentable:
+            return "the value at \(keyPath ?? "?") cannot be written: \(detail)"
+        default:
+            let context = [self.position.map { "at \($0)" }, keyPath, self.detail].compactMap { $0 }
+            return ([code.rawValue] + context).joined(separator: ": ")
         }
     }
 }

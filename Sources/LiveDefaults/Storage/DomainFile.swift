@@ -363,9 +363,11 @@ final class DomainFile: Sendable {
                 format = loaded?.format ?? format
             case .failure(let corrupt):
                 let reason: PropertyListError
-                switch corrupt.error {
-                case .corruptFile(_, let error, _): reason = error
-                case .notADictionary(_, let found):
+                switch corrupt.error.code {
+                case .corruptFile:
+                    reason = corrupt.error.propertyListError ?? .unrecognizedFormat
+                case .notADictionary:
+                    let found = corrupt.error.detail ?? "value"
                     reason = .malformed(offset: 0, reason: "the top-level value is a \(found), not a dictionary")
                 default: return .failure(corrupt.error)
                 }

@@ -308,7 +308,7 @@ public final class Defaults: Sendable {
         guard !failures.isEmpty else { return }
         let observed = Set(allFiles().map(\.path))
         for failure in failures {
-            if case .writeFailed(let path, _, _) = failure, observed.contains(path) { continue }
+            if let path = failure.path, observed.contains(path) { continue }
             record(failure)
         }
     }
