@@ -137,6 +137,11 @@ final class ChangeBuffer: Sendable {
 
 /// The buffer behind one ``DefaultsSnapshots`` iterator: only a flag that something changed (the consumer
 /// reads a fresh, consistent snapshot when it wakes), so it can never grow.
+///
+/// What `AsyncStream<Void>` with `.bufferingNewest(1)` would do, written out because the public
+/// `DefaultsSnapshots.Iterator` is `Sendable` and `AsyncStream`'s iterator is not (it could not be kept in
+/// it), and because a signal must be handed out as a ``Resumption`` to run after the store's lock, where
+/// `yield` would resume the consumer under it.
 final class SignalBuffer: Sendable {
     private struct State {
         var signalled = false

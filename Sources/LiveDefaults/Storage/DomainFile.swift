@@ -9,20 +9,15 @@ import Synchronization
 /// `Docs/Reliability.md`: exclusive `flock` on a sidecar lock file, re-read when the file changed, apply only
 /// this process's edits, temp file + rename.
 final class DomainFile: Sendable {
-    enum Origin: Sendable, Equatable {
-        case local
-        case external
-    }
-
     enum Event: Sendable {
-        case changed([KeyDelta], Origin)
+        /// Keys whose value in this file changed, by this process (`.local`) or another (`.external`).
+        case changed([KeyDelta], KeyChange.Origin)
         case failed(DefaultsError)
     }
 
     typealias Observer = @Sendable (Event) -> Void
 
     let path: String
-    let isWritable: Bool
     /// Files created for another user (a store opened with `init?(user:)` by root) are handed to them.
     let owner: (uid_t, gid_t)?
 
@@ -65,9 +60,8 @@ final class DomainFile: Sendable {
     /// between processes.
     private let diskLock = CriticalSection()
 
-    init(path: String, isWritable: Bool, owner: (uid_t, gid_t)? = nil) {
+    init(path: String, owner: (uid_t, gid_t)? = nil) {
         self.path = path
-        self.isWritable = isWritable
         self.owner = owner
     }
 
@@ -104,14 +98,6 @@ final class DomainFile: Sendable {
     /// Why the file as it is on disk now cannot be read (corrupt, not a dictionary, unreadable), if it cannot.
     var currentFailure: DefaultsError? {
         state.withLock { $0.failure }
-    }
-
-    var hasPendingEdits: Bool {
-        state.withLock { !$0.pending.isEmpty || $0.inFlight != nil }
-    }
-
-    var isLoaded: Bool {
-        state.withLock { $0.loaded }
     }
 
     func loadIfNeeded() {

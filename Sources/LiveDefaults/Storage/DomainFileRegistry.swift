@@ -11,11 +11,11 @@ final class DomainFileRegistry: Sendable {
 
     private let files = Lock<[String: Entry]>([:])
 
-    func file(atPath path: String, isWritable: Bool, owner: (uid_t, gid_t)? = nil) -> DomainFile {
+    func file(atPath path: String, owner: (uid_t, gid_t)? = nil) -> DomainFile {
         files.withLock { files in
             if let existing = files[path]?.file { return existing }
             if files.count > 64 { files = files.filter { $0.value.file != nil } }
-            let file = DomainFile(path: path, isWritable: isWritable, owner: owner)
+            let file = DomainFile(path: path, owner: owner)
             files[path] = Entry(file: file)
             return file
         }

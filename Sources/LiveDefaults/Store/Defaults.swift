@@ -354,7 +354,7 @@ public final class Defaults: Sendable {
     func file(forDomain domain: String, layer: PreferenceLayer) -> DomainFile {
         if let known = state.withLock({ $0.persistent[domain]?.file(layer) }) { return known }
         return DomainFileRegistry.shared.file(
-            atPath: configuration.locations.path(forDomain: domain, layer: layer), isWritable: !layer.isManaged,
+            atPath: configuration.locations.path(forDomain: domain, layer: layer),
             owner: fileOwner)
     }
 
@@ -415,7 +415,7 @@ public final class Defaults: Sendable {
         var files: [(layer: PreferenceLayer, file: DomainFile, token: UInt64)] = []
         for layer in PreferenceLayer.searchOrder {
             let file = DomainFileRegistry.shared.file(
-                atPath: configuration.locations.path(forDomain: name, layer: layer), isWritable: !layer.isManaged,
+                atPath: configuration.locations.path(forDomain: name, layer: layer),
                 owner: fileOwner)
             // Loaded before observing: the first load is not a change (the merged view is rebuilt next), and
             // a 10,000-key domain would otherwise be resolved key by key.
@@ -539,8 +539,7 @@ public final class Defaults: Sendable {
         switch event {
         case .failed(let error):
             record(error)
-        case .changed(let deltas, let fileOrigin):
-            let origin: KeyChange.Origin = fileOrigin == .local ? .local : .external
+        case .changed(let deltas, let origin):
             let (mustPost, resumptions): (Bool, [Resumption]) = state.withLock { state in
                 let attachment = state.persistent[domain]
                 var applied = EffectiveView.Applied()
