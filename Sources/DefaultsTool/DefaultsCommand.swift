@@ -5,7 +5,8 @@ import ArgumentParser
 struct DefaultsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "defaults",
-        abstract: "Read, write and watch user defaults: macOS defaults(1) on the files LiveDefaults and Foundation share.",
+        abstract:
+            "Read, write and watch user defaults: macOS defaults(1) on the files LiveDefaults and Foundation share.",
         discussion: """
             Domains live in $XDG_CONFIG_HOME (else ~/.config) as <domain>.plist. A domain is a name \
             (com.example.app), -g / -globalDomain / NSGlobalDomain for the global domain, or a path to a \

@@ -1,6 +1,6 @@
 import ArgumentParser
-import Foundation
 import DefaultsToolSupport
+import Foundation
 import LiveDefaults
 
 /// `defaults export domain path|-`.

@@ -1,6 +1,6 @@
 import ArgumentParser
-import Foundation
 import DefaultsToolSupport
+import Foundation
 import LiveDefaults
 
 /// `defaults find word`.
@@ -16,7 +16,8 @@ struct Find: ParsableCommand {
             var found = false
             for name in DefaultsLocations.current.persistentDomainNames() {
                 guard let contents = try DomainTarget(name, host: host).store().contents() else { continue }
-                let matches = name.localizedCaseInsensitiveContains(word)
+                let matches =
+                    name.localizedCaseInsensitiveContains(word)
                     ? contents
                     : contents.filter { key, value in
                         key.localizedCaseInsensitiveContains(word) || Self.contains(value, word)
@@ -32,7 +33,8 @@ struct Find: ParsableCommand {
     static func contains(_ value: PropertyList, _ word: String) -> Bool {
         switch value {
         case .array(let elements): elements.contains { contains($0, word) }
-        case .dictionary(let entries): entries.contains { $0.key.localizedCaseInsensitiveContains(word) || contains($0.value, word) }
+        case .dictionary(let entries):
+            entries.contains { $0.key.localizedCaseInsensitiveContains(word) || contains($0.value, word) }
         default: Output.text(value).localizedCaseInsensitiveContains(word)
         }
     }

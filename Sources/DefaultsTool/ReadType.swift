@@ -5,7 +5,8 @@ import LiveDefaults
 /// `defaults read-type domain key`.
 struct ReadType: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "read-type", abstract: "Print the type of a key: Type is string|integer|float|boolean|date|data|array|dictionary.")
+        commandName: "read-type",
+        abstract: "Print the type of a key: Type is string|integer|float|boolean|date|data|array|dictionary.")
 
     @OptionGroup var host: HostOptions
     @Argument(help: "A domain name, -g, or a path to a plist file.") var domain: String

@@ -1,8 +1,8 @@
 import ArgumentParser
-import Foundation
-import Logging
 import DefaultsToolSupport
+import Foundation
 import LiveDefaults
+import Logging
 
 /// `-currentHost` / `-host <name>` (given before the verb on the command line; see ``ArgumentRewriter``).
 struct HostOptions: ParsableArguments {

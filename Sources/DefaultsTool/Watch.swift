@@ -1,7 +1,7 @@
 import ArgumentParser
+import DefaultsToolSupport
 import Dispatch
 import Foundation
-import DefaultsToolSupport
 import LiveDefaults
 
 /// `defaults watch domain [key]`: one line per change of the effective value, until interrupted.

@@ -39,12 +39,14 @@ struct Write: ParsableCommand {
                     try store.set(value, forKey: key)
                 case .appendToArray(let elements):
                     guard case .array(let existing) = current ?? .array([]) else {
-                        throw ToolError("-array-add: the value of \(key) in \(domain) is a \(current!.typeName), not an array")
+                        throw ToolError(
+                            "-array-add: the value of \(key) in \(domain) is a \(current!.typeName), not an array")
                     }
                     try store.set(.array(existing + elements), forKey: key)
                 case .mergeIntoDictionary(let entries):
                     guard case .dictionary(var existing) = current ?? .dictionary([:]) else {
-                        throw ToolError("-dict-add: the value of \(key) in \(domain) is a \(current!.typeName), not a dictionary")
+                        throw ToolError(
+                            "-dict-add: the value of \(key) in \(domain) is a \(current!.typeName), not a dictionary")
                     }
                     existing.merge(entries) { _, new in new }
                     try store.set(.dictionary(existing), forKey: key)

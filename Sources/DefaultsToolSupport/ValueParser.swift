@@ -54,7 +54,9 @@ public enum ValueParser {
             }
         case "-float":
             typed = { text in
-                guard let real = Double(text), !text.isEmpty else { throw ToolError("-float needs a number, not \"\(text)\"") }
+                guard let real = Double(text), !text.isEmpty else {
+                    throw ToolError("-float needs a number, not \"\(text)\"")
+                }
                 return .real(real)
             }
         case "-bool", "-boolean":
@@ -67,13 +69,17 @@ public enum ValueParser {
             }
         case "-data":
             typed = { text in
-                guard let data = hexData(text) else { throw ToolError("-data needs hexadecimal bytes, not \"\(text)\"") }
+                guard let data = hexData(text) else {
+                    throw ToolError("-data needs hexadecimal bytes, not \"\(text)\"")
+                }
                 return .data(data)
             }
         case "-date":
             typed = { text in
                 guard let date = parseDate(text) else {
-                    throw ToolError("-date needs a date such as \"2024-01-31 09:05:00 +0000\" or \"2024-01-31T09:05:00Z\", not \"\(text)\"")
+                    throw ToolError(
+                        "-date needs a date such as \"2024-01-31 09:05:00 +0000\" or \"2024-01-31T09:05:00Z\", not \"\(text)\""
+                    )
                 }
                 return .date(date)
             }

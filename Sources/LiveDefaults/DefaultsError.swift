@@ -14,6 +14,7 @@
 public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of error. New codes can appear in any release: a `switch` over codes needs a `default`.
     public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
         public let rawValue: String
 
         /// A code by name (for codes this version does not know yet, as logs or other processes spell them).
@@ -42,6 +43,7 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         /// A migration could not convert a value (see ``DefaultsError/migrationFailed(key:domain:reason:)``).
         public static let migrationFailed = Code(rawValue: "migrationFailed")
 
+        // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
         public var description: String { rawValue }
     }
 
@@ -132,6 +134,7 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         DefaultsError(code: .migrationFailed, domain: domain, key: key, detail: reason)
     }
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public var description: String {
         let path = path ?? "?"
         let key = key ?? "?"
@@ -161,7 +164,8 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         case .migrationFailed:
             return "cannot migrate key \"\(key)\" in domain \(domain): \(detail); the stored value was left as it is"
         case .volatileDomainExists:
-            return "a volatile domain named \"\(domain)\" already exists; remove it first with removeVolatileDomain(forName:)"
+            return
+                "a volatile domain named \"\(domain)\" already exists; remove it first with removeVolatileDomain(forName:)"
         default:
             let context = [
                 self.domain.map { "domain \($0)" }, self.key.map { "key \"\($0)\"" }, self.path,

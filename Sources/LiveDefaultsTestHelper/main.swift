@@ -43,7 +43,9 @@ func store(_ directory: String, _ domain: String) -> Defaults {
 
 switch arguments[1] {
 case "write-keys":
-    guard arguments.count == 6, let count = Int(arguments[5]) else { fail("write-keys <dir> <domain> <prefix> <count>") }
+    guard arguments.count == 6, let count = Int(arguments[5]) else {
+        fail("write-keys <dir> <domain> <prefix> <count>")
+    }
     let defaults = store(arguments[2], arguments[3])
     for index in 0..<count { defaults.set(index, forKey: "\(arguments[4])\(index)") }
     // No synchronize(): pending writes must reach the disk at normal exit by themselves.
@@ -128,7 +130,9 @@ case "standard-reset":
     _exit(second.string(forKey: arguments[2]) == arguments[3] ? 0 : 3)
 
 case "write-sequence":
-    guard arguments.count == 6, let count = Int(arguments[5]) else { fail("write-sequence <dir> <domain> <key> <count>") }
+    guard arguments.count == 6, let count = Int(arguments[5]) else {
+        fail("write-sequence <dir> <domain> <key> <count>")
+    }
     let defaults = store(arguments[2], arguments[3])
     for value in 1...max(1, count) {
         defaults.set(value, forKey: arguments[4])

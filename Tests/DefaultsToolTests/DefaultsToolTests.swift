@@ -18,7 +18,9 @@ struct DefaultsToolTests {
         #expect(try sandbox.ok("read", "com.example.app") == "{\n    Count = 42;\n    Name = \"Ada Lovelace\";\n}\n")
         let all = try sandbox.ok("read")
         #expect(all.contains("com.example.app = {") && all.contains("com.example.other = {") && all.contains("X = 1;"))
-        #expect(try sandbox.ok("read", "com.example.app", "--json") == "{\n  \"Count\" : 42,\n  \"Name\" : \"Ada Lovelace\"\n}\n")
+        #expect(
+            try sandbox.ok("read", "com.example.app", "--json")
+                == "{\n  \"Count\" : 42,\n  \"Name\" : \"Ada Lovelace\"\n}\n")
         #expect(try sandbox.ok("read", "com.example.other", "X", "--json") == "true\n")
     }
 
@@ -27,7 +29,8 @@ struct DefaultsToolTests {
         let sandbox = Sandbox()
         let cases: [(String, [String])] = [
             ("string", ["-string", "s"]), ("integer", ["-int", "1"]), ("float", ["-float", "1.5"]),
-            ("boolean", ["-bool", "true"]), ("date", ["-date", "2024-01-31 09:05:00 +0000"]), ("data", ["-data", "00ff"]),
+            ("boolean", ["-bool", "true"]), ("date", ["-date", "2024-01-31 09:05:00 +0000"]),
+            ("data", ["-data", "00ff"]),
             ("array", ["-array", "a"]), ("dictionary", ["-dict", "k", "v"]),
         ]
         for (type, value) in cases {
@@ -45,7 +48,8 @@ struct DefaultsToolTests {
         #expect(try sandbox.ok("domains") == "NSGlobalDomain, com.example.a, com.example.b\n")
         #expect(try sandbox.ok("find", "BLUE") == "Found 1 keys in domain 'com.example.b': {\n    Color = blue;\n}\n")
         #expect(try sandbox.ok("find", "example.a").contains("Shape = circle;"))
-        #expect(try sandbox.ok("find", "nothing-like-this") == "No domain, key, nor value containing 'nothing-like-this'\n")
+        #expect(
+            try sandbox.ok("find", "nothing-like-this") == "No domain, key, nor value containing 'nothing-like-this'\n")
     }
 
     // MARK: write
@@ -74,14 +78,15 @@ struct DefaultsToolTests {
         try sandbox.ok("write", domain, "List", "(1, \"two words\")")
         try sandbox.ok("write", domain, "Dict", "{ a = 1; b = (x); }")
         let python = try sandbox.python(domain, "{k: [type(v).__name__, v] for k, v in d.items()}")
-        #expect(python == """
-            {"A": ["list", ["a", 2, ["x", "y"], "b"]], "B1": ["bool", true], "B2": ["bool", false], \
-            "B3": ["bool", true], "B4": ["bool", false], "Bare": ["str", "42"], \
-            "D": ["datetime", "2024-01-31 09:05:00"], "D2": ["datetime", "2024-01-31 09:05:00"], \
-            "Dict": ["dict", {"a": "1", "b": ["x"]}], "F": ["float", 2.5], "I": ["int", -5], "I2": ["int", 7], \
-            "List": ["list", ["1", "two words"]], "M": ["dict", {"k": "w", "n": 0.5, "z": true}], \
-            "S": ["str", "-looks-like-a-flag"], "Words": ["str", "A B"], "X": ["bytes", "b'\\\\n\\\\xff'"]}
-            """)
+        #expect(
+            python == """
+                {"A": ["list", ["a", 2, ["x", "y"], "b"]], "B1": ["bool", true], "B2": ["bool", false], \
+                "B3": ["bool", true], "B4": ["bool", false], "Bare": ["str", "42"], \
+                "D": ["datetime", "2024-01-31 09:05:00"], "D2": ["datetime", "2024-01-31 09:05:00"], \
+                "Dict": ["dict", {"a": "1", "b": ["x"]}], "F": ["float", 2.5], "I": ["int", -5], "I2": ["int", 7], \
+                "List": ["list", ["1", "two words"]], "M": ["dict", {"k": "w", "n": 0.5, "z": true}], \
+                "S": ["str", "-looks-like-a-flag"], "Words": ["str", "A B"], "X": ["bytes", "b'\\\\n\\\\xff'"]}
+                """)
     }
 
     @Test("write with a dictionary replaces the domain; write returns with the value on disk")
@@ -123,7 +128,8 @@ struct DefaultsToolTests {
         try sandbox.ok("rename", "com.example.edit", "A", "C")
         #expect(try sandbox.python("com.example.edit", "d") == #"{"B": 2, "C": 1}"#)
         let missingKey = try sandbox.run("rename", "com.example.edit", "Nope", "D")
-        #expect(missingKey.status != 0 && missingKey.error.contains("Key Nope does not exist in domain com.example.edit"))
+        #expect(
+            missingKey.status != 0 && missingKey.error.contains("Key Nope does not exist in domain com.example.edit"))
         try sandbox.ok("delete", "com.example.edit", "B")
         #expect(try sandbox.python("com.example.edit", "d") == #"{"C": 1}"#)
         let deleteMissing = try sandbox.run("delete", "com.example.edit", "B")
@@ -138,7 +144,8 @@ struct DefaultsToolTests {
     func importExport() throws {
         let sandbox = Sandbox()
         let binary = sandbox.file("input.plist")
-        try sandbox.runPython("import plistlib; plistlib.dump({'A': 1, 'B': [True]}, open('\(binary)', 'wb'), fmt=plistlib.FMT_BINARY)")
+        try sandbox.runPython(
+            "import plistlib; plistlib.dump({'A': 1, 'B': [True]}, open('\(binary)', 'wb'), fmt=plistlib.FMT_BINARY)")
         try sandbox.ok("import", "com.example.imported", binary)
         #expect(try sandbox.python("com.example.imported", "d") == #"{"A": 1, "B": [true]}"#)
         try sandbox.ok(["import", "com.example.stdin", "-"], input: "{ Piped = yes; }")
@@ -148,7 +155,9 @@ struct DefaultsToolTests {
         let exported = sandbox.file("exported.plist")
         try sandbox.ok("export", "com.example.imported", exported)
         #expect(try pythonPlist(exported) == #"{"A": 1, "B": [true]}"#)
-        #expect(try sandbox.ok("export", "com.example.imported", "-", "--json") == "{\n  \"A\" : 1,\n  \"B\" : [\n    true\n  ]\n}\n")
+        #expect(
+            try sandbox.ok("export", "com.example.imported", "-", "--json")
+                == "{\n  \"A\" : 1,\n  \"B\" : [\n    true\n  ]\n}\n")
         let notPlist = sandbox.file("garbage.txt")
         try Data("{ unterminated".utf8).write(to: URL(fileURLWithPath: notPlist))
         let failed = try sandbox.run("import", "com.example.imported", notPlist)
@@ -189,11 +198,13 @@ struct DefaultsToolTests {
     func errors() throws {
         let sandbox = Sandbox()
         let missingDomain = try sandbox.run("read", "com.example.none")
-        #expect(missingDomain.status == 1 && missingDomain.error == "defaults: Domain com.example.none does not exist\n")
+        #expect(
+            missingDomain.status == 1 && missingDomain.error == "defaults: Domain com.example.none does not exist\n")
         try sandbox.ok("write", "com.example.there", "A", "1")
         let missingKey = try sandbox.run("read", "com.example.there", "B")
-        #expect(missingKey.status == 1
-            && missingKey.error == "defaults: The domain/default pair of (com.example.there, B) does not exist\n")
+        #expect(
+            missingKey.status == 1
+                && missingKey.error == "defaults: The domain/default pair of (com.example.there, B) does not exist\n")
         for name in [".hidden", String(repeating: "x", count: 201)] {
             let invalid = try sandbox.run("write", name, "A", "1")
             #expect(invalid.status == 1 && invalid.error.contains("invalid domain name"))
@@ -202,19 +213,26 @@ struct DefaultsToolTests {
         // Forced by an administrator.
         let managed = sandbox.file("managed")
         try FileManager.default.createDirectory(atPath: managed, withIntermediateDirectories: true)
-        try sandbox.runPython("import plistlib; plistlib.dump({'Locked': 1}, open('\(managed)/com.example.there.plist', 'wb'))")
-        let forced = try sandbox.run(["write", "com.example.there", "Locked", "2"], environment: ["LIVEDEFAULTS_MANAGED_DIRECTORY": managed])
-        #expect(forced.status == 1 && forced.error.contains("\"Locked\"") && forced.error.contains("managed by an administrator"))
+        try sandbox.runPython(
+            "import plistlib; plistlib.dump({'Locked': 1}, open('\(managed)/com.example.there.plist', 'wb'))")
+        let forced = try sandbox.run(
+            ["write", "com.example.there", "Locked", "2"], environment: ["LIVEDEFAULTS_MANAGED_DIRECTORY": managed])
+        #expect(
+            forced.status == 1 && forced.error.contains("\"Locked\"")
+                && forced.error.contains("managed by an administrator"))
 
         // A corrupt file is reported with its path and left exactly as it was.
         let corruptPath = sandbox.file("com.example.corrupt.plist")
         try Data("<plist><dict><key>A</key>".utf8).write(to: URL(fileURLWithPath: corruptPath))
         for arguments in [["read", "com.example.corrupt"], ["write", "com.example.corrupt", "B", "1"]] {
             let corrupt = try sandbox.run(arguments)
-            #expect(corrupt.status == 1 && corrupt.error.contains(corruptPath) && corrupt.error.split(separator: "\n").count == 1)
+            #expect(
+                corrupt.status == 1 && corrupt.error.contains(corruptPath)
+                    && corrupt.error.split(separator: "\n").count == 1)
         }
         #expect(try String(contentsOfFile: corruptPath, encoding: .utf8) == "<plist><dict><key>A</key>")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.path).allSatisfy { !$0.contains("corrupt-") })
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: sandbox.path).allSatisfy { !$0.contains("corrupt-") })
 
         // No permission: another user's private directory.
         let privateDirectory = sandbox.file("private")
@@ -224,7 +242,8 @@ struct DefaultsToolTests {
         guard let denied = try sandbox.runAsAnotherUser(["read", "com.example.secret"], home: privateDirectory) else {
             return
         }
-        #expect(denied.status == 1 && denied.error.contains(privateDirectory) && denied.error.contains("ermission denied"))
+        #expect(
+            denied.status == 1 && denied.error.contains(privateDirectory) && denied.error.contains("ermission denied"))
     }
 
     // MARK: watch
@@ -241,7 +260,8 @@ struct DefaultsToolTests {
         #expect(text.waitForLine("com.example.watched Level = 3"))
         #expect(json.waitForLine(#"{"domain":"com.example.watched","key":"Level","value":3}"#))
         // A change by someone else: Python rewrites the file.
-        try sandbox.runPython("""
+        try sandbox.runPython(
+            """
             import plistlib, os
             p = '\(sandbox.file("com.example.watched.plist"))'
             d = plistlib.load(open(p, 'rb')); d['Level'] = [1, 'x']; del d['Existing']

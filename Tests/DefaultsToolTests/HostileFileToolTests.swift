@@ -29,7 +29,9 @@ struct HostileFileToolTests {
         ]
         for arguments in runs {
             let result = try sandbox.run(arguments)
-            #expect(result.status == 0 || result.status == 1, "defaults \(arguments.joined(separator: " ")) on \(name): \(result.error)")
+            #expect(
+                result.status == 0 || result.status == 1,
+                "defaults \(arguments.joined(separator: " ")) on \(name): \(result.error)")
             if result.status == 1 {
                 #expect(result.error.hasPrefix("defaults: ") && result.error.split(separator: "\n").count == 1)
             }

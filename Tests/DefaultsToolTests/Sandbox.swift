@@ -19,7 +19,9 @@ final class Sandbox: Sendable {
             return created.count == 1
         }
         if first {
-            atexit { for path in Sandbox.created.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) } }
+            atexit {
+                for path in Sandbox.created.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
+            }
         }
     }
 
@@ -46,7 +48,9 @@ final class Sandbox: Sendable {
         try Self.execute(toolURL, arguments, environment: environment(extra), input: input)
     }
 
-    static func execute(_ executable: URL, _ arguments: [String], environment: [String: String], input: String? = nil) throws -> Result {
+    static func execute(_ executable: URL, _ arguments: [String], environment: [String: String], input: String? = nil)
+        throws -> Result
+    {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

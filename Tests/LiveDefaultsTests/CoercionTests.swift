@@ -24,36 +24,96 @@ struct CoercionTests {
     static let date = Date(timeIntervalSince1970: 1_700_000_000)
 
     static let rows: [Row] = [
-        Row(stored: nil, string: nil, integer: 0, double: 0, bool: false, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: "YES", string: "YES", integer: 0, double: 0, bool: true, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: "yes", string: "yes", integer: 0, double: 0, bool: true, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: "true", string: "true", integer: 0, double: 0, bool: true, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: "NO", string: "NO", integer: 0, double: 0, bool: false, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: "false", string: "false", integer: 0, double: 0, bool: false, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: "42", string: "42", integer: 42, double: 42, bool: true, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: "  -17xyz", string: "  -17xyz", integer: -17, double: -17, bool: true, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: "2.75", string: "2.75", integer: 2, double: 2.75, bool: true, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: "1e3", string: "1e3", integer: 1, double: 1000, bool: true, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: "0", string: "0", integer: 0, double: 0, bool: false, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: "007", string: "007", integer: 7, double: 7, bool: true, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: "abc", string: "abc", integer: 0, double: 0, bool: false, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: "", string: "", integer: 0, double: 0, bool: false, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: "99999999999999999999", string: "99999999999999999999", integer: Int.max, double: 1e20, bool: true, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: 42, string: "42", integer: 42, double: 42, bool: true, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: 0, string: "0", integer: 0, double: 0, bool: false, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: -3, string: "-3", integer: -3, double: -3, bool: true, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: 2.9, string: "2.9", integer: 2, double: 2.9, bool: true, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: -2.9, string: "-2.9", integer: -2, double: -2.9, bool: true, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: 0.0, string: "0.0", integer: 0, double: 0, bool: false, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: 1e300, string: "1e+300", integer: Int.max, double: 1e300, bool: true, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: true, string: "1", integer: 1, double: 1, bool: true, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: false, string: "0", integer: 0, double: 0, bool: false, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: .date(date), string: nil, integer: 0, double: 0, bool: false, array: false, dictionary: false, data: false, stringArray: nil),
-        Row(stored: .data(Data([1, 2])), string: nil, integer: 0, double: 0, bool: false, array: false, dictionary: false, data: true, stringArray: nil),
-        Row(stored: ["a", "b"], string: nil, integer: 0, double: 0, bool: false, array: true, dictionary: false, data: false, stringArray: ["a", "b"]),
-        Row(stored: ["a", 1], string: nil, integer: 0, double: 0, bool: false, array: true, dictionary: false, data: false, stringArray: nil),
-        Row(stored: [], string: nil, integer: 0, double: 0, bool: false, array: true, dictionary: false, data: false, stringArray: []),
-        Row(stored: ["k": 1], string: nil, integer: 0, double: 0, bool: false, array: false, dictionary: true, data: false, stringArray: nil),
+        Row(
+            stored: nil, string: nil, integer: 0, double: 0, bool: false, array: false, dictionary: false, data: false,
+            stringArray: nil),
+        Row(
+            stored: "YES", string: "YES", integer: 0, double: 0, bool: true, array: false, dictionary: false,
+            data: false, stringArray: nil),
+        Row(
+            stored: "yes", string: "yes", integer: 0, double: 0, bool: true, array: false, dictionary: false,
+            data: false, stringArray: nil),
+        Row(
+            stored: "true", string: "true", integer: 0, double: 0, bool: true, array: false, dictionary: false,
+            data: false, stringArray: nil),
+        Row(
+            stored: "NO", string: "NO", integer: 0, double: 0, bool: false, array: false, dictionary: false,
+            data: false, stringArray: nil),
+        Row(
+            stored: "false", string: "false", integer: 0, double: 0, bool: false, array: false, dictionary: false,
+            data: false, stringArray: nil),
+        Row(
+            stored: "42", string: "42", integer: 42, double: 42, bool: true, array: false, dictionary: false,
+            data: false, stringArray: nil),
+        Row(
+            stored: "  -17xyz", string: "  -17xyz", integer: -17, double: -17, bool: true, array: false,
+            dictionary: false, data: false, stringArray: nil),
+        Row(
+            stored: "2.75", string: "2.75", integer: 2, double: 2.75, bool: true, array: false, dictionary: false,
+            data: false, stringArray: nil),
+        Row(
+            stored: "1e3", string: "1e3", integer: 1, double: 1000, bool: true, array: false, dictionary: false,
+            data: false, stringArray: nil),
+        Row(
+            stored: "0", string: "0", integer: 0, double: 0, bool: false, array: false, dictionary: false, data: false,
+            stringArray: nil),
+        Row(
+            stored: "007", string: "007", integer: 7, double: 7, bool: true, array: false, dictionary: false,
+            data: false, stringArray: nil),
+        Row(
+            stored: "abc", string: "abc", integer: 0, double: 0, bool: false, array: false, dictionary: false,
+            data: false, stringArray: nil),
+        Row(
+            stored: "", string: "", integer: 0, double: 0, bool: false, array: false, dictionary: false, data: false,
+            stringArray: nil),
+        Row(
+            stored: "99999999999999999999", string: "99999999999999999999", integer: Int.max, double: 1e20, bool: true,
+            array: false, dictionary: false, data: false, stringArray: nil),
+        Row(
+            stored: 42, string: "42", integer: 42, double: 42, bool: true, array: false, dictionary: false, data: false,
+            stringArray: nil),
+        Row(
+            stored: 0, string: "0", integer: 0, double: 0, bool: false, array: false, dictionary: false, data: false,
+            stringArray: nil),
+        Row(
+            stored: -3, string: "-3", integer: -3, double: -3, bool: true, array: false, dictionary: false, data: false,
+            stringArray: nil),
+        Row(
+            stored: 2.9, string: "2.9", integer: 2, double: 2.9, bool: true, array: false, dictionary: false,
+            data: false, stringArray: nil),
+        Row(
+            stored: -2.9, string: "-2.9", integer: -2, double: -2.9, bool: true, array: false, dictionary: false,
+            data: false, stringArray: nil),
+        Row(
+            stored: 0.0, string: "0.0", integer: 0, double: 0, bool: false, array: false, dictionary: false,
+            data: false, stringArray: nil),
+        Row(
+            stored: 1e300, string: "1e+300", integer: Int.max, double: 1e300, bool: true, array: false,
+            dictionary: false, data: false, stringArray: nil),
+        Row(
+            stored: true, string: "1", integer: 1, double: 1, bool: true, array: false, dictionary: false, data: false,
+            stringArray: nil),
+        Row(
+            stored: false, string: "0", integer: 0, double: 0, bool: false, array: false, dictionary: false,
+            data: false, stringArray: nil),
+        Row(
+            stored: .date(date), string: nil, integer: 0, double: 0, bool: false, array: false, dictionary: false,
+            data: false, stringArray: nil),
+        Row(
+            stored: .data(Data([1, 2])), string: nil, integer: 0, double: 0, bool: false, array: false,
+            dictionary: false, data: true, stringArray: nil),
+        Row(
+            stored: ["a", "b"], string: nil, integer: 0, double: 0, bool: false, array: true, dictionary: false,
+            data: false, stringArray: ["a", "b"]),
+        Row(
+            stored: ["a", 1], string: nil, integer: 0, double: 0, bool: false, array: true, dictionary: false,
+            data: false, stringArray: nil),
+        Row(
+            stored: [], string: nil, integer: 0, double: 0, bool: false, array: true, dictionary: false, data: false,
+            stringArray: []),
+        Row(
+            stored: ["k": 1], string: nil, integer: 0, double: 0, bool: false, array: false, dictionary: true,
+            data: false, stringArray: nil),
     ]
 
     @Test("Each getter converts each stored type as Foundation does", arguments: rows)

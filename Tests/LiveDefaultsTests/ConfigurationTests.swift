@@ -7,7 +7,9 @@ import Testing
 /// The pieces a store is given through its configuration — logger, watcher, roots — and the levels it logs at.
 @Suite("Configuration: injected logger and watcher")
 struct ConfigurationTests {
-    private func configuration(_ directory: TemporaryDirectory, _ domain: String, log: LogRecorder) -> Defaults.Configuration {
+    private func configuration(_ directory: TemporaryDirectory, _ domain: String, log: LogRecorder)
+        -> Defaults.Configuration
+    {
         var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: domain)
         configuration.logger = log.logger
         return configuration

@@ -83,10 +83,15 @@ import Testing
 
         // A rebuild is reported key by key, attributed to the domain that caused it.
         _ = view.apply(.all(["A": 2, "B": 3], domain: "registration", basedOn: view.generation))
-        #expect(await changes.next() == KeyChange(domain: "registration", key: "B", oldValue: nil, newValue: 3, origin: .local))
+        #expect(
+            await changes.next()
+                == KeyChange(domain: "registration", key: "B", oldValue: nil, newValue: 3, origin: .local))
 
         let ended = view.unsubscribe(valueID)
-        guard case .none = ended else { Issue.record("a value stream is not a domain stream"); return }
+        guard case .none = ended else {
+            Issue.record("a value stream is not a domain stream")
+            return
+        }
         #expect(view.subscribers.count == 1)
     }
 

@@ -29,7 +29,9 @@ struct FoundationBehaviourTests {
     @Test("string(forKey:) of a number or a Boolean is its string value")
     func stringOfNumbers() throws {
         let defaults = try TemporaryDirectory().store()
-        let cases: [(Any, String)] = [(42, "42"), (12.34, "12.34"), (1e20, "1e+20"), (-0.0, "-0.0"), (true, "1"), (false, "0")]
+        let cases: [(Any, String)] = [
+            (42, "42"), (12.34, "12.34"), (1e20, "1e+20"), (-0.0, "-0.0"), (true, "1"), (false, "0"),
+        ]
         for (value, expected) in cases {
             defaults.set(value, forKey: "Value")
             #expect(defaults.string(forKey: "Value") == expected)

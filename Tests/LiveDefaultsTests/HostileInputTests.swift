@@ -127,8 +127,12 @@ struct HostileInputTests {
             let seconds = try #require(value.dateValue).timeIntervalSince1970
             #expect(seconds >= expected && seconds <= expected + 1)
         }
-        #expect(throws: PropertyListError.self) { try PropertyList(parsing: "<plist><date>2026-11-22T14:16:04.Z</date></plist>") }
-        #expect(throws: PropertyListError.self) { try PropertyList(parsing: "<plist><date>2026-11-22T14:16:04.1xZ</date></plist>") }
+        #expect(throws: PropertyListError.self) {
+            try PropertyList(parsing: "<plist><date>2026-11-22T14:16:04.Z</date></plist>")
+        }
+        #expect(throws: PropertyListError.self) {
+            try PropertyList(parsing: "<plist><date>2026-11-22T14:16:04.1xZ</date></plist>")
+        }
     }
 
     @Test("dates no calendar holds are printed, never a trap; XML refuses them by key path")
@@ -156,7 +160,8 @@ struct HostileInputTests {
                 }
             }
             let binary = try PropertyList.decode(value.encoded(as: .binary), as: .binary)
-            let stored = try #require(binary.dictionaryValue?["Outer"]?.dictionaryValue?["Inner"]?.arrayValue?.first?.dateValue)
+            let stored = try #require(
+                binary.dictionaryValue?["Outer"]?.dictionaryValue?["Inner"]?.arrayValue?.first?.dateValue)
             #expect(
                 stored.timeIntervalSinceReferenceDate.bitPattern == date.timeIntervalSinceReferenceDate.bitPattern
                     || (stored.timeIntervalSinceReferenceDate.isNaN && seconds.isNaN))
@@ -231,7 +236,9 @@ struct HostileInputTests {
         #expect(throws: (any Error).self) { try PropertyListValueEncoder().encode(UInt64.max - 1) }
         // Found by FuzzCodable: a string spelling a UInt64 that no property list can store again is refused
         // when decoded, rather than decoded into a value that cannot be written back.
-        #expect(throws: (any Error).self) { try PropertyListValueDecoder().decode(UInt64.self, from: "18446744073709551615") }
+        #expect(throws: (any Error).self) {
+            try PropertyListValueDecoder().decode(UInt64.self, from: "18446744073709551615")
+        }
         #expect(try PropertyListValueDecoder().decode(UInt64.self, from: "9223372036854775808") == 1 << 63)
         #expect(try PropertyListValueDecoder().decode(UInt64.self, from: " 42") == 42)
     }
@@ -240,7 +247,8 @@ struct HostileInputTests {
     func expansionAllowance() {
         #expect(PropertyListLimits.expandedObjectLimit(forFileSize: 100) == 100_000)
         #expect(PropertyListLimits.expandedObjectLimit(forFileSize: 1_000_000) == 8_000_000)
-        #expect(PropertyListLimits.expandedObjectLimit(forFileSize: Int.max) == PropertyListLimits.maximumExpandedObjects)
+        #expect(
+            PropertyListLimits.expandedObjectLimit(forFileSize: Int.max) == PropertyListLimits.maximumExpandedObjects)
     }
 
     @Test("dates typed as people and defaults read write them")
@@ -253,7 +261,10 @@ struct HostileInputTests {
         #expect(PropertyList.date(fromText: "2024-01-31 12:00:00") == noon)
         #expect(PropertyList.date(fromText: "2024-01-31") == Date(timeIntervalSince1970: 1_706_659_200))
         #expect(PropertyList.date(fromText: "2024-01-31T12:00:00.5Z") == noon.addingTimeInterval(0.5))
-        for bad in ["", "2024", "2024-13-01", "2024-01-31 25:00:00", "2024-01-31 12:00:00 +01", "2024-01-31X", "2024-01-31T12:00:00Zjunk"] {
+        for bad in [
+            "", "2024", "2024-13-01", "2024-01-31 25:00:00", "2024-01-31 12:00:00 +01", "2024-01-31X",
+            "2024-01-31T12:00:00Zjunk",
+        ] {
             #expect(PropertyList.date(fromText: bad) == nil, "\(bad)")
         }
         // The XML reader keeps to the XML form.
@@ -270,11 +281,22 @@ struct DeepNestingTests {
     static let depth = PropertyListLimits.maximumDepth - 1
 
     static let documents: [(String, Data)] = [
-        ("XML arrays", Data(("<plist>" + String(repeating: "<array>", count: depth) + "<string>x</string>"
-            + String(repeating: "</array>", count: depth) + "</plist>").utf8)),
-        ("XML dictionaries", Data(("<plist>" + String(repeating: "<dict><key>k</key>", count: depth) + "<true/>"
-            + String(repeating: "</dict>", count: depth) + "</plist>").utf8)),
-        ("old-style", Data((String(repeating: "{k=(", count: depth / 2) + "x" + String(repeating: ");}", count: depth / 2)).utf8)),
+        (
+            "XML arrays",
+            Data(
+                ("<plist>" + String(repeating: "<array>", count: depth) + "<string>x</string>"
+                    + String(repeating: "</array>", count: depth) + "</plist>").utf8)
+        ),
+        (
+            "XML dictionaries",
+            Data(
+                ("<plist>" + String(repeating: "<dict><key>k</key>", count: depth) + "<true/>"
+                    + String(repeating: "</dict>", count: depth) + "</plist>").utf8)
+        ),
+        (
+            "old-style",
+            Data((String(repeating: "{k=(", count: depth / 2) + "x" + String(repeating: ");}", count: depth / 2)).utf8)
+        ),
     ]
 
     static func exercise(_ data: Data) -> Bool {
@@ -310,7 +332,8 @@ struct DeepNestingTests {
     func watchedDeepFile() throws {
         let directory = TemporaryDirectory()
         let store = try directory.store("com.example.deep")
-        let inner = String(repeating: "<array>", count: Self.depth - 1) + "<string>x</string>"
+        let inner =
+            String(repeating: "<array>", count: Self.depth - 1) + "<string>x</string>"
             + String(repeating: "</array>", count: Self.depth - 1)
         let document = "<plist><dict><key>Deep</key>\(inner)</dict></plist>"
         let temporary = directory.file("deep.tmp")

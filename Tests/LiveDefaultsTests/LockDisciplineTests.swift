@@ -16,7 +16,8 @@ struct LockDisciplineTests {
         try directory.write("blocker", "not a directory")
         let store = Lock<Defaults?>(nil)
         let reentered = Lock(0)
-        var configuration = Defaults.Configuration.rooted(at: directory.file("blocker/config"), applicationDomain: "com.example.reenter")
+        var configuration = Defaults.Configuration.rooted(
+            at: directory.file("blocker/config"), applicationDomain: "com.example.reenter")
         configuration.errorHandler = { _ in
             // Once: synchronize() fails again and would report again.
             let first = reentered.withLock { count in
@@ -123,7 +124,8 @@ struct LockDisciplineTests {
     func synchronizeReportsOwnFailures() throws {
         let failing = TemporaryDirectory()
         try failing.write("blocker", "not a directory")
-        let broken = try Defaults(configuration: .rooted(at: failing.file("blocker/config"), applicationDomain: "com.example.broken"))
+        let broken = try Defaults(
+            configuration: .rooted(at: failing.file("blocker/config"), applicationDomain: "com.example.broken"))
         let healthy = try TemporaryDirectory().store("com.example.healthy")
         broken.set(1, forKey: "Key")
         healthy.set(1, forKey: "Key")

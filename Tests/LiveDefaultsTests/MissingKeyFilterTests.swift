@@ -40,9 +40,13 @@ struct MissingKeyFilterTests {
         let other = try directory.store("com.example.filter")
         other.set(3, forKey: "FromAnotherStore")
         #expect(defaults.integer(forKey: "FromAnotherStore") == 3)
-        #expect(try runHelper(["write-sequence", directory.path, "com.example.filter", "FromAnotherProcess", "2"]).status == 0)
+        #expect(
+            try runHelper(["write-sequence", directory.path, "com.example.filter", "FromAnotherProcess", "2"]).status
+                == 0)
         #expect(await eventually { defaults.integer(forKey: "FromAnotherProcess") == 2 })
-        try defaults.setPersistentDomainContents(Dictionary(uniqueKeysWithValues: (0..<5_000).map { ("Bulk\($0)", PropertyList.integer($0)) }), forName: "com.example.filter")
+        try defaults.setPersistentDomainContents(
+            Dictionary(uniqueKeysWithValues: (0..<5_000).map { ("Bulk\($0)", PropertyList.integer($0)) }),
+            forName: "com.example.filter")
         #expect((0..<5_000).allSatisfy { defaults.integer(forKey: "Bulk\($0)") == $0 })
         #expect(defaults.object(forKey: "Local") == nil, "replaced away")
         defaults.removeObject(forKey: "Bulk7")

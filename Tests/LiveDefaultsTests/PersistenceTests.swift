@@ -1,6 +1,6 @@
 import Foundation
-import PlistOracle
 import Glibc
+import PlistOracle
 import Testing
 
 @testable import LiveDefaults
@@ -39,7 +39,8 @@ struct PersistenceTests {
     func binaryStaysBinary() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("com.example.binary.plist")
-        try Self.python("import plistlib; plistlib.dump({'Old': 1, 'Name': 'x'}, open('\(path)', 'wb'), fmt=plistlib.FMT_BINARY)")
+        try Self.python(
+            "import plistlib; plistlib.dump({'Old': 1, 'Name': 'x'}, open('\(path)', 'wb'), fmt=plistlib.FMT_BINARY)")
         let defaults = try directory.store("com.example.binary")
         #expect(defaults.integer(forKey: "Old") == 1)
         defaults.set(2, forKey: "New")
@@ -173,12 +174,15 @@ struct PersistenceTests {
         var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: "com.example.array")
         configuration.errorHandler = { error in errors.withLock { $0.append(error) } }
         let defaults = try Defaults(configuration: configuration)
-        #expect(errors.withLock { $0 } == [.notADictionary(path: directory.file("com.example.array.plist"), found: "array")])
+        #expect(
+            errors.withLock { $0 } == [.notADictionary(path: directory.file("com.example.array.plist"), found: "array")]
+        )
         defaults.set(1, forKey: "A")
         #expect(defaults.synchronize())
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).contains {
-            $0.hasPrefix("com.example.array.plist.corrupt-")
-        })
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).contains {
+                $0.hasPrefix("com.example.array.plist.corrupt-")
+            })
     }
 
     @Test("A failed write is reported, kept in memory, and retried until it succeeds")
@@ -221,8 +225,16 @@ struct PersistenceTests {
         let directory = TemporaryDirectory()
         let environment = ["XDG_CONFIG_HOME": directory.path]
         let domain = "com.example.foundation"
-        #expect(try runHelper(["foundation-write", directory.path, domain, "FromFoundation", #"{"n": 3, "s": "é", "l": [1, 2.5, true]}"#], environment: environment).status == 0)
-        #expect(try runHelper(["foundation-write", directory.path, domain, "Flag", "true"], environment: environment).status == 0)
+        #expect(
+            try runHelper(
+                [
+                    "foundation-write", directory.path, domain, "FromFoundation",
+                    #"{"n": 3, "s": "é", "l": [1, 2.5, true]}"#,
+                ], environment: environment
+            ).status == 0)
+        #expect(
+            try runHelper(["foundation-write", directory.path, domain, "Flag", "true"], environment: environment).status
+                == 0)
         let defaults = try directory.store(domain)
         #expect(defaults.value(forKey: "FromFoundation") == ["n": 3, "s": "é", "l": [1, 2.5, true]])
         #expect(defaults.bool(forKey: "Flag"))
@@ -232,7 +244,8 @@ struct PersistenceTests {
         defaults.set(7.5, forKey: "Real")
         #expect(defaults.synchronize())
         func foundationRead(_ key: String) throws -> String {
-            let (status, output) = try runHelper(["foundation-read", directory.path, domain, key], environment: environment)
+            let (status, output) = try runHelper(
+                ["foundation-read", directory.path, domain, key], environment: environment)
             #expect(status == 0)
             return output.trimmingCharacters(in: .whitespacesAndNewlines)
         }

@@ -10,7 +10,8 @@ import Testing
 /// `LIVEDEFAULTS_PROPERTY_SEED=<seed> swift test --filter PlistlibAgreementTests`.
 @Suite("Writers and readers agree with Python's plistlib")
 struct PlistlibAgreementTests {
-    static let seed: UInt64 = ProcessInfo.processInfo.environment["LIVEDEFAULTS_PROPERTY_SEED"].flatMap { UInt64($0) }
+    static let seed: UInt64 =
+        ProcessInfo.processInfo.environment["LIVEDEFAULTS_PROPERTY_SEED"].flatMap { UInt64($0) }
         ?? UInt64.random(in: 0...UInt64.max)
     static let count = 150
 
@@ -43,8 +44,11 @@ struct PlistlibAgreementTests {
     func weReadPlistlibs(_ format: PropertyList.Format) throws {
         let directory = TemporaryDirectory()
         let values = Self.values()
-        let tagged = try values.map { String(decoding: try JSONSerialization.data(withJSONObject: Self.tag($0)), as: UTF8.self) }
-        try tagged.joined(separator: "\n").write(toFile: directory.file("values.jsonl"), atomically: true, encoding: .utf8)
+        let tagged = try values.map {
+            String(decoding: try JSONSerialization.data(withJSONObject: Self.tag($0)), as: UTF8.self)
+        }
+        try tagged.joined(separator: "\n").write(
+            toFile: directory.file("values.jsonl"), atomically: true, encoding: .utf8)
         let pythonFormat = format == .xml ? "plistlib.FMT_XML" : "plistlib.FMT_BINARY"
         _ = try Self.python(
             """
@@ -56,7 +60,9 @@ struct PlistlibAgreementTests {
             let data = try Data(contentsOf: URL(fileURLWithPath: directory.file("\(index).plist")))
             let (read, detected) = try PropertyList.decode(data)
             #expect(detected == format)
-            #expect(equivalent(read, value), "we read plistlib's \(format) differently (seed \(Self.seed)):\n\(value)\n\(read)")
+            #expect(
+                equivalent(read, value),
+                "we read plistlib's \(format) differently (seed \(Self.seed)):\n\(value)\n\(read)")
         }
     }
 
@@ -104,7 +110,8 @@ struct PlistlibAgreementTests {
     func equivalent(_ a: PropertyList, _ b: PropertyList) -> Bool {
         switch (a, b) {
         case (.real(let x), .real(let y)): x == y || (x.isNaN && y.isNaN)
-        case (.date(let x), .date(let y)): x.timeIntervalSince1970.rounded(.down) == y.timeIntervalSince1970.rounded(.down)
+        case (.date(let x), .date(let y)):
+            x.timeIntervalSince1970.rounded(.down) == y.timeIntervalSince1970.rounded(.down)
         case (.array(let x), .array(let y)): x.count == y.count && zip(x, y).allSatisfy { equivalent($0, $1) }
         case (.dictionary(let x), .dictionary(let y)):
             x.count == y.count && x.allSatisfy { key, value in y[key].map { equivalent(value, $0) } ?? false }
@@ -204,7 +211,8 @@ struct ValueGenerator {
 
     mutating func real() -> Double {
         switch below(6) {
-        case 0: [0.0, -0.0, .nan, .infinity, -.infinity, .leastNonzeroMagnitude, .greatestFiniteMagnitude, 0.1][below(8)]
+        case 0:
+            [0.0, -0.0, .nan, .infinity, -.infinity, .leastNonzeroMagnitude, .greatestFiniteMagnitude, 0.1][below(8)]
         case 1: Double(below(2000) - 1000) / 8
         default: Double(bitPattern: next() & 0x7FEF_FFFF_FFFF_FFFF | (below(2) == 0 ? 0 : 0x8000_0000_0000_0000))
         }

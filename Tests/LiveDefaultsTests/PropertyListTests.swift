@@ -97,7 +97,8 @@ struct PropertyListTests {
         for format in [PropertyList.Format.xml, .binary] {
             let path = directory.file("out.plist")
             try value.encoded(as: format).write(to: URL(fileURLWithPath: path))
-            let json = try pythonPlist(path, expression: "{k: (v.hex() if isinstance(v, bytes) else v) for k, v in d.items()}")
+            let json = try pythonPlist(
+                path, expression: "{k: (v.hex() if isinstance(v, bytes) else v) for k, v in d.items()}")
             #expect(json == #"{"a": ["x", 1], "b": true, "d": "09", "i": -5, "r": 0.25, "s": "\u00fc <&>"}"#)
         }
     }
@@ -139,14 +140,18 @@ struct PropertyListTests {
         #expect(try PropertyList(parsing: "<dict><key>k</key><integer>\(text)</integer></dict>") == ["k": expected])
     }
 
-    @Test("XML integers that are not integers are errors", arguments: ["", "-", "1 2", "12x", "--1", "0x", "1.5", "١٢"])
+    @Test(
+        "XML integers that are not integers are errors", arguments: ["", "-", "1 2", "12x", "--1", "0x", "1.5", "١٢"])
     func xmlBadIntegers(text: String) {
-        #expect(throws: PropertyListError.self) { try PropertyList(parsing: "<plist><integer>\(text)</integer></plist>") }
+        #expect(throws: PropertyListError.self) {
+            try PropertyList(parsing: "<plist><integer>\(text)</integer></plist>")
+        }
     }
 
     @Test("A repeated key in an XML dictionary keeps its last value")
     func xmlRepeatedKey() throws {
-        let value = try PropertyList(parsing: "<dict><key>k</key><integer>1</integer><key>k</key><integer>2</integer></dict>")
+        let value = try PropertyList(
+            parsing: "<dict><key>k</key><integer>1</integer><key>k</key><integer>2</integer></dict>")
         #expect(value == ["k": 2])
     }
 
@@ -155,7 +160,8 @@ struct PropertyListTests {
     @Test("A cyclic binary property list is an error, not a crash or a hang")
     func binaryCycle() {
         // Object 0: an array containing object 0.
-        let bytes: [UInt8] = Array("bplist00".utf8) + [0xA1, 0x00] + [0x08] + [0, 0, 0, 0, 0, 0, 1, 1]
+        let bytes: [UInt8] =
+            Array("bplist00".utf8) + [0xA1, 0x00] + [0x08] + [0, 0, 0, 0, 0, 0, 1, 1]
             + [0, 0, 0, 0, 0, 0, 0, 1] + [0, 0, 0, 0, 0, 0, 0, 0] + [0, 0, 0, 0, 0, 0, 0, 10]
         #expect(throws: PropertyListError.cyclicReference(object: 0)) { try PropertyList.decode(Data(bytes)) }
     }
@@ -181,7 +187,10 @@ struct PropertyListTests {
         let small = try PropertyList.decode(fanOut(12)).value
         #expect(small.depth == 13)
         #expect(try small.encoded(as: .binary).count > 0)
-        #expect(throws: PropertyListError.tooManyObjects(limit: PropertyListLimits.expandedObjectLimit(forFileSize: fanOut(60).count))) {
+        #expect(
+            throws: PropertyListError.tooManyObjects(
+                limit: PropertyListLimits.expandedObjectLimit(forFileSize: fanOut(60).count))
+        ) {
             try PropertyList.decode(fanOut(60))
         }
     }
@@ -196,7 +205,9 @@ struct PropertyListTests {
     @Test("Nesting deeper than the limit is an error in every format")
     func nestingLimit() {
         let depth = PropertyListLimits.maximumDepth + 1
-        let xml = "<plist>" + String(repeating: "<array>", count: depth) + String(repeating: "</array>", count: depth) + "</plist>"
+        let xml =
+            "<plist>" + String(repeating: "<array>", count: depth) + String(repeating: "</array>", count: depth)
+            + "</plist>"
         #expect(throws: PropertyListError.nestingTooDeep(limit: PropertyListLimits.maximumDepth)) {
             try PropertyList(parsing: xml)
         }
@@ -208,7 +219,9 @@ struct PropertyListTests {
             try PropertyList.decode(Self.binaryDeep(depth))
         }
         let allowed = PropertyListLimits.maximumDepth
-        let okay = "<plist>" + String(repeating: "<array>", count: allowed) + String(repeating: "</array>", count: allowed) + "</plist>"
+        let okay =
+            "<plist>" + String(repeating: "<array>", count: allowed) + String(repeating: "</array>", count: allowed)
+            + "</plist>"
         #expect((try? PropertyList(parsing: okay))?.depth == allowed)
     }
 
@@ -243,7 +256,9 @@ struct PropertyListTests {
         #expect(throws: PropertyListError.self) { try PropertyList.decode(Data("<html><body>".utf8)) }
         #expect(throws: PropertyListError.self) { try PropertyList.decode(Data()) }
         #expect(throws: PropertyListError.self) { try PropertyList.decode(Data("bplist00garbage".utf8)) }
-        #expect(throws: PropertyListError.self) { try PropertyList(parsing: "<plist><dict><key>a</key></dict></plist>") }
+        #expect(throws: PropertyListError.self) {
+            try PropertyList(parsing: "<plist><dict><key>a</key></dict></plist>")
+        }
         #expect(throws: PropertyListError.self) { try PropertyList(parsing: "<plist><integer>12x</integer></plist>") }
     }
 
@@ -262,9 +277,11 @@ struct PropertyListTests {
 
     @Test("Foundation values convert to property lists and back")
     func foundationBridging() throws {
-        let value = try PropertyList(foundationValue: [
-            "i": 1, "d": 2.5, "b": true, "s": "x", "n": NSNumber(value: false), "u8": UInt8(7), "a": [1, "y"] as [Any],
-        ] as [String: Any])
+        let value = try PropertyList(
+            foundationValue: [
+                "i": 1, "d": 2.5, "b": true, "s": "x", "n": NSNumber(value: false), "u8": UInt8(7),
+                "a": [1, "y"] as [Any],
+            ] as [String: Any])
         #expect(value == ["i": 1, "d": 2.5, "b": true, "s": "x", "n": false, "u8": 7, "a": [1, "y"]])
         #expect(throws: PropertyListError.self) { try PropertyList(foundationValue: NSObject()) }
         #expect(throws: PropertyListError.self) { try PropertyList(foundationValue: [1: "non-string key"]) }

@@ -111,7 +111,8 @@ struct ReadSlotTests {
                     for _ in 0..<1_000 {
                         let value = defaults[Self.ratio]
                         let doubled = value * 2
-                        let plausible = value == -1 || (doubled == doubled.rounded() && value >= 0 && value < Double(rounds))
+                        let plausible =
+                            value == -1 || (doubled == doubled.rounded() && value >= 0 && value < Double(rounds))
                         if !plausible { bad += 1 }
                     }
                     reads += 1_000

@@ -10,8 +10,9 @@ struct ReadmeTests {
     @Test("The tour's calls compile and behave as the README says")
     func tour() throws {
         let directory = TemporaryDirectory()
-        let defaults = try Defaults(configuration: .rooted(
-            at: directory.path, applicationDomain: "myserver", arguments: ["-Verbose", "NO"]))
+        let defaults = try Defaults(
+            configuration: .rooted(
+                at: directory.path, applicationDomain: "myserver", arguments: ["-Verbose", "NO"]))
         defaults.register(defaults: ["RateLimit": 100, "Greeting": "Hello"])
         #expect(defaults.integer(forKey: "RateLimit") == 100)
         defaults.set(200, forKey: "RateLimit")
@@ -41,7 +42,9 @@ struct ReadmeTests {
         let changes = Task {
             var lines: [String] = []
             for await change in defaults.changes() where change.origin == .external {
-                lines.append("\(change.key): \(change.oldValue.map { "\($0)" } ?? "-") → \(change.newValue.map { "\($0)" } ?? "-")")
+                lines.append(
+                    "\(change.key): \(change.oldValue.map { "\($0)" } ?? "-") → \(change.newValue.map { "\($0)" } ?? "-")"
+                )
                 break
             }
             return lines

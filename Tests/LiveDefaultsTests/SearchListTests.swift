@@ -11,10 +11,11 @@ struct SearchListTests {
         let directory = TemporaryDirectory()
         let defaults = try directory.store("com.example.app", languages: ["de_DE", "de"])
         defaults.addSuite(named: "com.example.shared")
-        #expect(defaults.searchList == [
-            "NSArgumentDomain", "com.example.app", "com.example.shared", "NSGlobalDomain", "de_DE", "de",
-            "NSRegistrationDomain",
-        ])
+        #expect(
+            defaults.searchList == [
+                "NSArgumentDomain", "com.example.app", "com.example.shared", "NSGlobalDomain", "de_DE", "de",
+                "NSRegistrationDomain",
+            ])
         defaults.removeSuite(named: "com.example.shared")
         #expect(!defaults.searchList.contains("com.example.shared"))
     }
@@ -26,7 +27,8 @@ struct SearchListTests {
         try directory.write("com.example.suite.plist", try Self.xml(["Key": "suite", "OnlySuite": "s"]))
         let defaults = try directory.store("com.example.app", arguments: ["-Key", "argument"], languages: ["fr"])
         defaults.register(defaults: ["Key": "registered", "OnlyRegistered": "r"] as [String: PropertyList])
-        try defaults.setVolatileDomain(["Key": "language", "OnlyLanguage": "l"] as [String: PropertyList], forName: "fr")
+        try defaults.setVolatileDomain(
+            ["Key": "language", "OnlyLanguage": "l"] as [String: PropertyList], forName: "fr")
         #expect(defaults.string(forKey: "Key") == "argument")
         #expect(defaults.string(forKey: "OnlyGlobal") == "g")
         #expect(defaults.string(forKey: "OnlySuite") == nil)
@@ -57,10 +59,11 @@ struct SearchListTests {
             "positional", "-Numbers", "(1, 2)", "-Name", "A B", "-Flag", "YES", "-Dict", "{ a = 1; }",
             "-Lone", "-Quoted", "\"q\"", "-Broken", "(1,", "-Data", "<0aff>", "-Last",
         ])
-        #expect(parsed == [
-            "Numbers": ["1", "2"], "Name": "A B", "Flag": "YES", "Dict": ["a": "1"], "Quoted": "q", "Broken": "(1,",
-            "Data": .data(Data([0x0A, 0xFF])),
-        ])
+        #expect(
+            parsed == [
+                "Numbers": ["1", "2"], "Name": "A B", "Flag": "YES", "Dict": ["a": "1"], "Quoted": "q", "Broken": "(1,",
+                "Data": .data(Data([0x0A, 0xFF])),
+            ])
         let directory = TemporaryDirectory()
         let defaults = try directory.store(arguments: ["-Flag", "YES", "-Limit", "12"])
         #expect(defaults.bool(forKey: "Flag"))
@@ -123,8 +126,9 @@ struct SearchListTests {
     @Test("Preferred languages come from LANGUAGE, else LC_ALL, LC_MESSAGES, LANG")
     func languages() {
         typealias Configuration = Defaults.Configuration
-        #expect(Configuration.preferredLanguages(environment: ["LANGUAGE": "fr_CA:en", "LANG": "de_DE.UTF-8"])
-            == ["fr_CA", "fr", "en", "de_DE", "de"])
+        #expect(
+            Configuration.preferredLanguages(environment: ["LANGUAGE": "fr_CA:en", "LANG": "de_DE.UTF-8"])
+                == ["fr_CA", "fr", "en", "de_DE", "de"])
         #expect(Configuration.preferredLanguages(environment: ["LANG": "de_DE.UTF-8"]) == ["de_DE", "de"])
         #expect(Configuration.preferredLanguages(environment: ["LC_ALL": "C", "LANG": "de_DE"]) == [])
         #expect(Configuration.preferredLanguages(environment: ["LANG": "sr_RS@latin"]) == ["sr_RS", "sr"])
@@ -169,10 +173,12 @@ struct SearchListTests {
         let directory = TemporaryDirectory()
         let defaults = try directory.store("com.example.layers")
         let locations = defaults.configuration.locations
-        #expect(locations.path(forDomain: "com.example.layers", layer: .currentUserCurrentHost)
-            == directory.path + "/ByHost/com.example.layers..plist")
-        #expect(locations.path(forDomain: "NSGlobalDomain", layer: .anyUser)
-            == directory.path + "/AnyUser/.GlobalPreferences.plist")
+        #expect(
+            locations.path(forDomain: "com.example.layers", layer: .currentUserCurrentHost)
+                == directory.path + "/ByHost/com.example.layers..plist")
+        #expect(
+            locations.path(forDomain: "NSGlobalDomain", layer: .anyUser)
+                == directory.path + "/AnyUser/.GlobalPreferences.plist")
         try defaults.setValue("any-user", forKey: "K", inDomain: "com.example.layers", layer: .anyUser)
         #expect(defaults.string(forKey: "K") == "any-user")
         try defaults.setValue("any-user-host", forKey: "K", inDomain: "com.example.layers", layer: .anyUserCurrentHost)
@@ -183,7 +189,8 @@ struct SearchListTests {
         #expect(defaults.string(forKey: "K") == "host")
         defaults.synchronize()
         for layer in [PreferenceLayer.anyUser, .anyUserCurrentHost, .currentUser, .currentUserCurrentHost] {
-            #expect(FileManager.default.fileExists(atPath: locations.path(forDomain: "com.example.layers", layer: layer)))
+            #expect(
+                FileManager.default.fileExists(atPath: locations.path(forDomain: "com.example.layers", layer: layer)))
         }
         // A fresh store reads all four layers from disk in the same order.
         let fresh = try directory.store("com.example.layers")
@@ -196,9 +203,11 @@ struct SearchListTests {
     @Test("Forced keys: an administrator's value wins and refuses writes")
     func forcedKeys() throws {
         let directory = TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: directory.file("Managed/\(DefaultsLocations.currentUserName)"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: directory.file("Managed/\(DefaultsLocations.currentUserName)"), withIntermediateDirectories: true)
         try directory.write("Managed/com.example.managed.plist", try Self.xml(["Locked": 5]))
-        try directory.write("Managed/\(DefaultsLocations.currentUserName)/.GlobalPreferences.plist", try Self.xml(["GlobalLock": "on"]))
+        try directory.write(
+            "Managed/\(DefaultsLocations.currentUserName)/.GlobalPreferences.plist", try Self.xml(["GlobalLock": "on"]))
         try directory.write("com.example.managed.plist", try Self.xml(["Locked": 1, "Free": 1]))
         let errors = Lock<[DefaultsError]>([])
         var configuration = Defaults.Configuration.rooted(
@@ -233,7 +242,9 @@ struct SearchListTests {
         for name in bad {
             #expect(throws: DefaultsError.self, "\(name.debugDescription)") { try DomainName.validate(name) }
             #expect(throws: DefaultsError.self) { try defaults.setPersistentDomainContents(["A": 1], forName: name) }
-            #expect(throws: DefaultsError.self) { try defaults.setValue(1, forKey: "A", inDomain: name, layer: .currentUser) }
+            #expect(throws: DefaultsError.self) {
+                try defaults.setValue(1, forKey: "A", inDomain: name, layer: .currentUser)
+            }
             #expect(Defaults(suiteName: name, locations: .rooted(at: directory.path)) == nil)
             #expect(defaults.persistentDomainContents(forName: name) == nil)
         }
@@ -268,7 +279,9 @@ struct SearchListTests {
         }
         defaults.set(NSObject(), forKey: "Object")
         #expect(defaults.object(forKey: "Object") == nil)
-        if let error = defaults.lastError, error.code == .notAPropertyList { #expect(error.key == "Object") } else {
+        if let error = defaults.lastError, error.code == .notAPropertyList {
+            #expect(error.key == "Object")
+        } else {
             Issue.record("lastError is \(String(describing: defaults.lastError))")
         }
         try defaults.trySet([1, "a", 2.5, true] as [Any], forKey: "Mixed")

@@ -162,17 +162,24 @@ struct StreamTests {
         // Another process writes the domain this store does not search.
         #expect(try runHelper(["write-keys", directory.path, "com.example.elsewhere", "E", "1"]).status == 0)
         let change = await elsewhere.next()
-        #expect(change == KeyChange(domain: "com.example.elsewhere", key: "E0", oldValue: nil, newValue: 0, origin: .external))
+        #expect(
+            change
+                == KeyChange(domain: "com.example.elsewhere", key: "E0", oldValue: nil, newValue: 0, origin: .external))
         #expect(defaults.object(forKey: "E0") == nil)
         // The application domain's own value, even where an argument would shadow it.
         defaults.set("v", forKey: "Mine")
-        #expect(await own.next() == KeyChange(domain: "com.example.app", key: "Mine", oldValue: nil, newValue: "v", origin: .local))
+        #expect(
+            await own.next()
+                == KeyChange(domain: "com.example.app", key: "Mine", oldValue: nil, newValue: "v", origin: .local))
         // A per-host value beats the user file inside the domain too.
         try defaults.setValue("host", forKey: "Mine", inDomain: "com.example.app", layer: .currentUserCurrentHost)
         #expect(await own.next()?.newValue == "host")
         defaults.set("shadowed", forKey: "Mine")
         try defaults.setValue(nil, forKey: "Mine", inDomain: "com.example.app", layer: .currentUserCurrentHost)
-        #expect(await own.next() == KeyChange(domain: "com.example.app", key: "Mine", oldValue: "host", newValue: "shadowed", origin: .local))
+        #expect(
+            await own.next()
+                == KeyChange(
+                    domain: "com.example.app", key: "Mine", oldValue: "host", newValue: "shadowed", origin: .local))
     }
 
     @Test("KeyUpdates and KeyChanges are Sendable and usable from any task")

@@ -24,7 +24,9 @@ final class TemporaryDirectory: Sendable {
             atexit {
                 // Pending writes first, or the writer's own exit handler would recreate the directories.
                 BackgroundWriter.shared.writeAll()
-                for path in TemporaryDirectory.created.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
+                for path in TemporaryDirectory.created.withLock({ $0 }) {
+                    try? FileManager.default.removeItem(atPath: path)
+                }
             }
         }
     }

@@ -10,7 +10,8 @@ enum Theme: String, Codable, DefaultsSerializable, CaseIterable {
 }
 
 enum Level: Int, DefaultsSerializable {
-    case low = 1, high = 2
+    case low = 1
+    case high = 2
 }
 
 struct Limits: Codable, Equatable, DefaultsSerializable {
@@ -117,13 +118,16 @@ struct TypedKeyTests {
         let limits = Limits(
             perMinute: 60, burst: nil, tags: ["api", "web"],
             nested: .init(enabled: true, ratio: 0.75, since: Self.date, blob: Data([1, 2])))
-        try roundTrip(.limits, limits, stored: [
-            "perMinute": 60, "tags": ["api", "web"],
-            "nested": ["enabled": true, "ratio": 0.75, "since": .date(Self.date), "blob": .data(Data([1, 2]))],
-        ])
+        try roundTrip(
+            .limits, limits,
+            stored: [
+                "perMinute": 60, "tags": ["api", "web"],
+                "nested": ["enabled": true, "ratio": 0.75, "since": .date(Self.date), "blob": .data(Data([1, 2]))],
+            ])
         try roundTrip(.action, .wait(seconds: 5))
         try roundTrip(.action, .redirect(URL(string: "https://a.example")!, permanent: true))
-        try roundTrip(.flags, FeatureFlags(search: true, beta: ["x", "a"]), stored: ["search": true, "beta": ["a", "x"]])
+        try roundTrip(
+            .flags, FeatureFlags(search: true, beta: ["x", "a"]), stored: ["search": true, "beta": ["a", "x"]])
 
         // Python sees a dictionary, not a JSON string or a data blob.
         let directory = TemporaryDirectory()
@@ -132,15 +136,22 @@ struct TypedKeyTests {
         #expect(defaults.synchronize())
         let path = directory.file("com.example.codable.plist")
         #expect(try pythonPlist(path, expression: "d['Limits']['perMinute']") == "60")
-        #expect(try pythonPlist(path, expression: "sorted(d['Limits']['nested'].keys())") == #"["blob", "enabled", "ratio", "since"]"#)
+        #expect(
+            try pythonPlist(path, expression: "sorted(d['Limits']['nested'].keys())")
+                == #"["blob", "enabled", "ratio", "since"]"#)
 
         // Edited by hand as an old-style dictionary (all strings), as `defaults write` would leave it.
         try defaults.setValue(
-            try PropertyList(parsing: "{ perMinute = 90; burst = 5; tags = (a); nested = { enabled = YES; ratio = 1.5; since = \"2023-11-14T22:13:20Z\"; blob = <0102>; }; }"),
+            try PropertyList(
+                parsing:
+                    "{ perMinute = 90; burst = 5; tags = (a); nested = { enabled = YES; ratio = 1.5; since = \"2023-11-14T22:13:20Z\"; blob = <0102>; }; }"
+            ),
             forKey: "Limits")
-        #expect(defaults[.limits] == Limits(
-            perMinute: 90, burst: 5, tags: ["a"],
-            nested: .init(enabled: true, ratio: 1.5, since: Self.date, blob: Data([1, 2]))))
+        #expect(
+            defaults[.limits]
+                == Limits(
+                    perMinute: 90, burst: 5, tags: ["a"],
+                    nested: .init(enabled: true, ratio: 1.5, since: Self.date, blob: Data([1, 2]))))
     }
 
     @Test("Optional keys: nil removes the key, and the default shows again")
@@ -217,7 +228,8 @@ struct TypedKeyTests {
         // A notice, not a warning: the read carries on with the default (see Defaults.Configuration.logger).
         let warnings = logged.split(separator: "\n").filter { $0.contains("notice") }
         #expect(warnings.count == 1)
-        #expect(warnings.first?.contains("com.example.warn") == true && warnings.first?.contains("\"RateLimit\"") == true)
+        #expect(
+            warnings.first?.contains("com.example.warn") == true && warnings.first?.contains("\"RateLimit\"") == true)
     }
 
     @Test("Keys with a suite read and write that suite's domain")

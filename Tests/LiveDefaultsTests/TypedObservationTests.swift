@@ -1,6 +1,6 @@
 import Foundation
-import PlistOracle
 import Observation
+import PlistOracle
 import Testing
 
 @testable import LiveDefaults
@@ -82,7 +82,8 @@ struct TypedObservationTests {
         let limiter = LimiterActor(store: defaults)
         let follower = Task { await limiter.follow(until: 5) }
         #expect(await eventually { defaults.activeObserverCount == 1 })
-        #expect(try runHelper(["write-sequence", directory.path, "com.example.wrapstream", "RateLimit", "5"]).status == 0)
+        #expect(
+            try runHelper(["write-sequence", directory.path, "com.example.wrapstream", "RateLimit", "5"]).status == 0)
         let seen = await follower.value
         #expect(seen.first == 100, "the current value first")
         #expect(seen.last == 5)
@@ -111,8 +112,9 @@ struct TypedObservationTests {
         let defaults = try directory.store("com.example.flags")
         var updates = defaults.updates(.flags).makeAsyncIterator()
         #expect(await updates.next() == FeatureFlags())
-        try PersistenceTests.python(WatcherTests.pythonRenameWrite(
-            directory.file("com.example.flags.plist"), ["Flags": ["search": true, "beta": ["b"]]]))
+        try PersistenceTests.python(
+            WatcherTests.pythonRenameWrite(
+                directory.file("com.example.flags.plist"), ["Flags": ["search": true, "beta": ["b"]]]))
         #expect(await updates.next() == FeatureFlags(search: true, beta: ["b"]))
     }
 
@@ -127,8 +129,9 @@ struct TypedObservationTests {
         let second = try #require(await snapshots.next())
         #expect(second[.theme] == .light && second[.rateLimit] == 100)
         // Two keys changed together by another process arrive in one snapshot, never half.
-        try PersistenceTests.python(WatcherTests.pythonRenameWrite(
-            directory.file("com.example.snap.plist"), ["RateLimit": 9, "Theme": "dark"]))
+        try PersistenceTests.python(
+            WatcherTests.pythonRenameWrite(
+                directory.file("com.example.snap.plist"), ["RateLimit": 9, "Theme": "dark"]))
         let third = try #require(await snapshots.next())
         #expect(third[.rateLimit] == 9 && third[.theme] == .dark)
         defaults.set("unrelated", forKey: "Other")
@@ -157,7 +160,8 @@ struct TypedObservationTests {
         #expect(track() == 150)
         // Another process (after this store's own write is on disk: written later, it would win).
         #expect(defaults.synchronize())
-        #expect(try runHelper(["write-sequence", directory.path, "com.example.observed", "RateLimit", "1"]).status == 0)
+        #expect(
+            try runHelper(["write-sequence", directory.path, "com.example.observed", "RateLimit", "1"]).status == 0)
         #expect(await eventually { fired.withLock { $0 } == 2 })
         #expect(track() == 1)
         // Another store in this process, and an unrelated key that must not fire.
@@ -192,13 +196,16 @@ struct TypedObservationTests {
 
         // Rename with conversion; a value that is neither shape is an error and stays.
         defaults.set("dark", forKey: "DarkMode")
-        #expect(try defaults.migrateKey(from: "DarkMode", as: String.self, to: .theme) { Theme(rawValue: $0) ?? .system } == .migrated)
+        #expect(
+            try defaults.migrateKey(from: "DarkMode", as: String.self, to: .theme) { Theme(rawValue: $0) ?? .system }
+                == .migrated)
         #expect(defaults[.theme] == .dark)
         defaults.set(["not": "a number"], forKey: "Timeout")
         #expect(throws: DefaultsError.self) { try defaults.migrate(timeout, from: Int.self) { Double($0) } }
         #expect(defaults.dictionary(forKey: "Timeout") != nil)
         #expect(defaults.synchronize())
-        #expect(try pythonPlist(directory.file("com.example.migrate.plist"), expression: "sorted(d.keys())")
-            == #"["RateLimit", "Theme", "Timeout"]"#)
+        #expect(
+            try pythonPlist(directory.file("com.example.migrate.plist"), expression: "sorted(d.keys())")
+                == #"["RateLimit", "Theme", "Timeout"]"#)
     }
 }

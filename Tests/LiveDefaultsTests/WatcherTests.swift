@@ -28,9 +28,12 @@ struct WatcherTests {
         configuration.errorHandler = { error in errors.withLock { $0.append(error) } }
         let defaults = try Defaults(configuration: configuration)
         #expect(defaults.string(forKey: "Value") == "before")
-        let document = try SearchListTests.xml(["Value": "after", "Padding": .string(String(repeating: "p", count: 5000))])
+        let document = try SearchListTests.xml([
+            "Value": "after", "Padding": .string(String(repeating: "p", count: 5000)),
+        ])
         // Truncate, write half, pause (a reader woken now would see half a file), write the rest, close.
-        try PersistenceTests.python("""
+        try PersistenceTests.python(
+            """
             import time
             data = \(Self.pythonBytes(document))
             f = open('\(path)', 'wb')
@@ -63,7 +66,10 @@ struct WatcherTests {
         let changes = Recorder(defaults.changes())
         try FileManager.default.removeItem(atPath: directory.file("com.example.unlink.plist"))
         #expect(await waitForValue(defaults, "Doomed") { $0 == 0 })
-        #expect(await changes.waitFor { $0.key == "Doomed" && $0.oldValue == 1 && $0.newValue == 0 && $0.origin == .external })
+        #expect(
+            await changes.waitFor {
+                $0.key == "Doomed" && $0.oldValue == 1 && $0.newValue == 0 && $0.origin == .external
+            })
     }
 
     @Test("The directory deleted and created again is watched again")
@@ -91,7 +97,8 @@ struct WatcherTests {
         try PersistenceTests.python(Self.pythonRenameWrite(root + "/com.example.later.plist", ["Key": "arrived"]))
         #expect(await waitForValue(defaults, "Key") { $0 == "arrived" })
         // And another process's per-host file in a ByHost directory created after the start.
-        try PersistenceTests.python("""
+        try PersistenceTests.python(
+            """
             import os
             os.makedirs('\(root)/ByHost', exist_ok=True)
             """ + "\n" + Self.pythonRenameWrite(root + "/ByHost/com.example.later..plist", ["Key": "host"]))
@@ -114,7 +121,8 @@ struct WatcherTests {
         watcher.settle()
         watcher.suspendForTesting()
         // Each create, close and unlink is an event: far more than the kernel queues (16,384 by default).
-        let limit = (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))
+        let limit =
+            (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))
             .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 16_384
         for index in 0..<(limit / 2 + 1_000) {
             let name = directory.file("flood-\(index)")
@@ -166,7 +174,8 @@ struct WatcherTests {
         watcher.settle()
         // Events wait until the file has its old timestamps back, so the stamp matches when they arrive.
         watcher.suspendForTesting()
-        try PersistenceTests.python("""
+        try PersistenceTests.python(
+            """
             import os
             st = os.stat('\(path)')
             data = open('\(path)', 'rb').read().replace(b'aaaa', b'bbbb')
@@ -228,9 +237,10 @@ struct WatcherTests {
         #expect(try runHelper(["write-keys", directory.path, "com.example.own", "Sentinel", "1"]).status == 0)
         #expect(await changes.waitFor { $0.key == "Sentinel0" })
         #expect(await otherChanges.waitFor { $0.key == "Sentinel0" })
-        #expect(changes.all.filter { $0.key == "Own" } == [
-            KeyChange(domain: "com.example.own", key: "Own", oldValue: nil, newValue: "mine", origin: .local)
-        ])
+        #expect(
+            changes.all.filter { $0.key == "Own" } == [
+                KeyChange(domain: "com.example.own", key: "Own", oldValue: nil, newValue: "mine", origin: .local)
+            ])
         #expect(otherChanges.all.filter { $0.key == "Own" }.map(\.origin) == [.local])
     }
 
@@ -242,16 +252,20 @@ struct WatcherTests {
         let changes = Recorder(defaults.changes())
         let updates = Recorder(defaults.updates(forKey: "Key", emitCurrentValue: false))
         // Another process writes the global domain, which the application domain shadows.
-        try PersistenceTests.python(Self.pythonRenameWrite(directory.file(".GlobalPreferences.plist"), ["Key": "global"]))
+        try PersistenceTests.python(
+            Self.pythonRenameWrite(directory.file(".GlobalPreferences.plist"), ["Key": "global"]))
         #expect(try runHelper(["write-keys", directory.path, "com.example.shadow", "Sentinel", "1"]).status == 0)
         #expect(await changes.waitFor { $0.key == "Sentinel0" })
         #expect(changes.all.filter { $0.key == "Key" }.isEmpty)
         #expect(updates.all.isEmpty)
         defaults.removeObject(forKey: "Key")
         #expect(await updates.waitFor { $0 == "global" })
-        #expect(changes.all.filter { $0.key == "Key" } == [
-            KeyChange(domain: "com.example.shadow", key: "Key", oldValue: "application", newValue: "global", origin: .local)
-        ])
+        #expect(
+            changes.all.filter { $0.key == "Key" } == [
+                KeyChange(
+                    domain: "com.example.shadow", key: "Key", oldValue: "application", newValue: "global",
+                    origin: .local)
+            ])
     }
 
     @Test("didChangeNotification is posted for another process's change too")
@@ -274,10 +288,14 @@ struct WatcherTests {
         let final = 50
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<100 {
-                group.addTask { await waitForValue(defaults, "Counter", timeout: .seconds(30)) { $0 == .integer(final) } }
+                group.addTask {
+                    await waitForValue(defaults, "Counter", timeout: .seconds(30)) { $0 == .integer(final) }
+                }
             }
             #expect(await eventually { defaults.activeObserverCount == 100 })
-            #expect(try runHelper(["write-sequence", directory.path, "com.example.many", "Counter", "\(final)"]).status == 0)
+            #expect(
+                try runHelper(["write-sequence", directory.path, "com.example.many", "Counter", "\(final)"]).status == 0
+            )
             var successes = 0
             for try await success in group where success { successes += 1 }
             #expect(successes == 100)

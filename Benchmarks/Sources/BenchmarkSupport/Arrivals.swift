@@ -10,6 +10,7 @@ public final class Arrivals: Sendable {
     private let signal = DispatchSemaphore(value: 0)
     private let awaited = Mutex(Int.min)
 
+    /// A recorder with no arrivals yet.
     public init() {}
 
     /// How many values arrived (a value arriving twice counts twice).

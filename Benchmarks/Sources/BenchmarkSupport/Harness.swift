@@ -3,22 +3,29 @@ import Glibc
 
 /// A measured case: the median and 99th percentile of the per-operation time over the rounds.
 public struct Timing: Sendable {
+    /// The median, in nanoseconds per operation.
     public var median: Double  // nanoseconds per operation
+    /// The 99th percentile, in nanoseconds per operation.
     public var p99: Double
 
+    /// A timing from its median and 99th percentile (nanoseconds per operation).
     public init(median: Double, p99: Double) {
         self.median = median
         self.p99 = p99
     }
 
+    /// A row a system cannot run (printed as "—").
     public static let notApplicable = Timing(median: .nan, p99: .nan)
 }
 
 /// Timing: warm-up, then rounds of iterations, each round timed as a whole.
 public struct Harness: Sendable {
+    /// Operations per timed round.
     public var iterations: Int
+    /// Timed rounds (each gives one sample).
     public var rounds: Int
 
+    /// A plan of `rounds` rounds of `iterations` operations.
     public init(iterations: Int, rounds: Int) {
         self.iterations = iterations
         self.rounds = rounds
@@ -41,6 +48,7 @@ public struct Harness: Sendable {
         return Self.summary(samples)
     }
 
+    /// The median and 99th percentile of per-operation samples (nanoseconds).
     public static func summary(_ samples: [Double]) -> Timing {
         guard !samples.isEmpty else { return .notApplicable }
         let sorted = samples.sorted()
@@ -64,6 +72,7 @@ public func residentBytes() -> Int {
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
 
+/// A duration in nanoseconds, printed with a unit people read at a glance (ns, µs, ms).
 public func format(_ nanoseconds: Double) -> String {
     if nanoseconds.isNaN { return "—" }
     if nanoseconds >= 1_000_000 { return String(format: "%.2f ms", nanoseconds / 1_000_000) }

@@ -1,6 +1,6 @@
+import BenchmarkSupport
 import Foundation
 import Glibc
-import BenchmarkSupport
 import LiveDefaults
 
 /// The modes the suite runs in fresh processes (the environment is the parent's).
@@ -16,7 +16,9 @@ func runChild(_ arguments: [String]) -> Never {
         // Each store stays alive until after the measurement: its release is not part of opening it.
         switch mode {
         case "live":
-            guard let store = try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) else { exit(3) }
+            guard let store = try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) else {
+                exit(3)
+            }
             value = store.integer(forKey: key)
             elapsed = now() - start
             if arguments[0] == "--child-memory" { print(residentBytes() - before) }

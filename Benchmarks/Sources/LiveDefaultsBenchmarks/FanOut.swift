@@ -22,19 +22,23 @@ enum FanOut {
     }
 
     static func measure(directory: String, observers: Int, changes: Int) -> (live: Timing, foundation: Timing) {
-        guard let store = try? Defaults(configuration: .rooted(at: directory, applicationDomain: "com.example.bench.fanout")) else {
+        guard
+            let store = try? Defaults(
+                configuration: .rooted(at: directory, applicationDomain: "com.example.bench.fanout"))
+        else {
             return (.notApplicable, .notApplicable)
         }
         let counter = Counter(expected: observers)
         var tasks: [Task<Void, Never>] = []
         for _ in 0..<observers {
             let iterator = store.updates(forKey: "Value", emitCurrentValue: false).makeAsyncIterator()
-            tasks.append(Task.detached {
-                var iterator = iterator
-                while let value = await iterator.next() {
-                    if case .integer(let integer)? = value { counter.record(integer) }
-                }
-            })
+            tasks.append(
+                Task.detached {
+                    var iterator = iterator
+                    while let value = await iterator.next() {
+                        if case .integer(let integer)? = value { counter.record(integer) }
+                    }
+                })
         }
         var samples: [Double] = []
         for value in 1...changes {
@@ -51,7 +55,9 @@ enum FanOut {
         }
         let notified = Mutex(0)
         let tokens = (0..<observers).map { _ in
-            NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: foundation, queue: nil) { _ in
+            NotificationCenter.default.addObserver(
+                forName: UserDefaults.didChangeNotification, object: foundation, queue: nil
+            ) { _ in
                 notified.withLock { $0 += 1 }
             }
         }

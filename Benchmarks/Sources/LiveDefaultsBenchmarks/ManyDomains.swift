@@ -13,7 +13,9 @@ enum ManyDomains {
         // Open (and so watch) many domains in one directory, then measure one of them.
         var stores: [Defaults] = []
         for index in 0..<domains {
-            if let store = try? Defaults(configuration: .rooted(at: root, applicationDomain: "com.example.bench.domain\(index)")) {
+            if let store = try? Defaults(
+                configuration: .rooted(at: root, applicationDomain: "com.example.bench.domain\(index)"))
+            {
                 stores.append(store)
             }
         }

@@ -20,7 +20,8 @@ struct Row: Sendable {
             let mark = goal.map { ratio >= $0 ? " ✓ (≥\(Int($0))×)" : " ✗ (goal ≥\(Int($0))×)" } ?? ""
             return String(format: "%.1f×", ratio) + mark
         }
-        return "| \(name) | \(format(live.median)) (\(format(live.p99))) | \(format(foundation.median)) (\(format(foundation.p99))) | "
+        return
+            "| \(name) | \(format(live.median)) (\(format(live.p99))) | \(format(foundation.median)) (\(format(foundation.p99))) | "
             + "\(ratioText(foundation, goalFoundation)) | \(format(dconf.median)) (\(format(dconf.p99))) | \(ratioText(dconf, goalDconf)) | \(note) |"
     }
 

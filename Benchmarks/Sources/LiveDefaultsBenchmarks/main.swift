@@ -1,3 +1,4 @@
+import BenchmarkSupport
 // LiveDefaults side by side with Foundation.UserDefaults and GNOME dconf, in one run, release mode.
 //
 //   Benchmarks/run [--smoke]        (installs dconf's client library and a private D-Bus session, builds, runs)
@@ -5,7 +6,6 @@
 // This executable is what the script runs. Without `--dconf <helper>` the dconf column stays empty.
 import Foundation
 import Glibc
-import BenchmarkSupport
 import LiveDefaults
 
 var harness = Harness(iterations: 200_000, rounds: 31)
@@ -38,8 +38,9 @@ let dconf = DconfClient(helper: dconfHelper)
 let keyCounts = [10, 1_000, 10_000]
 var rows: [Row] = []
 
-print("LiveDefaults benchmarks — \(smoke ? "smoke run" : "full run"), \(ProcessInfo.processInfo.activeProcessorCount) cores, "
-    + "dconf \(dconf.available ? "included" : "not available (run through Benchmarks/run to include it)")")
+print(
+    "LiveDefaults benchmarks — \(smoke ? "smoke run" : "full run"), \(ProcessInfo.processInfo.activeProcessorCount) cores, "
+        + "dconf \(dconf.available ? "included" : "not available (run through Benchmarks/run to include it)")")
 fflush(nil)
 
 // MARK: Reads, at three domain sizes
@@ -50,22 +51,25 @@ for count in keyCounts {
     let typed = DefaultsKey<Int>(present, default: -1)
     dconf.populate(count)
     let dconfReads = dconf.reads(count, iterations: harness.iterations / 10, rounds: harness.rounds)
-    rows.append(Row(
-        name: "typed read `defaults[.key]`, \(count) keys",
-        live: harness.measure { live[typed] },
-        foundation: harness.measure { foundation.integer(forKey: present) },
-        dconf: dconfReads.present, goalFoundation: 30, goalDconf: 5,
-        note: "Foundation: integer(forKey:)"))
-    rows.append(Row(
-        name: "untyped read `integer(forKey:)`, \(count) keys",
-        live: harness.measure { live.integer(forKey: present) },
-        foundation: harness.measure { foundation.integer(forKey: present) },
-        dconf: dconfReads.present))
-    rows.append(Row(
-        name: "read of a missing key, \(count) keys",
-        live: harness.measure { live.integer(forKey: "Missing") },
-        foundation: harness.measure { foundation.integer(forKey: "Missing") },
-        dconf: dconfReads.missing))
+    rows.append(
+        Row(
+            name: "typed read `defaults[.key]`, \(count) keys",
+            live: harness.measure { live[typed] },
+            foundation: harness.measure { foundation.integer(forKey: present) },
+            dconf: dconfReads.present, goalFoundation: 30, goalDconf: 5,
+            note: "Foundation: integer(forKey:)"))
+    rows.append(
+        Row(
+            name: "untyped read `integer(forKey:)`, \(count) keys",
+            live: harness.measure { live.integer(forKey: present) },
+            foundation: harness.measure { foundation.integer(forKey: present) },
+            dconf: dconfReads.present))
+    rows.append(
+        Row(
+            name: "read of a missing key, \(count) keys",
+            live: harness.measure { live.integer(forKey: "Missing") },
+            foundation: harness.measure { foundation.integer(forKey: "Missing") },
+            dconf: dconfReads.missing))
     printProgress()
 }
 
@@ -76,34 +80,40 @@ let dconfWrites = dconf.writes(iterations: smoke ? 50 : 2_000, syncIterations: s
 for count in [10, 10_000] {
     let (live, foundation) = populatedStores(count)
     var value = 0
-    rows.append(Row(
-        name: "write `set(_:forKey:)`, \(count) keys",
-        live: harness.measure(iterations: harness.iterations / 20) { value += 1; live.set(value, forKey: "Written"); return value },
-        foundation: harness.measure(iterations: harness.iterations / 20) {
-            value += 1
-            foundation.set(value, forKey: "Written")
-            return value
-        },
-        dconf: dconfWrites.fast, goalFoundation: 10, note: "dconf: write_fast (queued)"))
+    rows.append(
+        Row(
+            name: "write `set(_:forKey:)`, \(count) keys",
+            live: harness.measure(iterations: harness.iterations / 20) {
+                value += 1
+                live.set(value, forKey: "Written")
+                return value
+            },
+            foundation: harness.measure(iterations: harness.iterations / 20) {
+                value += 1
+                foundation.set(value, forKey: "Written")
+                return value
+            },
+            dconf: dconfWrites.fast, goalFoundation: 10, note: "dconf: write_fast (queued)"))
     live.synchronize()
     foundation.synchronize()
     let flushes = smoke ? 3 : (count > 1_000 ? 40 : 400)
-    rows.append(Row(
-        name: "write + flush to disk, \(count) keys",
-        live: harness.measure(iterations: flushes, rounds: smoke ? 3 : 11) {
-            value += 1
-            live.set(value, forKey: "Flushed")
-            live.synchronize()
-            return value
-        },
-        foundation: harness.measure(iterations: flushes, rounds: smoke ? 3 : 11) {
-            value += 1
-            foundation.set(value, forKey: "Flushed")
-            foundation.synchronize()
-            return value
-        },
-        dconf: dconfWrites.sync, goalFoundation: count == 10_000 ? 2 : nil,
-        note: "synchronize(); dconf: write_sync"))
+    rows.append(
+        Row(
+            name: "write + flush to disk, \(count) keys",
+            live: harness.measure(iterations: flushes, rounds: smoke ? 3 : 11) {
+                value += 1
+                live.set(value, forKey: "Flushed")
+                live.synchronize()
+                return value
+            },
+            foundation: harness.measure(iterations: flushes, rounds: smoke ? 3 : 11) {
+                value += 1
+                foundation.set(value, forKey: "Flushed")
+                foundation.synchronize()
+                return value
+            },
+            dconf: dconfWrites.sync, goalFoundation: count == 10_000 ? 2 : nil,
+            note: "synchronize(); dconf: write_sync"))
     printProgress()
 }
 
@@ -121,16 +131,19 @@ do {
             let start = now()
             let output = spawnSelfOutput(["--child-cold-open", mode, "com.example.bench.n10000", "Key5000"])
             whole.append(Double(now() - start))
-            if let nanoseconds = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) { inside.append(nanoseconds) }
+            if let nanoseconds = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                inside.append(nanoseconds)
+            }
         }
         return (Harness.summary(inside), Harness.summary(whole))
     }
     let live = coldOpen("live")
     let foundation = coldOpen("foundation")
-    rows.append(Row(
-        name: "cold open: new process, open + first read of a 10,000-key domain",
-        live: live.inProcess, foundation: foundation.inProcess, dconf: .notApplicable, goalFoundation: 3,
-        note: "whole process, start to exit: \(format(live.whole.median)) vs \(format(foundation.whole.median))"))
+    rows.append(
+        Row(
+            name: "cold open: new process, open + first read of a 10,000-key domain",
+            live: live.inProcess, foundation: foundation.inProcess, dconf: .notApplicable, goalFoundation: 3,
+            note: "whole process, start to exit: \(format(live.whole.median)) vs \(format(foundation.whole.median))"))
     printProgress()
 }
 
@@ -139,11 +152,13 @@ do {
 do {
     let latency = CrossProcess.measure(directory: directory, writes: smoke ? 30 : 500)
     let signal = dconf.signal(count: smoke ? 5 : 40)  // each waits for a write_sync
-    rows.append(Row(
-        name: "another process writes → observer here", live: latency.measurement, foundation: .notApplicable,
-        dconf: signal,
-        note: "goal: median ≤ 1 ms, p99 ≤ 5 ms (\(latency.measurement.median <= 1_000_000 && latency.measurement.p99 <= 5_000_000 ? "met" : "NOT met")); "
-            + "lost \(latency.lost); Foundation never sees it without synchronize()"))
+    rows.append(
+        Row(
+            name: "another process writes → observer here", live: latency.measurement, foundation: .notApplicable,
+            dconf: signal,
+            note:
+                "goal: median ≤ 1 ms, p99 ≤ 5 ms (\(latency.measurement.median <= 1_000_000 && latency.measurement.p99 <= 5_000_000 ? "met" : "NOT met")); "
+                + "lost \(latency.lost); Foundation never sees it without synchronize()"))
     printProgress()
 }
 
@@ -151,14 +166,16 @@ do {
 
 do {
     let fanOut = FanOut.measure(directory: directory, observers: 1_000, changes: smoke ? 10 : 200)
-    rows.append(Row(
-        name: "1,000 observers of one key: set → all notified", live: fanOut.live, foundation: fanOut.foundation,
-        dconf: .notApplicable, note: "Foundation: 1,000 didChangeNotification observers, posted synchronously"))
+    rows.append(
+        Row(
+            name: "1,000 observers of one key: set → all notified", live: fanOut.live, foundation: fanOut.foundation,
+            dconf: .notApplicable, note: "Foundation: 1,000 didChangeNotification observers, posted synchronously"))
     let domains = ManyDomains.measure(directory: directory, domains: smoke ? 100 : 1_000, changes: smoke ? 20 : 200)
-    rows.append(Row(
-        name: "\(smoke ? 100 : 1_000) domains watched: another process writes one → its observer",
-        live: domains.many, foundation: .notApplicable, dconf: .notApplicable,
-        note: "with 1 domain watched: \(format(domains.single.median)); Foundation never sees it"))
+    rows.append(
+        Row(
+            name: "\(smoke ? 100 : 1_000) domains watched: another process writes one → its observer",
+            live: domains.many, foundation: .notApplicable, dconf: .notApplicable,
+            note: "with 1 domain watched: \(format(domains.single.median)); Foundation never sees it"))
     printProgress()
 }
 
@@ -173,8 +190,11 @@ do {
     let live = growth("live")
     let foundation = growth("foundation")
     print("")
-    print(String(format: "memory: resident growth for opening a 10,000-key domain: LiveDefaults %.1f MiB, Foundation %.1f MiB",
-        live.median / 1_048_576, foundation.median / 1_048_576))
+    print(
+        String(
+            format:
+                "memory: resident growth for opening a 10,000-key domain: LiveDefaults %.1f MiB, Foundation %.1f MiB",
+            live.median / 1_048_576, foundation.median / 1_048_576))
 }
 
 print("")
@@ -187,7 +207,9 @@ for row in rows { print(row.line) }
 @MainActor func populatedStores(_ count: Int) -> (Defaults, UserDefaults) {
     let domain = "com.example.bench.n\(count)"
     let live: Defaults
-    do { live = try Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) } catch { fatalError("\(error)") }
+    do { live = try Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) } catch {
+        fatalError("\(error)")
+    }
     if live.persistentDomainContents(forName: domain)?.count != count {
         var contents: [String: PropertyList] = [:]
         for index in 0..<count { contents["Key\(index)"] = .integer(index) }

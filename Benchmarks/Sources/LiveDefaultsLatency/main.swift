@@ -16,7 +16,6 @@ import Glibc
 import LiveDefaults
 import Synchronization
 
-
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("LiveDefaultsLatency: \(message)\n".utf8))
     exit(2)
@@ -174,7 +173,9 @@ print("writer | writes | lost | median | p90 | p99 | max")
 print("---|---|---|---|---|---|---")
 for mode in ["rename", "in-place", "library"] {
     let row = measure(mode, writes: writes)
-    print("\(row.name) | \(writes) | \(row.lost) | \(milliseconds(row.percentile(0.5))) | \(milliseconds(row.percentile(0.9))) | \(milliseconds(row.percentile(0.99))) | \(milliseconds(row.percentile(1)))")
+    print(
+        "\(row.name) | \(writes) | \(row.lost) | \(milliseconds(row.percentile(0.5))) | \(milliseconds(row.percentile(0.9))) | \(milliseconds(row.percentile(0.99))) | \(milliseconds(row.percentile(1)))"
+    )
 }
 
 // A burst: 10,000 back-to-back renames; the observer must end on the final value.
@@ -186,9 +187,10 @@ do {
     let delivered = arrival != nil
     let afterLast = arrival.map { Double(Int64($0) - Int64(report.time)) / 1_000_000 }
     print("")
-    print("burst of \(burst) back-to-back writes: final value \(delivered ? "delivered" : "NOT delivered")"
-        + (afterLast.map { ", \(milliseconds($0)) after the last write" } ?? "")
-        + ", \(arrivals.count) intermediate values seen (newest wins)")
+    print(
+        "burst of \(burst) back-to-back writes: final value \(delivered ? "delivered" : "NOT delivered")"
+            + (afterLast.map { ", \(milliseconds($0)) after the last write" } ?? "")
+            + ", \(arrivals.count) intermediate values seen (newest wins)")
     task.cancel()
     while defaults.activeObserverCount > 0 { usleep(100) }
     if !delivered { exit(1) }
@@ -224,9 +226,12 @@ do {
     let row = Row(name: "Foundation", samples: samples, lost: foundationWrites - samples.count)
     print("")
     print("Foundation.UserDefaults reader in this process, writer = Foundation in the other process:")
-    print("- without synchronize(): \(seenWithoutSynchronize ? "saw the write" : "never saw the write in 2 s of polling")")
-    print("- synchronize() before every read: \(foundationWrites) writes, \(row.lost) not seen in 5 s, "
-        + "median \(milliseconds(row.percentile(0.5))), p99 \(milliseconds(row.percentile(0.99)))")
+    print(
+        "- without synchronize(): \(seenWithoutSynchronize ? "saw the write" : "never saw the write in 2 s of polling")"
+    )
+    print(
+        "- synchronize() before every read: \(foundationWrites) writes, \(row.lost) not seen in 5 s, "
+            + "median \(milliseconds(row.percentile(0.5))), p99 \(milliseconds(row.percentile(0.99)))")
 }
 
 toWriter.fileHandleForWriting.closeFile()

@@ -24,6 +24,7 @@ public struct KeyChange: Sendable, Hashable, CustomStringConvertible {
     /// Whether this process made the change.
     public var origin: Origin
 
+    /// A change of `key` in `domain` from `oldValue` to `newValue` (nil: no value), made by `origin`.
     public init(domain: String, key: String, oldValue: PropertyList?, newValue: PropertyList?, origin: Origin) {
         self.domain = domain
         self.key = key
@@ -32,6 +33,7 @@ public struct KeyChange: Sendable, Hashable, CustomStringConvertible {
         self.origin = origin
     }
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public var description: String {
         "\(domain) \(key): \(oldValue.map { "\($0)" } ?? "(none)") → \(newValue.map { "\($0)" } ?? "(none)") [\(origin.rawValue)]"
     }

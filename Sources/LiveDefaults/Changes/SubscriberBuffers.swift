@@ -1,4 +1,3 @@
-
 /// Work to do after a lock is released: resuming a waiting consumer. Buffers hand these out instead of
 /// resuming under a lock, so no lock is ever held while a continuation runs.
 typealias Resumption = @Sendable () -> Void

@@ -1,5 +1,5 @@
-import Glibc
 import Foundation
+import Glibc
 
 /// What identifies one version of a file: if none of these changed, the contents did not either (every
 /// writer here replaces files by rename, which changes the inode; Foundation's in-place writes change the
@@ -100,7 +100,9 @@ enum FileSystem {
 
     /// Writes `data` to a new temporary file beside `path` (mode 0600), flushes it to the disk, and renames it
     /// over `path`: readers see the old file or the new one, never a mix, even if this process is killed.
-    static func replaceAtomically(_ path: String, with data: Data, owner: (uid_t, gid_t)? = nil) throws(SystemError) -> FileStamp {
+    static func replaceAtomically(_ path: String, with data: Data, owner: (uid_t, gid_t)? = nil) throws(SystemError)
+        -> FileStamp
+    {
         let directory = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
         let temporary = "\(directory)/.\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"

@@ -38,6 +38,7 @@ public struct Default<Value: DefaultsSerializable>: Sendable {
         self.store = store
     }
 
+    /// The key's value in the store (its default when no domain has it); setting it writes the store.
     public var wrappedValue: Value {
         get { store[key] }
         nonmutating set { store[key] = newValue }

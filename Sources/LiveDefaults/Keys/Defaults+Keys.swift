@@ -95,7 +95,8 @@ extension Defaults {
                 let domain = domainProviding(key.name) ?? "?"
                 // The caller gets the default and carries on; nothing for the API to report: a notice.
                 configuration.logger.notice(
-                    "domain \(domain), key \"\(key.name)\": the stored value cannot be read as \(Value.self) (\(error)); using the default \(key.defaultValue)")
+                    "domain \(domain), key \"\(key.name)\": the stored value cannot be read as \(Value.self) (\(error)); using the default \(key.defaultValue)"
+                )
             }
             return key.defaultValue
         }

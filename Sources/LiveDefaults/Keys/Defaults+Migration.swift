@@ -45,7 +45,9 @@ extension Defaults {
 
     /// Renames a stored key, keeping its value.
     @discardableResult
-    public func migrateKey<Value>(from oldName: String, to key: DefaultsKey<Value>) throws(DefaultsError) -> MigrationOutcome {
+    public func migrateKey<Value>(from oldName: String, to key: DefaultsKey<Value>) throws(DefaultsError)
+        -> MigrationOutcome
+    {
         try rename(oldName, to: key) { (target, stored, _) throws(DefaultsError) in
             try target.setValue(stored, forKey: key.name)
         }

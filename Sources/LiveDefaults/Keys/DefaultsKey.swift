@@ -74,10 +74,12 @@ extension DefaultsKey where Value: ExpressibleByNilLiteral {
 }
 
 extension DefaultsKeys: Hashable {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public static func == (lhs: DefaultsKeys, rhs: DefaultsKeys) -> Bool {
         lhs.name == rhs.name && lhs.suite == rhs.suite && type(of: lhs) == type(of: rhs)
     }
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func hash(into hasher: inout Hasher) {
         hasher.combine(name)
         hasher.combine(suite)
@@ -85,5 +87,6 @@ extension DefaultsKeys: Hashable {
 }
 
 extension DefaultsKeys: CustomStringConvertible {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public var description: String { suite.map { "\($0) \(name)" } ?? name }
 }

@@ -35,6 +35,7 @@ public protocol DefaultsSerializable: Sendable {
 }
 
 extension DefaultsSerializable {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     @inlinable
     public static func exactValue(_ propertyList: PropertyList) -> Self? { nil }
 }
@@ -46,52 +47,66 @@ public struct DefaultsConversionError: Error, Sendable, Hashable, CustomStringCo
     /// The stored value.
     public var found: PropertyList
 
+    /// The error for a stored value `found` that cannot be read as `expected`.
     public init(expected: Any.Type, found: PropertyList) {
         self.expected = "\(expected)"
         self.found = found
     }
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public var description: String { "expected \(expected), found \(found.typeName) \(found)" }
 }
 
 // MARK: Codable and RawRepresentable types, by declaration
 
 extension DefaultsSerializable where Self: Codable {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public init(propertyList: PropertyList) throws {
         self = try PropertyListValueDecoder().decode(Self.self, from: propertyList)
     }
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func propertyList() throws -> PropertyList? {
         try PropertyListValueEncoder().encode(self)
     }
 }
 
 extension DefaultsSerializable where Self: RawRepresentable, RawValue: DefaultsSerializable {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public init(propertyList: PropertyList) throws {
         let raw = try RawValue(propertyList: propertyList)
-        guard let value = Self(rawValue: raw) else { throw DefaultsConversionError(expected: Self.self, found: propertyList) }
+        guard let value = Self(rawValue: raw) else {
+            throw DefaultsConversionError(expected: Self.self, found: propertyList)
+        }
         self = value
     }
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func propertyList() throws -> PropertyList? { try rawValue.propertyList() }
 }
 
 /// A `Codable` enum with raw values is stored by its raw value (the two conformances above would agree;
 /// this one settles which applies).
 extension DefaultsSerializable where Self: RawRepresentable & Codable, RawValue: DefaultsSerializable {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public init(propertyList: PropertyList) throws {
         let raw = try RawValue(propertyList: propertyList)
-        guard let value = Self(rawValue: raw) else { throw DefaultsConversionError(expected: Self.self, found: propertyList) }
+        guard let value = Self(rawValue: raw) else {
+            throw DefaultsConversionError(expected: Self.self, found: propertyList)
+        }
         self = value
     }
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func propertyList() throws -> PropertyList? { try rawValue.propertyList() }
 }
 
 // MARK: Scalars
 
 extension PropertyList: DefaultsSerializable {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public init(propertyList: PropertyList) throws { self = propertyList }
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func propertyList() throws -> PropertyList? { self }
 }
 
@@ -102,15 +117,18 @@ extension Bool: DefaultsSerializable {
         self = try Self.exactValue(propertyList) ?? ValueDecoder.bool(propertyList, [])
     }
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     @inlinable
     public static func exactValue(_ propertyList: PropertyList) -> Bool? {
         if case .bool(let bool) = propertyList { return bool }
         return nil
     }
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func propertyList() throws -> PropertyList? { .bool(self) }
 }
 
 extension String: DefaultsSerializable {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public init(propertyList: PropertyList) throws {
         guard let string = Self.exactValue(propertyList) else {
             throw DefaultsConversionError(expected: String.self, found: propertyList)
@@ -118,11 +136,13 @@ extension String: DefaultsSerializable {
         self = string
     }
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     @inlinable
     public static func exactValue(_ propertyList: PropertyList) -> String? {
         if case .string(let string) = propertyList { return string }
         return nil
     }
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func propertyList() throws -> PropertyList? { .string(self) }
 }
 
@@ -132,16 +152,20 @@ extension Double: DefaultsSerializable {
         self = try Self.exactValue(propertyList) ?? ValueDecoder.real(propertyList, [])
     }
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     @inlinable
     public static func exactValue(_ propertyList: PropertyList) -> Double? {
         if case .real(let real) = propertyList { return real }
         return nil
     }
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func propertyList() throws -> PropertyList? { .real(self) }
 }
 
 extension Float: DefaultsSerializable {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public init(propertyList: PropertyList) throws { self = Float(try ValueDecoder.real(propertyList, [])) }
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func propertyList() throws -> PropertyList? { .real(Double(self)) }
 }
 
@@ -150,8 +174,10 @@ extension Float: DefaultsSerializable {
 public protocol DefaultsSerializableInteger: FixedWidthInteger, DefaultsSerializable {}
 
 extension DefaultsSerializableInteger {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public init(propertyList: PropertyList) throws { self = try ValueDecoder.integer(propertyList, Self.self, []) }
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func propertyList() throws -> PropertyList? {
         guard let stored = PropertyList.storedInteger(self) else {
             throw EncodingError.invalidValue(self, .init(codingPath: [], debugDescription: "\(self) is beyond Int.max"))
@@ -167,8 +193,10 @@ extension Int: DefaultsSerializableInteger {
         self = try Self.exactValue(propertyList) ?? ValueDecoder.integer(propertyList, Int.self, [])
     }
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func propertyList() throws -> PropertyList? { .integer(self) }
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     @inlinable
     public static func exactValue(_ propertyList: PropertyList) -> Int? {
         if case .integer(let integer) = propertyList { return integer }
@@ -188,15 +216,20 @@ extension UInt64: DefaultsSerializableInteger {}
 extension Date: DefaultsSerializable {
     /// A date, or an ISO 8601 string.
     public init(propertyList: PropertyList) throws { self = try ValueDecoder.date(propertyList, []) }
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func propertyList() throws -> PropertyList? { .date(self) }
 }
 
 extension Data: DefaultsSerializable {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public init(propertyList: PropertyList) throws {
-        guard case .data(let data) = propertyList else { throw DefaultsConversionError(expected: Data.self, found: propertyList) }
+        guard case .data(let data) = propertyList else {
+            throw DefaultsConversionError(expected: Data.self, found: propertyList)
+        }
         self = data
     }
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func propertyList() throws -> PropertyList? { .data(self) }
 }
 
@@ -204,7 +237,9 @@ extension URL: DefaultsSerializable {
     /// As `url(forKey:)` reads it: a string with a scheme is that URL, any other string a file path (`~`
     /// expanded), data a keyed archive of a URL.
     public init(propertyList: PropertyList) throws {
-        guard let url = Coercion.url(propertyList) else { throw DefaultsConversionError(expected: URL.self, found: propertyList) }
+        guard let url = Coercion.url(propertyList) else {
+            throw DefaultsConversionError(expected: URL.self, found: propertyList)
+        }
         self = url
     }
 
@@ -216,6 +251,7 @@ extension URL: DefaultsSerializable {
 }
 
 extension UUID: DefaultsSerializable {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public init(propertyList: PropertyList) throws {
         guard case .string(let string) = propertyList, let uuid = UUID(uuidString: string) else {
             throw DefaultsConversionError(expected: UUID.self, found: propertyList)
@@ -223,18 +259,21 @@ extension UUID: DefaultsSerializable {
         self = uuid
     }
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func propertyList() throws -> PropertyList? { .string(uuidString) }
 }
 
 // MARK: Collections and optionals
 
 extension Optional: DefaultsSerializable where Wrapped: DefaultsSerializable {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public init(propertyList: PropertyList) throws { self = .some(try Wrapped(propertyList: propertyList)) }
     /// nil removes the key.
     public func propertyList() throws -> PropertyList? { try self?.propertyList() }
 }
 
 extension Array: DefaultsSerializable where Element: DefaultsSerializable {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public init(propertyList: PropertyList) throws {
         guard case .array(let elements) = propertyList else {
             throw DefaultsConversionError(expected: Self.self, found: propertyList)
@@ -242,13 +281,16 @@ extension Array: DefaultsSerializable where Element: DefaultsSerializable {
         self = try elements.map { try Element(propertyList: $0) }
     }
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func propertyList() throws -> PropertyList? {
-        .array(try map { element in
-            guard let value = try element.propertyList() else {
-                throw EncodingError.invalidValue(element, .init(codingPath: [], debugDescription: "a property-list array cannot hold nil"))
-            }
-            return value
-        })
+        .array(
+            try map { element in
+                guard let value = try element.propertyList() else {
+                    throw EncodingError.invalidValue(
+                        element, .init(codingPath: [], debugDescription: "a property-list array cannot hold nil"))
+                }
+                return value
+            })
     }
 }
 
@@ -257,6 +299,7 @@ extension Set: DefaultsSerializable where Element: DefaultsSerializable {
     /// rewrites the same file.
     public init(propertyList: PropertyList) throws { self = Set(try [Element](propertyList: propertyList)) }
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func propertyList() throws -> PropertyList? {
         guard case .array(let elements)? = try Array(self).propertyList() else { return nil }
         return .array(elements.sorted { "\($0)" < "\($1)" })
@@ -264,6 +307,7 @@ extension Set: DefaultsSerializable where Element: DefaultsSerializable {
 }
 
 extension Dictionary: DefaultsSerializable where Key == String, Value: DefaultsSerializable {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public init(propertyList: PropertyList) throws {
         guard case .dictionary(let entries) = propertyList else {
             throw DefaultsConversionError(expected: Self.self, found: propertyList)

@@ -12,12 +12,14 @@
 /// too when `Value` is `Equatable` (for example a number written as `"42"` and then as `42`). Newest wins
 /// and lifetime are as for ``KeyUpdates``.
 public struct TypedKeyUpdates<Value: DefaultsSerializable>: AsyncSequence, Sendable {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public typealias Element = Value
 
     let base: KeyUpdates
     let key: DefaultsKey<Value>
     let store: WeakStore
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func makeAsyncIterator() -> Iterator {
         Iterator(base: base.makeAsyncIterator(), key: key, store: store)
     }
@@ -29,6 +31,7 @@ public struct TypedKeyUpdates<Value: DefaultsSerializable>: AsyncSequence, Senda
         let store: WeakStore
         var last: Value?
 
+        // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
         public mutating func next() async -> Value? {
             while let stored = await base.next() {
                 let value = stored.map { store.store?.decode($0, for: key) ?? key.defaultValue } ?? key.defaultValue
@@ -64,6 +67,7 @@ public struct DefaultsSnapshot: Sendable, Equatable {
         return store.store?.decode(stored, for: key) ?? (try? Value(propertyList: stored)) ?? key.defaultValue
     }
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public static func == (lhs: DefaultsSnapshot, rhs: DefaultsSnapshot) -> Bool { lhs.values == rhs.values }
 }
 
@@ -80,14 +84,17 @@ public struct DefaultsSnapshot: Sendable, Equatable {
 /// `emitCurrentValue` is false). A slow consumer gets the newest snapshot, never a queue; equal consecutive
 /// snapshots are dropped. Keys of other suites are read from this store's search list.
 public struct DefaultsSnapshots: AsyncSequence, Sendable {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public typealias Element = DefaultsSnapshot
 
     let store: WeakStore
     let keys: [String]
     let emitCurrentValue: Bool
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func makeAsyncIterator() -> Iterator {
-        Iterator(subscription: store.store?.subscribeSignal(forKeys: keys), keys: keys, store: store,
+        Iterator(
+            subscription: store.store?.subscribeSignal(forKeys: keys), keys: keys, store: store,
             pendingFirst: emitCurrentValue)
     }
 
@@ -99,6 +106,7 @@ public struct DefaultsSnapshots: AsyncSequence, Sendable {
         var pendingFirst: Bool
         var last: [String: PropertyList]?
 
+        // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
         public mutating func next() async -> DefaultsSnapshot? {
             guard let subscription else { return nil }
             if last == nil, let store = store.store {

@@ -52,7 +52,9 @@ struct BinaryPropertyListReader {
         for index in 0..<count {
             let offset = Self.bigEndian(bytes, at: Int(tableOffset) + index * offsetSize, size: offsetSize)
             guard offset >= UInt64(magic.count), offset < tableOffset else {
-                throw .malformed(offset: Int(tableOffset) + index * offsetSize, reason: "object \(index) lies outside the object area")
+                throw .malformed(
+                    offset: Int(tableOffset) + index * offsetSize,
+                    reason: "object \(index) lies outside the object area")
             }
             offsets.append(Int(offset))
         }
@@ -164,7 +166,9 @@ struct BinaryPropertyListReader {
         return value
     }
 
-    private mutating func children(of index: Int, _ references: [Int], depth: Int) throws(PropertyListError) -> [PropertyList] {
+    private mutating func children(of index: Int, _ references: [Int], depth: Int) throws(PropertyListError)
+        -> [PropertyList]
+    {
         guard depth < PropertyListLimits.maximumDepth else {
             throw .nestingTooDeep(limit: PropertyListLimits.maximumDepth)
         }
@@ -204,7 +208,9 @@ struct BinaryPropertyListReader {
         guard size <= 8 else { throw malformed(start, "length field too wide") }
         try require(start + 2, size, start)
         let length = Self.bigEndian(bytes, at: start + 2, size: size)
-        guard length <= UInt64(objectAreaEnd) else { throw .truncated("object at byte \(start) claims \(length) bytes") }
+        guard length <= UInt64(objectAreaEnd) else {
+            throw .truncated("object at byte \(start) claims \(length) bytes")
+        }
         return (Int(length), start + 2 + size)
     }
 

@@ -80,7 +80,8 @@ struct OpenStepPropertyListParser {
             let start = position
             while position < bytes.count, Self.isBareByte(bytes[position]) { position += 1 }
             guard position > start else {
-                throw .malformed(offset: start, reason: "unexpected character \"\(Character(Unicode.Scalar(bytes[start])))\"")
+                throw .malformed(
+                    offset: start, reason: "unexpected character \"\(Character(Unicode.Scalar(bytes[start])))\"")
             }
             return .string(String(decoding: bytes[start..<position], as: UTF8.self))
         }
@@ -203,10 +204,13 @@ struct OpenStepPropertyListParser {
     }
 
     static func isBareByte(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
             || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-            || [UInt8(ascii: "_"), UInt8(ascii: "$"), UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: ":"),
-                UInt8(ascii: "."), UInt8(ascii: "-")].contains(byte)
+            || [
+                UInt8(ascii: "_"), UInt8(ascii: "$"), UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: ":"),
+                UInt8(ascii: "."), UInt8(ascii: "-"),
+            ].contains(byte)
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {
@@ -228,7 +232,9 @@ enum OpenStepPropertyListWriter {
         return output
     }
 
-    private static func write(_ value: PropertyList, indent: Int, dateStyle: PropertyList.DateStyle, into output: inout String) {
+    private static func write(
+        _ value: PropertyList, indent: Int, dateStyle: PropertyList.DateStyle, into output: inout String
+    ) {
         let pad = String(repeating: "    ", count: indent)
         switch value {
         case .string(let string): output += quotedIfNeeded(string)

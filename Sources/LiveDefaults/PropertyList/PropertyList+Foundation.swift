@@ -78,7 +78,7 @@ extension PropertyList {
         if String(describing: type(of: number)).hasSuffix("Boolean") { return .bool(number.boolValue) }
         let kind = String(cString: number.objCType)
         if kind == "f" || kind == "d" { return .real(number.doubleValue) }
-        if (kind == "Q" || kind == "L"), number.uint64Value > UInt64(Int.max) { return .real(number.doubleValue) }
+        if kind == "Q" || kind == "L", number.uint64Value > UInt64(Int.max) { return .real(number.doubleValue) }
         return .integer(number.intValue)
     }
 }

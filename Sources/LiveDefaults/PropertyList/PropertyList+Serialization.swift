@@ -20,8 +20,9 @@ extension PropertyList {
     public static func decode(_ data: Data) throws(PropertyListError) -> (value: PropertyList, format: Format) {
         // Bytes that begin like the binary magic are a binary file, however short: a file cut after "bp"
         // is a truncated binary plist, not the old-style string "bp".
-        if data.starts(with: "bplist".utf8) || (data.count < BinaryPropertyListReader.magic.count && !data.isEmpty
-            && BinaryPropertyListReader.magic.starts(with: data))
+        if data.starts(with: "bplist".utf8)
+            || (data.count < BinaryPropertyListReader.magic.count && !data.isEmpty
+                && BinaryPropertyListReader.magic.starts(with: data))
         {
             return (try BinaryPropertyListReader.read(data), .binary)
         }

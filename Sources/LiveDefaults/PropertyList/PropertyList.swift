@@ -114,26 +114,32 @@ extension PropertyList {
 }
 
 extension PropertyList: ExpressibleByStringLiteral {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public init(stringLiteral value: String) { self = .string(value) }
 }
 
 extension PropertyList: ExpressibleByIntegerLiteral {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public init(integerLiteral value: Int) { self = .integer(value) }
 }
 
 extension PropertyList: ExpressibleByFloatLiteral {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public init(floatLiteral value: Double) { self = .real(value) }
 }
 
 extension PropertyList: ExpressibleByBooleanLiteral {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public init(booleanLiteral value: Bool) { self = .bool(value) }
 }
 
 extension PropertyList: ExpressibleByArrayLiteral {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public init(arrayLiteral elements: PropertyList...) { self = .array(elements) }
 }
 
 extension PropertyList: ExpressibleByDictionaryLiteral {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public init(dictionaryLiteral elements: (String, PropertyList)...) {
         self = .dictionary(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }

@@ -7,6 +7,7 @@
 public struct PropertyListError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of error. New codes can appear in any release: a `switch` over codes needs a `default`.
     public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
         public let rawValue: String
 
         /// A code by name.
@@ -33,6 +34,7 @@ public struct PropertyListError: Error, Sendable, Hashable, CustomStringConverti
         /// See ``PropertyListError/unrepresentable(keyPath:reason:)``.
         public static let unrepresentable = Code(rawValue: "unrepresentable")
 
+        // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
         public var description: String { rawValue }
     }
 
@@ -100,6 +102,7 @@ public struct PropertyListError: Error, Sendable, Hashable, CustomStringConverti
         PropertyListError(code: .unrepresentable, keyPath: keyPath, detail: reason)
     }
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public var description: String {
         let detail = detail ?? "unknown"
         let position = position.map(String.init) ?? "?"

@@ -12,6 +12,7 @@ public struct PropertyListValueDecoder: Sendable {
     /// Context for custom `init(from:)` implementations.
     public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
 
+    /// A decoder with the default behaviour (no options to set).
     public init() {}
 
     /// Decodes a value of the given type.
@@ -39,7 +40,8 @@ struct ValueDecoder: Decoder {
         guard case .dictionary(let entries) = value else {
             throw Self.mismatch([String: Any].self, value, codingPath)
         }
-        return KeyedDecodingContainer(KeyedContainer<Key>(entries: entries, codingPath: codingPath, userInfo: userInfoValues))
+        return KeyedDecodingContainer(
+            KeyedContainer<Key>(entries: entries, codingPath: codingPath, userInfo: userInfoValues))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -71,7 +73,8 @@ struct ValueDecoder: Decoder {
     // MARK: Scalars, with the conversions a hand-edited file needs
 
     static func mismatch(_ type: Any.Type, _ value: PropertyList, _ codingPath: [any CodingKey]) -> DecodingError {
-        .typeMismatch(type, .init(codingPath: codingPath, debugDescription: "expected \(type), found \(value.typeName) \(value)"))
+        .typeMismatch(
+            type, .init(codingPath: codingPath, debugDescription: "expected \(type), found \(value.typeName) \(value)"))
     }
 
     static func bool(_ value: PropertyList, _ codingPath: [any CodingKey]) throws -> Bool {
@@ -90,7 +93,9 @@ struct ValueDecoder: Decoder {
         throw mismatch(Bool.self, value, codingPath)
     }
 
-    static func integer<T: FixedWidthInteger>(_ value: PropertyList, _ type: T.Type, _ codingPath: [any CodingKey]) throws -> T {
+    static func integer<T: FixedWidthInteger>(_ value: PropertyList, _ type: T.Type, _ codingPath: [any CodingKey])
+        throws -> T
+    {
         let converted: T?
         switch value {
         case .integer(let integer): converted = T(exactly: integer)
@@ -105,8 +110,10 @@ struct ValueDecoder: Decoder {
         }
         guard let converted else {
             if case .integer = value {
-                throw DecodingError.dataCorrupted(.init(
-                    codingPath: codingPath, debugDescription: "\(value) does not fit \(T.self) (\(T.min)…\(T.max))"))
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: codingPath, debugDescription: "\(value) does not fit \(T.self) (\(T.min)…\(T.max))")
+                )
             }
             throw mismatch(T.self, value, codingPath)
         }
@@ -160,10 +167,18 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// Property lists have no null: a missing key is nil.
     func decodeNil(forKey key: Key) throws -> Bool { entries[key.stringValue] == nil }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try ValueDecoder.bool(value(key), codingPath + [key]) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try ValueDecoder.string(value(key), codingPath + [key]) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try ValueDecoder.real(value(key), codingPath + [key]) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(try ValueDecoder.real(value(key), codingPath + [key])) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        try ValueDecoder.bool(value(key), codingPath + [key])
+    }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        try ValueDecoder.string(value(key), codingPath + [key])
+    }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        try ValueDecoder.real(value(key), codingPath + [key])
+    }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+        Float(try ValueDecoder.real(value(key), codingPath + [key]))
+    }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(key) }
@@ -202,7 +217,8 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        ValueDecoder(value: entries[key.stringValue] ?? .dictionary([:]), codingPath: codingPath + [key], userInfo: userInfo)
+        ValueDecoder(
+            value: entries[key.stringValue] ?? .dictionary([:]), codingPath: codingPath + [key], userInfo: userInfo)
     }
 }
 
@@ -226,7 +242,8 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     private mutating func next() throws -> PropertyList {
         guard !isAtEnd else {
             throw DecodingError.valueNotFound(
-                PropertyList.self, .init(codingPath: path, debugDescription: "the array has only \(elements.count) elements"))
+                PropertyList.self,
+                .init(codingPath: path, debugDescription: "the array has only \(elements.count) elements"))
         }
         defer { currentIndex += 1 }
         return elements[currentIndex]
@@ -234,10 +251,22 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
 
     mutating func decodeNil() throws -> Bool { false }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { let path = path; return try ValueDecoder.bool(next(), path) }
-    mutating func decode(_ type: String.Type) throws -> String { let path = path; return try ValueDecoder.string(next(), path) }
-    mutating func decode(_ type: Double.Type) throws -> Double { let path = path; return try ValueDecoder.real(next(), path) }
-    mutating func decode(_ type: Float.Type) throws -> Float { let path = path; return Float(try ValueDecoder.real(next(), path)) }
+    mutating func decode(_ type: Bool.Type) throws -> Bool {
+        let path = path
+        return try ValueDecoder.bool(next(), path)
+    }
+    mutating func decode(_ type: String.Type) throws -> String {
+        let path = path
+        return try ValueDecoder.string(next(), path)
+    }
+    mutating func decode(_ type: Double.Type) throws -> Double {
+        let path = path
+        return try ValueDecoder.real(next(), path)
+    }
+    mutating func decode(_ type: Float.Type) throws -> Float {
+        let path = path
+        return Float(try ValueDecoder.real(next(), path))
+    }
     mutating func decode(_ type: Int.Type) throws -> Int { try integer() }
     mutating func decode(_ type: Int8.Type) throws -> Int8 { try integer() }
     mutating func decode(_ type: Int16.Type) throws -> Int16 { try integer() }
@@ -263,7 +292,9 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
         return ValueDecoder(value: try next(), codingPath: path, userInfo: userInfo)
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<
+        NestedKey
+    > {
         try nextDecoder().container(keyedBy: type)
     }
 

@@ -19,6 +19,7 @@ public struct PropertyListValueEncoder: Sendable {
     /// Context for custom `encode(to:)` implementations.
     public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
 
+    /// An encoder with the default behaviour (no options to set).
     public init() {}
 
     /// Encodes a value.
@@ -58,7 +59,9 @@ final class EncodingBox {
     }
 
     /// Encodes a value into this box, handling the types whose own `Codable` form is not the plist one.
-    func encode<T: Encodable>(_ value: T, codingPath: [any CodingKey], userInfo: [CodingUserInfoKey: any Sendable]) throws {
+    func encode<T: Encodable>(_ value: T, codingPath: [any CodingKey], userInfo: [CodingUserInfoKey: any Sendable])
+        throws
+    {
         switch value {
         case let date as Date: content = .scalar(.date(date))
         case let data as Data: content = .scalar(.data(data))
@@ -71,7 +74,9 @@ final class EncodingBox {
             if case .empty = content { content = .dictionary([:]) }
             // A set's order changes from process to process: sort it, so an unchanged value rewrites the same file.
             if value is any UnorderedCollection, case .array(let boxes) = content {
-                content = .array(boxes.sorted { "\($0.materialized ?? .dictionary([:]))" < "\($1.materialized ?? .dictionary([:]))" })
+                content = .array(
+                    boxes.sorted { "\($0.materialized ?? .dictionary([:]))" < "\($1.materialized ?? .dictionary([:]))" }
+                )
             }
         }
     }
@@ -128,7 +133,8 @@ struct ValueEncoder: Encoder {
 private func integer<T: FixedWidthInteger>(_ value: T, _ codingPath: [any CodingKey]) throws -> PropertyList {
     guard let stored = PropertyList.storedInteger(value) else {
         throw EncodingError.invalidValue(
-            value, .init(codingPath: codingPath, debugDescription: "\(value) does not fit a property-list integer (Int)"))
+            value,
+            .init(codingPath: codingPath, debugDescription: "\(value) does not fit a property-list integer (Int)"))
     }
     return stored
 }
@@ -255,7 +261,9 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
         append(child)
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<
+        NestedKey
+    > {
         let child = EncodingBox()
         let path = codingPath + [nextKey]
         append(child)
@@ -286,7 +294,8 @@ private struct SingleValueContainer: SingleValueEncodingContainer {
 
     mutating func encodeNil() throws {
         throw EncodingError.invalidValue(
-            Optional<Int>.none as Any, .init(codingPath: codingPath, debugDescription: "a property list cannot hold nil"))
+            Optional<Int>.none as Any,
+            .init(codingPath: codingPath, debugDescription: "a property list cannot hold nil"))
     }
     mutating func encode(_ value: Bool) throws { set(.bool(value)) }
     mutating func encode(_ value: String) throws { set(.string(value)) }

@@ -196,7 +196,8 @@ struct XMLPropertyListReader: ~Copyable {
         var index = nameRange.upperBound + 6
         while index < bytes.count, Self.isSpace(bytes[index]) { index += 1 }
         let value: PropertyList
-        if literal("<integer>", at: index), let (range, _) = plainRun(from: index + 9), literal("</integer>", at: range.upperBound),
+        if literal("<integer>", at: index), let (range, _) = plainRun(from: index + 9),
+            literal("</integer>", at: range.upperBound),
             let integer = Self.integer(bytes[range])
         {
             value = .integer(integer)
@@ -212,8 +213,10 @@ struct XMLPropertyListReader: ~Copyable {
         } else if literal("<false/>", at: index) {
             value = .bool(false)
             index += 8
-        } else if literal("<real>", at: index), let (range, _) = plainRun(from: index + 6), literal("</real>", at: range.upperBound),
-            let real = Self.real(String(Self.trimmed(String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self))))
+        } else if literal("<real>", at: index), let (range, _) = plainRun(from: index + 6),
+            literal("</real>", at: range.upperBound),
+            let real = Self.real(
+                String(Self.trimmed(String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self))))
         {
             value = .real(real)
             index = range.upperBound + 7
@@ -375,7 +378,9 @@ struct XMLPropertyListReader: ~Copyable {
     }
 
     /// ``plainText(of:)``, and whether the text is all ASCII (then it needs no UTF-8 validation).
-    private mutating func plainTextAndASCII(of tag: Tag) throws(PropertyListError) -> (range: Range<Int>, isASCII: Bool)? {
+    private mutating func plainTextAndASCII(of tag: Tag) throws(PropertyListError) -> (
+        range: Range<Int>, isASCII: Bool
+    )? {
         if tag.isEmptyElement { return (position..<position, true) }
         guard let run = plainRun(from: position), literal("</", at: run.range.upperBound) else { return nil }
         position = run.range.upperBound
@@ -475,7 +480,8 @@ struct XMLPropertyListReader: ~Copyable {
     }
 
     private static func isNameByte(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
             || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-")
             || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: ".")
     }
@@ -513,7 +519,8 @@ struct XMLPropertyListReader: ~Copyable {
     static func trimmed(_ text: String) -> Substring {
         let utf8 = text.utf8
         func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
-        guard let first = utf8.firstIndex(where: { !isSpace($0) }), let last = utf8.lastIndex(where: { !isSpace($0) }) else {
+        guard let first = utf8.firstIndex(where: { !isSpace($0) }), let last = utf8.lastIndex(where: { !isSpace($0) })
+        else {
             return text[text.endIndex...]
         }
         return text[first...last]

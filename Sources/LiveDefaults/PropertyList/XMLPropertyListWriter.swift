@@ -101,7 +101,11 @@ enum XMLPropertyListWriter {
     /// Escapes markup characters, and control characters (which XML 1.0 cannot carry literally) as
     /// numeric references that Foundation's and this library's readers accept.
     private static func escaped(_ text: String) -> String {
-        guard text.utf8.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || ($0 < 0x20 && $0 != 0x09 && $0 != 0x0A) }) else {
+        guard
+            text.utf8.contains(where: {
+                $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || ($0 < 0x20 && $0 != 0x09 && $0 != 0x0A)
+            })
+        else {
             return text
         }
         var result = ""

@@ -51,7 +51,10 @@ final class BackgroundWriter: Sendable {
         // the file stays listed here, so the next edit or synchronize() retries them.
         for file in files {
             let failed: Bool
-            do { try file.commit(); failed = false } catch { failed = true }
+            do {
+                try file.commit()
+                failed = false
+            } catch { failed = true }
             state.withLock { state in
                 state.writing.removeValue(forKey: ObjectIdentifier(file))
                 if failed { state.dirty[ObjectIdentifier(file)] = file }

@@ -176,7 +176,8 @@ final class DomainFile: Sendable {
         let (delta, mustSchedule): (KeyDelta?, Bool) = state.withLock { state in
             let mustSchedule = !state.scheduled
             state.scheduled = true
-            let old = value.map { state.contents.updateValue($0, forKey: key) } ?? state.contents.removeValue(forKey: key)
+            let old =
+                value.map { state.contents.updateValue($0, forKey: key) } ?? state.contents.removeValue(forKey: key)
             state.pending.keys[key] = .some(value)
             holdsKeys.store(!state.contents.isEmpty, ordering: .releasing)
             return (old == value ? nil : KeyDelta(key: key, old: old, new: value), mustSchedule)
@@ -313,7 +314,7 @@ final class DomainFile: Sendable {
             // call less on every write.
             do throws(SystemError) {
                 lock = try FileSystem.lockExclusively(lockPath)
-            } catch where error.errno == ENOENT {
+            } catch  where error.errno == ENOENT {
                 try FileSystem.createDirectory(directory)
                 lock = try FileSystem.lockExclusively(lockPath)
             }
@@ -368,7 +369,8 @@ final class DomainFile: Sendable {
         if format == .openStep { format = .xml }
         if contents.isEmpty && edits.replacement != nil {
             do throws(SystemError) { try FileSystem.remove(path) } catch { return failure(error) }
-            return .success(WriteOutcome(contents: [:], stamp: nil, format: format, keptAside: keptAside, reread: reread))
+            return .success(
+                WriteOutcome(contents: [:], stamp: nil, format: format, keptAside: keptAside, reread: reread))
         }
         let data: Data
         do throws(PropertyListError) {
@@ -380,9 +382,10 @@ final class DomainFile: Sendable {
         }
         do throws(SystemError) {
             let stamp = try FileSystem.replaceAtomically(path, with: data, owner: owner)
-            return .success(WriteOutcome(
-                contents: contents, stamp: stamp, format: format, keptAside: keptAside, digest: Self.digest(data),
-                reread: reread))
+            return .success(
+                WriteOutcome(
+                    contents: contents, stamp: stamp, format: format, keptAside: keptAside, digest: Self.digest(data),
+                    reread: reread))
         } catch {
             return failure(error)
         }
@@ -494,13 +497,17 @@ final class DomainFile: Sendable {
         do throws(SystemError) {
             read = try FileSystem.read(atPath: path)
         } catch {
-            return .done(.failure(LoadFailure(error: .readFailed(path: path, errno: error.errno, message: error.message), stamp: nil)))
+            return .done(
+                .failure(
+                    LoadFailure(error: .readFailed(path: path, errno: error.errno, message: error.message), stamp: nil))
+            )
         }
         guard let (data, stamp) = read else { return .done(.success(nil)) }
         if data.isEmpty {
             // A truncating writer may be about to fill it; an empty file that stays empty is an empty domain.
             if emptyMayBeInProgress {
-                return .unsettled(LoadFailure(error: .corruptFile(path: path, .unrecognizedFormat, keptAs: nil), stamp: stamp))
+                return .unsettled(
+                    LoadFailure(error: .corruptFile(path: path, .unrecognizedFormat, keptAs: nil), stamp: stamp))
             }
             return .done(.success(Loaded(contents: [:], format: .xml, stamp: stamp, digest: digest(data))))
         }

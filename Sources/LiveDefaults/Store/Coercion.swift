@@ -6,7 +6,8 @@ enum Coercion {
     static func integer(_ value: PropertyList?) -> Int {
         switch value {
         case .integer(let integer): integer
-        case .real(let real): real.isFinite ? Int(exactly: real.rounded(.towardZero)) ?? (real < 0 ? Int.min : Int.max) : 0
+        case .real(let real):
+            real.isFinite ? Int(exactly: real.rounded(.towardZero)) ?? (real < 0 ? Int.min : Int.max) : 0
         case .bool(let bool): bool ? 1 : 0
         case .string(let string): integerPrefix(string)
         default: 0
@@ -47,7 +48,8 @@ enum Coercion {
             guard byte >= 48, byte <= 57 else { break }
             let digit = Int(byte - 48)
             let (multiplied, overflow1) = result.multipliedReportingOverflow(by: 10)
-            let (added, overflow2) = negative
+            let (added, overflow2) =
+                negative
                 ? multiplied.subtractingReportingOverflow(digit) : multiplied.addingReportingOverflow(digit)
             if overflow1 || overflow2 { return negative ? Int.min : Int.max }
             result = added
@@ -69,7 +71,9 @@ enum Coercion {
         guard end > digitsStart, !(end == digitsStart + 1 && text[digitsStart] == UInt8(ascii: ".")) else { return 0 }
         if end < text.count, text[end] == UInt8(ascii: "e") || text[end] == UInt8(ascii: "E") {
             var exponentEnd = end + 1
-            if exponentEnd < text.count, text[exponentEnd] == UInt8(ascii: "-") || text[exponentEnd] == UInt8(ascii: "+") {
+            if exponentEnd < text.count,
+                text[exponentEnd] == UInt8(ascii: "-") || text[exponentEnd] == UInt8(ascii: "+")
+            {
                 exponentEnd += 1
             }
             let exponentDigits = exponentEnd

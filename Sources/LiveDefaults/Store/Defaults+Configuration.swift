@@ -55,7 +55,9 @@ extension Defaults {
         }
 
         /// A configuration whose files all live below `directory` (see ``DefaultsLocations/rooted(at:)``).
-        public static func rooted(at directory: String, applicationDomain: String, arguments: [String] = []) -> Configuration {
+        public static func rooted(at directory: String, applicationDomain: String, arguments: [String] = [])
+            -> Configuration
+        {
             Configuration(
                 locations: .rooted(at: directory), applicationDomain: applicationDomain, arguments: arguments,
                 languages: [])

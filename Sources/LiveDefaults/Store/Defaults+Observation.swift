@@ -1,4 +1,3 @@
-
 /// Change streams: a key's effective value, every effective change, one domain's changes.
 extension Defaults {
     /// The effective value of a key now and after every change, from this process or any other.
@@ -42,7 +41,8 @@ extension Defaults {
     public func updates<Value>(_ key: DefaultsKey<Value>, emitCurrentValue: Bool = true) -> TypedKeyUpdates<Value> {
         let store = store(for: key)
         return TypedKeyUpdates(
-            base: store.updates(forKey: key.name, emitCurrentValue: emitCurrentValue), key: key, store: WeakStore(store))
+            base: store.updates(forKey: key.name, emitCurrentValue: emitCurrentValue), key: key, store: WeakStore(store)
+        )
     }
 
     /// Consistent snapshots of several keys, one whenever any of them changes (see ``DefaultsSnapshots``).

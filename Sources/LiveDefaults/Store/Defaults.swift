@@ -73,7 +73,9 @@ public final class Defaults: Sendable {
 
         /// The domain's own value of a key: the first layer that has it, managed layers included. With
         /// `replacing`, one layer's value is taken as given (the value before a change).
-        func value(forKey key: String, replacing: (layer: PreferenceLayer, value: PropertyList?)? = nil) -> PropertyList? {
+        func value(forKey key: String, replacing: (layer: PreferenceLayer, value: PropertyList?)? = nil)
+            -> PropertyList?
+        {
             for item in files {
                 let value = item.layer == replacing?.layer ? replacing?.value : item.file.value(forKey: key)
                 if let value { return value }
@@ -252,7 +254,9 @@ public final class Defaults: Sendable {
             let (file, forced) = state.withLock { state in
                 (
                     state.applicationFile,
-                    state.applicationForcedFiles.contains { $0._withUnsafeGuaranteedRef { $0.value(forKey: key) } != nil }
+                    state.applicationForcedFiles.contains {
+                        $0._withUnsafeGuaranteedRef { $0.value(forKey: key) } != nil
+                    }
                 )
             }
             if forced { throw .forcedKey(key: key, domain: domain) }
@@ -328,7 +332,9 @@ public final class Defaults: Sendable {
         guard !failures.isEmpty else { return [] }
         let own = Set(allFiles().map(\.path))
         let locations = configuration.locations
-        let directories = [locations.userDirectory, locations.anyUserDirectory].map { $0.hasSuffix("/") ? $0 : $0 + "/" }
+        let directories = [locations.userDirectory, locations.anyUserDirectory].map {
+            $0.hasSuffix("/") ? $0 : $0 + "/"
+        }
         return failures.filter { failure in
             own.contains(failure.path) || directories.contains { failure.path.hasPrefix($0) }
         }.map(\.error)
@@ -381,10 +387,11 @@ public final class Defaults: Sendable {
 
         var seen: Set<SearchEntry> = []
         list = list.filter { seen.insert($0).inserted }
-        let needed = Set(list.compactMap { entry -> String? in
-            if case .persistent(let name) = entry { return name }
-            return nil
-        })
+        let needed = Set(
+            list.compactMap { entry -> String? in
+                if case .persistent(let name) = entry { return name }
+                return nil
+            })
         let attached = state.withLock { Set($0.persistent.keys) }
         var added: [String: PersistentDomain] = [:]
         for name in needed.subtracting(attached) { added[name] = attach(name) }
@@ -456,7 +463,9 @@ public final class Defaults: Sendable {
         var layers: [[String: PropertyList]] = []
         for entry in list {
             if case .persistent(let name) = entry {
-                for item in persistent[name]?.files ?? [] where item.layer.isManaged { layers.append(item.file.contents) }
+                for item in persistent[name]?.files ?? [] where item.layer.isManaged {
+                    layers.append(item.file.contents)
+                }
             }
         }
         for entry in list {
@@ -464,7 +473,9 @@ public final class Defaults: Sendable {
             case .volatile(let name):
                 layers.append(volatiles[name] ?? [:])
             case .persistent(let name):
-                for item in persistent[name]?.files ?? [] where !item.layer.isManaged { layers.append(item.file.contents) }
+                for item in persistent[name]?.files ?? [] where !item.layer.isManaged {
+                    layers.append(item.file.contents)
+                }
             }
         }
         let merged = Self.merge(layers.filter { !$0.isEmpty })
@@ -512,9 +523,10 @@ public final class Defaults: Sendable {
         state.sources = sources
         let application = state.persistent[configuration.applicationDomain]
         state.applicationFile = application?.file(.currentUser).map { Unmanaged.passUnretained($0) }
-        state.applicationForcedFiles = application?.files.compactMap {
-            $0.layer.isManaged ? Unmanaged.passUnretained($0.file) : nil
-        } ?? []
+        state.applicationForcedFiles =
+            application?.files.compactMap {
+                $0.layer.isManaged ? Unmanaged.passUnretained($0.file) : nil
+            } ?? []
     }
 
     /// The effective value of one key, walking the search list: forced values first, then the domains in order.
@@ -553,7 +565,8 @@ public final class Defaults: Sendable {
                         let new = attachment.value(forKey: delta.key)
                         let old = attachment.value(forKey: delta.key, replacing: (layer, delta.old))
                         guard old != new else { continue }
-                        let change = KeyChange(domain: domain, key: delta.key, oldValue: old, newValue: new, origin: origin)
+                        let change = KeyChange(
+                            domain: domain, key: delta.key, oldValue: old, newValue: new, origin: origin)
                         applied.resumptions += state.view.deliverDomainChange(change)
                     }
                 }

@@ -104,7 +104,8 @@ struct EffectiveView {
                     for slot in slots { readSlots.write(slot, resolved.value) }
                 }
                 if subscribers.count > 0 {
-                    let change = KeyChange(domain: domain, key: key, oldValue: old, newValue: resolved.value, origin: origin)
+                    let change = KeyChange(
+                        domain: domain, key: key, oldValue: old, newValue: resolved.value, origin: origin)
                     applied.resumptions += deliver(change)
                 }
             }
@@ -127,7 +128,8 @@ struct EffectiveView {
             let deltas = KeyDelta.between(before, view)
             applied.changed = !deltas.isEmpty
             for delta in deltas {
-                let change = KeyChange(domain: domain, key: delta.key, oldValue: delta.old, newValue: delta.new, origin: .local)
+                let change = KeyChange(
+                    domain: domain, key: delta.key, oldValue: delta.old, newValue: delta.new, origin: .local)
                 applied.resumptions += deliver(change)
             }
         }

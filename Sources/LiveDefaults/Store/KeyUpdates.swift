@@ -17,12 +17,14 @@
 ///
 /// Each iterator is an independent subscription, registered when iteration starts.
 public struct KeyUpdates: AsyncSequence, Sendable {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public typealias Element = PropertyList?
 
     let store: WeakStore
     let key: String
     let emitCurrentValue: Bool
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func makeAsyncIterator() -> Iterator {
         Iterator(subscription: store.store?.subscribeValue(forKey: key, emitCurrentValue: emitCurrentValue))
     }
@@ -31,6 +33,7 @@ public struct KeyUpdates: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol, Sendable {
         let subscription: ValueSubscription?
 
+        // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
         public mutating func next() async -> PropertyList?? {
             guard let subscription else { return nil }
             let value = await subscription.buffer.next()
@@ -55,12 +58,14 @@ public struct KeyUpdates: AsyncSequence, Sendable {
 ///   number of keys and every key ends on its latest value.
 /// - The sequence finishes when the iterating task is cancelled or the store is deallocated.
 public struct KeyChanges: AsyncSequence, Sendable {
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public typealias Element = KeyChange
 
     let store: WeakStore
     /// nil: every effective change of the store.
     let domain: String?
 
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func makeAsyncIterator() -> Iterator {
         Iterator(subscription: store.store?.subscribeChanges(inDomain: domain))
     }
@@ -69,6 +74,7 @@ public struct KeyChanges: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol, Sendable {
         let subscription: ChangeSubscription?
 
+        // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
         public mutating func next() async -> KeyChange? {
             guard let subscription else { return nil }
             let change = await subscription.buffer.next()

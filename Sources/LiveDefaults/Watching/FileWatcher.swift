@@ -108,7 +108,9 @@ public final class FileWatcher: Sendable {
         if descriptor >= 0 {
             inotifyUnavailable = nil
         } else {
-            inotifyUnavailable = forcePolling ? "polling chosen (LIVEDEFAULTS_WATCHER=poll or polling: true)" : String(cString: strerror(errno))
+            inotifyUnavailable =
+                forcePolling
+                ? "polling chosen (LIVEDEFAULTS_WATCHER=poll or polling: true)" : String(cString: strerror(errno))
         }
         self.descriptor = descriptor
         pollTimer = DispatchSource.makeTimerSource(queue: queue)
@@ -240,7 +242,9 @@ public final class FileWatcher: Sendable {
             }
             if !polled.isEmpty {
                 // Poll the registered directories that would have needed these watches.
-                let affected = directories.filter { directory in polled.contains { Self.nearestExisting(directory) == $0.0 } }
+                let affected = directories.filter { directory in
+                    polled.contains { Self.nearestExisting(directory) == $0.0 }
+                }
                 startPolling(Set(affected), reason: polled[0].1)
             }
             // Files may have been written before the watch existed: check the directories now watched.
@@ -285,7 +289,8 @@ public final class FileWatcher: Sendable {
                     return (event.wd, event.mask, Int(event.len))
                 }
                 let nameStart = offset + MemoryLayout<inotify_event>.size
-                let name = String(decoding: buffer[nameStart..<(nameStart + nameLength)].prefix { $0 != 0 }, as: UTF8.self)
+                let name = String(
+                    decoding: buffer[nameStart..<(nameStart + nameLength)].prefix { $0 != 0 }, as: UTF8.self)
                 offset = nameStart + nameLength
                 if mask & UInt32(IN_Q_OVERFLOW) != 0 {
                     overflowed = true
@@ -399,10 +404,12 @@ public final class FileWatcher: Sendable {
         // A degraded mode the operator can fix (raise fs.inotify limits) and no caller is told of: a warning,
         // once per watcher, in the log of the store that needed the directory.
         logger?.warning(
-            "cannot watch \(added.sorted().joined(separator: ", ")) with inotify (\(reason)): LiveDefaults polls for changes by other processes every \(pollInterval) instead")
+            "cannot watch \(added.sorted().joined(separator: ", ")) with inotify (\(reason)): LiveDefaults polls for changes by other processes every \(pollInterval) instead"
+        )
         if mustStart {
             let timer = pollTimer
-            let nanoseconds = Int(pollInterval.components.seconds) * 1_000_000_000
+            let nanoseconds =
+                Int(pollInterval.components.seconds) * 1_000_000_000
                 + Int(pollInterval.components.attoseconds / 1_000_000_000)
             timer.schedule(deadline: .now(), repeating: .nanoseconds(max(1_000_000, nanoseconds)))
             timer.setEventHandler { [weak self] in self?.poll() }

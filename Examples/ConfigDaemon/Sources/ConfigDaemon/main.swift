@@ -10,7 +10,8 @@ import Dispatch
 import Foundation
 import LiveDefaults
 
-let configuration = Defaults.Configuration(applicationDomain: Daemon.domain, arguments: Array(CommandLine.arguments.dropFirst()))
+let configuration = Defaults.Configuration(
+    applicationDomain: Daemon.domain, arguments: Array(CommandLine.arguments.dropFirst()))
 let defaults = try Defaults(configuration: configuration)
 let daemon = Daemon(defaults: defaults) { line in
     print(line)

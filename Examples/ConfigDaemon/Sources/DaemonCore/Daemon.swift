@@ -15,6 +15,7 @@ extension DefaultsKeys {
 /// through one `for await` loop over consistent snapshots. Cancelling the task that runs it (on SIGTERM or
 /// SIGINT) ends both loops cleanly.
 public actor Daemon {
+    /// The domain the daemon reads its settings from.
     public static let domain = "com.example.daemon"
 
     private let defaults: Defaults
@@ -23,6 +24,7 @@ public actor Daemon {
     private var message: String
     private var paused: Bool
 
+    /// A daemon reading `defaults` and printing what it does through `output`.
     public init(defaults: Defaults, output: @escaping @Sendable (String) -> Void) {
         self.defaults = defaults
         self.output = output

@@ -60,7 +60,9 @@ struct DaemonTests {
         process.standardOutput = output
         let lines = Lines()
         output.fileHandleForReading.readabilityHandler = { handle in
-            for line in String(decoding: handle.availableData, as: UTF8.self).split(separator: "\n") { lines.append(String(line)) }
+            for line in String(decoding: handle.availableData, as: UTF8.self).split(separator: "\n") {
+                lines.append(String(line))
+            }
         }
         try process.run()
         #expect(await lines.wait(for: "started: every 1.0 s, \"alive\""))

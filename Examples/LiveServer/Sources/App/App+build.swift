@@ -7,11 +7,13 @@ import Logging
 public struct ServerOptions: Sendable {
     /// The address to listen on; loopback by default, so that only this machine can edit the settings.
     public var host = "127.0.0.1"
+    /// The TCP port to listen on.
     public var port = 8080
     /// When set, `PUT /settings/{key}` requires `Authorization: Bearer <token>`. Without a token, editing is
     /// allowed only while the server listens on loopback.
     public var token: String?
 
+    /// Where to listen, and the token that guards the settings endpoints (nil: none).
     public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil) {
         self.host = host
         self.port = port
@@ -34,7 +36,8 @@ public func buildApplication(
     router.get("/") { _, _ in
         Response(
             status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: Page.html(domain: defaults.configuration.applicationDomain))))
+            body: ResponseBody(
+                byteBuffer: ByteBuffer(string: Page.html(domain: defaults.configuration.applicationDomain))))
     }
     router.get("hello") { request, _ in behaviour.hello(request) }
     SettingsController(defaults: defaults, options: options).addRoutes(to: router)
@@ -48,7 +51,10 @@ public func buildApplication(
 
 /// A JSON response.
 func json(_ object: Any, status: HTTPResponse.Status = .ok) -> Response {
-    let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])) ?? Data("{}".utf8)
+    let data =
+        (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed]))
+        ?? Data("{}".utf8)
     return Response(
-        status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        status: status, headers: [.contentType: "application/json"],
+        body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
 }

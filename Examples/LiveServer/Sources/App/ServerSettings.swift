@@ -73,7 +73,8 @@ struct Setting: Sendable {
         ) { defaults, json in
             guard let text = json as? String, let level = LogLevel(rawValue: text) else {
                 throw SettingError.invalid(
-                    "LogLevel must be one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", ")), not \(describe(json))")
+                    "LogLevel must be one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", ")), not \(describe(json))"
+                )
             }
             try store(defaults, level, .logLevel)
         },
@@ -100,7 +101,8 @@ struct Setting: Sendable {
             switch object["banner"] {
             case nil, is NSNull: features.banner = nil
             case let text as String: features.banner = text.isEmpty ? nil : text
-            case let other?: throw SettingError.invalid("Features.banner must be a string or null, not \(describe(other))")
+            case let other?:
+                throw SettingError.invalid("Features.banner must be a string or null, not \(describe(other))")
             }
             try store(defaults, features, .features)
         },

@@ -25,16 +25,23 @@ struct SettingsController: Sendable {
             }
         } else if !options.listensOnLoopback {
             return json(
-                ["error": "editing is disabled: the server listens on \(options.host), beyond loopback, and has no --token"],
+                [
+                    "error":
+                        "editing is disabled: the server listens on \(options.host), beyond loopback, and has no --token"
+                ],
                 status: .forbidden)
         }
         let key = context.parameters.get("key") ?? ""
         guard let setting = Setting.named(key) else {
-            return json(["error": "no setting named \"\(key)\"; settings: \(Setting.all.map(\.key).joined(separator: ", "))"], status: .notFound)
+            return json(
+                ["error": "no setting named \"\(key)\"; settings: \(Setting.all.map(\.key).joined(separator: ", "))"],
+                status: .notFound)
         }
         let body = try await request.body.collect(upTo: 64 * 1024)
-        guard let value = try? JSONSerialization.jsonObject(with: Data(buffer: body), options: [.fragmentsAllowed]) else {
-            return json(["error": "the body must be a JSON value, for example 42, true or \"text\""], status: .badRequest)
+        guard let value = try? JSONSerialization.jsonObject(with: Data(buffer: body), options: [.fragmentsAllowed])
+        else {
+            return json(
+                ["error": "the body must be a JSON value, for example 42, true or \"text\""], status: .badRequest)
         }
         do {
             try setting.write(defaults, value)

@@ -38,13 +38,16 @@ if let directory { configuration.locations = .rooted(at: directory) }
 let defaults = try Defaults(configuration: configuration)
 let logger = Logger(label: "LiveServer")
 // The `defaults` command to suggest: the demo script passes the built binary's path.
-let command = ProcessInfo.processInfo.environment["LIVESERVER_DEFAULTS_COMMAND"] ?? "swift run --package-path <LiveDefaults> defaults"
+let command =
+    ProcessInfo.processInfo.environment["LIVESERVER_DEFAULTS_COMMAND"]
+    ?? "swift run --package-path <LiveDefaults> defaults"
 let tool = (directory.map { "XDG_CONFIG_HOME=\($0) " } ?? "") + command
 let file = configuration.locations.path(forDomain: serverDomain, layer: .currentUser)
 let host = options.host == "::1" ? "[::1]" : options.host
 let app = buildApplication(defaults: defaults, options: options, logger: logger) { [host, tool, file] port in
     let address = "http://\(host):\(port)"
-    print("""
+    print(
+        """
         LiveServer on \(address)   (settings page: \(address)/)
         Settings live in \(file)
         Try, from another shell:

@@ -50,7 +50,8 @@ struct AppTests {
                 ("Greeting", #""Bonjour""#), ("RateLimit", "5"), ("Maintenance", "true"), ("LogLevel", #""debug""#),
                 ("Features", #"{"search": true, "banner": "Back at 5"}"#),
             ] {
-                try await client.execute(uri: "/settings/\(key)", method: .put, body: ByteBuffer(string: value)) { response in
+                try await client.execute(uri: "/settings/\(key)", method: .put, body: ByteBuffer(string: value)) {
+                    response in
                     #expect(response.status == .ok, "\(key)")
                 }
             }
@@ -62,7 +63,8 @@ struct AppTests {
         #expect(defaults.value(forKey: "Features") == ["search": true, "banner": "Back at 5"])
         #expect(defaults.synchronize())
         // Other processes see it: it is in the domain file.
-        let file = try PropertyList.decode(Data(contentsOf: URL(fileURLWithPath: directory.path + "/\(serverDomain).plist")))
+        let file = try PropertyList.decode(
+            Data(contentsOf: URL(fileURLWithPath: directory.path + "/\(serverDomain).plist")))
         #expect(file.value.dictionaryValue?["Greeting"] == "Bonjour")
     }
 
@@ -73,13 +75,16 @@ struct AppTests {
         try await app.test(.router) { client in
             for (key, value, fragment) in [
                 ("RateLimit", #""abc""#, "RateLimit must be an integer"), ("RateLimit", "0", "from 1 to 100000"),
-                ("RateLimit", "true", "RateLimit must be an integer"), ("RateLimit", "2.5", "RateLimit must be an integer"),
-                ("Maintenance", "1", "Maintenance must be true or false"), ("Greeting", "42", "Greeting must be a string"),
+                ("RateLimit", "true", "RateLimit must be an integer"),
+                ("RateLimit", "2.5", "RateLimit must be an integer"),
+                ("Maintenance", "1", "Maintenance must be true or false"),
+                ("Greeting", "42", "Greeting must be a string"),
                 ("Greeting", #""""#, "1 to 200 characters"), ("LogLevel", #""loud""#, "LogLevel must be one of"),
                 ("Features", #"{"search": "yes"}"#, "Features.search must be true or false"),
                 ("Features", #"{"colour": 1}"#, "Features has no field \"colour\""),
             ] {
-                try await client.execute(uri: "/settings/\(key)", method: .put, body: ByteBuffer(string: value)) { response in
+                try await client.execute(uri: "/settings/\(key)", method: .put, body: ByteBuffer(string: value)) {
+                    response in
                     #expect(response.status == .unprocessableContent, "\(key) = \(value)")
                     #expect((Self.body(response)["error"] as? String)?.contains(fragment) == true, "\(key) = \(value)")
                 }
@@ -88,7 +93,8 @@ struct AppTests {
                 #expect(response.status == .notFound)
                 #expect((Self.body(response)["error"] as? String)?.contains("Greeting") == true)
             }
-            try await client.execute(uri: "/settings/RateLimit", method: .put, body: ByteBuffer(string: "{oops")) { response in
+            try await client.execute(uri: "/settings/RateLimit", method: .put, body: ByteBuffer(string: "{oops")) {
+                response in
                 #expect(response.status == .badRequest)
             }
         }
@@ -105,7 +111,8 @@ struct AppTests {
         let defaults = try Defaults(configuration: .rooted(at: directory.path, applicationDomain: serverDomain))
         let app = buildApplication(defaults: defaults, options: ServerOptions(port: 0))
         try await app.test(.router) { client in
-            try await client.execute(uri: "/settings/RateLimit", method: .put, body: ByteBuffer(string: "20")) { response in
+            try await client.execute(uri: "/settings/RateLimit", method: .put, body: ByteBuffer(string: "20")) {
+                response in
                 #expect(response.status == .conflict)
                 #expect((Self.body(response)["error"] as? String)?.contains("administrator") == true)
             }
@@ -120,22 +127,27 @@ struct AppTests {
         let (defaults, directory) = try Self.store()
         let open = buildApplication(defaults: defaults, options: ServerOptions(host: "0.0.0.0", port: 0))
         try await open.test(.router) { client in
-            try await client.execute(uri: "/settings/RateLimit", method: .put, body: ByteBuffer(string: "5")) { response in
+            try await client.execute(uri: "/settings/RateLimit", method: .put, body: ByteBuffer(string: "5")) {
+                response in
                 #expect(response.status == .forbidden)
             }
         }
-        let guarded = buildApplication(defaults: defaults, options: ServerOptions(host: "0.0.0.0", port: 0, token: "s3cret"))
+        let guarded = buildApplication(
+            defaults: defaults, options: ServerOptions(host: "0.0.0.0", port: 0, token: "s3cret"))
         try await guarded.test(.router) { client in
-            try await client.execute(uri: "/settings/RateLimit", method: .put, body: ByteBuffer(string: "5")) { response in
+            try await client.execute(uri: "/settings/RateLimit", method: .put, body: ByteBuffer(string: "5")) {
+                response in
                 #expect(response.status == .unauthorized)
             }
             try await client.execute(
-                uri: "/settings/RateLimit", method: .put, headers: [.authorization: "Bearer wrong"], body: ByteBuffer(string: "5")
+                uri: "/settings/RateLimit", method: .put, headers: [.authorization: "Bearer wrong"],
+                body: ByteBuffer(string: "5")
             ) { response in
                 #expect(response.status == .unauthorized)
             }
             try await client.execute(
-                uri: "/settings/RateLimit", method: .put, headers: [.authorization: "Bearer s3cret"], body: ByteBuffer(string: "5")
+                uri: "/settings/RateLimit", method: .put, headers: [.authorization: "Bearer s3cret"],
+                body: ByteBuffer(string: "5")
             ) { response in
                 #expect(response.status == .ok)
             }
@@ -156,7 +168,9 @@ struct AppTests {
             defaults.set(["search": true, "banner": "New!"] as [String: Any], forKey: "Features")
             try await client.execute(uri: "/hello?q=swift", method: .get) { response in
                 let body = Self.body(response)
-                #expect(body["greeting"] as? String == "Hi" && body["banner"] as? String == "New!" && body["query"] as? String == "swift")
+                #expect(
+                    body["greeting"] as? String == "Hi" && body["banner"] as? String == "New!"
+                        && body["query"] as? String == "swift")
             }
             defaults.set(true, forKey: "Maintenance")
             try await client.execute(uri: "/hello", method: .get) { response in
@@ -182,7 +196,9 @@ struct AppTests {
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType] == "text/html; charset=utf-8")
                 let html = String(buffer: response.body)
-                #expect(html.contains("new EventSource(\"/events\")") && html.contains("method: \"PUT\"") && html.contains(serverDomain))
+                #expect(
+                    html.contains("new EventSource(\"/events\")") && html.contains("method: \"PUT\"")
+                        && html.contains(serverDomain))
             }
             try await client.execute(uri: "/settings/types", method: .get) { response in
                 #expect(Self.body(response)["LogLevel"] as? String == "trace|debug|info|notice|warning|error|critical")
@@ -200,7 +216,9 @@ struct AppTests {
                 // Two subscriptions: the log-level follower (a service) and this request's stream. Changes
                 // made once both exist are events.
                 let deadline = ContinuousClock.now + .seconds(10)
-                while defaults.activeObserverCount < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+                while defaults.activeObserverCount < 2, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
                 defaults.set("Ahoy", forKey: "Greeting")
                 defaults.set("ignored", forKey: "NotASetting")
                 defaults.set(7, forKey: "RateLimit")
@@ -211,8 +229,11 @@ struct AppTests {
                 let events = text.components(separatedBy: "\n\n").filter { !$0.isEmpty }
                 #expect(events.count == 3)
                 #expect(events.first?.hasPrefix("event: settings\ndata: {") == true)
-                #expect(events.dropFirst().first == #"event: change"# + "\n" + #"data: {"key":"Greeting","origin":"local","value":"Ahoy"}"#)
-                #expect(events.last == #"event: change"# + "\n" + #"data: {"key":"RateLimit","origin":"local","value":7}"#)
+                #expect(
+                    events.dropFirst().first == #"event: change"# + "\n"
+                        + #"data: {"key":"Greeting","origin":"local","value":"Ahoy"}"#)
+                #expect(
+                    events.last == #"event: change"# + "\n" + #"data: {"key":"RateLimit","origin":"local","value":7}"#)
             }
             try await writer.value
         }
@@ -231,6 +252,12 @@ final class TemporaryDirectory: Sendable {
             created.append(path)
             return created.count == 1
         }
-        if first { atexit { for path in TemporaryDirectory.created.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) } } }
+        if first {
+            atexit {
+                for path in TemporaryDirectory.created.withLock({ $0 }) {
+                    try? FileManager.default.removeItem(atPath: path)
+                }
+            }
+        }
     }
 }

@@ -91,7 +91,10 @@ struct EndToEndTests {
     static func get(_ url: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import sys, urllib.request\nprint(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())", url]
+        process.arguments = [
+            "python3", "-c",
+            "import sys, urllib.request\nprint(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())", url,
+        ]
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()

@@ -34,6 +34,7 @@ struct Preferences {
     }
 }
 
+/// The example's command-line app: reads and edits its settings through typed keys.
 public struct PreferencesApp: Sendable {
     /// The application domain.
     public static let domain = "com.example.preferences"
@@ -47,7 +48,9 @@ public struct PreferencesApp: Sendable {
         "Shout": false,
     ]
 
+    /// The app's own store.
     public let defaults: Defaults
+    /// The store of the settings shared with other apps (a suite).
     public let shared: Defaults
 
     /// An app whose files live in `locations`, with `arguments` parsed into the argument domain.
@@ -93,6 +96,7 @@ public struct PreferencesApp: Sendable {
         }
     }
 
+    /// The help text.
     public static let usage = """
         usage: preferences [-Key value …]          greet, count the launch, show the preferences
                preferences set <key> <value>       store a value (42, YES, "two words", (a, b))
@@ -112,7 +116,9 @@ public struct PreferencesApp: Sendable {
         if let previous { lines.append("Last launch: \(previous.formatted(.iso8601)).") }
         lines.append("")
         lines.append("Preferences, first domain in the search list wins:")
-        let keys = Set(defaults.dictionaryRepresentationContents().keys).union(["Greeting", "Name", "Launches", "Shout"])
+        let keys = Set(defaults.dictionaryRepresentationContents().keys).union([
+            "Greeting", "Name", "Launches", "Shout",
+        ])
         for key in keys.sorted() {
             lines.append("  \(key) = \(describe(key))")
         }
@@ -124,11 +130,12 @@ public struct PreferencesApp: Sendable {
     /// A key's effective value and the domain it comes from.
     public func describe(_ key: String) -> String {
         guard let value = defaults.value(forKey: key) else {
-            let keyDefault: String? = switch key {
-            case "Name": DefaultsKeys.name.defaultValue
-            case "Launches": "\(DefaultsKeys.launches.defaultValue)"
-            default: nil
-            }
+            let keyDefault: String? =
+                switch key {
+                case "Name": DefaultsKeys.name.defaultValue
+                case "Launches": "\(DefaultsKeys.launches.defaultValue)"
+                default: nil
+                }
             return keyDefault.map { "\($0)  [key default]" } ?? "(not set)"
         }
         return "\(value)  [\(source(of: key))]"
