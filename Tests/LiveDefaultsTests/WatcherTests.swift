@@ -86,6 +86,30 @@ struct WatcherTests {
         #expect(await waitForValue(defaults, "Key") { $0 == "second" })
     }
 
+    @Test("A directory removed and created again before the watcher reads the events is watched again")
+    func directoryRecreatedBeforeEventsAreRead() async throws {
+        let directory = TemporaryDirectory()
+        let watcher = FileWatcher()
+        let root = directory.file("config")
+        let path = root + "/com.example.quick.plist"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try PersistenceTests.python(Self.pythonRenameWrite(path, ["Key": "first"]))
+        let file = DomainFile(path: path)
+        file.loadIfNeeded()
+        Self.watch(file, with: watcher)
+        watcher.settle()
+        // The kernel drops the watch of the removed directory; the new directory at the same path has none.
+        // When the events are read the path exists again, so its existence says nothing about the watch.
+        watcher.suspendForTesting()
+        try FileManager.default.removeItem(atPath: root)
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        watcher.resumeForTesting()
+        #expect(await eventually { file.value(forKey: "Key") == nil })
+        watcher.settle()
+        try PersistenceTests.python(Self.pythonRenameWrite(path, ["Key": "second"]))
+        #expect(await eventually(timeout: 10) { file.value(forKey: "Key") == "second" })
+    }
+
     @Test("A directory that does not exist yet is awaited, however deep")
     func directoryMissingAtStart() async throws {
         let directory = TemporaryDirectory()

@@ -278,6 +278,8 @@ public final class FileWatcher: Sendable {
         var touchedDirectories = false
         /// Directories created, deleted or moved below a watched one.
         var changedDirectories: [String] = []
+        /// Watches of directories that were removed or moved away.
+        var deadDescriptors: Set<Int32> = []
         var overflowed = false
         while true {
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, bufferSize) }
@@ -298,7 +300,10 @@ public final class FileWatcher: Sendable {
                 }
                 guard let directory = state.withLock({ $0.watchedPaths[wd] }) else { continue }
                 if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 {
+                    // The watched directory is gone or moved: this watch no longer watches its path, even if
+                    // a new directory of that name exists by the time the event is read.
                     touchedDirectories = true
+                    deadDescriptors.insert(wd)
                     continue
                 }
                 let path = directory == "/" ? "/" + name : directory + "/" + name
@@ -326,11 +331,11 @@ public final class FileWatcher: Sendable {
             return
         }
         if touchedDirectories {
-            // Drop watches whose directory is gone, then watch or await what is registered.
+            // Drop watches whose directory is gone or was replaced, then watch or await what is registered.
             let stale = state.withLock { state in
-                state.watchDescriptors.filter { path, _ in
+                state.watchDescriptors.filter { path, wd in
                     var info = stat()
-                    return stat(path, &info) != 0
+                    return deadDescriptors.contains(wd) || stat(path, &info) != 0
                 }
             }
             for (path, wd) in stale {
