@@ -133,6 +133,29 @@ struct LockDisciplineTests {
         #expect(!broken.synchronize())
     }
 
+    @Test("synchronize() reports a failing write even while other threads write everything at the same time")
+    func synchronizeSeesFailuresOfConcurrentWrites() throws {
+        let failing = TemporaryDirectory()
+        try failing.write("blocker", "not a directory")
+        let broken = try Defaults(
+            configuration: .rooted(at: failing.file("blocker/config"), applicationDomain: "com.example.contended"))
+        broken.set(1, forKey: "Key")
+        // Other threads' writeAll() take the pending file while this one synchronizes: the failure must still
+        // be this synchronize()'s answer, and it must not return before that write has ended.
+        let stop = Atomic<Bool>(false)
+        let group = DispatchGroup()
+        for _ in 0..<3 {
+            DispatchQueue.global().async(group: group) {
+                while !stop.load(ordering: .relaxed) { _ = BackgroundWriter.shared.writeAll() }
+            }
+        }
+        var reportedSuccess = 0
+        for _ in 0..<300 where broken.synchronize() { reportedSuccess += 1 }
+        stop.store(true, ordering: .relaxed)
+        group.wait()
+        #expect(reportedSuccess == 0)
+    }
+
     @Test("a full rebuild of the merged view never publishes over a newer value")
     func rebuildDoesNotOverwriteNewerValues() throws {
         let directory = TemporaryDirectory()

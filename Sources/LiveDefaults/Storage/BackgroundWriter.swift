@@ -16,9 +16,11 @@ final class BackgroundWriter: Sendable {
 
     private struct State {
         var dirty: [ObjectIdentifier: DomainFile] = [:]
-        /// Files the background queue is writing right now; ``writeAll()`` commits them too, which waits for
-        /// that write (commits of one file are serialised) so that nothing is still on its way when it returns.
-        var writing: [ObjectIdentifier: DomainFile] = [:]
+        /// Files being written right now (by the background queue or by any thread's ``writeAll()``), with how
+        /// many writers have each. ``writeAll()`` commits them too, which waits for those writes (commits of
+        /// one file are serialised) and meets their failure itself, so that nothing is still on its way, and
+        /// no failure is someone else's secret, when it returns.
+        var writing: [ObjectIdentifier: (file: DomainFile, writers: Int)] = [:]
         var scheduled = false
         var exitHandlerInstalled = false
     }
@@ -44,22 +46,32 @@ final class BackgroundWriter: Sendable {
             state.scheduled = false
             let files = Array(state.dirty.values)
             state.dirty.removeAll()
-            for file in files { state.writing[ObjectIdentifier(file)] = file }
+            for file in files { Self.begin(file, in: &state) }
             return files
         }
-        // Failures are reported to the files' observers and logged; the edits stay pending in the file, and
-        // the file stays listed here, so the next edit or synchronize() retries them.
+        // Failures are reported to the files' observers; the edits stay pending in the file, and the file
+        // stays listed here, so the next edit or synchronize() retries them.
         for file in files {
             let failed: Bool
             do {
                 try file.commit()
                 failed = false
             } catch { failed = true }
-            state.withLock { state in
-                state.writing.removeValue(forKey: ObjectIdentifier(file))
-                if failed { state.dirty[ObjectIdentifier(file)] = file }
-            }
+            state.withLock { Self.end(file, failed: failed, in: &$0) }
         }
+    }
+
+    private static func begin(_ file: DomainFile, in state: inout State) {
+        let id = ObjectIdentifier(file)
+        state.writing[id] = (file, (state.writing[id]?.writers ?? 0) + 1)
+    }
+
+    private static func end(_ file: DomainFile, failed: Bool, in state: inout State) {
+        let id = ObjectIdentifier(file)
+        if let entry = state.writing[id] {
+            state.writing[id] = entry.writers > 1 ? (file, entry.writers - 1) : nil
+        }
+        if failed { state.dirty[id] = file }
     }
 
     /// Writes every pending edit of the process now, on the calling thread, and returns the failures with
@@ -69,17 +81,20 @@ final class BackgroundWriter: Sendable {
         let files = state.withLock { state in
             var files = state.dirty
             state.dirty.removeAll()
-            files.merge(state.writing) { current, _ in current }
+            for (id, entry) in state.writing where files[id] == nil { files[id] = entry.file }
+            for file in files.values { Self.begin(file, in: &state) }
             return Array(files.values)
         }
         var failures: [(path: String, error: DefaultsError)] = []
         for file in files {
+            var failed = false
             do throws(DefaultsError) {
                 try file.commit()
             } catch {
                 failures.append((file.path, error))
-                state.withLock { $0.dirty[ObjectIdentifier(file)] = file }
+                failed = true
             }
+            state.withLock { Self.end(file, failed: failed, in: &$0) }
         }
         return failures
     }
