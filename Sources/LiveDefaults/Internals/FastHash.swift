@@ -1,0 +1,38 @@
+/// One fast, non-cryptographic 64-bit hash for the two places that need more speed than `Hasher` (SipHash)
+/// gives and face no adversary: the missing-key filter's key names (`Store/MissingKeyFilter.swift`) and the
+/// digest that tells two versions of a file apart (`Storage/DomainFile.swift`, where the file's stamp must
+/// match too before the digest is asked).
+///
+/// FNV-1a's prime eight bytes a step, each word folded with a multiply and a shift (wyhash style), the tail
+/// byte by byte, then a final mix (splitmix64's) so that every output bit depends on every input bit: the
+/// filter takes its two bit indexes from different parts of the result. Measured: SipHash was a tenth of
+/// the time to open a 10,000-key domain, and about fifteen nanoseconds of a read of a missing key.
+enum FastHash {
+    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        let prime: UInt64 = 0x0000_0100_0000_01B3
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325 ^ UInt64(bytes.count)
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            let word = bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            hash = ((hash ^ word) &* prime) &* 0x9E37_79B9_7F4A_7C15
+            hash ^= hash >> 29
+            offset += 8
+        }
+        while offset < bytes.count {
+            hash = (hash ^ UInt64(bytes[offset])) &* prime
+            offset += 1
+        }
+        hash ^= hash >> 29
+        hash = hash &* 0xBF58_476D_1CE4_E5B9
+        return hash ^ (hash >> 32)
+    }
+
+    /// The hash of a string's UTF-8 bytes.
+    static func hash(_ string: String) -> UInt64 {
+        if let hash = string.utf8.withContiguousStorageIfAvailable({ hash(UnsafeRawBufferPointer($0)) }) {
+            return hash
+        }
+        var contiguous = string
+        return contiguous.withUTF8 { hash(UnsafeRawBufferPointer($0)) }
+    }
+}
