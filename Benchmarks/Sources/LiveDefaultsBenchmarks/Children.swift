@@ -37,8 +37,8 @@ func runChild(_ arguments: [String]) -> Never {
         // _exit: no exit handlers; the read is what is measured.
         fflush(nil)
         _exit(value == 5_000 ? 0 : 4)
-    case ("--child-writer", 3):
-        CrossProcess.runWriter(directory: arguments[1], domain: arguments[2])
+    case ("--child-writer", 4):
+        CrossProcess.runWriter(directory: arguments[1], domain: arguments[2], keys: Int(arguments[3]) ?? 1)
     default:
         FileHandle.standardError.write(Data("unknown child mode \(arguments)\n".utf8))
         exit(2)

@@ -4,14 +4,66 @@ import Glibc
 import LiveDefaults
 import Synchronization
 
-/// Another process writes a domain file (temp file + rename), paced; an `updates(forKey:)` loop here
-/// timestamps each arrival. Timed from just before the writer starts each write.
+/// Another process writes a domain file of `keys` keys (temp file + rename), paced; an observer here
+/// timestamps each arrival of the changed value. Timed from just before the writer starts each write.
+///
+/// Two observers take turns on the same writer in the same run: first the physical floor — a minimal
+/// watcher on the raw inotify API that reads the file on `IN_MOVED_TO`/`IN_CLOSE_WRITE` and finds the value's
+/// text in it (``RawInotifyWatcher``) — then a LiveDefaults store's `updates(forKey:)` loop. What we add over
+/// the floor is ours: waking a Dispatch source, comparing the file's stamp, parsing the whole property list,
+/// diffing it, and resuming a task.
 enum CrossProcess {
-    static let domain = "com.example.bench.crossprocess"
+    struct Result {
+        var live: Timing
+        var floor: Timing
+        var lost: Int
+    }
 
-    static func measure(directory: String, writes: Int) -> (measurement: Timing, lost: Int) {
+    static func domain(keys: Int) -> String { "com.example.bench.crossprocess.n\(keys)" }
+
+    static func measure(directory: String, keys: Int, writes: Int) -> Result {
+        let domain = domain(keys: keys)
+        let path = "\(directory)/\(domain).plist"
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        writer.arguments = ["--child-writer", directory, domain, "\(keys)"]
+        let commands = Pipe()
+        let reports = Pipe()
+        writer.standardInput = commands
+        writer.standardOutput = reports
+        let failed = Result(live: .notApplicable, floor: .notApplicable, lost: writes)
+        do { try writer.run() } catch { return failed }
+        defer {
+            try? commands.fileHandleForWriting.close()
+            writer.waitUntilExit()
+        }
+        // The writer has written the domain with all its keys (value 0) before it says so.
+        guard readLine(from: reports) == "ready" else { return failed }
+
+        func pass(_ values: ClosedRange<Int>, _ arrivals: Arrivals) -> (samples: [Double], lost: Int) {
+            var samples: [Double] = []
+            var lost = 0
+            for value in values {
+                commands.fileHandleForWriting.write(Data("\(value)\n".utf8))
+                guard let start = readLine(from: reports).flatMap({ UInt64($0) }) else { break }
+                if let arrival = arrivals.wait(for: value, seconds: 2) {
+                    samples.append(Double(Int64(arrival) - Int64(start)))
+                } else {
+                    lost += 1
+                }
+            }
+            return (samples, lost)
+        }
+
+        // The floor.
+        let floorArrivals = Arrivals()
+        guard let raw = RawInotifyWatcher(path: path, arrivals: floorArrivals) else { return failed }
+        let floor = pass(1...writes, floorArrivals)
+        raw.stop()
+
+        // LiveDefaults.
         guard let store = try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) else {
-            return (.notApplicable, writes)
+            return failed
         }
         let arrivals = Arrivals()
         let iterator = store.updates(forKey: "Value", emitCurrentValue: false).makeAsyncIterator()
@@ -21,42 +73,149 @@ enum CrossProcess {
                 if case .integer(let integer)? = value { arrivals.record(integer) }
             }
         }
-        let writer = Process()
-        writer.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        writer.arguments = ["--child-writer", directory, domain]
-        let commands = Pipe()
-        let reports = Pipe()
-        writer.standardInput = commands
-        writer.standardOutput = reports
-        do { try writer.run() } catch { return (.notApplicable, writes) }
-        var samples: [Double] = []
-        var lost = 0
-        for value in 1...writes {
-            commands.fileHandleForWriting.write(Data("\(value)\n".utf8))
-            guard let start = readLine(from: reports).flatMap({ UInt64($0) }) else { break }
-            if let arrival = arrivals.wait(for: value, seconds: 2) {
-                samples.append(Double(Int64(arrival) - Int64(start)))
-            } else {
-                lost += 1
-            }
-        }
-        try? commands.fileHandleForWriting.close()
-        writer.waitUntilExit()
+        // The first value of this pass must be a change for the store: continue from where the floor ended.
+        let live = pass((writes + 1)...(2 * writes), arrivals)
         task.cancel()
-        return (Harness.summary(samples), lost)
+        withExtendedLifetime(store) {}
+        return Result(live: Harness.summary(live.samples), floor: Harness.summary(floor.samples), lost: live.lost)
     }
 
-    /// The writer process: for each value read from standard input, print the time, then write the file.
-    static func runWriter(directory: String, domain: String) -> Never {
+    /// The writer process: writes the domain with `keys` keys once, says "ready", then for each value read
+    /// from standard input prints the time and writes the whole domain again with that value.
+    static func runWriter(directory: String, domain: String, keys: Int) -> Never {
         let path = "\(directory)/\(domain).plist"
-        while let line = readLine(), let value = Int(line),
-            let data = try? PropertyList.dictionary(["Value": .integer(value)]).encoded(as: .xml)
-        {
+        var contents: [String: PropertyList] = [:]
+        for index in 0..<max(0, keys - 1) { contents["Key\(index)"] = .integer(index) }
+        func write(_ value: Int) -> Bool {
+            contents["Value"] = .integer(value)
+            guard let data = try? PropertyList.dictionary(contents).encoded(as: .xml) else { return false }
+            return writeFile(path, data, inPlace: false) == nil
+        }
+        guard write(0) else { exit(3) }
+        print("ready")
+        fflush(nil)
+        while let line = readLine(), let value = Int(line) {
+            contents["Value"] = .integer(value)
+            guard let data = try? PropertyList.dictionary(contents).encoded(as: .xml) else { exit(3) }
             let start = now()
             writeFile(path, data, inPlace: false)
             print(start)
             fflush(nil)
         }
         exit(0)
+    }
+}
+
+/// The physical floor of "another process wrote a file → a process here has the value": one inotify watch on
+/// the directory, a thread blocked in `poll`, and on `IN_MOVED_TO` or `IN_CLOSE_WRITE` for the file, read the
+/// file and find the text of `<key>Value</key><integer>…</integer>` — no property-list parser, no diff, no
+/// task to resume.
+final class RawInotifyWatcher: @unchecked Sendable {
+    // @unchecked: the descriptors are set once in init and only read afterwards; `thread` is joined in stop().
+    private let descriptor: Int32
+    private let stopPipe: (read: Int32, write: Int32)
+    private var thread = pthread_t()
+
+    init?(path: String, arrivals: Arrivals) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        descriptor = inotify_init1(Int32(IN_CLOEXEC))
+        var fds: [Int32] = [0, 0]
+        guard descriptor >= 0, pipe(&fds) == 0,
+            inotify_add_watch(descriptor, directory, UInt32(IN_MOVED_TO | IN_CLOSE_WRITE)) >= 0
+        else { return nil }
+        stopPipe = (fds[0], fds[1])
+        let context = Context(descriptor: descriptor, stop: fds[0], name: name, path: path, arrivals: arrivals)
+        let box = Unmanaged.passRetained(context).toOpaque()
+        guard
+            pthread_create(
+                &thread, nil,
+                { raw in
+                    let context = Unmanaged<Context>.fromOpaque(raw!).takeRetainedValue()
+                    context.run()
+                    return nil
+                }, box) == 0
+        else { return nil }
+    }
+
+    /// Ends the thread and closes the descriptors.
+    func stop() {
+        var byte: UInt8 = 1
+        _ = write(stopPipe.write, &byte, 1)
+        pthread_join(thread, nil)
+        close(descriptor)
+        close(stopPipe.read)
+        close(stopPipe.write)
+    }
+
+    private final class Context {
+        let descriptor: Int32
+        let stop: Int32
+        let name: [UInt8]
+        let path: String
+        let arrivals: Arrivals
+
+        init(descriptor: Int32, stop: Int32, name: String, path: String, arrivals: Arrivals) {
+            self.descriptor = descriptor
+            self.stop = stop
+            self.name = Array(name.utf8)
+            self.path = path
+            self.arrivals = arrivals
+        }
+
+        func run() {
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            var fds = [
+                pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stop, events: Int16(POLLIN), revents: 0),
+            ]
+            while true {
+                guard poll(&fds, 2, -1) > 0 else { continue }
+                if fds[1].revents != 0 { return }
+                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                guard count > 0 else { continue }
+                var offset = 0
+                var touched = false
+                while offset + MemoryLayout<inotify_event>.size <= count {
+                    let length = buffer.withUnsafeBytes {
+                        Int($0.loadUnaligned(fromByteOffset: offset, as: inotify_event.self).len)
+                    }
+                    let start = offset + MemoryLayout<inotify_event>.size
+                    if buffer[start..<(start + length)].prefix(while: { $0 != 0 }).elementsEqual(name) {
+                        touched = true
+                    }
+                    offset = start + length
+                }
+                if touched, let value = Self.value(in: path) { arrivals.record(value) }
+            }
+        }
+
+        /// The integer after `<key>Value</key>` in the file, found by a byte search.
+        static func value(in path: String) -> Int? {
+            guard let data = FileManager.default.contents(atPath: path) else { return nil }
+            let marker = Array("<key>Value</key>".utf8)
+            return data.withUnsafeBytes { raw -> Int? in
+                let bytes = raw.bindMemory(to: UInt8.self)
+                guard bytes.count >= marker.count else { return nil }
+                var index = 0
+                while index + marker.count <= bytes.count {
+                    if bytes[index] == marker[0], marker.indices.allSatisfy({ bytes[index + $0] == marker[$0] }) {
+                        var position = index + marker.count
+                        while position < bytes.count, bytes[position] != UInt8(ascii: ">") { position += 1 }
+                        position += 1  // past "<integer>"
+                        var value = 0
+                        var digits = 0
+                        while position < bytes.count, bytes[position] >= 48, bytes[position] <= 57, digits < 18 {
+                            value = value * 10 + Int(bytes[position] - 48)
+                            position += 1
+                            digits += 1
+                        }
+                        return digits > 0 ? value : nil
+                    }
+                    index += 1
+                }
+                return nil
+            }
+        }
     }
 }

@@ -9,7 +9,7 @@ enum ManyDomains {
         let root = directory + "/many-domains"
         try? FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         try? FileManager.default.createDirectory(atPath: directory + "/one-domain", withIntermediateDirectories: true)
-        let single = CrossProcess.measure(directory: directory + "/one-domain", writes: changes).measurement
+        let single = CrossProcess.measure(directory: directory + "/one-domain", keys: 10, writes: changes).live
         // Open (and so watch) many domains in one directory, then measure one of them.
         var stores: [Defaults] = []
         for index in 0..<domains {
@@ -19,7 +19,7 @@ enum ManyDomains {
                 stores.append(store)
             }
         }
-        let many = CrossProcess.measure(directory: root, writes: changes).measurement
+        let many = CrossProcess.measure(directory: root, keys: 10, writes: changes).live
         withExtendedLifetime(stores) {}
         return (single, many)
     }
