@@ -120,6 +120,27 @@ for count in [10, 10_000] {
             },
             dconf: dconfWrites.sync, goalFoundation: count == 10_000 ? 2 : nil,
             note: "synchronize(); dconf: write_sync"))
+    // The physical floor of a durable write of the same bytes, in the same run: the domain file's bytes as
+    // LiveDefaults writes them, written and flushed with nothing else around (no lock file, no re-read).
+    if let bytes = FileManager.default.contents(atPath: "\(directory)/com.example.bench.n\(count).plist") {
+        let floorPath = "\(directory)/flush-floor-n\(count)"
+        rows.append(
+            Row(
+                name: "floor: write the same bytes + fdatasync, \(count) keys",
+                live: harness.measure(iterations: flushes, rounds: smoke ? 3 : 11) {
+                    DurableWrite.inPlace(floorPath, bytes)
+                },
+                foundation: .notApplicable, dconf: .notApplicable,
+                note: "\(bytes.count) bytes, one file rewritten in place: no crash safety"))
+        rows.append(
+            Row(
+                name: "floor: temporary file + fdatasync + rename, \(count) keys",
+                live: harness.measure(iterations: flushes, rounds: smoke ? 3 : 11) {
+                    DurableWrite.replacing(floorPath, bytes)
+                },
+                foundation: .notApplicable, dconf: .notApplicable,
+                note: "the least a crash-safe replace costs (what LiveDefaults does, without its lock and re-read)"))
+    }
     printProgress()
 }
 
