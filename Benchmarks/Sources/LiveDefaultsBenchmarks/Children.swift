@@ -37,6 +37,9 @@ func runChild(_ arguments: [String]) -> Never {
         // _exit: no exit handlers; the read is what is measured.
         fflush(nil)
         _exit(value == 5_000 ? 0 : 4)
+    case ("--child-key-writer", 5):
+        ConcurrentWriters.runWriter(
+            directory: arguments[1], domain: arguments[2], index: Int(arguments[3]) ?? 0, keys: Int(arguments[4]) ?? 0)
     case ("--child-writer", 4):
         CrossProcess.runWriter(directory: arguments[1], domain: arguments[2], keys: Int(arguments[3]) ?? 1)
     default:

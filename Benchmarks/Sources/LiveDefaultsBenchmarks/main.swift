@@ -202,17 +202,50 @@ for count in [10, 10_000] {
 // MARK: Fan-out and many domains
 
 do {
-    let fanOut = FanOut.measure(directory: directory, observers: 1_000, changes: smoke ? 10 : 200)
+    for observers in smoke ? [1_000] : [1_000, 10_000] {
+        let fanOut = FanOut.measure(
+            directory: directory, observers: observers, changes: smoke ? 10 : (observers > 1_000 ? 50 : 200))
+        rows.append(
+            Row(
+                name: "\(observers) observers of one key: set → all notified", live: fanOut.live,
+                foundation: fanOut.foundation, dconf: .notApplicable,
+                note: "Foundation: \(observers) didChangeNotification observers, posted synchronously"))
+    }
+    for domainCount in smoke ? [100] : [1_000, 10_000] {
+        let domains = ManyDomains.measure(directory: directory, domains: domainCount, changes: smoke ? 20 : 200)
+        rows.append(
+            Row(
+                name: "\(domainCount) domains watched: another process writes one → its observer",
+                live: domains.many, foundation: .notApplicable, dconf: .notApplicable,
+                note: "with 1 domain watched: \(format(domains.single.median)); \(domains.watches) inotify watches; "
+                    + "Foundation never sees it"))
+    }
+    printProgress()
+}
+
+// MARK: Many writers, large domains
+
+do {
+    let writers = ConcurrentWriters.measure(directory: directory, processes: 16, keysEach: smoke ? 20 : 200)
     rows.append(
         Row(
-            name: "1,000 observers of one key: set → all notified", live: fanOut.live, foundation: fanOut.foundation,
-            dconf: .notApplicable, note: "Foundation: 1,000 didChangeNotification observers, posted synchronously"))
-    let domains = ManyDomains.measure(directory: directory, domains: smoke ? 100 : 1_000, changes: smoke ? 20 : 200)
-    rows.append(
-        Row(
-            name: "\(smoke ? 100 : 1_000) domains watched: another process writes one → its observer",
-            live: domains.many, foundation: .notApplicable, dconf: .notApplicable,
-            note: "with 1 domain watched: \(format(domains.single.median)); Foundation never sees it"))
+            name: "16 processes write distinct keys of one domain at once", live: writers.perKey,
+            foundation: .notApplicable, dconf: .notApplicable,
+            note: String(
+                format: "%.0f keys/s in all, each key set + synchronize(); lost %d of %d", writers.keysPerSecond,
+                writers.lost, writers.total)))
+    for megabytes in smoke ? [1] : [1, 10] {
+        let large = LargeDomain.measure(directory: directory, megabytes: megabytes, runs: smoke ? 3 : 11)
+        rows.append(
+            Row(
+                name: "cold open: new process, open + first read of a \(megabytes) MB domain", live: large.coldOpen,
+                foundation: large.foundationColdOpen, dconf: .notApplicable,
+                note: "\(large.keys) keys of about 100 bytes"))
+        rows.append(
+            Row(
+                name: "write + flush to disk, \(megabytes) MB domain", live: large.flush,
+                foundation: large.foundationFlush, dconf: .notApplicable, note: "one key changed, synchronize()"))
+    }
     printProgress()
 }
 
