@@ -6,6 +6,7 @@ import PackageDescription
 //   `run` script) GNOME dconf side by side. Run it with `Benchmarks/run`.
 // - LiveDefaultsLatency: the cross-process latency in detail (three kinds of writer, a burst, Foundation
 //   with synchronize()).
+// - MinimalProcess: a program that only starts and exits, timed beside `defaults read` with hyperfine.
 // BenchmarkSupport holds what both share: the timing harness, spawning themselves, the temporary
 // XDG_CONFIG_HOME.
 let package = Package(
@@ -24,6 +25,8 @@ let package = Package(
             name: "LiveDefaultsLatency",
             dependencies: ["BenchmarkSupport", .product(name: "LiveDefaults", package: "LiveDefaults")]
         ),
+        // A Swift program that only starts and exits: the floor of the whole-process rows.
+        .executableTarget(name: "MinimalProcess"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -15,7 +15,8 @@ struct DconfClient {
 
     var available: Bool { helper.map { FileManager.default.isExecutableFile(atPath: $0) } ?? false }
 
-    /// A fresh database name for one case and size; `populate` fills it.
+    /// A fresh database name for one case and size; `populate` fills it. The name becomes part of a D-Bus
+    /// object path (`/ca/desrt/dconf/Writer/<name>`), so letters, digits and `_` only.
     struct Database {
         let name: String
         let keys: Int
@@ -25,7 +26,7 @@ struct DconfClient {
 
     /// A database no other case uses, for `keys` keys.
     func freshDatabase(_ purpose: String, keys: Int) -> Database {
-        Database(name: "bench-\(purpose)-n\(keys)-\(Self.serial.next())", keys: keys)
+        Database(name: "bench_\(purpose)_n\(keys)_\(Self.serial.next())", keys: keys)
     }
 
     private func run(_ arguments: [String], in database: Database) -> [String: Timing] {
