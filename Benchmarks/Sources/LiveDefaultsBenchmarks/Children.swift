@@ -38,6 +38,36 @@ func runChild(_ arguments: [String]) -> Never {
         fflush(nil)
         // The keys of the suite's domains hold their own number (Key50 = 50, Key5000 = 5000).
         _exit(value == Int(key.dropFirst(3)) ? 0 : 4)
+    case ("--child-reads", 6):
+        // For instruction counts (Benchmarks/instructions): open the domain, then read `count` times. Two runs
+        // with different counts differ by exactly the reads.
+        let (mode, domain, key, kind) = (arguments[1], arguments[2], arguments[3], arguments[5])
+        let count = Int(arguments[4]) ?? 0
+        var sink = 0
+        switch mode {
+        case "live":
+            guard let store = try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) else {
+                exit(3)
+            }
+            let typed = DefaultsKey<Int>(key, default: -1)
+            for _ in 0..<count {
+                switch kind {
+                case "typed": sink &+= store[typed]
+                case "untyped": sink &+= store.integer(forKey: key)
+                default: sink &+= store.integer(forKey: "Missing")
+                }
+            }
+            withExtendedLifetime(store) {}
+        case "foundation":
+            guard let store = UserDefaults(suiteName: domain + ".foundation") else { exit(3) }
+            for _ in 0..<count { sink &+= store.integer(forKey: kind == "missing" ? "Missing" : key) }
+            withExtendedLifetime(store) {}
+        default:
+            exit(2)
+        }
+        print(sink)
+        fflush(nil)
+        _exit(0)
     case ("--child-key-writer", 5):
         ConcurrentWriters.runWriter(
             directory: arguments[1], domain: arguments[2], index: Int(arguments[3]) ?? 0, keys: Int(arguments[4]) ?? 0)
