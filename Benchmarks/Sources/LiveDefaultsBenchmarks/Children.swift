@@ -50,6 +50,11 @@ func runChild(_ arguments: [String]) -> Never {
                 exit(3)
             }
             let typed = DefaultsKey<Int>(key, default: -1)
+            let start = now()
+            defer {
+                // Per read, in nanoseconds, on standard error (a cross-check of the harness's figures).
+                FileHandle.standardError.write(Data("\(Double(now() - start) / Double(max(1, count)))\n".utf8))
+            }
             for _ in 0..<count {
                 switch kind {
                 case "typed": sink &+= store[typed]
