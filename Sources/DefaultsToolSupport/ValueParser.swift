@@ -61,11 +61,10 @@ public enum ValueParser {
             }
         case "-bool", "-boolean":
             typed = { text in
-                switch text.lowercased() {
-                case "yes", "true", "1": return .bool(true)
-                case "no", "false", "0": return .bool(false)
-                default: throw ToolError("\(first) needs YES, NO, TRUE, FALSE, 1 or 0, not \"\(text)\"")
+                guard let bool = PropertyList.bool(fromText: text) else {
+                    throw ToolError("\(first) needs YES, NO, TRUE, FALSE, 1 or 0, not \"\(text)\"")
                 }
+                return .bool(bool)
             }
         case "-data":
             typed = { text in
@@ -120,16 +119,12 @@ public enum ValueParser {
     }
 
     /// Bytes from hexadecimal digits, white space and `<`/`>` ignored (`-data 0fa1`, `<0f a1>`).
+    ///
+    /// Read by the old-style property-list reader as a data literal, so the library has one hex parser.
     public static func hexData(_ text: String) -> Data? {
         let digits = text.filter { !$0.isWhitespace && $0 != "<" && $0 != ">" }
-        guard digits.count.isMultiple(of: 2) else { return nil }
-        var data = Data()
-        var index = digits.startIndex
-        while index < digits.endIndex {
-            let next = digits.index(index, offsetBy: 2)
-            guard let byte = UInt8(digits[index..<next], radix: 16) else { return nil }
-            data.append(byte)
-            index = next
+        guard digits.allSatisfy(\.isHexDigit), case .data(let data)? = try? PropertyList(parsing: "<\(digits)>") else {
+            return nil
         }
         return data
     }

@@ -85,6 +85,50 @@ struct PropertyListCodingTests {
         #expect(back.extra == 2 && back.base == 1)
     }
 
+    @Test("Large containers keep their order and contents; a set is sorted the same way every time")
+    func largeContainers() throws {
+        // 100,000 elements: each container grows in place (it was copied out and back for every element,
+        // 45 s for this array; see Docs/Benchmarks.md).
+        let numbers = Array(0..<100_000)
+        let encoded = try PropertyListValueEncoder().encode(numbers)
+        #expect(encoded == .array(numbers.map { .integer($0) }))
+        let table = Dictionary(uniqueKeysWithValues: (0..<20_000).map { ("k\($0)", $0) })
+        #expect(
+            try PropertyListValueDecoder().decode([String: Int].self, from: PropertyListValueEncoder().encode(table))
+                == table)
+        let words = Set((0..<5_000).map { "w\($0)" })
+        let first = try PropertyListValueEncoder().encode(words)
+        let second = try PropertyListValueEncoder().encode(Set(words.shuffled()))
+        #expect(first == second)
+        guard case .array(let elements) = first else {
+            Issue.record("a set encodes as an array")
+            return
+        }
+        let texts = elements.map { "\($0)" }
+        #expect(texts == texts.sorted())
+        #expect(Set(elements.compactMap(\.stringValue)) == words)
+    }
+
+    @Test("Strings decode as Bool and Date by the library's one rule for each (the defaults command's too)")
+    func textRules() throws {
+        let decoder = PropertyListValueDecoder()
+        for (text, expected) in [
+            ("YES", true), (" true ", true), ("1", true), ("no", false), ("FALSE", false), ("0", false),
+        ] {
+            #expect(PropertyList.bool(fromText: text) == expected)
+            #expect(try decoder.decode(Bool.self, from: .string(text)) == expected)
+        }
+        #expect(PropertyList.bool(fromText: "maybe") == nil)
+        #expect(throws: (any Error).self) { try decoder.decode(Bool.self, from: "maybe") }
+        let texts = ["2024-01-31T09:05:00Z", "2024-01-31T10:05:00+01:00", "2024-01-31 09:05:00 +0000"]
+        for text in texts {
+            #expect(
+                try decoder.decode(Date.self, from: .string(text)) == Date(timeIntervalSince1970: 1_706_691_900),
+                "\(text)")
+        }
+        #expect(throws: (any Error).self) { try decoder.decode(Date.self, from: "last Tuesday") }
+    }
+
     @Test("What a property list cannot hold is an encoding error")
     func encodingErrors() {
         #expect(throws: EncodingError.self) { try PropertyListValueEncoder().encode(UInt64.max) }

@@ -144,6 +144,30 @@ for count in [10, 10_000] {
     printProgress()
 }
 
+// MARK: Codable
+
+do {
+    struct Item: Codable {
+        var name: String
+        var value: Int
+    }
+    let items = (0..<10_000).map { Item(name: "item\($0)", value: $0) }
+    let runs = smoke ? 3 : 11
+    rows.append(
+        Row(
+            name: "Codable encode of 10,000 structs",
+            live: harness.measure(iterations: 1, rounds: runs) {
+                (try? PropertyListValueEncoder().encode(items)).map { _ in 1 } ?? 0
+            },
+            foundation: harness.measure(iterations: 1, rounds: runs) {
+                (try? PropertyListEncoder().encode(items))?.count ?? 0
+            }, dconf: .notApplicable,
+            note:
+                "ours: property-list structure (what a typed key stores); Foundation: PropertyListEncoder, binary Data")
+    )
+    printProgress()
+}
+
 // MARK: Cold open: a new process reads one key of a 100- and a 10,000-key domain
 
 for count in [100, 10_000] {

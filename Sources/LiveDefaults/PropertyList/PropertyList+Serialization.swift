@@ -94,6 +94,18 @@ extension PropertyList {
         }
     }
 
+    /// A Boolean from text, the one rule for text that stands for a Boolean (the `defaults write -bool` value,
+    /// a string decoded as `Bool`): `YES`/`NO`, `TRUE`/`FALSE` or `1`/`0` in any case, white space around
+    /// ignored. Nil for anything else. (`bool(forKey:)` of a string follows Foundation's looser
+    /// `NSString.boolValue` instead, as code ported from Foundation expects.)
+    public static func bool(fromText text: String) -> Bool? {
+        switch text.trimmingCharacters(in: .whitespaces).lowercased() {
+        case "yes", "true", "1": true
+        case "no", "false", "0": false
+        default: nil
+        }
+    }
+
     /// A date from text as people type it and ``text(for:style:)`` writes it (years 0000–9999):
     /// `2024-01-31T09:05:00Z` (fractional seconds allowed), `2024-01-31 09:05:00 +0000` (any offset, `+01:00`
     /// too; none means UTC) and `2024-01-31` (midnight UTC). Nil for anything else.

@@ -83,11 +83,7 @@ struct ValueDecoder: Decoder {
         case .integer(0): return false
         case .integer(1): return true
         case .string(let string):
-            switch string.trimmingCharacters(in: .whitespaces).lowercased() {
-            case "yes", "true", "1": return true
-            case "no", "false", "0": return false
-            default: break
-            }
+            if let bool = PropertyList.bool(fromText: string) { return bool }
         default: break
         }
         throw mismatch(Bool.self, value, codingPath)
@@ -140,7 +136,8 @@ struct ValueDecoder: Decoder {
         switch value {
         case .date(let date): return date
         case .string(let string):
-            if let date = try? Date(string, strategy: .iso8601) { return date }
+            // The one date parser for text (ISO 8601 and the forms `defaults` prints), not Foundation's third.
+            if let date = PropertyList.date(fromText: string) { return date }
         default: break
         }
         throw mismatch(Date.self, value, codingPath)

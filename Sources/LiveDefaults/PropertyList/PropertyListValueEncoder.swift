@@ -73,16 +73,33 @@ final class EncodingBox {
             // A type that encodes nothing (an empty struct) becomes an empty dictionary, as in Foundation.
             if case .empty = content { content = .dictionary([:]) }
             // A set's order changes from process to process: sort it, so an unchanged value rewrites the same file.
+            // Each element's text is made once, not once per comparison.
             if value is any UnorderedCollection, case .array(let boxes) = content {
-                content = .array(
-                    boxes.sorted { "\($0.materialized ?? .dictionary([:]))" < "\($1.materialized ?? .dictionary([:]))" }
-                )
+                let keyed = boxes.map { (text: "\($0.materialized ?? .dictionary([:]))", box: $0) }
+                content = .array(keyed.sorted { $0.text < $1.text }.map(\.box))
             }
         }
     }
 
     func child(at path: [any CodingKey], userInfo: [CodingUserInfoKey: any Sendable]) -> ValueEncoder {
         ValueEncoder(box: self, codingPath: path, userInfo: userInfo)
+    }
+
+    /// Appends to an array box in place. `content` lets go of the array first, so the array is uniquely
+    /// referenced and grows without a copy (copying it out and back in made a container of n elements cost n²).
+    func append(_ child: EncodingBox) {
+        guard case .array(var boxes) = content else { return }
+        content = .empty
+        boxes.append(child)
+        content = .array(boxes)
+    }
+
+    /// Sets a key of a dictionary box in place (see ``append(_:)``).
+    func insert(_ child: EncodingBox, named name: String) {
+        guard case .dictionary(var boxes) = content else { return }
+        content = .empty
+        boxes[name] = child
+        content = .dictionary(boxes)
     }
 }
 
@@ -155,9 +172,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     private func insert(_ child: EncodingBox, named name: String) {
-        guard case .dictionary(var boxes) = box.content else { return }
-        boxes[name] = child
-        box.content = .dictionary(boxes)
+        box.insert(child, named: name)
     }
 
     /// Property lists have no null: the key is left out.
@@ -224,9 +239,7 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     private var nextKey: EncodingKey { EncodingKey(intValue: count) }
 
     private func append(_ child: EncodingBox) {
-        guard case .array(var boxes) = box.content else { return }
-        boxes.append(child)
-        box.content = .array(boxes)
+        box.append(child)
     }
 
     private func append(_ value: PropertyList) {
