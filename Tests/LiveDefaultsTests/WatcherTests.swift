@@ -108,6 +108,8 @@ struct WatcherTests {
         watcher.settle()
         try PersistenceTests.python(Self.pythonRenameWrite(path, ["Key": "second"]))
         #expect(await eventually(timeout: 10) { file.value(forKey: "Key") == "second" })
+        // The watcher must outlive the events it is to read (Swift may release a local after its last use).
+        withExtendedLifetime(watcher) {}
     }
 
     @Test("A directory that does not exist yet is awaited, however deep")
@@ -159,6 +161,8 @@ struct WatcherTests {
         #expect(await eventually { watcher.overflowCount > 0 })
         #expect(await eventually { seen.withLock { $0 } == "after" })
         #expect(file.value(forKey: "Key") == "after")
+        // The watcher must outlive the events it is to read (Swift may release a local after its last use).
+        withExtendedLifetime(watcher) {}
     }
 
     @Test("A directory created and removed while only its parent was watched: its files are looked at")
@@ -184,6 +188,8 @@ struct WatcherTests {
         watcher.resumeForTesting()
         #expect(await eventually { file.value(forKey: "Key") == nil }, "the file is gone, and so are its keys")
         #expect(seen.withLock { $0.last } == .some(nil))
+        // The watcher must outlive the events it is to read (Swift may release a local after its last use).
+        withExtendedLifetime(watcher) {}
     }
 
     @Test("A rewrite that keeps inode, size and modification time is still seen (contents compared)")
@@ -208,6 +214,8 @@ struct WatcherTests {
             """)
         watcher.resumeForTesting()
         #expect(await eventually { file.value(forKey: "Value") == "bbbb" })
+        // The watcher must outlive the events it is to read (Swift may release a local after its last use).
+        withExtendedLifetime(watcher) {}
     }
 
     @Test("Past the watch limit, directories are polled instead, and changes still arrive")
@@ -223,6 +231,8 @@ struct WatcherTests {
         #expect(watcher.watchCount == 0)
         try PersistenceTests.python(Self.pythonRenameWrite(path, ["Key": "polled"]))
         #expect(await eventually { file.value(forKey: "Key") == "polled" })
+        // The watcher must outlive the events it is to read (Swift may release a local after its last use).
+        withExtendedLifetime(watcher) {}
     }
 
     @Test("LIVEDEFAULTS_WATCHER=poll forces polling in a real process, with a logged warning")

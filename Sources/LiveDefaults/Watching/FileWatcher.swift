@@ -450,6 +450,11 @@ public final class FileWatcher: Sendable {
             state.suspended = false
             return wasSuspended
         }
-        if wasSuspended { source.resume() }
+        guard wasSuspended else { return }
+        source.resume()
+        // Read what queued up meanwhile now, rather than wait for the source to fire again: under
+        // ThreadSanitizer a resumed read source was seen not to fire for events that arrived while it was
+        // suspended. Reading an empty queue is a no-op, so this is harmless when it does fire.
+        queue.async { [weak self] in self?.readEvents() }
     }
 }
