@@ -235,6 +235,24 @@ struct WatcherTests {
         withExtendedLifetime(watcher) {}
     }
 
+    @Test("Any poll interval is a timer interval, never an overflow: at least 1 ms, saturating at Int.max ns")
+    func pollIntervalBounds() throws {
+        #expect(FileWatcher.timerNanoseconds(.milliseconds(20)) == 20_000_000)
+        #expect(FileWatcher.timerNanoseconds(.microseconds(10)) == 1_000_000)
+        #expect(FileWatcher.timerNanoseconds(.seconds(-5)) == 1_000_000)
+        #expect(FileWatcher.timerNanoseconds(.seconds(Int64.max)) == .max)
+        #expect(FileWatcher.timerNanoseconds(.seconds(Int64.min)) == 1_000_000)
+        #expect(FileWatcher.timerNanoseconds(.milliseconds(Int.max)) == .max)
+        // A watcher with such an interval starts polling (this trapped on the multiplication).
+        let directory = TemporaryDirectory()
+        let watcher = FileWatcher(polling: true, pollInterval: .seconds(Int64.max))
+        let file = DomainFile(path: directory.file("com.example.forever.plist"))
+        Self.watch(file, with: watcher)
+        watcher.settle()
+        #expect(watcher.polledDirectories == [directory.path])
+        withExtendedLifetime(watcher) {}
+    }
+
     @Test("LIVEDEFAULTS_WATCHER=poll forces polling in a real process, with a logged warning")
     func forcedPolling() async throws {
         let directory = TemporaryDirectory()

@@ -413,13 +413,21 @@ public final class FileWatcher: Sendable {
         )
         if mustStart {
             let timer = pollTimer
-            let nanoseconds =
-                Int(pollInterval.components.seconds) * 1_000_000_000
-                + Int(pollInterval.components.attoseconds / 1_000_000_000)
-            timer.schedule(deadline: .now(), repeating: .nanoseconds(max(1_000_000, nanoseconds)))
+            timer.schedule(deadline: .now(), repeating: .nanoseconds(Self.timerNanoseconds(pollInterval)))
             timer.setEventHandler { [weak self] in self?.poll() }
             timer.activate()
         }
+    }
+
+    /// A poll interval as the timer takes it: at least a millisecond, and any interval, however long
+    /// (`FileWatcher(pollInterval:)`, `LIVEDEFAULTS_POLL_INTERVAL_MS`), saturates at `Int.max` nanoseconds
+    /// instead of overflowing.
+    static func timerNanoseconds(_ interval: Duration) -> Int {
+        let (seconds, attoseconds) = interval.components
+        let (whole, overflow) = Int(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? 1_000_000 : .max }
+        let (total, sumOverflow) = whole.addingReportingOverflow(Int(attoseconds / 1_000_000_000))
+        return sumOverflow ? .max : max(1_000_000, total)
     }
 
     private func poll() {
