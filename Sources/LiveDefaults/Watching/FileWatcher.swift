@@ -359,23 +359,26 @@ public final class FileWatcher: Sendable {
         var seen: Set<String> = []
         for path in touchedFiles where seen.insert(path).inserted {
             let event = Event(writtenInPlace: writtenInPlace.contains(path))
-            let directory = (path as NSString).deletingLastPathComponent
-            for handler in handlers(where: { $0 == directory }, path: path) { handler(event) }
+            for handler in handlers(forPath: path) { handler(event) }
         }
     }
 
-    /// The live registrants' handlers in the directories `include` accepts (and, given `path`, for that
-    /// path only), collected under the lock and run by the caller after it.
-    private func handlers(where include: (String) -> Bool, path: String? = nil) -> [@Sendable (Event) -> Void] {
+    /// The live registrants' handlers of one path (a lookup: this runs for every event), collected under the
+    /// lock and run by the caller after it.
+    private func handlers(forPath path: String) -> [@Sendable (Event) -> Void] {
+        let directory = (path as NSString).deletingLastPathComponent
+        return state.withLock { state in Self.live(state.files[directory]?[path]) }
+    }
+
+    /// The live registrants' handlers of every path in the directories `include` accepts.
+    private func handlers(where include: (String) -> Bool) -> [@Sendable (Event) -> Void] {
         state.withLock { state in
-            var handlers: [@Sendable (Event) -> Void] = []
-            for (directory, paths) in state.files where include(directory) {
-                for (registered, registrations) in paths where path == nil || registered == path {
-                    handlers += registrations.values.compactMap { $0.owner == nil ? nil : $0.onChange }
-                }
-            }
-            return handlers
+            state.files.filter { include($0.key) }.values.flatMap { $0.values.flatMap { Self.live($0) } }
         }
+    }
+
+    private static func live(_ registrations: [ObjectIdentifier: Registration]?) -> [@Sendable (Event) -> Void] {
+        registrations?.values.compactMap { $0.owner == nil ? nil : $0.onChange } ?? []
     }
 
     /// Tells the registrants of a directory, and of every registered directory below it, that their files
