@@ -300,44 +300,7 @@ public final class Defaults: Sendable {
     /// - Returns: false when a write failed (the error is in ``lastError`` and was logged).
     @discardableResult
     public func synchronize() -> Bool {
-        let failures = ownFailures(BackgroundWriter.shared.writeAll())
-        for file in allFiles() { file.reload() }
-        recordUnobserved(failures)
-        return failures.isEmpty
-    }
-
-    /// Records the failures of files this store does not observe (a persistent domain set outside the search
-    /// list): the observed ones reached ``handle(_:domain:layer:)`` already.
-    private func recordUnobserved(_ failures: [DefaultsError]) {
-        guard !failures.isEmpty else { return }
-        let observed = Set(allFiles().map(\.path))
-        for failure in failures {
-            if let path = failure.path, observed.contains(path) { continue }
-            record(failure)
-        }
-    }
-
-    /// An error with no caller to throw to: logged (at `.info`: the API reports it too), kept in
-    /// ``lastError`` and passed to the error handler, in that order, with no lock held.
-    func record(_ error: DefaultsError) {
-        configuration.logger.info("\(error)")
-        state.withLock { $0.lastError = error }
-        configuration.errorHandler?(error)
-    }
-
-    /// The failures of a process-wide write that concern this store: its files, and any file in its
-    /// directories (a persistent domain set outside the search list). Another store's failing file is
-    /// not this store's failure.
-    func ownFailures(_ failures: [(path: String, error: DefaultsError)]) -> [DefaultsError] {
-        guard !failures.isEmpty else { return [] }
-        let own = Set(allFiles().map(\.path))
-        let locations = configuration.locations
-        let directories = [locations.userDirectory, locations.anyUserDirectory].map {
-            $0.hasSuffix("/") ? $0 : $0 + "/"
-        }
-        return failures.filter { failure in
-            own.contains(failure.path) || directories.contains { failure.path.hasPrefix($0) }
-        }.map(\.error)
+        writeAllAndReload().isEmpty
     }
 
     /// Like ``synchronize()``, without blocking the caller's thread.
@@ -346,13 +309,45 @@ public final class Defaults: Sendable {
     public func flush() async throws(DefaultsError) {
         let failures: [DefaultsError] = await withCheckedContinuation { continuation in
             DispatchQueue.global(qos: .utility).async {
-                let failures = self.ownFailures(BackgroundWriter.shared.writeAll())
-                for file in self.allFiles() { file.reload() }
-                self.recordUnobserved(failures)
-                continuation.resume(returning: failures)
+                continuation.resume(returning: self.writeAllAndReload())
             }
         }
         if let first = failures.first { throw first }
+    }
+
+    /// What ``synchronize()`` and ``flush()`` do: writes every pending change of the process, re-reads this
+    /// store's files, and returns the failures that concern this store — its files, and any file in its
+    /// directories (a persistent domain set outside the search list); another store's failing file is not
+    /// this store's failure. Failures of files this store does not observe are recorded here (the observed
+    /// ones reached ``handle(_:domain:layer:)`` already).
+    private func writeAllAndReload() -> [DefaultsError] {
+        let written = BackgroundWriter.shared.writeAll()
+        let files = allFiles()
+        for file in files { file.reload() }
+        guard !written.isEmpty else { return [] }
+        let observed = Set(files.map(\.path))
+        let locations = configuration.locations
+        let directories = [locations.userDirectory, locations.anyUserDirectory].map {
+            $0.hasSuffix("/") ? $0 : $0 + "/"
+        }
+        var own: [DefaultsError] = []
+        for failure in written {
+            if observed.contains(failure.path) {
+                own.append(failure.error)
+            } else if directories.contains(where: { failure.path.hasPrefix($0) }) {
+                own.append(failure.error)
+                record(failure.error)
+            }
+        }
+        return own
+    }
+
+    /// An error with no caller to throw to: logged (at `.info`: the API reports it too), kept in
+    /// ``lastError`` and passed to the error handler, in that order, with no lock held.
+    func record(_ error: DefaultsError) {
+        configuration.logger.info("\(error)")
+        state.withLock { $0.lastError = error }
+        configuration.errorHandler?(error)
     }
 
     // MARK: Internals
