@@ -41,28 +41,11 @@ struct LockDisciplineTests {
     @Test("a writer waiting for a file that may be mid-write does not hold the file lock while it waits")
     func noSleepUnderFileLock() throws {
         let directory = TemporaryDirectory()
-        let defaults = try directory.store("com.example.settling")
+        let path = directory.file("com.example.settling.plist")
+        let clock = FileLockProbeClock(lockPath: directory.file(".com.example.settling.plist.lock"))
+        let defaults = try directory.store("com.example.settling", clock: clock)
         defaults.set(1, forKey: "Before")
         #expect(defaults.synchronize())
-        let path = directory.file("com.example.settling.plist")
-        let lockPath = directory.file(".com.example.settling.plist.lock")
-        let pauses = Lock<[Bool]>([])
-        DomainFile.settlePauseOverride.withLock { override in
-            override = { pausedPath in
-                guard pausedPath == path else {
-                    usleep(4_000)
-                    return
-                }
-                // Another open file description of the lock file: flock conflicts with the writer's if held.
-                let descriptor = open(lockPath, O_RDWR | O_CLOEXEC)
-                defer { if descriptor >= 0 { close(descriptor) } }
-                let free = descriptor >= 0 && flock(descriptor, LOCK_EX | LOCK_NB) == 0
-                if free { _ = flock(descriptor, LOCK_UN) }
-                pauses.withLock { $0.append(free) }
-                usleep(4_000)
-            }
-        }
-        defer { DomainFile.settlePauseOverride.withLock { $0 = nil } }
         // Another program truncates the file, as Foundation does before it writes; our write comes meanwhile.
         // Whether the writer or the watcher meets the empty file first is up to the scheduler, so a few
         // rounds; every pause taken, by either, must be taken without the file lock.
@@ -73,7 +56,7 @@ struct LockDisciplineTests {
             _ = defaults.synchronize()
             #expect(defaults.integer(forKey: "After") == round)
         }
-        let seen = pauses.withLock { $0 }
+        let seen = clock.lockFreeAtPauses
         #expect(!seen.isEmpty, "nobody waited for the truncated file")
         #expect(seen.allSatisfy { $0 }, "a pause was taken under the file lock: \(seen)")
     }
@@ -174,5 +157,32 @@ struct LockDisciplineTests {
             #expect(defaults.integer(forKey: "Counter") == value)
         }
         done.store(true, ordering: .relaxed)
+    }
+}
+
+/// The real time, except that each pause first looks whether a file lock is free (through another open file
+/// description of the lock file, whose `flock` conflicts with the writer's if the writer holds it).
+final class FileLockProbeClock: DefaultsClock {
+    let lockPath: String
+    private let seen = Lock<[Bool]>([])
+
+    init(lockPath: String) { self.lockPath = lockPath }
+
+    /// For each pause so far: whether the lock was free.
+    var lockFreeAtPauses: [Bool] { seen.withLock { $0 } }
+
+    var now: Date { SystemDefaultsClock.shared.now }
+
+    func schedule(after delay: Duration, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
+        SystemDefaultsClock.shared.schedule(after: delay, on: queue, work)
+    }
+
+    func pause(for duration: Duration) {
+        let descriptor = open(lockPath, O_RDWR | O_CLOEXEC)
+        defer { if descriptor >= 0 { close(descriptor) } }
+        let free = descriptor >= 0 && flock(descriptor, LOCK_EX | LOCK_NB) == 0
+        if free { _ = flock(descriptor, LOCK_UN) }
+        seen.withLock { $0.append(free) }
+        SystemDefaultsClock.shared.pause(for: duration)
     }
 }

@@ -31,11 +31,13 @@ final class TemporaryDirectory: Sendable {
         }
     }
 
-    func store(_ domain: String = "com.example.test", arguments: [String] = [], languages: [String] = [])
-        throws -> Defaults
-    {
+    func store(
+        _ domain: String = "com.example.test", arguments: [String] = [], languages: [String] = [],
+        clock: any DefaultsClock = SystemDefaultsClock.shared
+    ) throws -> Defaults {
         var configuration = Defaults.Configuration.rooted(at: path, applicationDomain: domain, arguments: arguments)
         configuration.languages = languages
+        configuration.clock = clock
         return try Defaults(configuration: configuration)
     }
 

@@ -235,14 +235,16 @@ struct WatcherTests {
         withExtendedLifetime(watcher) {}
     }
 
-    @Test("Any poll interval is a timer interval, never an overflow: at least 1 ms, saturating at Int.max ns")
+    @Test("Any poll interval is a wait, never an overflow: at least 1 ms, saturating at Int.max ns")
     func pollIntervalBounds() throws {
-        #expect(FileWatcher.timerNanoseconds(.milliseconds(20)) == 20_000_000)
-        #expect(FileWatcher.timerNanoseconds(.microseconds(10)) == 1_000_000)
-        #expect(FileWatcher.timerNanoseconds(.seconds(-5)) == 1_000_000)
-        #expect(FileWatcher.timerNanoseconds(.seconds(Int64.max)) == .max)
-        #expect(FileWatcher.timerNanoseconds(.seconds(Int64.min)) == 1_000_000)
-        #expect(FileWatcher.timerNanoseconds(.milliseconds(Int.max)) == .max)
+        #expect(FileWatcher(polling: true, pollInterval: .milliseconds(20)).pollInterval == .milliseconds(20))
+        #expect(FileWatcher(polling: true, pollInterval: .microseconds(10)).pollInterval == .milliseconds(1))
+        #expect(FileWatcher(polling: true, pollInterval: .seconds(-5)).pollInterval == .milliseconds(1))
+        #expect(SystemDefaultsClock.nanoseconds(.milliseconds(20)) == 20_000_000)
+        #expect(SystemDefaultsClock.nanoseconds(.seconds(-5)) == 0)
+        #expect(SystemDefaultsClock.nanoseconds(.seconds(Int64.max)) == .max)
+        #expect(SystemDefaultsClock.nanoseconds(.seconds(Int64.min)) == 0)
+        #expect(SystemDefaultsClock.nanoseconds(.milliseconds(Int.max)) == .max)
         // A watcher with such an interval starts polling (this trapped on the multiplication).
         let directory = TemporaryDirectory()
         let watcher = FileWatcher(polling: true, pollInterval: .seconds(Int64.max))

@@ -4,7 +4,9 @@ import Foundation
 /// Persists edits shortly after they are made, so that nobody needs to call `synchronize()`.
 ///
 /// Edits are coalesced: the first edit to a clean file schedules one write ``delay`` later on a single
-/// serial queue, and every edit made until then rides along. Files with unwritten edits are held strongly
+/// serial queue, and every edit made until then rides along. The delay is measured by the file's clock
+/// (``DomainFile/clock``): files are grouped by clock, each group with its own scheduled write, so that a
+/// store on a ``ManualDefaultsClock`` writes when its test advances the clock. Files with unwritten edits are held strongly
 /// here, so edits survive the store that made them; at normal process exit an `atexit` handler writes
 /// whatever is still pending.
 final class BackgroundWriter: Sendable {
@@ -12,7 +14,7 @@ final class BackgroundWriter: Sendable {
 
     /// How long the writer waits for more edits before it writes. Short enough that another process sees
     /// the change within a few milliseconds, long enough to turn a burst of sets into one file write.
-    static let delay: DispatchTimeInterval = .microseconds(500)
+    static let delay: Duration = .microseconds(500)
 
     private struct State {
         var dirty: [ObjectIdentifier: DomainFile] = [:]
@@ -21,7 +23,8 @@ final class BackgroundWriter: Sendable {
         /// one file are serialised) and meets their failure itself, so that nothing is still on its way, and
         /// no failure is someone else's secret, when it returns.
         var writing: [ObjectIdentifier: (file: DomainFile, writers: Int)] = [:]
-        var scheduled = false
+        /// The clocks (by identity) whose group has a write scheduled.
+        var scheduled: Set<ObjectIdentifier> = []
         var exitHandlerInstalled = false
     }
 
@@ -29,24 +32,28 @@ final class BackgroundWriter: Sendable {
     private let queue = DispatchQueue(label: "LiveDefaults.writer", qos: .utility)
 
     func schedule(_ file: DomainFile) {
+        let clock = file.clock
+        let group = ObjectIdentifier(clock)
         let (mustSchedule, mustInstall) = state.withLock { state in
             state.dirty[ObjectIdentifier(file)] = file
-            let mustSchedule = !state.scheduled
-            state.scheduled = true
+            let mustSchedule = state.scheduled.insert(group).inserted
             let mustInstall = !state.exitHandlerInstalled
             state.exitHandlerInstalled = true
             return (mustSchedule, mustInstall)
         }
         if mustInstall { atexit { _ = BackgroundWriter.shared.writeAll() } }
-        if mustSchedule { queue.asyncAfter(deadline: .now() + Self.delay) { self.writeScheduled() } }
+        if mustSchedule { clock.schedule(after: Self.delay, on: queue) { self.writeScheduled(group) } }
     }
 
-    private func writeScheduled() {
+    /// Writes the pending files of one clock's group.
+    private func writeScheduled(_ group: ObjectIdentifier) {
         let files = state.withLock { state in
-            state.scheduled = false
-            let files = Array(state.dirty.values)
-            state.dirty.removeAll()
-            for file in files { Self.begin(file, in: &state) }
+            state.scheduled.remove(group)
+            let files = state.dirty.values.filter { ObjectIdentifier($0.clock) == group }
+            for file in files {
+                state.dirty.removeValue(forKey: ObjectIdentifier(file))
+                Self.begin(file, in: &state)
+            }
             return files
         }
         // Failures are reported to the files' observers; the edits stay pending in the file, and the file

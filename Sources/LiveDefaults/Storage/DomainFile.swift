@@ -20,6 +20,9 @@ final class DomainFile: Sendable {
     let path: String
     /// Files created for another user (a store opened with `init?(user:)` by root) are handed to them.
     let owner: (uid_t, gid_t)?
+    /// The time this file's waits follow (the settle pauses, the background writer's delay) and the clock
+    /// that names a kept corrupt copy: that of the store that opened the file first.
+    let clock: any DefaultsClock
 
     private struct State {
         var loaded = false
@@ -60,9 +63,10 @@ final class DomainFile: Sendable {
     /// between processes.
     private let diskLock = CriticalSection()
 
-    init(path: String, owner: (uid_t, gid_t)? = nil) {
+    init(path: String, owner: (uid_t, gid_t)? = nil, clock: any DefaultsClock = SystemDefaultsClock.shared) {
         self.path = path
         self.owner = owner
+        self.clock = clock
     }
 
     var lockPath: String {
@@ -133,7 +137,7 @@ final class DomainFile: Sendable {
                 let bytes = try? FileSystem.read(atPath: path)
                 if bytes.map({ Self.digest($0.0) }) == state.withLock({ $0.digest }) { return [] }
             }
-            let result = Self.readContents(path, knownCorrupt: state.withLock { $0.corruptStamp })
+            let result = Self.readContents(path, knownCorrupt: state.withLock { $0.corruptStamp }, clock: clock)
             var report: DefaultsError?
             let deltas: [KeyDelta] = state.withLock { state in
                 let before = state.contents
@@ -258,13 +262,8 @@ final class DomainFile: Sendable {
     /// How long a writer waits, without the file lock, for a file that another program may be rewriting in
     /// place (Foundation truncates, then writes, without a lock) before it calls the file corrupt.
     static let settleAttempts = 5
-    /// Replaces the pause between those attempts (a test looks at the file lock meanwhile); nil: 4 ms.
-    static let settlePauseOverride = Lock<(@Sendable (_ path: String) -> Void)?>(nil)
-
-    /// The pause between two reads of a file that may be mid-write.
-    static func settlePause(_ path: String) {
-        if let override = settlePauseOverride.withLock({ $0 }) { override(path) } else { usleep(4_000) }
-    }
+    /// The pause between two reads of a file that may be mid-write, on the file's clock.
+    static let settlePause: Duration = .milliseconds(4)
 
     /// ``write(_:cachedStamp:cachedDisk:format:knownCorrupt:attempt:)``, repeated after a pause while the file
     /// reads as unreadable and may be mid-write. The pause is taken with the file lock released: sleeping
@@ -282,7 +281,7 @@ final class DomainFile: Sendable {
             {
                 return result
             }
-            Self.settlePause(path)
+            clock.pause(for: Self.settlePause)
             attempt += 1
         }
     }
@@ -359,7 +358,7 @@ final class DomainFile: Sendable {
                 default: return .failure(corrupt.error)
                 }
                 // Never overwrite what we cannot read: keep it aside under a name that says why.
-                let kept = "\(path).corrupt-\(Int(Date().timeIntervalSince1970))-\(getpid())"
+                let kept = "\(path).corrupt-\(Self.wholeSeconds(clock.now))-\(getpid())"
                 do throws(SystemError) { try FileSystem.move(path, to: kept) } catch { return failure(error) }
                 keptAside = .corruptFile(path: path, reason, keptAs: kept)
                 base = [:]
@@ -437,6 +436,12 @@ final class DomainFile: Sendable {
 
     /// A digest of a file's bytes, only compared within the process, to tell two versions of a file apart
     /// (``FastHash``; not for adversaries: the stamp must also match before the digest is asked at all).
+    /// A time as whole seconds since 1970 for a file name; a clock set beyond what a name can say gives 0.
+    static func wholeSeconds(_ date: Date) -> Int {
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        return seconds.magnitude < 1e15 ? Int(seconds) : 0
+    }
+
     static func digest(_ data: Data) -> Int {
         data.withUnsafeBytes { Int(bitPattern: UInt(FastHash.hash($0))) }
     }
@@ -452,10 +457,12 @@ final class DomainFile: Sendable {
     /// unparseable file may be a write in progress rather than a corrupt one: it is read again a few times,
     /// a few milliseconds apart, before it is declared corrupt. A version already known to be corrupt
     /// (`knownCorrupt`) is not waited for again.
-    static func readContents(_ path: String, knownCorrupt: FileStamp?) -> Result<Loaded?, LoadFailure> {
+    static func readContents(
+        _ path: String, knownCorrupt: FileStamp?, clock: any DefaultsClock = SystemDefaultsClock.shared
+    ) -> Result<Loaded?, LoadFailure> {
         var lastFailure = LoadFailure(error: .corruptFile(path: path, .unrecognizedFormat, keptAs: nil), stamp: nil)
         for attempt in 0..<settleAttempts {
-            if attempt > 0 { settlePause(path) }
+            if attempt > 0 { clock.pause(for: settlePause) }
             switch readOnce(path, knownCorrupt: knownCorrupt, emptyMayBeInProgress: attempt < 2) {
             case .done(let result): return result
             case .unsettled(let failure): lastFailure = failure

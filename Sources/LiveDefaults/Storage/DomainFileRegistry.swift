@@ -11,11 +11,15 @@ final class DomainFileRegistry: Sendable {
 
     private let files = Lock<[String: Entry]>([:])
 
-    func file(atPath path: String, owner: (uid_t, gid_t)? = nil) -> DomainFile {
+    /// The file at `path`: the one already open in the process, else a new one following `clock` (a file's
+    /// clock is that of the store that opened it first).
+    func file(
+        atPath path: String, owner: (uid_t, gid_t)? = nil, clock: any DefaultsClock = SystemDefaultsClock.shared
+    ) -> DomainFile {
         files.withLock { files in
             if let existing = files[path]?.file { return existing }
             if files.count > 64 { files = files.filter { $0.value.file != nil } }
-            let file = DomainFile(path: path, owner: owner)
+            let file = DomainFile(path: path, owner: owner, clock: clock)
             files[path] = Entry(file: file)
             return file
         }

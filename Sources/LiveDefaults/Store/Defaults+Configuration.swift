@@ -3,7 +3,7 @@ public import Logging
 
 extension Defaults {
     /// Everything that shapes a store's search list and files, and the pieces it works with: where files
-    /// live, the logger, the file watcher. ``Defaults/standard`` reads it all from the process (arguments,
+    /// live, the logger, the file watcher, the clock. ``Defaults/standard`` reads it all from the process (arguments,
     /// environment, executable name); tests and tools override what they need.
     ///
     /// ```swift
@@ -34,6 +34,12 @@ extension Defaults {
         /// Watches the store's files for other processes' writes: the process's watcher unless you pass one
         /// (a watcher that polls, or one with another poll interval).
         public var watcher: FileWatcher
+        /// The time the store follows: its change notifications' 1 ms gathering, the background writer's
+        /// 0.5 ms wait for its files, the pauses while another program rewrites a file, the timestamp of a
+        /// kept corrupt file. The real time unless you pass another clock, such as a ``ManualDefaultsClock``
+        /// in a test. (A watcher's polling follows the clock the watcher was made with; a file shared by
+        /// several stores of the process follows the clock of the store that opened it first.)
+        public var clock: any DefaultsClock
 
         /// A configuration with explicit values; the rest default to the process's.
         public init(
@@ -43,7 +49,8 @@ extension Defaults {
             languages: [String] = Configuration.preferredLanguages(),
             errorHandler: (@Sendable (DefaultsError) -> Void)? = nil,
             logger: Logger = Logger(label: "LiveDefaults"),
-            watcher: FileWatcher = .shared
+            watcher: FileWatcher = .shared,
+            clock: any DefaultsClock = SystemDefaultsClock.shared
         ) {
             self.locations = locations
             self.applicationDomain = applicationDomain
@@ -52,6 +59,7 @@ extension Defaults {
             self.errorHandler = errorHandler
             self.logger = logger
             self.watcher = watcher
+            self.clock = clock
         }
 
         /// A configuration whose files all live below `directory` (see ``DefaultsLocations/rooted(at:)``).

@@ -356,7 +356,7 @@ public final class Defaults: Sendable {
         if let known = state.withLock({ $0.persistent[domain]?.file(layer) }) { return known }
         return DomainFileRegistry.shared.file(
             atPath: configuration.locations.path(forDomain: domain, layer: layer),
-            owner: fileOwner)
+            owner: fileOwner, clock: configuration.clock)
     }
 
     func allFiles() -> [DomainFile] {
@@ -418,7 +418,7 @@ public final class Defaults: Sendable {
         for layer in PreferenceLayer.searchOrder {
             let file = DomainFileRegistry.shared.file(
                 atPath: configuration.locations.path(forDomain: name, layer: layer),
-                owner: fileOwner)
+                owner: fileOwner, clock: configuration.clock)
             // Loaded before observing: the first load is not a change (the merged view is rebuilt next), and
             // a 10,000-key domain would otherwise be resolved key by key.
             file.loadIfNeeded()
@@ -595,7 +595,8 @@ public final class Defaults: Sendable {
     ///
     /// The caller has set ``State/notificationPending``; the post clears it.
     func postDidChange() {
-        Defaults.notificationQueue.asyncAfter(deadline: .now() + Defaults.notificationDelay) { [weak self] in
+        configuration.clock.schedule(after: Defaults.notificationDelay, on: Defaults.notificationQueue) {
+            [weak self] in
             guard let self else { return }
             self.state.withLock { $0.notificationPending = false }
             NotificationCenter.default.post(name: Defaults.didChangeNotification, object: self)
@@ -604,5 +605,5 @@ public final class Defaults: Sendable {
 
     static let notificationQueue = DispatchQueue(label: "LiveDefaults.notifications")
     /// How long ``didChangeNotification`` waits for more changes to ride along.
-    static let notificationDelay: DispatchTimeInterval = .milliseconds(1)
+    static let notificationDelay: Duration = .milliseconds(1)
 }

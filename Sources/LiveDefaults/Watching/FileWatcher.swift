@@ -68,7 +68,7 @@ public final class FileWatcher: Sendable {
         var watchDescriptors: [String: Int32] = [:]
         /// Directories whose files are polled instead of watched.
         var polledDirectories: Set<String> = []
-        var pollTimerStarted = false
+        var pollingStarted = false
         var warnedAboutPolling = false
         /// How many times the kernel's queue overflowed (for tests and diagnostics).
         var overflows = 0
@@ -81,10 +81,10 @@ public final class FileWatcher: Sendable {
     // libdispatch sources are thread-safe objects (suspend, resume and cancel may be called from any thread);
     // the protocol is only not annotated `Sendable`.
     nonisolated(unsafe) private let source: (any DispatchSourceRead)?
-    /// Drives the polling fallback; created inactive, activated the first time a directory is polled.
-    nonisolated(unsafe) private let pollTimer: any DispatchSourceTimer
+    /// Times the polling fallback (and nothing else).
+    private let clock: any DefaultsClock
     private let state = Lock(State())
-    /// How often directories that cannot be watched with inotify are checked.
+    /// How often directories that cannot be watched with inotify are checked: at least a millisecond.
     public let pollInterval: Duration
     /// The most inotify watches this watcher adds before it polls instead (tests simulate the limit).
     private let watchLimit: Int
@@ -95,14 +95,23 @@ public final class FileWatcher: Sendable {
     ///
     /// - Parameters:
     ///   - polling: Whether to poll every directory instead of using inotify.
-    ///   - pollInterval: How often polled directories are checked (at least a millisecond).
-    public convenience init(polling: Bool = false, pollInterval: Duration = .milliseconds(100)) {
-        self.init(forcePolling: polling, pollInterval: pollInterval)
+    ///   - pollInterval: How often polled directories are checked (at least a millisecond; any longer
+    ///     interval, however long, is taken as it is).
+    ///   - clock: The time the polling follows (a ``ManualDefaultsClock`` lets a test say when polls happen).
+    public convenience init(
+        polling: Bool = false, pollInterval: Duration = .milliseconds(100),
+        clock: any DefaultsClock = SystemDefaultsClock.shared
+    ) {
+        self.init(forcePolling: polling, pollInterval: pollInterval, clock: clock)
     }
 
     /// A watcher; `forcePolling` skips inotify altogether. `watchLimit` simulates the kernel's watch limit.
-    init(forcePolling: Bool = false, pollInterval: Duration = .milliseconds(100), watchLimit: Int = .max) {
-        self.pollInterval = pollInterval
+    init(
+        forcePolling: Bool = false, pollInterval: Duration = .milliseconds(100),
+        clock: any DefaultsClock = SystemDefaultsClock.shared, watchLimit: Int = .max
+    ) {
+        self.pollInterval = max(.milliseconds(1), pollInterval)
+        self.clock = clock
         self.watchLimit = watchLimit
         let descriptor = forcePolling ? -1 : inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         if descriptor >= 0 {
@@ -113,7 +122,6 @@ public final class FileWatcher: Sendable {
                 ? "polling chosen (LIVEDEFAULTS_WATCHER=poll or polling: true)" : String(cString: strerror(errno))
         }
         self.descriptor = descriptor
-        pollTimer = DispatchSource.makeTimerSource(queue: queue)
         if descriptor >= 0 {
             let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
             self.source = source
@@ -128,8 +136,6 @@ public final class FileWatcher: Sendable {
     deinit {
         source?.cancel()
         if descriptor >= 0 { close(descriptor) }
-        pollTimer.cancel()
-        if !state.withLock({ $0.pollTimerStarted }) { pollTimer.activate() }  // an inactive source must not be released
     }
 
     var overflowCount: Int { state.withLock { $0.overflows } }
@@ -405,8 +411,8 @@ public final class FileWatcher: Sendable {
                     }
                 }
             }
-            let mustStart = !state.pollTimerStarted && !state.polledDirectories.isEmpty
-            if mustStart { state.pollTimerStarted = true }
+            let mustStart = !state.pollingStarted && !state.polledDirectories.isEmpty
+            if mustStart { state.pollingStarted = true }
             return (added, logger, mustStart)
         }
         // A degraded mode the operator can fix (raise fs.inotify limits) and no caller is told of: a warning,
@@ -414,28 +420,15 @@ public final class FileWatcher: Sendable {
         logger?.warning(
             "cannot watch \(added.sorted().joined(separator: ", ")) with inotify (\(reason)): LiveDefaults polls for changes by other processes every \(pollInterval) instead"
         )
-        if mustStart {
-            let timer = pollTimer
-            timer.schedule(deadline: .now(), repeating: .nanoseconds(Self.timerNanoseconds(pollInterval)))
-            timer.setEventHandler { [weak self] in self?.poll() }
-            timer.activate()
-        }
+        if mustStart { queue.async { [weak self] in self?.pollAndReschedule() } }
     }
 
-    /// A poll interval as the timer takes it: at least a millisecond, and any interval, however long
-    /// (`FileWatcher(pollInterval:)`, `LIVEDEFAULTS_POLL_INTERVAL_MS`), saturates at `Int.max` nanoseconds
-    /// instead of overflowing.
-    static func timerNanoseconds(_ interval: Duration) -> Int {
-        let (seconds, attoseconds) = interval.components
-        let (whole, overflow) = Int(seconds).multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return seconds < 0 ? 1_000_000 : .max }
-        let (total, sumOverflow) = whole.addingReportingOverflow(Int(attoseconds / 1_000_000_000))
-        return sumOverflow ? .max : max(1_000_000, total)
-    }
-
-    private func poll() {
+    /// Polls now, then again one ``pollInterval`` later on the watcher's clock, for as long as the watcher
+    /// lives. (An interval of any length is fine: the system clock saturates rather than overflows.)
+    private func pollAndReschedule() {
         let polled = state.withLock { $0.polledDirectories }
         for handler in handlers(where: { polled.contains($0) }) { handler(Event(writtenInPlace: false)) }
+        clock.schedule(after: pollInterval, on: queue) { [weak self] in self?.pollAndReschedule() }
     }
 
     // MARK: Testing

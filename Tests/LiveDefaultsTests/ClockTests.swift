@@ -1,0 +1,135 @@
+import Foundation
+import Logging
+import PlistOracle
+import Testing
+
+@testable import LiveDefaults
+
+/// Every wait the library takes follows the store's clock (``Defaults/Configuration/clock``): with a
+/// ``ManualDefaultsClock`` a test says exactly when each one ends.
+@Suite("Clock")
+struct ClockTests {
+    @Test("a manual clock runs scheduled work when advanced past its deadline, earliest first")
+    func manualClockOrder() async throws {
+        let clock = ManualDefaultsClock(now: Date(timeIntervalSince1970: 100))
+        let queue = DispatchQueue(label: "ClockTests.order")
+        let ran = Lock<[String]>([])
+        clock.schedule(after: .milliseconds(3), on: queue) { ran.withLock { $0.append("3 ms") } }
+        clock.schedule(after: .milliseconds(1), on: queue) { ran.withLock { $0.append("1 ms") } }
+        clock.schedule(after: .seconds(1), on: queue) { ran.withLock { $0.append("1 s") } }
+        #expect(clock.pendingDelays == [.milliseconds(3), .milliseconds(1), .seconds(1)])
+        clock.advance(by: .milliseconds(2))
+        queue.sync {}
+        #expect(ran.withLock { $0 } == ["1 ms"])
+        clock.advance(by: .milliseconds(5))
+        queue.sync {}
+        #expect(ran.withLock { $0 } == ["1 ms", "3 ms"])
+        #expect(clock.pendingDelays == [.seconds(1)])
+        // A pause moves the clock and records itself; it does not block.
+        clock.pause(for: .seconds(2))
+        queue.sync {}
+        #expect(ran.withLock { $0 } == ["1 ms", "3 ms", "1 s"])
+        #expect(clock.pauses == [.seconds(2)])
+        #expect(clock.elapsed == .milliseconds(2_007))
+        #expect(clock.now == Date(timeIntervalSince1970: 102.007))
+        // Nothing is left; going backwards is no move.
+        clock.advance(by: .seconds(-10))
+        #expect(clock.pendingDelays.isEmpty)
+        #expect(clock.elapsed == .milliseconds(2_007))
+    }
+
+    @Test("a burst of changes is announced once, when the store's clock has moved 1 ms")
+    func notificationFollowsTheClock() async throws {
+        let directory = TemporaryDirectory()
+        let clock = ManualDefaultsClock()
+        let defaults = try directory.store("com.example.clock.notify", clock: clock)
+        let posts = Lock(0)
+        let observer = NotificationCenter.default.addObserver(
+            forName: Defaults.didChangeNotification, object: defaults, queue: nil
+        ) { _ in posts.withLock { $0 += 1 } }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        for value in 0..<3 { defaults.set(value, forKey: "Counter") }
+        #expect(clock.pendingDelays.contains(.milliseconds(1)))
+        // Real time passes; the store's does not.
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(posts.withLock { $0 } == 0)
+        clock.advance(by: .microseconds(999))
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(posts.withLock { $0 } == 0)
+        clock.advance(by: .microseconds(1))
+        #expect(await eventually(timeout: 10) { posts.withLock { $0 } == 1 })
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(posts.withLock { $0 } == 1, "one notification for the burst")
+    }
+
+    @Test("the background writer writes a file when the file's clock has moved 0.5 ms")
+    func writerFollowsTheClock() async throws {
+        let directory = TemporaryDirectory()
+        let clock = ManualDefaultsClock()
+        let defaults = try directory.store("com.example.clock.write", clock: clock)
+        defaults.set(7, forKey: "Written")
+        // The writer asked this clock for its wait. (Whether the file is still unwritten cannot be checked
+        // here: any parallel test's synchronize() writes every pending file of the process.)
+        #expect(clock.pendingDelays.contains(.microseconds(500)))
+        clock.advance(by: .microseconds(500))
+        let path = directory.file("com.example.clock.write.plist")
+        #expect(
+            await eventually(timeout: 10) {
+                (try? pythonPlist(path)) == #"{"Written": 7}"#
+            })
+    }
+
+    @Test("a polling watcher checks its directories when its clock says, not before")
+    func pollingFollowsTheClock() async throws {
+        let directory = TemporaryDirectory()
+        let clock = ManualDefaultsClock()
+        var configuration = Defaults.Configuration.rooted(
+            at: directory.path, applicationDomain: "com.example.clock.poll")
+        configuration.watcher = FileWatcher(polling: true, pollInterval: .seconds(5), clock: clock)
+        let defaults = try Defaults(configuration: configuration)
+        #expect(defaults.object(forKey: "Key") == nil)
+        // The first poll runs at once and schedules the next on the clock.
+        #expect(await eventually(timeout: 10) { clock.pendingDelays == [.seconds(5)] })
+        // Another program writes the file.
+        let other = TemporaryDirectory()
+        let writer = try other.store("com.example.clock.poll")
+        writer.set(42, forKey: "Key")
+        #expect(writer.synchronize())
+        try FileManager.default.copyItem(
+            atPath: other.file("com.example.clock.poll.plist"),
+            toPath: directory.file("com.example.clock.poll.plist"))
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(defaults.object(forKey: "Key") == nil, "no poll has happened yet")
+        clock.advance(by: .seconds(5))
+        #expect(await eventually(timeout: 10) { defaults.integer(forKey: "Key") == 42 })
+        #expect(await eventually(timeout: 10) { clock.pendingDelays == [.seconds(5)] }, "the next poll is scheduled")
+    }
+
+    @Test("an unreadable file is kept under a name with the clock's time; the pauses before are the clock's")
+    func corruptNameFollowsTheClock() throws {
+        let directory = TemporaryDirectory()
+        let clock = ManualDefaultsClock(now: Date(timeIntervalSince1970: 1_234_567_890.75))
+        try directory.write("com.example.clock.corrupt.plist", "<?xml version=\"1.0\"?><plist><dict><key>")
+        let defaults = try directory.store("com.example.clock.corrupt", clock: clock)
+        defaults.set(1, forKey: "Fresh")
+        #expect(defaults.synchronize())
+        let kept = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            .filter { $0.hasPrefix("com.example.clock.corrupt.plist.corrupt-") }
+        #expect(kept == ["com.example.clock.corrupt.plist.corrupt-1234567890-\(getpid())"])
+        // The waits for a file that might be mid-write were taken on the clock (at once, here), 4 ms each.
+        #expect(!clock.pauses.isEmpty)
+        #expect(clock.pauses.allSatisfy { $0 == .milliseconds(4) })
+    }
+
+    @Test("a clock at any time names a file without trapping")
+    func wholeSecondsBounds() {
+        #expect(DomainFile.wholeSeconds(Date(timeIntervalSince1970: 12.9)) == 12)
+        #expect(DomainFile.wholeSeconds(Date(timeIntervalSince1970: -12.5)) == -13)
+        #expect(DomainFile.wholeSeconds(Date(timeIntervalSince1970: 1e300)) == 0)
+        #expect(DomainFile.wholeSeconds(Date(timeIntervalSince1970: .infinity)) == 0)
+        #expect(DomainFile.wholeSeconds(Date(timeIntervalSince1970: .nan)) == 0)
+        let clock = ManualDefaultsClock(now: Date(timeIntervalSince1970: .greatestFiniteMagnitude))
+        clock.advance(by: .seconds(Int64.max))
+        #expect(DomainFile.wholeSeconds(clock.now) == 0)
+    }
+}
