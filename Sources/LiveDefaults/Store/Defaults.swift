@@ -126,6 +126,9 @@ public final class Defaults: Sendable {
     /// The names in the merged view, for reads of missing keys without the lock (see ``MissingKeyFilter``);
     /// written only by the ``EffectiveView``.
     let missingKeys = MissingKeyFilter()
+    /// The effective values of the keys read so far, for untyped reads without the lock (see
+    /// ``ValueReadCache``); written only by the ``EffectiveView``.
+    let valueCache = ValueReadCache()
     /// The owner given to files created for another user (see ``init(user:)``).
     let fileOwner: (uid_t, gid_t)?
 
@@ -145,7 +148,7 @@ public final class Defaults: Sendable {
     init(validated configuration: Configuration, fileOwner: (uid_t, gid_t)?) {
         self.configuration = configuration
         self.fileOwner = fileOwner
-        var initial = State(view: EffectiveView(readSlots: readSlots, missingKeys: missingKeys))
+        var initial = State(view: EffectiveView(readSlots: readSlots, missingKeys: missingKeys, valueCache: valueCache))
         initial.volatileDomains[DomainName.argument] = Defaults.parseArguments(configuration.arguments)
         initial.volatileDomains[DomainName.registration] = [:]
         state = Lock(initial)
@@ -220,9 +223,14 @@ public final class Defaults: Sendable {
     // MARK: Reading
 
     /// The effective value of a key: the first domain in the search list that has it (forced values first).
+    ///
+    /// A key no domain has is answered by the missing-key filter, a key read before by the value cache, both
+    /// without the store's lock; the first read of a key looks it up under the lock and caches it.
     public func value(forKey key: String) -> PropertyList? {
-        guard missingKeys.mayContain(key) else { return nil }
-        return state.withLock { $0.view.merged[key] }
+        let hash = FastHash.hash(key)
+        guard missingKeys.mayContain(hash: hash) else { return nil }
+        if case .known(let value) = valueCache.lookup(key, hash: hash) { return value }
+        return state.withLock { $0.view.cacheValue(forKey: key, hash: hash) }
     }
 
     /// The most recent error that had no caller to throw to (corrupt file, failed background write).

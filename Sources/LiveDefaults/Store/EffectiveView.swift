@@ -11,9 +11,9 @@
 /// file) names the ``generation`` it was computed from; if the view moved on meanwhile the change is refused
 /// (`apply` returns nil) and the caller computes it again, so a rebuild never publishes over a newer value.
 ///
-/// The slots and the filter are reference types because readers use them without the lock (see
-/// ``ScalarReadSlots`` and ``MissingKeyFilter``); the store keeps the same two objects for those readers, and
-/// this view is their only writer.
+/// The slots, the filter and the value cache are reference types because readers use them without the lock
+/// (see ``ScalarReadSlots``, ``MissingKeyFilter`` and ``ValueReadCache``); the store keeps the same three
+/// objects for those readers, and this view is their only writer.
 struct EffectiveView {
     /// A key whose effective value was resolved again (after a file that provides it changed).
     struct ResolvedKey {
@@ -77,19 +77,22 @@ struct EffectiveView {
     private var slotsByName: [String: [Int]] = [:]
     let readSlots: ScalarReadSlots
     let missingKeys: MissingKeyFilter
+    let valueCache: ValueReadCache
 
-    init(readSlots: ScalarReadSlots, missingKeys: MissingKeyFilter) {
+    init(readSlots: ScalarReadSlots, missingKeys: MissingKeyFilter, valueCache: ValueReadCache) {
         self.readSlots = readSlots
         self.missingKeys = missingKeys
+        self.valueCache = valueCache
     }
 
     // MARK: Changing the view
 
-    /// Applies a change to the merged view, the read slots and the missing-key filter, and delivers the
-    /// effective changes to the streams.
+    /// Applies a change to the merged view, the read slots, the missing-key filter and the value cache, and
+    /// delivers the effective changes to the streams.
     ///
     /// - Returns: nil, having changed nothing, for a full view computed at an older generation.
     mutating func apply(_ change: Change) -> Applied? {
+        defer { valueCache.releaseRetired() }
         var applied = Applied()
         switch change {
         case .keys(let keys, let domain, let origin):
@@ -100,6 +103,7 @@ struct EffectiveView {
                 let old = resolved.value.map { merged.updateValue($0, forKey: key) } ?? merged.removeValue(forKey: key)
                 guard old != resolved.value else { continue }
                 applied.changed = true
+                valueCache.update(key, to: resolved.value)
                 if !slotsByName.isEmpty, let slots = slotsByName[key] {
                     for slot in slots { readSlots.write(slot, resolved.value) }
                 }
@@ -119,6 +123,7 @@ struct EffectiveView {
             let before = merged
             missingKeys.insert(all: view.keys)
             merged = view
+            valueCache.clear()
             for (name, slots) in slotsByName {
                 for slot in slots { readSlots.write(slot, view[name]) }
             }
@@ -145,6 +150,14 @@ struct EffectiveView {
             readSlots.write(slot, value)
             slotsByName[name, default: []].append(slot)
         }
+        return value
+    }
+
+    /// A key's effective value, added to the value cache (from then on ``apply(_:)`` keeps it current).
+    /// `hash` is the key's ``FastHash``.
+    func cacheValue(forKey key: String, hash: UInt64) -> PropertyList? {
+        let value = merged[key]
+        valueCache.fill(key, hash: hash, value: value, viewCount: merged.count)
         return value
     }
 

@@ -38,8 +38,14 @@ final class MissingKeyFilter: @unchecked Sendable {
 
     /// False when the key is certainly absent from the merged view; true when it may be present.
     func mayContain(_ key: String) -> Bool {
+        mayContain(hash: Self.hash(key))
+    }
+
+    /// ``mayContain(_:)`` for a key whose ``FastHash`` the caller computed.
+    @inline(__always)
+    func mayContain(hash: UInt64) -> Bool {
         guard let table = current.load(ordering: .acquiring) else { return true }
-        let (first, second) = Self.bitIndexes(of: key, in: table)
+        let (first, second) = Self.bitIndexes(of: hash, in: table)
         return Self.test(table, first) && Self.test(table, second)
     }
 
@@ -88,14 +94,13 @@ final class MissingKeyFilter: @unchecked Sendable {
     }
 
     /// The two bits that stand for a key in a table.
-    private static func bitIndexes(of key: String, in table: Table) -> (UInt64, UInt64) {
+    private static func bitIndexes(of hash: UInt64, in table: Table) -> (UInt64, UInt64) {
         let mask = table[0].load(ordering: .relaxed)
-        let hash = hash(key)
         return (hash & mask, (hash >> 32) & mask)
     }
 
     private static func add(_ key: String, to table: Table) {
-        let (first, second) = bitIndexes(of: key, in: table)
+        let (first, second) = bitIndexes(of: hash(key), in: table)
         set(table, first)
         set(table, second)
     }
