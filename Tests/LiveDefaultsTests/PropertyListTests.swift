@@ -330,3 +330,31 @@ struct PropertyListTests {
         return Data(bytes)
     }
 }
+
+@Suite("Path components without NSString")
+struct PathComponentsTests {
+    @Test(
+        "directory(of:) and name(of:) agree with NSString",
+        arguments: [
+            "/a/b/c", "/a", "/", "", "a/b", "/a//b/", "///a", "/a/b//", "/tmp/x.plist", "./a", "/a/./b",
+            "/home/user/.config/preferences/com.example.app.plist", "relative/dir/", "/é/ü.plist",
+        ])
+    func agreeWithNSString(_ path: String) {
+        #expect(PathComponents.directory(of: path) == (path as NSString).deletingLastPathComponent, "\(path)")
+        #expect(PathComponents.name(of: path) == (path as NSString).lastPathComponent, "\(path)")
+    }
+
+    /// Not compared with NSString: its `deletingLastPathComponent` trapped here on the literal `"a"`
+    /// (swift-corelibs-foundation, Swift 6.3.1: "Illegal instruction" in `String._startOfLastPathComponent`;
+    /// the same name read from the command line did not).
+    @Test("a single relative name has no directory and is its own name")
+    func relativeName() {
+        #expect(PathComponents.directory(of: "a") == "")
+        #expect(PathComponents.name(of: "a") == "a")
+        #expect(PathComponents.directory(of: "a/") == "")
+        #expect(PathComponents.name(of: "a/") == "a")
+        // NSString says "" for both; the root it is.
+        #expect(PathComponents.directory(of: "//") == "/")
+        #expect(PathComponents.name(of: "//") == "/")
+    }
+}

@@ -255,6 +255,20 @@ struct WatcherTests {
         withExtendedLifetime(watcher) {}
     }
 
+    @Test("A store rooted at a relative directory that does not exist opens and is watched without a trap")
+    func relativeMissingRoot() throws {
+        // Nothing is written, so nothing is created in the working directory. The watcher looks for the
+        // nearest existing ancestor of a name without a slash.
+        let root = "ld-\(UUID().uuidString.prefix(8))"
+        let watcher = FileWatcher()
+        var configuration = Defaults.Configuration.rooted(at: root, applicationDomain: "com.example.relative")
+        configuration.watcher = watcher
+        let defaults = try Defaults(configuration: configuration)
+        watcher.settle()
+        #expect(defaults.object(forKey: "Anything") == nil)
+        #expect(!FileManager.default.fileExists(atPath: root))
+    }
+
     @Test("LIVEDEFAULTS_WATCHER=poll forces polling in a real process, with a logged warning")
     func forcedPolling() async throws {
         let directory = TemporaryDirectory()

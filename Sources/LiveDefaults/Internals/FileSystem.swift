@@ -79,7 +79,7 @@ enum FileSystem {
     static func createDirectory(_ path: String) throws(SystemError) {
         if mkdir(path, 0o700) == 0 || errno == EEXIST { return }
         guard errno == ENOENT else { throw SystemError(errno: errno, operation: "mkdir") }
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = PathComponents.directory(of: path)
         guard !parent.isEmpty, parent != path else { throw SystemError(errno: ENOENT, operation: "mkdir") }
         try createDirectory(parent)
         if mkdir(path, 0o700) != 0 && errno != EEXIST { throw SystemError(errno: errno, operation: "mkdir") }
@@ -103,8 +103,8 @@ enum FileSystem {
     static func replaceAtomically(_ path: String, with data: Data, owner: (uid_t, gid_t)? = nil) throws(SystemError)
         -> FileStamp
     {
-        let directory = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
+        let directory = PathComponents.directory(of: path)
+        let name = PathComponents.name(of: path)
         let temporary = "\(directory)/.\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw SystemError(errno: errno, operation: "create temporary file") }
@@ -146,8 +146,8 @@ enum FileSystem {
     /// - Returns: the names removed.
     @discardableResult
     static func removeStaleTemporaries(of path: String) -> [String] {
-        let directory = (path as NSString).deletingLastPathComponent
-        let prefix = ".\((path as NSString).lastPathComponent).tmp-"
+        let directory = PathComponents.directory(of: path)
+        let prefix = ".\(PathComponents.name(of: path)).tmp-"
         var removed: [String] = []
         for name in contentsOfDirectory(directory) where name.hasPrefix(prefix) {
             guard let pid = Int32(name.dropFirst(prefix.count).prefix(while: { $0 != "-" })), pid > 0 else { continue }

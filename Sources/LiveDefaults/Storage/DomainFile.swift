@@ -70,8 +70,8 @@ final class DomainFile: Sendable {
     }
 
     var lockPath: String {
-        let directory = (path as NSString).deletingLastPathComponent
-        return "\(directory)/.\((path as NSString).lastPathComponent).lock"
+        let directory = PathComponents.directory(of: path)
+        return "\(directory)/.\(PathComponents.name(of: path)).lock"
     }
 
     // MARK: Reading
@@ -306,7 +306,7 @@ final class DomainFile: Sendable {
         func failure(_ error: SystemError) -> Result<WriteOutcome, DefaultsError> {
             .failure(.writeFailed(path: path, errno: error.errno, message: error.message))
         }
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = PathComponents.directory(of: path)
         let lock: Int32
         do throws(SystemError) {
             // The directory is created only when the lock file cannot be opened for want of it: one system

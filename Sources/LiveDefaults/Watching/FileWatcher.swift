@@ -152,7 +152,7 @@ public final class FileWatcher: Sendable {
     /// the file may have changed on disk. Watching the same path for the same owner again counts: each call
     /// is undone by one ``unwatch(_:owner:)``. Trouble watching it (polling instead) goes to `logger`.
     func watch(_ path: String, owner: AnyObject, logger: Logger, onChange: @escaping @Sendable (Event) -> Void) {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = PathComponents.directory(of: path)
         let id = ObjectIdentifier(owner)
         state.withLock { state in
             var registrations = (state.files[directory]?[path] ?? [:]).filter { $0.value.owner != nil }
@@ -169,7 +169,7 @@ public final class FileWatcher: Sendable {
 
     /// Undoes one ``watch(_:owner:logger:onChange:)``; the directory's watch goes when nobody needs it.
     func unwatch(_ path: String, owner: AnyObject) {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = PathComponents.directory(of: path)
         let id = ObjectIdentifier(owner)
         state.withLock { state in
             guard var registrations = state.files[directory]?[path] else { return }
@@ -188,7 +188,7 @@ public final class FileWatcher: Sendable {
 
     /// Whether any live registrant watches the path (tests).
     func isWatching(_ path: String) -> Bool {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = PathComponents.directory(of: path)
         return state.withLock { $0.files[directory]?[path]?.values.contains { $0.owner != nil } ?? false }
     }
 
@@ -267,7 +267,7 @@ public final class FileWatcher: Sendable {
         while true {
             var info = stat()
             if stat(candidate, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return candidate }
-            let parent = (candidate as NSString).deletingLastPathComponent
+            let parent = PathComponents.directory(of: candidate)
             if parent == candidate || parent.isEmpty { return "/" }
             candidate = parent
         }
@@ -372,7 +372,7 @@ public final class FileWatcher: Sendable {
     /// The live registrants' handlers of one path (a lookup: this runs for every event), collected under the
     /// lock and run by the caller after it.
     private func handlers(forPath path: String) -> [@Sendable (Event) -> Void] {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = PathComponents.directory(of: path)
         return state.withLock { state in Self.live(state.files[directory]?[path]) }
     }
 
