@@ -278,4 +278,21 @@ struct PersistenceTests {
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
     }
+
+    @Test("The registry of open files sweeps gone files in amortised constant time, and stays bounded")
+    func registryScales() {
+        let registry = DomainFileRegistry()
+        // Many files alive at once (a process watching thousands of domains): a sweep per doubling.
+        let live = (0..<20_000).map { registry.file(atPath: "/nonexistent/live/\($0).plist") }
+        let (entries, sweeps) = registry.counts
+        #expect(entries == 20_000)
+        #expect(sweeps <= 10, "\(sweeps) sweeps for 20,000 live files: one per new file would be quadratic")
+        // Files opened and dropped: the registry does not keep their entries.
+        let small = DomainFileRegistry()
+        let kept = (0..<10).map { small.file(atPath: "/nonexistent/kept/\($0).plist") }
+        for index in 0..<10_000 { _ = small.file(atPath: "/nonexistent/dropped/\(index).plist") }
+        #expect(small.counts.entries <= 65)
+        #expect(small.file(atPath: "/nonexistent/kept/3.plist") === kept[3], "a live file is shared")
+        withExtendedLifetime(live) {}
+    }
 }

@@ -22,4 +22,48 @@ enum DurableWrite {
         rename(temporary, path)
         return written
     }
+
+    /// ``replacing(_:_:)`` with `fsync` in place of `fdatasync` (which skips the timestamps' metadata).
+    static func replacingWithFsync(_ path: String, _ bytes: Data) -> Int {
+        let temporary = path + ".tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return 0 }
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        fsync(descriptor)
+        close(descriptor)
+        rename(temporary, path)
+        return written
+    }
+
+    /// An unnamed file (`O_TMPFILE`), `fdatasync`, then given a name with `linkat` and renamed over the
+    /// target: `linkat` cannot replace an existing name, so it takes a link and a rename where the named
+    /// temporary takes only the rename; it saves the directory entry of the creation instead.
+    static func replacingUnnamed(_ path: String, _ bytes: Data) -> Int {
+        let directory = (path as NSString).deletingLastPathComponent
+        // Glibc's module does not export these two (Linux x86_64 and aarch64 values).
+        let unnamed: Int32 = 0o20_000_000 | O_DIRECTORY  // O_TMPFILE
+        let emptyPath: Int32 = 0x1000  // AT_EMPTY_PATH
+        let descriptor = open(directory, unnamed | O_WRONLY | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return 0 }
+        defer { close(descriptor) }
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        fdatasync(descriptor)
+        let temporary = path + ".tmp"
+        unlink(temporary)
+        guard linkat(descriptor, "", AT_FDCWD, temporary, emptyPath) == 0
+            || linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, temporary, AT_SYMLINK_FOLLOW) == 0
+        else { return 0 }
+        rename(temporary, path)
+        return written
+    }
+
+    /// ``replacing(_:_:)`` under an exclusive `flock` of a lock file beside the target, opened each time (as
+    /// every LiveDefaults write does, so that writers in other processes take turns).
+    static func replacingUnderLock(_ path: String, _ bytes: Data) -> Int {
+        let lock = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lock >= 0 else { return 0 }
+        defer { close(lock) }
+        flock(lock, LOCK_EX)
+        return replacing(path, bytes)
+    }
 }
