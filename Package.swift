@@ -9,10 +9,17 @@ let package = Package(
         .executable(name: "defaults", targets: ["DefaultsTool"]),
         // The `defaults` command's value syntax and output formats, for programs (and fuzzers) that speak them.
         .library(name: "DefaultsToolSupport", targets: ["DefaultsToolSupport"]),
+        // A live swift-configuration provider over the same files (LiveDefaultsProvider).
+        .library(name: "LiveDefaultsConfiguration", targets: ["LiveDefaultsConfiguration"]),
+        // A swift-service-lifecycle Service that flushes and ends the streams on graceful shutdown.
+        .library(name: "LiveDefaultsService", targets: ["LiveDefaultsService"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // Only the integration targets use these two; the core library stays on Foundation and swift-log.
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // Only for `swift package generate-documentation`; nothing links it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -25,6 +32,16 @@ let package = Package(
         .target(
             name: "DefaultsToolSupport",
             dependencies: ["LiveDefaults"]
+        ),
+        // Integrations, each in a target of its own that adds one dependency to the core library: an app that
+        // links only LiveDefaults builds neither (see Docs/Integrations.md).
+        .target(
+            name: "LiveDefaultsConfiguration",
+            dependencies: ["LiveDefaults", .product(name: "Configuration", package: "swift-configuration")]
+        ),
+        .target(
+            name: "LiveDefaultsService",
+            dependencies: ["LiveDefaults", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
         ),
         // The `defaults` command: macOS defaults(1) on the same files, plus `watch`.
         .executableTarget(
@@ -47,9 +64,25 @@ let package = Package(
             name: "PlistOracle",
             path: "Tests/PlistOracle"
         ),
+        // What the test targets share: running the helper, waiting for a condition.
+        .target(
+            name: "TestProcesses",
+            path: "Tests/TestProcesses"
+        ),
         .testTarget(
             name: "LiveDefaultsTests",
-            dependencies: ["LiveDefaults", "LiveDefaultsTestHelper", "PlistOracle"]
+            dependencies: ["LiveDefaults", "LiveDefaultsTestHelper", "PlistOracle", "TestProcesses"]
+        ),
+        .testTarget(
+            name: "LiveDefaultsIntegrationTests",
+            dependencies: [
+                "LiveDefaults", "LiveDefaultsConfiguration", "LiveDefaultsService", "LiveDefaultsTestHelper",
+                "PlistOracle", "TestProcesses",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "ConfigurationTesting", package: "swift-configuration"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
         ),
         // Runs the built `defaults` binary for every verb, flag and error.
         .testTarget(

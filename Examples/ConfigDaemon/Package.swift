@@ -8,20 +8,32 @@ let package = Package(
         .executable(name: "config-daemon", targets: ["ConfigDaemon"])
     ],
     dependencies: [
-        .package(name: "LiveDefaults", path: "../..")
+        .package(name: "LiveDefaults", path: "../.."),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .target(
             name: "DaemonCore",
-            dependencies: [.product(name: "LiveDefaults", package: "LiveDefaults")]
+            dependencies: [
+                .product(name: "LiveDefaults", package: "LiveDefaults"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
         ),
         .executableTarget(
             name: "ConfigDaemon",
-            dependencies: ["DaemonCore"]
+            dependencies: [
+                "DaemonCore",
+                .product(name: "LiveDefaultsService", package: "LiveDefaults"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
         .testTarget(
             name: "DaemonCoreTests",
-            dependencies: ["DaemonCore", "ConfigDaemon", .product(name: "LiveDefaults", package: "LiveDefaults")]
+            dependencies: [
+                "DaemonCore", "ConfigDaemon", .product(name: "LiveDefaults", package: "LiveDefaults"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -11,12 +11,16 @@ let package = Package(
         .package(name: "LiveDefaults", path: "../.."),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
     ],
     targets: [
         .target(
             name: "App",
             dependencies: [
                 .product(name: "LiveDefaults", package: "LiveDefaults"),
+                .product(name: "LiveDefaultsConfiguration", package: "LiveDefaults"),
+                .product(name: "LiveDefaultsService", package: "LiveDefaults"),
+                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -32,6 +36,7 @@ let package = Package(
                 "LiveServer",
                 .product(name: "LiveDefaults", package: "LiveDefaults"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
     ],

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestProcesses
 import Testing
 
 @testable import LiveDefaults

@@ -1,5 +1,6 @@
 import Foundation
 import PlistOracle
+import TestProcesses
 import Testing
 
 @testable import LiveDefaults

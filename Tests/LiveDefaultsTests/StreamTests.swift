@@ -1,4 +1,5 @@
 import Foundation
+import TestProcesses
 import Testing
 
 @testable import LiveDefaults
@@ -194,5 +195,36 @@ struct StreamTests {
             return await iterator.next()
         }.value
         #expect(value == .some(nil))
+    }
+
+    @Test("finishStreams ends every stream after what it was given; a later stream ends at once")
+    func finishStreams() async throws {
+        let directory = TemporaryDirectory()
+        let defaults = try directory.store("com.example.finish")
+        defaults.set(1, forKey: "Value")
+        let values = Task {
+            var seen: [Int] = []
+            for await value in defaults.updates(forKey: "Value") { seen.append(value?.integerValue ?? -1) }
+            return seen
+        }
+        let changes = Task {
+            var keys: [String] = []
+            for await change in defaults.changes() { keys.append(change.key) }
+            return keys
+        }
+        #expect(await eventually(timeout: 10) { defaults.activeObserverCount == 2 })
+        defaults.set(2, forKey: "Value")
+        defaults.finishStreams()
+        #expect(defaults.streamsFinished)
+        let seen = await values.value
+        #expect(seen.last == 2, "the last value was delivered before the end: \(seen)")
+        #expect(await changes.value.contains("Value"))
+        // Later streams end at once (after the current value), and reads and writes go on.
+        var later: [PropertyList?] = []
+        for await value in defaults.updates(forKey: "Value") { later.append(value) }
+        #expect(later == [2])
+        defaults.set(3, forKey: "Value")
+        #expect(defaults.integer(forKey: "Value") == 3)
+        #expect(await eventually(timeout: 10) { defaults.activeObserverCount == 0 })
     }
 }

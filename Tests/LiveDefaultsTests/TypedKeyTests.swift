@@ -1,6 +1,7 @@
 import Foundation
 import PlistOracle
 import Synchronization
+import TestProcesses
 import Testing
 
 @testable import LiveDefaults

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Logging
+import TestProcesses
 import Testing
 
 @testable import LiveDefaults

@@ -50,8 +50,9 @@ enum DurableWrite {
         fdatasync(descriptor)
         let temporary = path + ".tmp"
         unlink(temporary)
-        guard linkat(descriptor, "", AT_FDCWD, temporary, emptyPath) == 0
-            || linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, temporary, AT_SYMLINK_FOLLOW) == 0
+        guard
+            linkat(descriptor, "", AT_FDCWD, temporary, emptyPath) == 0
+                || linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, temporary, AT_SYMLINK_FOLLOW) == 0
         else { return 0 }
         rename(temporary, path)
         return written

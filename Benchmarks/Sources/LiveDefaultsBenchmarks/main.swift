@@ -143,7 +143,10 @@ for count in [10, 10_000] {
         if count == 10 {
             // The ways to spend less on the crash-safe replace (issue 14), same bytes, same run.
             let variants: [(String, String, (String, Data) -> Int)] = [
-                ("temporary file + fsync + rename", "fsync also commits the timestamps", DurableWrite.replacingWithFsync),
+                (
+                    "temporary file + fsync + rename", "fsync also commits the timestamps",
+                    DurableWrite.replacingWithFsync
+                ),
                 (
                     "O_TMPFILE + fdatasync + linkat + rename", "linkat cannot replace a name: one more step",
                     DurableWrite.replacingUnnamed

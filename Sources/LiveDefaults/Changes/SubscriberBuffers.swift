@@ -32,11 +32,12 @@ final class ValueBuffer: Sendable {
         }
     }
 
-    /// Ends the stream: a waiting consumer gets nil.
-    func finish() -> Resumption? {
+    /// Ends the stream: a waiting consumer gets nil. With `keepingPending`, a value not yet taken is
+    /// delivered first (a graceful end); otherwise it is dropped (a cancelled consumer, a store gone).
+    func finish(keepingPending: Bool = false) -> Resumption? {
         state.withLock { state -> Resumption? in
             state.finished = true
-            state.pending = .none
+            if !keepingPending { state.pending = .none }
             guard let waiter = state.waiter else { return nil }
             state.waiter = nil
             return { waiter.resume(returning: .none) }
@@ -103,11 +104,15 @@ final class ChangeBuffer: Sendable {
         }
     }
 
-    func finish() -> Resumption? {
+    /// Ends the stream: a waiting consumer gets nil. With `keepingPending`, changes not yet taken are
+    /// delivered first; otherwise they are dropped.
+    func finish(keepingPending: Bool = false) -> Resumption? {
         state.withLock { state -> Resumption? in
             state.finished = true
-            state.pending.removeAll()
-            state.order.removeAll()
+            if !keepingPending {
+                state.pending.removeAll()
+                state.order.removeAll()
+            }
             guard let waiter = state.waiter else { return nil }
             state.waiter = nil
             return { waiter.resume(returning: nil) }
@@ -162,7 +167,9 @@ final class SignalBuffer: Sendable {
         }
     }
 
-    func finish() -> Resumption? {
+    /// Ends the stream: a waiting consumer gets false. (A signal carries no value: nothing to keep; the
+    /// parameter matches the other buffers.)
+    func finish(keepingPending: Bool = false) -> Resumption? {
         state.withLock { state -> Resumption? in
             state.finished = true
             guard let waiter = state.waiter else { return nil }

@@ -55,6 +55,22 @@ extension Defaults {
         DefaultsSnapshots(store: WeakStore(self), keys: keys.map(\.name), emitCurrentValue: emitCurrentValue)
     }
 
+    /// Ends every change stream of this store, for a graceful shutdown: each `for await` loop over
+    /// ``updates(forKey:emitCurrentValue:)``, ``changes()``, typed updates or snapshots ends once it has
+    /// taken what it was already given, and a stream asked for later ends at once (after its current value,
+    /// when it emits one). Reads and writes go on working; nothing is flushed (see ``flush()``).
+    ///
+    /// `DefaultsService` (the `LiveDefaultsService` module) calls it when a service group shuts down.
+    public func finishStreams() {
+        let resumptions = state.withLock { $0.view.finishStreams() }
+        for resume in resumptions { resume() }
+    }
+
+    /// Whether ``finishStreams()`` was called.
+    public var streamsFinished: Bool {
+        state.withLock { $0.view.streamsFinished }
+    }
+
     /// The number of live stream iterators on this store (diagnostics: it returns to zero when their tasks
     /// end).
     public var activeObserverCount: Int {

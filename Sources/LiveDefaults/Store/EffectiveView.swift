@@ -73,6 +73,8 @@ struct EffectiveView {
     /// Counts changes of ``merged``; a full rebuild computed at an older generation is refused.
     private(set) var generation = 0
     private(set) var subscribers = Subscribers()
+    /// Whether ``finishStreams()`` ended the streams: a stream subscribed later ends at once.
+    private(set) var streamsFinished = false
     /// The filled read slots of each key name.
     private var slotsByName: [String: [Int]] = [:]
     let readSlots: ScalarReadSlots
@@ -170,6 +172,7 @@ struct EffectiveView {
         subscribers.values[key, default: [:]][id] = buffer
         subscribers.valueKeys[id] = key
         if emitCurrentValue { _ = buffer.push(merged[key]) }
+        if streamsFinished { _ = buffer.finish(keepingPending: true) }
         return id
     }
 
@@ -177,6 +180,7 @@ struct EffectiveView {
     mutating func subscribeChanges(buffer: ChangeBuffer) -> UInt64 {
         let id = subscribers.nextID()
         subscribers.all[id] = buffer
+        if streamsFinished { _ = buffer.finish(keepingPending: true) }
         return id
     }
 
@@ -185,6 +189,7 @@ struct EffectiveView {
         let id = subscribers.nextID()
         subscribers.domains[domain, default: [:]][id] = buffer
         subscribers.domainOfSubscriber[id] = domain
+        if streamsFinished { _ = buffer.finish(keepingPending: true) }
         return id
     }
 
@@ -193,6 +198,7 @@ struct EffectiveView {
         let id = subscribers.nextID()
         for key in Set(keys) { subscribers.signals[key, default: [:]][id] = buffer }
         subscribers.signalKeys[id] = keys
+        if streamsFinished { _ = buffer.finish(keepingPending: true) }
         return id
     }
 
@@ -227,13 +233,25 @@ struct EffectiveView {
         subscribers.domains[change.domain]?.values.compactMap { $0.push(change) } ?? []
     }
 
-    /// Ends every stream (the store is going away).
-    func finishAll() -> [Resumption] {
+    /// Ends every stream now and every stream subscribed later (a graceful shutdown).
+    mutating func finishStreams() -> [Resumption] {
+        streamsFinished = true
+        return finishAll(keepingPending: true)
+    }
+
+    /// Ends every stream (the store is going away: what was not taken is dropped, unless `keepingPending`).
+    func finishAll(keepingPending: Bool = false) -> [Resumption] {
         var resumptions: [Resumption] = []
-        for buffers in subscribers.values.values { resumptions += buffers.values.compactMap { $0.finish() } }
-        resumptions += subscribers.all.values.compactMap { $0.finish() }
-        for buffers in subscribers.domains.values { resumptions += buffers.values.compactMap { $0.finish() } }
-        for buffers in subscribers.signals.values { resumptions += buffers.values.compactMap { $0.finish() } }
+        for buffers in subscribers.values.values {
+            resumptions += buffers.values.compactMap { $0.finish(keepingPending: keepingPending) }
+        }
+        resumptions += subscribers.all.values.compactMap { $0.finish(keepingPending: keepingPending) }
+        for buffers in subscribers.domains.values {
+            resumptions += buffers.values.compactMap { $0.finish(keepingPending: keepingPending) }
+        }
+        for buffers in subscribers.signals.values {
+            resumptions += buffers.values.compactMap { $0.finish(keepingPending: keepingPending) }
+        }
         return resumptions
     }
 

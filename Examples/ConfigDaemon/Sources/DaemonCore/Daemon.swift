@@ -1,5 +1,7 @@
 import Foundation
 public import LiveDefaults
+public import ServiceLifecycle
+import UnixSignals
 
 extension DefaultsKeys {
     /// Seconds between two heartbeats.
@@ -12,9 +14,11 @@ extension DefaultsKeys {
 
 /// A daemon-style loop driven by its settings: it prints a heartbeat every `Interval` seconds, and follows
 /// every change of `Interval`, `Message` and `Paused` — from `defaults write`, another program or an editor —
-/// through one `for await` loop over consistent snapshots. Cancelling the task that runs it (on SIGTERM or
-/// SIGINT) ends both loops cleanly.
-public actor Daemon {
+/// through one `for await` loop over consistent snapshots. SIGHUP makes it re-read its settings from disk.
+///
+/// A swift-service-lifecycle `Service`: in a `ServiceGroup` its loops end on graceful shutdown (SIGTERM or
+/// SIGINT); cancelling the task that runs it ends them too.
+public actor Daemon: Service {
     /// The domain the daemon reads its settings from.
     public static let domain = "com.example.daemon"
 
@@ -33,15 +37,28 @@ public actor Daemon {
         paused = defaults[.paused]
     }
 
-    /// Runs until the calling task is cancelled.
+    /// Runs until its service group shuts down gracefully, or the calling task is cancelled.
     public func run() async {
         output("started: every \(interval) s, \"\(message)\"\(paused ? ", paused" : "")")
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.followSettings() }
-            group.addTask { await self.beat() }
-            await group.waitForAll()
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.followSettings() }
+                group.addTask { await self.beat() }
+                group.addTask { await self.reloadOnHangUp() }
+                await group.waitForAll()
+            }
         }
         output("stopped cleanly")
+    }
+
+    /// Re-reads the settings from disk on every SIGHUP (the store follows the files live already; a hang-up
+    /// is the operator's way to insist, after restoring a file from a backup, say).
+    private func reloadOnHangUp() async {
+        for await _ in await UnixSignalsSequence(trapping: .sighup) {
+            try? await defaults.flush()
+            apply(interval: defaults[.interval], message: defaults[.message], paused: defaults[.paused])
+            output("reloaded on SIGHUP")
+        }
     }
 
     /// Applies every change of the settings; ends when the task is cancelled (the stream finishes).

@@ -1,6 +1,7 @@
 import DaemonCore
 import Foundation
 import LiveDefaults
+import ServiceLifecycle
 import Synchronization
 import Testing
 
@@ -47,7 +48,7 @@ struct DaemonTests {
         defaults.synchronize()  // nothing left to write once the directory is removed
     }
 
-    @Test("The built daemon follows another process's writes and exits 0 on SIGTERM")
+    @Test("The built daemon follows another process's writes, re-reads on SIGHUP and exits 0 on SIGTERM")
     func realProcess() async throws {
         let path = Self.directory()
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -72,11 +73,31 @@ struct DaemonTests {
         defaults[.message] = "from the test"
         #expect(await lines.wait(for: "applied Interval = 0.05"))
         #expect(await lines.wait(for: "heartbeat: from the test"))
+        // SIGHUP: a re-read, and the daemon goes on.
+        kill(process.processIdentifier, SIGHUP)
+        #expect(await lines.wait(for: "reloaded on SIGHUP"))
+        #expect(process.isRunning)
         process.terminate()  // SIGTERM
         process.waitUntilExit()
         #expect(process.terminationReason == .exit && process.terminationStatus == 0)
         #expect(await lines.wait(for: "stopped cleanly"))
         defaults.synchronize()  // nothing left to write once the directory is removed
+    }
+
+    @Test("In a service group: graceful shutdown ends the loops")
+    func serviceGroup() async throws {
+        let path = Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let defaults = try Defaults(configuration: .rooted(at: path, applicationDomain: Daemon.domain))
+        defaults[.interval] = 0.05
+        let lines = Lines()
+        let group = ServiceGroup(services: [Daemon(defaults: defaults) { lines.append($0) }])
+        let running = Task { try await group.run() }
+        #expect(await lines.wait(for: "heartbeat: alive"))
+        await group.triggerGracefulShutdown()
+        try await running.value
+        #expect(lines.all.withLock { $0.last } == "stopped cleanly")
+        defaults.synchronize()
     }
 
     static func binary() -> URL {

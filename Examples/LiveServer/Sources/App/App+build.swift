@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import LiveDefaults
+import LiveDefaultsService
 import Logging
 
 /// How the server runs.
@@ -44,7 +45,10 @@ public func buildApplication(
     return Application(
         router: router,
         configuration: .init(address: .hostname(options.host, port: options.port), serverName: "LiveServer"),
-        services: [behaviour],
+        // DefaultsService first: a group shuts its services down in reverse order, so it goes last, after the
+        // behaviour's stream and the server's /events handlers have ended; it writes what is pending and ends
+        // any stream still open.
+        services: [DefaultsService(defaults), behaviour],
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? options.port) },
         logger: logger)
 }

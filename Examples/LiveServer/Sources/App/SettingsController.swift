@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import LiveDefaults
+import ServiceLifecycle
 
 /// `GET /settings`, `PUT /settings/{key}`, `GET /events`.
 struct SettingsController: Sendable {
@@ -55,26 +56,36 @@ struct SettingsController: Sendable {
 
     /// Server-sent events: first `settings` with every value, then one `change` event per change of a
     /// setting, whoever made it. `?max=N` ends the stream after N changes (for scripts and tests).
+    ///
+    /// The stream ends as soon as the client disconnects (the handler is cancelled when the connection's
+    /// inbound side closes) and when the server shuts down gracefully (SIGTERM): without both, a connected
+    /// page would keep the server from ever stopping.
     func events(_ request: Request) -> Response {
         let limit = request.uri.queryParameters.get("max", as: Int.self)
         let known = Set(Setting.all.map(\.key))
-        // Subscribed now, before the first event is written, so no change can fall in between.
-        let changes = defaults.changes().makeAsyncIterator()
         let defaults = self.defaults
         return Response(
             status: .ok,
             headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
             body: ResponseBody { writer in
-                try await writer.write(ByteBuffer(string: Self.event("settings", Setting.snapshot(defaults))))
-                var changes = changes
-                var sent = 0
-                while limit.map({ sent < $0 }) ?? true, let change = await changes.next() {
-                    guard known.contains(change.key), let setting = Setting.named(change.key) else { continue }
-                    let payload: [String: Any] = [
-                        "key": change.key, "value": setting.read(defaults), "origin": change.origin.rawValue,
-                    ]
-                    try await writer.write(ByteBuffer(string: Self.event("change", payload)))
-                    sent += 1
+                do {
+                    try await request.body.consumeWithCancellationOnInboundClose { _ in
+                        // Subscribed before the first event is written, so no change can fall in between.
+                        var changes = defaults.changes().cancelOnGracefulShutdown().makeAsyncIterator()
+                        try await writer.write(ByteBuffer(string: Self.event("settings", Setting.snapshot(defaults))))
+                        var sent = 0
+                        while limit.map({ sent < $0 }) ?? true, let change = await changes.next() {
+                            guard known.contains(change.key), let setting = Setting.named(change.key) else { continue }
+                            let payload: [String: Any] = [
+                                "key": change.key, "value": setting.read(defaults), "origin": change.origin.rawValue,
+                            ]
+                            try await writer.write(ByteBuffer(string: Self.event("change", payload)))
+                            sent += 1
+                        }
+                    }
+                } catch is CancellationError {
+                    // The client went away: nobody to finish the response for.
+                    return
                 }
                 try await writer.finish(nil)
             })

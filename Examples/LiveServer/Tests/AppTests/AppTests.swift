@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import LiveDefaults
+import ServiceLifecycle
 import Synchronization
 import Testing
 
@@ -237,6 +238,55 @@ struct AppTests {
             }
             try await writer.value
         }
+        withExtendedLifetime(directory) {}
+    }
+}
+
+extension AppTests {
+    @Test("/events ends as soon as its client disconnects, and on graceful shutdown with a client connected")
+    func eventsEnd() async throws {
+        let (defaults, directory) = try Self.store()
+        let port = Mutex<Int?>(nil)
+        let app = buildApplication(defaults: defaults, options: ServerOptions(port: 0)) { bound in
+            port.withLock { $0 = bound }
+        }
+        let group = ServiceGroup(services: [app])
+        let running = Task { try await group.run() }
+        func waitFor(_ condition: () -> Bool) async -> Bool {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !condition(), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+            return condition()
+        }
+        #expect(await waitFor { port.withLock { $0 } != nil })
+        let address = "http://127.0.0.1:\(port.withLock { $0 } ?? 0)"
+        #expect(await waitFor { defaults.activeObserverCount == 1 }, "the log-level follower")
+
+        // A client connects, reads the first event, and goes away (its process is killed).
+        let (client, pipe) = try EndToEndTests.eventClient("\(address)/events")
+        var received = ""
+        while !received.contains("event: settings") {
+            let data = pipe.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            received += String(decoding: data, as: UTF8.self)
+        }
+        #expect(defaults.activeObserverCount == 2)
+        client.terminate()
+        client.waitUntilExit()
+        #expect(await waitFor { defaults.activeObserverCount == 1 }, "the handler's stream ended with its client")
+
+        // Another stays connected through a graceful shutdown: the group still returns.
+        let (second, secondPipe) = try EndToEndTests.eventClient("\(address)/events")
+        received = ""
+        while !received.contains("event: settings") {
+            let data = secondPipe.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            received += String(decoding: data, as: UTF8.self)
+        }
+        await group.triggerGracefulShutdown()
+        try await running.value
+        #expect(defaults.streamsFinished, "DefaultsService ran")
+        #expect(await waitFor { defaults.activeObserverCount == 0 })
+        second.waitUntilExit()
         withExtendedLifetime(directory) {}
     }
 }

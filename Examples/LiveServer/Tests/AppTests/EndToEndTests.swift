@@ -88,6 +88,76 @@ struct EndToEndTests {
         #expect(try Self.get("\(address)/hello").contains("Hi from the shell"))
     }
 
+    /// An SSE client in another process (Python's urllib) on `url`, printing each line as it arrives.
+    static func eventClient(_ url: String) throws -> (Process, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", "-c",
+            "import sys, urllib.request\nfor line in urllib.request.urlopen(sys.argv[1], timeout=60):\n print(line.decode().rstrip(), flush=True)",
+            url,
+        ]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return (process, pipe)
+    }
+
+    /// Starts the built server on a free port in `directory`; returns it and its address.
+    static func startServer(in directory: TemporaryDirectory) throws -> (Process, String) {
+        let server = Process()
+        server.executableURL = Self.serverBinary()
+        server.arguments = ["--port", "0", "--directory", directory.path]
+        let output = Pipe()
+        server.standardOutput = output
+        try server.run()
+        var banner = ""
+        let deadline = Date().addingTimeInterval(20)
+        while !banner.contains("/hello"), Date() < deadline {
+            banner += String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        }
+        guard let address = banner.firstMatch(of: /LiveServer on (http:\/\/127\.0\.0\.1:\d+)/)?.1 else {
+            server.terminate()
+            throw CancellationError()
+        }
+        return (server, String(address))
+    }
+
+    @Test("SIGTERM with /events clients connected: the server exits 0 within a second, and the clients end")
+    func shutdownWithClients() throws {
+        let directory = TemporaryDirectory()
+        let (server, address) = try Self.startServer(in: directory)
+        defer { if server.isRunning { server.interrupt() } }
+        var clients: [(Process, Pipe)] = []
+        for _ in 0..<3 { clients.append(try Self.eventClient("\(address)/events")) }
+        let deadline = Date().addingTimeInterval(20)
+        for (_, pipe) in clients {
+            var received = ""
+            while !received.contains("event: settings"), Date() < deadline {
+                received += String(decoding: pipe.fileHandleForReading.availableData, as: UTF8.self)
+            }
+            #expect(received.contains("event: settings"))
+        }
+        let start = ContinuousClock.now
+        server.terminate()  // SIGTERM
+        let exited = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            server.waitUntilExit()
+            exited.signal()
+        }
+        // A second is the promise (measured: a few milliseconds); 10 s only keeps a hung server from hanging
+        // the suite.
+        #expect(exited.wait(timeout: .now() + 10) == .success, "the server did not exit on SIGTERM")
+        let elapsed = ContinuousClock.now - start
+        print("LiveServer: SIGTERM to exit with 3 /events clients connected: \(elapsed)")
+        #expect(elapsed < .seconds(1))
+        #expect(server.terminationReason == .exit && server.terminationStatus == 0)
+        for (client, _) in clients {
+            client.waitUntilExit()  // the server closed the stream
+        }
+    }
+
     static func get(_ url: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
