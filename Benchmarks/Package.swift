@@ -13,7 +13,8 @@ let package = Package(
     name: "LiveDefaultsBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "LiveDefaults", path: "..")
+        .package(name: "LiveDefaults", path: ".."),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
     ],
     targets: [
         .target(name: "BenchmarkSupport"),
@@ -23,7 +24,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "LiveDefaultsLatency",
-            dependencies: ["BenchmarkSupport", .product(name: "LiveDefaults", package: "LiveDefaults")]
+            dependencies: [
+                "BenchmarkSupport", .product(name: "LiveDefaults", package: "LiveDefaults"),
+                .product(name: "LiveDefaultsConfiguration", package: "LiveDefaults"),
+                .product(name: "Configuration", package: "swift-configuration"),
+            ]
         ),
         // A Swift program that only starts and exits: the floor of the whole-process rows.
         .executableTarget(name: "MinimalProcess"),

@@ -11,9 +11,11 @@
 // back-to-back writes, which must end with the final value delivered. Then, for comparison, Foundation:
 // a reader that calls `synchronize()` before every read (without it, it never sees another process).
 import BenchmarkSupport
+import Configuration
 import Foundation
 import Glibc
 import LiveDefaults
+import LiveDefaultsConfiguration
 import Synchronization
 
 func fail(_ message: String) -> Never {
@@ -145,9 +147,24 @@ struct Row {
     }
 }
 
-func measure(_ mode: String, writes: Int) -> Row {
-    let key = "Key-\(mode)"
-    let (arrivals, task) = follow(key)
+/// The same, through swift-configuration: a `LiveDefaultsProvider` watch on the key.
+func followThroughProvider(_ key: String) -> (Arrivals, Task<Void, Never>) {
+    let arrivals = Arrivals()
+    let provider = LiveDefaultsProvider(defaults: defaults)
+    let task = Task.detached {
+        _ = try? await provider.watchValue(forKey: AbsoluteConfigKey([key]), type: .int) { updates in
+            for await update in updates {
+                if case .int(let integer)? = try? update.get().value?.content { arrivals.record(integer) }
+            }
+        }
+    }
+    while defaults.activeObserverCount == 0 { usleep(100) }
+    return (arrivals, task)
+}
+
+func measure(_ mode: String, writes: Int, throughProvider: Bool = false) -> Row {
+    let key = "Key-\(mode)\(throughProvider ? "-provider" : "")"
+    let (arrivals, task) = throughProvider ? followThroughProvider(key) : follow(key)
     var samples: [Double] = []
     var lost = 0
     for value in 1...writes {
@@ -161,7 +178,8 @@ func measure(_ mode: String, writes: Int) -> Row {
     }
     task.cancel()
     while defaults.activeObserverCount > 0 { usleep(100) }
-    return Row(name: mode, samples: samples, lost: lost)
+    return Row(
+        name: throughProvider ? "\(mode), to LiveDefaultsProvider.watchValue" : mode, samples: samples, lost: lost)
 }
 
 func milliseconds(_ value: Double) -> String { String(format: "%.3f ms", value) }
@@ -171,8 +189,8 @@ func milliseconds(_ value: Double) -> String { String(format: "%.3f ms", value) 
 print("Cross-process latency, another process's write → updates(forKey:) in this process")
 print("writer | writes | lost | median | p90 | p99 | max")
 print("---|---|---|---|---|---|---")
-for mode in ["rename", "in-place", "library"] {
-    let row = measure(mode, writes: writes)
+for (mode, throughProvider) in [("rename", false), ("in-place", false), ("library", false), ("rename", true)] {
+    let row = measure(mode, writes: writes, throughProvider: throughProvider)
     print(
         "\(row.name) | \(writes) | \(row.lost) | \(milliseconds(row.percentile(0.5))) | \(milliseconds(row.percentile(0.9))) | \(milliseconds(row.percentile(0.99))) | \(milliseconds(row.percentile(1)))"
     )
