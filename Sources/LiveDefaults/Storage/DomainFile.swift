@@ -434,14 +434,14 @@ final class DomainFile: Sendable {
         var digest: Int
     }
 
-    /// A digest of a file's bytes, only compared within the process, to tell two versions of a file apart
-    /// (``FastHash``; not for adversaries: the stamp must also match before the digest is asked at all).
     /// A time as whole seconds since 1970 for a file name; a clock set beyond what a name can say gives 0.
     static func wholeSeconds(_ date: Date) -> Int {
         let seconds = date.timeIntervalSince1970.rounded(.down)
         return seconds.magnitude < 1e15 ? Int(seconds) : 0
     }
 
+    /// A digest of a file's bytes, only compared within the process, to tell two versions of a file apart
+    /// (``FastHash``; not for adversaries: the stamp must also match before the digest is asked at all).
     static func digest(_ data: Data) -> Int {
         data.withUnsafeBytes { Int(bitPattern: UInt(FastHash.hash($0))) }
     }

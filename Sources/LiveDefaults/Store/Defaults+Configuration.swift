@@ -3,8 +3,8 @@ public import Logging
 
 extension Defaults {
     /// Everything that shapes a store's search list and files, and the pieces it works with: where files
-    /// live, the logger, the file watcher, the clock. ``Defaults/standard`` reads it all from the process (arguments,
-    /// environment, executable name); tests and tools override what they need.
+    /// live, the logger, the file watcher, the clock. ``Defaults/standard`` reads it all from the process
+    /// (arguments, environment, executable name); tests and tools override what they need.
     ///
     /// ```swift
     /// var configuration = Defaults.Configuration(applicationDomain: "com.example.server")

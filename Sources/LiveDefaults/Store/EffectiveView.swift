@@ -100,12 +100,13 @@ struct EffectiveView {
         case .keys(let keys, let domain, let origin):
             for resolved in keys {
                 let key = resolved.key
+                let hash = FastHash.hash(key)  // the filter's and the cache's
                 // Bits first: a reader that finds the key in the filter then looks under the lock.
-                if resolved.value != nil { missingKeys.insert(key) }
+                if resolved.value != nil { missingKeys.insert(hash: hash) }
                 let old = resolved.value.map { merged.updateValue($0, forKey: key) } ?? merged.removeValue(forKey: key)
                 guard old != resolved.value else { continue }
                 applied.changed = true
-                valueCache.update(key, to: resolved.value)
+                valueCache.update(key, hash: hash, to: resolved.value)
                 if !slotsByName.isEmpty, let slots = slotsByName[key] {
                     for slot in slots { readSlots.write(slot, resolved.value) }
                 }

@@ -51,8 +51,13 @@ final class MissingKeyFilter: @unchecked Sendable {
 
     /// Adds one key. Only under the owning store's lock.
     func insert(_ key: String) {
+        insert(hash: Self.hash(key))
+    }
+
+    /// ``insert(_:)`` for a key whose ``FastHash`` the caller computed.
+    func insert(hash: UInt64) {
         guard let table = current.load(ordering: .acquiring) else { return }
-        Self.add(key, to: table)
+        Self.add(hash: hash, to: table)
     }
 
     /// Replaces the table by a larger one holding every key when the view has outgrown it (keys added one by
@@ -100,7 +105,11 @@ final class MissingKeyFilter: @unchecked Sendable {
     }
 
     private static func add(_ key: String, to table: Table) {
-        let (first, second) = bitIndexes(of: hash(key), in: table)
+        add(hash: hash(key), to: table)
+    }
+
+    private static func add(hash: UInt64, to table: Table) {
+        let (first, second) = bitIndexes(of: hash, in: table)
         set(table, first)
         set(table, second)
     }

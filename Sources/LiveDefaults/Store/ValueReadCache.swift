@@ -154,10 +154,10 @@ final class ValueReadCache: @unchecked Sendable {
         table.used += 1
     }
 
-    /// Follows a change of a key's effective value, if the key is cached.
-    func update(_ key: String, to value: PropertyList?) {
+    /// Follows a change of a key's effective value, if the key is cached; `hash` is the key's ``FastHash``.
+    func update(_ key: String, hash: UInt64, to value: PropertyList?) {
         let table = current.load(ordering: .relaxed).takeUnretainedValue()
-        let (index, found) = table.bucket(of: key, hash: FastHash.hash(key))
+        let (index, found) = table.bucket(of: key, hash: hash)
         guard found else { return }
         let box = value.map { Unmanaged.passRetained(Box($0)).toOpaque() }
         if let old = table.boxes[index].exchange(box, ordering: .sequentiallyConsistent) {
@@ -165,13 +165,16 @@ final class ValueReadCache: @unchecked Sendable {
         }
     }
 
-    /// Forgets every key (the whole view was replaced).
+    /// Forgets every key (the whole view was replaced); an empty table (a store being opened) stays.
     func clear() {
+        guard current.load(ordering: .relaxed)._withUnsafeGuaranteedRef({ $0.used > 0 }) else { return }
         replace(with: Table(capacity: Self.minimumCapacity))
     }
 
-    /// Releases what was retired, if no reader is present now. Called after every change of the view.
+    /// Releases what was retired, if no reader is present now. Called after every change of the view, so
+    /// it returns at once when nothing waits (the flag is set under the list's lock by whoever retires).
     func releaseRetired() {
+        guard hasRetired.load(ordering: .relaxed) else { return }
         let batch = retired.withLock { retired -> [Unmanaged<AnyObject>] in
             let batch = retired
             retired.removeAll()
