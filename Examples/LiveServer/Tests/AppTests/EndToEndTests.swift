@@ -37,35 +37,15 @@ struct EndToEndTests {
     @Test("defaults write changes the running server: GET /settings and /events show it")
     func defaultsWriteReachesServer() throws {
         let directory = TemporaryDirectory()
-        let server = Process()
-        server.executableURL = Self.serverBinary()
-        server.arguments = ["--port", "0", "--directory", directory.path]
-        let output = Pipe()
-        server.standardOutput = output
-        try server.run()
+        let (server, address) = try Self.startServer(in: directory)
         defer {
             server.terminate()
             server.waitUntilExit()
         }
-        // The banner names the address once the server listens.
-        var banner = ""
-        let deadline = Date().addingTimeInterval(20)
-        while !banner.contains("/hello"), Date() < deadline {
-            banner += String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
-        }
-        let address = try #require(banner.firstMatch(of: /LiveServer on (http:\/\/127\.0\.0\.1:\d+)/)?.1).description
 
         // Follow /events in another process while the shell writes.
-        let events = Process()
-        events.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        events.arguments = [
-            "python3", "-c",
-            "import sys, urllib.request\nfor line in urllib.request.urlopen(sys.argv[1], timeout=20):\n print(line.decode().rstrip(), flush=True)",
-            "\(address)/events?max=1",
-        ]
-        let eventOutput = Pipe()
-        events.standardOutput = eventOutput
-        try events.run()
+        let (events, eventOutput) = try Self.eventClient("\(address)/events?max=1")
+        let deadline = Date().addingTimeInterval(20)
         var received = ""
         while !received.contains("event: settings"), Date() < deadline {
             received += String(decoding: eventOutput.fileHandleForReading.availableData, as: UTF8.self)
