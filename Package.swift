@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "LiveDefaultsConfiguration", targets: ["LiveDefaultsConfiguration"]),
         // A swift-service-lifecycle Service that flushes and ends the streams on graceful shutdown.
         .library(name: "LiveDefaultsService", targets: ["LiveDefaultsService"]),
+        // A domain kept in step across machines through etcd (FleetSync; `defaults sync`).
+        .library(name: "LiveDefaultsFleet", targets: ["LiveDefaultsFleet"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -20,6 +22,10 @@ let package = Package(
         // Only the integration targets use these two; the core library stays on Foundation and swift-log.
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // Only LiveDefaultsFleet (and the `defaults` command through it) uses these: etcd's JSON gateway over HTTP.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // Only for `swift package generate-documentation`; nothing links it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -43,14 +49,31 @@ let package = Package(
             name: "LiveDefaultsService",
             dependencies: ["LiveDefaults", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
         ),
-        // The `defaults` command: macOS defaults(1) on the same files, plus `watch`.
+        .target(
+            name: "LiveDefaultsFleet",
+            dependencies: [
+                "LiveDefaults",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The `defaults` command: macOS defaults(1) on the same files, plus `watch` and `sync`.
         .executableTarget(
             name: "DefaultsTool",
             dependencies: [
                 "LiveDefaults",
                 "DefaultsToolSupport",
+                "LiveDefaultsFleet",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         // A real second process for the cross-process tests (writers, Foundation.UserDefaults interop).
@@ -82,6 +105,15 @@ let package = Package(
                 .product(name: "ConfigurationTesting", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // A real etcd cluster (three members on loopback) and `defaults sync` agents, one per simulated host.
+        .testTarget(
+            name: "LiveDefaultsFleetTests",
+            dependencies: [
+                "DefaultsTool", "LiveDefaults", "LiveDefaultsFleet", "LiveDefaultsTestHelper", "TestProcesses",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // Runs the built `defaults` binary for every verb, flag and error.

@@ -28,16 +28,20 @@ public func helperProcess(_ arguments: [String], environment: [String: String] =
 }
 
 /// The helper sits beside the test bundle in the build directory.
-public let helperURL: URL = {
+public let helperURL: URL = builtExecutable(named: "LiveDefaultsTestHelper")
+
+/// An executable of the package (the test target must depend on it, so that it is built), found beside the
+/// test bundle in the build directory.
+public func builtExecutable(named name: String) -> URL {
     var directory = Bundle.main.bundleURL
     for _ in 0..<4 {
-        let candidate = directory.appendingPathComponent("LiveDefaultsTestHelper")
+        let candidate = directory.appendingPathComponent(name)
         if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
         directory = directory.deletingLastPathComponent()
     }
     let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    return executable.appendingPathComponent("LiveDefaultsTestHelper")
-}()
+    return executable.appendingPathComponent(name)
+}
 
 /// Waits for a condition with a generous timeout, polling; never a fixed sleep.
 public func eventually(timeout: Double = 30, _ condition: () -> Bool) -> Bool {

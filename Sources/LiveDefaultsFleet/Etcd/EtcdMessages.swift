@@ -1,0 +1,162 @@
+import Foundation
+
+// The messages of etcd's v3 API as its JSON gateway speaks them (etcd 3.4: `/v3/kv/range`, `/v3/kv/put`,
+// `/v3/kv/txn`, `/v3/kv/deleterange`, `/v3/watch`, `/v3/auth/authenticate`). The gateway is grpc-gateway's
+// mapping of the protobuf messages: field names in snake_case, `bytes` as base64 strings (JSONEncoder's default
+// for `Data`), 64-bit integers as decimal strings, fields with a zero value left out (so every field decodes as
+// optional), enums by name (`"DELETE"`; the zero value `PUT` is left out).
+
+/// A 64-bit integer as the gateway writes it: a decimal string ("12"); a plain JSON number is accepted too.
+struct EtcdInt64: Codable, Sendable, Hashable {
+    var value: Int64
+
+    init(_ value: Int64) { self.value = value }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let text = try? container.decode(String.self) {
+            guard let value = Int64(text) else {
+                throw DecodingError.dataCorruptedError(
+                    in: container, debugDescription: "not a 64-bit integer: \(text.prefix(40))")
+            }
+            self.value = value
+        } else {
+            value = try container.decode(Int64.self)
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(String(value))
+    }
+}
+
+/// An unsigned 64-bit identifier as the gateway writes it (cluster and member IDs use the whole range).
+struct EtcdUInt64: Decodable, Sendable, Hashable {
+    var value: UInt64
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let text = try? container.decode(String.self) {
+            guard let value = UInt64(text) else {
+                throw DecodingError.dataCorruptedError(
+                    in: container, debugDescription: "not an unsigned 64-bit integer: \(text.prefix(40))")
+            }
+            self.value = value
+        } else {
+            value = try container.decode(UInt64.self)
+        }
+    }
+}
+
+/// Every response's header: which cluster and member answered, at which revision of the store.
+struct EtcdResponseHeader: Decodable, Sendable {
+    var cluster_id: EtcdUInt64?
+    var member_id: EtcdUInt64?
+    var revision: EtcdInt64?
+}
+
+/// A key and its value as etcd stores them (`mvccpb.KeyValue`).
+struct EtcdKeyValue: Decodable, Sendable {
+    var key: Data?
+    var value: Data?
+    var create_revision: EtcdInt64?
+    var mod_revision: EtcdInt64?
+    var version: EtcdInt64?
+}
+
+struct EtcdRangeRequest: Encodable, Sendable {
+    var key: Data
+    var range_end: Data?
+    var limit: EtcdInt64?
+    var count_only: Bool?
+}
+
+struct EtcdRangeResponse: Decodable, Sendable {
+    var header: EtcdResponseHeader?
+    var kvs: [EtcdKeyValue]?
+    var more: Bool?
+    var count: EtcdInt64?
+}
+
+struct EtcdPutRequest: Encodable, Sendable {
+    var key: Data
+    var value: Data
+}
+
+struct EtcdDeleteRangeRequest: Encodable, Sendable {
+    var key: Data
+    var range_end: Data?
+}
+
+/// One comparison of a transaction: here always a key's `mod_revision` (0 for a key that does not exist).
+struct EtcdCompare: Encodable, Sendable {
+    var key: Data
+    var target = "MOD"
+    var result = "EQUAL"
+    var mod_revision: EtcdInt64
+}
+
+/// One operation of a transaction.
+struct EtcdRequestOp: Encodable, Sendable {
+    var request_put: EtcdPutRequest?
+    var request_delete_range: EtcdDeleteRangeRequest?
+}
+
+struct EtcdTxnRequest: Encodable, Sendable {
+    var compare: [EtcdCompare]
+    var success: [EtcdRequestOp]
+    var failure: [EtcdRequestOp]
+}
+
+struct EtcdTxnResponse: Decodable, Sendable {
+    var header: EtcdResponseHeader?
+    var succeeded: Bool?
+}
+
+struct EtcdAuthenticateRequest: Encodable, Sendable {
+    var name: String
+    var password: String
+}
+
+struct EtcdAuthenticateResponse: Decodable, Sendable {
+    var token: String?
+}
+
+struct EtcdWatchCreateRequest: Encodable, Sendable {
+    var key: Data
+    var range_end: Data?
+    var start_revision: EtcdInt64?
+}
+
+struct EtcdWatchRequest: Encodable, Sendable {
+    var create_request: EtcdWatchCreateRequest
+}
+
+/// One event of a watch (`mvccpb.Event`): `type` is absent for a put, "DELETE" for a deletion.
+struct EtcdEvent: Decodable, Sendable {
+    var type: String?
+    var kv: EtcdKeyValue?
+}
+
+struct EtcdWatchResponse: Decodable, Sendable {
+    var header: EtcdResponseHeader?
+    var created: Bool?
+    var canceled: Bool?
+    var compact_revision: EtcdInt64?
+    var cancel_reason: String?
+    var events: [EtcdEvent]?
+}
+
+/// One line of the gateway's watch stream: a response, or the error that ended the stream.
+struct EtcdWatchStreamLine: Decodable, Sendable {
+    var result: EtcdWatchResponse?
+    var error: EtcdErrorBody?
+}
+
+/// The body of an error answer: `{"error": "...", "message": "...", "code": 14}` (a gRPC status code).
+struct EtcdErrorBody: Decodable, Sendable {
+    var error: String?
+    var message: String?
+    var code: Int?
+}

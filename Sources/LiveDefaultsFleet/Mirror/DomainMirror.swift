@@ -1,0 +1,378 @@
+import Foundation
+import LiveDefaults
+import Logging
+
+/// Keeps one domain's file and its keys in etcd in step, both ways, until its task is cancelled.
+///
+/// One loop owns all of the mirror's state and handles, in turn, what its inbox collected: local changes (the
+/// store's change stream of the domain, which sees every process's writes) and the responses of an etcd
+/// watch on the domain's prefix. Every decision compares three things per key — the local value, etcd's
+/// value and revision, and the last agreement of the two kept in ``MirrorState`` — so the mirror's own writes
+/// come back as "nothing to do" on either side (no echo), and a restart can tell which side changed a key:
+///
+/// | etcd since agreement | local since agreement | action |
+/// |---|---|---|
+/// | changed | unchanged | take etcd's value (or deletion) locally |
+/// | unchanged | changed | push the local value (or deletion) with a transaction that holds only if etcd still has the agreed revision |
+/// | changed | changed | equal values: agree; otherwise etcd wins, the local edit is logged as a conflict |
+///
+/// Local changes are written through the store (`setValue(_:forKey:inDomain:layer:)`): the library's locked
+/// merge, which re-reads the file under its lock and changes only the mirrored key, so other writers of the
+/// same file lose nothing.
+final class DomainMirror {
+    let domain: String
+    let store: Defaults
+    let client: EtcdClient
+    let layout: FleetLayout
+    let stateFile: MirrorStateFile
+    let logger: Logger
+    let timing: FleetSync.Timing
+
+    private let inbox = MirrorInbox()
+    private var state: MirrorState
+    private let keyPrefix: Data
+    private let keyRangeEnd: Data
+    /// Which watch the inbox's etcd events belong to; events of an older one are dropped.
+    private var generation = 0
+    private var connected = false
+
+    init(
+        domain: String, store: Defaults, client: EtcdClient, layout: FleetLayout, stateDirectory: String,
+        logger: Logger, timing: FleetSync.Timing
+    ) throws(FleetError) {
+        self.domain = domain
+        self.store = store
+        self.client = client
+        self.layout = layout
+        self.logger = logger
+        self.timing = timing
+        stateFile = try MirrorStateFile(directory: stateDirectory, domain: domain)
+        state = stateFile.load(prefix: layout.prefix) ?? MirrorState(prefix: layout.prefix)
+        keyPrefix = Data(layout.domainPrefix(domain).utf8)
+        keyRangeEnd = FleetLayout.rangeEnd(ofPrefix: keyPrefix)
+    }
+
+    /// Mirrors until the task is cancelled; returns after the last local write is on disk and the state saved.
+    func run() async throws {
+        let changes = try store.changes(inDomain: domain)
+        // Subscribed before the first look at the file, so that no change slips between the two.
+        let iterator = changes.makeAsyncIterator()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [inbox] in
+                var iterator = iterator
+                while let change = await iterator.next() {
+                    inbox.post(.localChange(key: change.key))
+                }
+            }
+            await loop()
+            inbox.close()
+            group.cancelAll()
+        }
+        try? await store.flush()
+        try? stateFile.save(state)
+    }
+
+    private func loop() async {
+        var failures = 0
+        var needsReconciliation = true
+        var watchTasks: [Task<Void, Never>] = []
+        var watchEndpoint = 0
+        defer { for task in watchTasks { task.cancel() } }
+        // Keys changed locally and not yet pushed; kept while etcd is away.
+        var dirty = Set<String>()
+        while !Task.isCancelled {
+            if !connected {
+                if failures > 0 {
+                    try? await Task.sleep(for: timing.retryDelay(afterFailures: failures))
+                    if Task.isCancelled { break }
+                }
+                if needsReconciliation {
+                    do throws(FleetError) {
+                        try await reconcile()
+                        needsReconciliation = false
+                        dirty.removeAll()  // the reconciliation compared every key
+                    } catch {
+                        failures += 1
+                        reportFailure("cannot reach etcd for \(domain), retrying: \(error)", failures: failures)
+                        continue
+                    }
+                }
+                for task in watchTasks { task.cancel() }
+                generation += 1
+                watchEndpoint = client.currentEndpoint
+                watchTasks = startWatch(generation: generation, endpoint: watchEndpoint)
+                connected = true
+            }
+            let events = await inbox.takeAll()
+            var watchFailure: FleetError?
+            var applied = false
+            for event in events {
+                switch event {
+                case .localChange(let key):
+                    dirty.insert(key)
+                case .watched(let eventGeneration, let response):
+                    guard eventGeneration == generation, watchFailure == nil else { continue }
+                    if failures > 0 {
+                        logger.info("connected to etcd again at \(client.endpointName(watchEndpoint)) for \(domain)")
+                        failures = 0
+                    }
+                    applyWatched(response)
+                    applied = true
+                case .watchFailed(let eventGeneration, let error):
+                    guard eventGeneration == generation else { continue }
+                    watchFailure = error
+                }
+            }
+            if applied { saveState() }
+            if let watchFailure {
+                connected = false
+                if watchFailure.code == .compacted {
+                    // The events since the last applied revision are gone: compare everything again.
+                    logger.info("\(watchFailure.message); resynchronizing \(domain)")
+                    needsReconciliation = true
+                } else {
+                    failures += 1
+                    reportFailure(
+                        "lost the etcd watch for \(domain), reconnecting: \(watchFailure.message)", failures: failures)
+                    client.endpointFailed(watchEndpoint)
+                }
+                continue
+            }
+            if !dirty.isEmpty {
+                let keys = dirty
+                dirty.removeAll()
+                do throws(FleetError) {
+                    try await push(keys)
+                    saveState()
+                } catch {
+                    dirty.formUnion(keys)
+                    failures += 1
+                    reportFailure(
+                        "cannot push local changes of \(domain) to etcd, reconnecting: \(error)", failures: failures)
+                    connected = false
+                }
+            }
+        }
+    }
+
+    /// The first failure in a row is a warning; the retries after it are debug messages.
+    private func reportFailure(_ message: String, failures: Int) {
+        logger.log(level: failures == 1 ? .warning : .debug, "\(message)")
+    }
+
+    private func saveState() {
+        state.pruneDeletions()
+        do { try stateFile.save(state) } catch { logger.error("\(error)") }
+    }
+
+    // MARK: Watch
+
+    /// Starts the watch of this generation and its health check; both report into the inbox.
+    private func startWatch(generation: Int, endpoint: Int) -> [Task<Void, Never>] {
+        let start = state.revision + 1
+        let (client, inbox, key, rangeEnd, heartbeat) = (
+            self.client, self.inbox, keyPrefix, keyRangeEnd, timing.heartbeat
+        )
+        let watch = Task {
+            do {
+                try await client.watch(key: key, rangeEnd: rangeEnd, from: start, endpoint: endpoint) { response in
+                    inbox.post(.watched(generation: generation, response))
+                }
+            } catch let error as FleetError {
+                inbox.post(.watchFailed(generation: generation, error))
+            } catch {
+                if !Task.isCancelled {
+                    inbox.post(.watchFailed(generation: generation, FleetError(.unreachable, "\(error)")))
+                }
+            }
+        }
+        // A member cut off from the others, or one that stopped answering without closing the connection,
+        // may leave the watch silent: a linearizable read on the same member says whether it still serves.
+        let health = Task {
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: heartbeat) } catch { return }
+                do throws(FleetError) {
+                    try await client.checkHealth(key: key, rangeEnd: rangeEnd, endpoint: endpoint)
+                } catch {
+                    if !Task.isCancelled { inbox.post(.watchFailed(generation: generation, error)) }
+                    return
+                }
+            }
+        }
+        return [watch, health]
+    }
+
+    private func applyWatched(_ response: EtcdWatchResponse) {
+        for event in response.events ?? [] {
+            guard let kv = event.kv, let etcdKey = kv.key, let revision = kv.mod_revision?.value else { continue }
+            state.revision = max(state.revision, revision)
+            guard let key = layout.defaultsKey(domain: domain, etcdKey: etcdKey) else {
+                logger.debug("ignored an etcd key under \(domain)'s prefix that names no defaults key")
+                continue
+            }
+            if let known = state.keys[key], known.revision >= revision { continue }  // our own push, echoed
+            if event.type == "DELETE" {
+                takeFromEtcd(key: key, value: nil, revision: revision)
+            } else {
+                guard let value = decodeValue(kv.value, key: key, revision: revision) else { continue }
+                takeFromEtcd(key: key, value: value, revision: revision)
+            }
+        }
+        if let revision = response.header?.revision?.value, response.events?.isEmpty ?? true {
+            // A progress notification: nothing up to this revision concerns the domain.
+            state.revision = max(state.revision, revision)
+        }
+    }
+
+    private func decodeValue(_ bytes: Data?, key: String, revision: Int64) -> PropertyList? {
+        do {
+            return try FleetLayout.decode(bytes ?? Data())
+        } catch {
+            logger.error(
+                "etcd's value of \(domain) \(key) (revision \(revision)) is not a property list; the key is left as it is: \(error)"
+            )
+            return nil
+        }
+    }
+
+    /// Takes etcd's value (nil: deletion) of a key at a revision: the agreement first, then the file.
+    private func takeFromEtcd(key: String, value: PropertyList?, revision: Int64) {
+        let local = localValue(key)
+        let agreed = state.keys[key]?.value
+        state.keys[key] = MirrorState.Entry(revision: revision, value: value)
+        guard local != value else { return }
+        if local != agreed {
+            logger.warning(
+                "conflict on \(domain) \(key): the local change was not yet in etcd when etcd's revision \(revision) changed the key; etcd's value wins"
+            )
+        }
+        writeLocal(key: key, value: value)
+    }
+
+    private func localValue(_ key: String) -> PropertyList? {
+        store.persistentDomainContents(forName: domain)?[key]
+    }
+
+    private func writeLocal(key: String, value: PropertyList?) {
+        do {
+            try store.setValue(value, forKey: key, inDomain: domain, layer: .currentUser)
+        } catch {
+            logger.error("cannot apply etcd's \(domain) \(key) locally: \(error)")
+        }
+    }
+
+    // MARK: Push
+
+    /// Pushes the keys whose local value differs from the agreement: one transaction per chunk that holds only
+    /// if etcd still has every key at its agreed revision; when one fails, key by key.
+    private func push(_ keys: Set<String>) async throws(FleetError) {
+        let contents = store.persistentDomainContents(forName: domain) ?? [:]
+        var changed: [(key: String, value: PropertyList?)] = []
+        for key in keys.sorted() where contents[key] != state.keys[key]?.value {
+            changed.append((key, contents[key]))
+        }
+        var start = 0
+        while start < changed.count {
+            let chunk = Array(changed[start..<min(start + timing.keysPerTransaction, changed.count)])
+            start += chunk.count
+            if chunk.count > 1, try await pushTogether(chunk) { continue }
+            for item in chunk { _ = try await pushTogether([item]) }
+        }
+    }
+
+    /// One transaction for some keys; false (and, for a single key, a logged conflict) when etcd changed one of
+    /// them since the agreement.
+    private func pushTogether(_ items: [(key: String, value: PropertyList?)]) async throws(FleetError) -> Bool {
+        var compares: [EtcdCompare] = []
+        var operations: [EtcdRequestOp] = []
+        var encoded: [(key: String, value: PropertyList?)] = []
+        for (key, value) in items {
+            let etcdKey = Data(layout.etcdKey(domain: domain, key: key).utf8)
+            compares.append(EtcdCompare(key: etcdKey, mod_revision: EtcdInt64(state.agreedRevision(key))))
+            if let value {
+                let bytes: Data
+                do { bytes = try FleetLayout.encode(value) } catch {
+                    logger.error("\(domain) \(key) cannot be written as XML for etcd, so it stays local: \(error)")
+                    continue
+                }
+                operations.append(EtcdRequestOp(request_put: EtcdPutRequest(key: etcdKey, value: bytes)))
+            } else {
+                operations.append(EtcdRequestOp(request_delete_range: EtcdDeleteRangeRequest(key: etcdKey)))
+            }
+            encoded.append((key, value))
+        }
+        guard !operations.isEmpty else { return true }
+        let answer = try await client.txn(EtcdTxnRequest(compare: compares, success: operations, failure: []))
+        guard answer.succeeded == true else {
+            if items.count == 1 {
+                logger.warning(
+                    "conflict on \(domain) \(items[0].key): etcd changed it since the last agreement; etcd's value wins"
+                )
+            }
+            return false
+        }
+        guard let revision = answer.header?.revision?.value else {
+            throw FleetError(.malformedResponse, "etcd's answer to a transaction has no revision")
+        }
+        for (key, value) in encoded {
+            state.keys[key] = MirrorState.Entry(revision: revision, value: value)
+        }
+        return true
+    }
+
+    // MARK: Reconciliation
+
+    /// Compares the whole domain with etcd and the last agreement, and acts on every key (see the table above).
+    /// Afterwards the watch starts just past the revision that was read.
+    private func reconcile() async throws(FleetError) {
+        let answer = try await client.range(key: keyPrefix, rangeEnd: keyRangeEnd)
+        guard let revision = answer.header?.revision?.value else {
+            throw FleetError(.malformedResponse, "etcd's answer to a range has no revision")
+        }
+        let cluster = answer.header?.cluster_id?.value
+        if state.clusterID != cluster {
+            if state.clusterID != nil {
+                logger.warning("\(domain) was last synced with another etcd cluster; starting afresh (etcd wins)")
+            }
+            state = MirrorState(prefix: layout.prefix)
+            state.clusterID = cluster
+        }
+        let firstSync = state.revision == 0
+        var remote: [String: (value: PropertyList?, revision: Int64)] = [:]
+        for kv in answer.kvs ?? [] {
+            guard let etcdKey = kv.key, let key = layout.defaultsKey(domain: domain, etcdKey: etcdKey),
+                let modRevision = kv.mod_revision?.value
+            else { continue }
+            remote[key] = (decodeValue(kv.value, key: key, revision: modRevision), modRevision)
+        }
+        let local = store.persistentDomainContents(forName: domain) ?? [:]
+        var toPush = Set<String>()
+        for key in Set(remote.keys).union(local.keys).union(state.keys.keys) {
+            let agreed = state.keys[key]
+            let etcd = remote[key]
+            let etcdChanged = (etcd?.revision ?? 0) != state.agreedRevision(key)
+            let localChanged = firstSync ? local[key] != nil && etcd == nil : local[key] != agreed?.value
+            switch (etcdChanged, localChanged) {
+            case (false, false):
+                continue
+            case (false, true):
+                toPush.insert(key)
+            case (true, _):
+                guard let etcd else {
+                    // Deleted in etcd (takeFromEtcd logs a conflict when the key changed here too).
+                    takeFromEtcd(key: key, value: nil, revision: revision)
+                    continue
+                }
+                guard let value = etcd.value else { continue }  // unreadable in etcd: logged, left alone
+                if localChanged, !firstSync, local[key] != value {
+                    logger.warning("conflict on \(domain) \(key): changed here while offline and in etcd; etcd wins")
+                }
+                state.keys[key] = MirrorState.Entry(revision: etcd.revision, value: value)
+                if local[key] != value { writeLocal(key: key, value: value) }
+            }
+        }
+        state.revision = revision
+        if !toPush.isEmpty { try await push(toPush) }
+        saveState()
+    }
+}

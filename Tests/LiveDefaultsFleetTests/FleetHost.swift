@@ -1,0 +1,112 @@
+import Foundation
+import LiveDefaults
+import TestProcesses
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One simulated machine: its own defaults directory (`XDG_CONFIG_HOME`), its own `defaults sync` agent (a
+/// real process, the built `defaults` binary), and `defaults` commands run with its environment.
+final class FleetHost: @unchecked Sendable {
+    // @unchecked: a host belongs to one test and is driven from one task at a time.
+
+    let name: String
+    let directory: String
+    let logPath: String
+    private var agent: Process?
+
+    static let tool = builtExecutable(named: "defaults")
+
+    init(_ name: String) throws {
+        self.name = name
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-\(name)-\(UUID().uuidString)")
+        directory = root.appendingPathComponent("config").path
+        logPath = root.appendingPathComponent("agent.log").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+    }
+
+    deinit {
+        if let agent, agent.isRunning {
+            kill(agent.processIdentifier, SIGKILL)
+            agent.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: (directory as NSString).deletingLastPathComponent)
+    }
+
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = directory
+        return environment
+    }
+
+    /// Starts `defaults sync <domains> --etcd <endpoints> <options>` for this host.
+    func startAgent(_ domains: [String], etcd endpoints: String, options: [String] = ["--heartbeat", "0.2"]) throws {
+        let process = Process()
+        process.executableURL = Self.tool
+        process.arguments = ["sync"] + domains + ["--etcd", endpoints, "--verbose"] + options
+        process.environment = environment
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        handle.seekToEndOfFile()
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        agent = process
+    }
+
+    var agentIsRunning: Bool { agent?.isRunning == true }
+
+    /// Sends a signal to the agent and waits for it to exit; its exit status (or the signal that ended it).
+    @discardableResult
+    func stopAgent(signal: Int32 = SIGTERM) -> (status: Int32, reason: Process.TerminationReason)? {
+        guard let agent else { return nil }
+        kill(agent.processIdentifier, signal)
+        agent.waitUntilExit()
+        self.agent = nil
+        return (agent.terminationStatus, agent.terminationReason)
+    }
+
+    /// The agent's log so far.
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// Runs the `defaults` command on this host; its status and output.
+    @discardableResult
+    func defaults(_ arguments: String...) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = Self.tool
+        process.arguments = arguments
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+
+    /// Runs the test helper with this host's directory as its first argument after the mode.
+    func helper(_ mode: String, _ arguments: String...) throws -> Process {
+        let process = try helperProcess([mode, directory] + arguments, environment: ["XDG_CONFIG_HOME": directory])
+        try process.run()
+        return process
+    }
+
+    /// The domain's file as it is on disk now (read afresh, not through a store).
+    func contents(_ domain: String) -> [String: PropertyList] {
+        guard let data = FileManager.default.contents(atPath: directory + "/" + domain + ".plist"),
+            case .dictionary(let contents)? = try? PropertyList.decode(data).value
+        else { return [:] }
+        return contents
+    }
+
+    func value(_ domain: String, _ key: String) -> PropertyList? {
+        contents(domain)[key]
+    }
+
+    /// A store on this host's files, as a program on that machine would have.
+    func store(_ domain: String) throws -> Defaults {
+        try Defaults(configuration: .rooted(at: directory, applicationDomain: domain))
+    }
+}

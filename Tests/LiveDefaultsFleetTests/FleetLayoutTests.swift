@@ -1,0 +1,114 @@
+import Foundation
+import LiveDefaults
+import Testing
+
+@testable import LiveDefaultsFleet
+
+@Suite("Fleet layout, sync state and options (no etcd needed)")
+struct FleetLayoutTests {
+    let layout = FleetLayout()
+
+    @Test("a defaults key maps to one etcd key under the domain's prefix, and back")
+    func keys() {
+        #expect(
+            layout.etcdKey(domain: "com.example.api", key: "RateLimit") == "/livedefaults/com.example.api/RateLimit")
+        let etcdKey = Data("/livedefaults/com.example.api/a/b c".utf8)
+        #expect(layout.defaultsKey(domain: "com.example.api", etcdKey: etcdKey) == "a/b c")
+        #expect(
+            layout.defaultsKey(domain: "com.example.api", etcdKey: Data("/livedefaults/com.example.api/".utf8)) == nil)
+        #expect(
+            layout.defaultsKey(domain: "com.example.api", etcdKey: Data("/livedefaults/com.example.apix/k".utf8)) == nil
+        )
+        #expect(
+            layout.defaultsKey(
+                domain: "com.example.api", etcdKey: Data("/livedefaults/com.example.api/".utf8) + Data([0xFF])) == nil)
+        #expect(FleetLayout(prefix: "/fleet").prefix == "/fleet/")
+    }
+
+    @Test("a prefix's range end is the prefix with its last byte below 0xFF increased")
+    func rangeEnd() {
+        #expect(FleetLayout.rangeEnd(ofPrefix: Data("/a/".utf8)) == Data("/a0".utf8))
+        #expect(FleetLayout.rangeEnd(ofPrefix: Data([0x61, 0xFF, 0xFF])) == Data([0x62]))
+        #expect(FleetLayout.rangeEnd(ofPrefix: Data([0xFF])) == Data([0]))
+        #expect(FleetLayout.rangeEnd(ofPrefix: Data()) == Data([0]))
+    }
+
+    @Test("values are XML property lists; any property-list format is read back")
+    func values() throws {
+        let value = PropertyList.dictionary(["Limit": .integer(50), "Hosts": .array([.string("a"), .string("b")])])
+        let bytes = try FleetLayout.encode(value)
+        #expect(String(decoding: bytes, as: UTF8.self).contains("<plist version=\"1.0\">"))
+        #expect(try FleetLayout.decode(bytes) == value)
+        #expect(try FleetLayout.decode(value.encoded(as: .binary)) == value)
+        #expect(try FleetLayout.decode(Data("<plist version=\"1.0\"><integer>7</integer></plist>".utf8)) == .integer(7))
+        #expect(try FleetLayout.decode(Data("\"plain words\"".utf8)) == .string("plain words"))
+        #expect(try FleetLayout.decode(Data("word".utf8)) == .string("word"))
+        // Old-style text quotes a string with spaces; bare words with a space are no property list.
+        #expect(throws: (any Error).self) { try FleetLayout.decode(Data("plain words".utf8)) }
+        #expect(throws: (any Error).self) { try FleetLayout.decode(Data("<plist><integer>x".utf8)) }
+    }
+
+    @Test("the sync state survives its file, deletions included, and a foreign file is no state")
+    func stateRoundTrip() throws {
+        var state = MirrorState(prefix: "/livedefaults/")
+        state.clusterID = 16_802_204_702_832_603_495
+        state.revision = 42
+        state.keys["Limit"] = MirrorState.Entry(revision: 40, value: .integer(5))
+        state.keys["Gone"] = MirrorState.Entry(revision: 41, value: nil)
+        let data = try state.encoded()
+        #expect(MirrorState.decode(data, prefix: "/livedefaults/") == state)
+        #expect(MirrorState.decode(data, prefix: "/other/") == nil)
+        #expect(MirrorState.decode(Data("junk".utf8), prefix: "/livedefaults/") == nil)
+        #expect(state.agreedRevision("Limit") == 40)
+        #expect(state.agreedRevision("Gone") == 0)
+        #expect(state.agreedRevision("Never") == 0)
+        state.pruneDeletions()
+        #expect(state.keys["Gone"] == nil && state.keys["Limit"] != nil)
+    }
+
+    @Test("a second mirror of the same domain and user is refused while the first holds the state's lock")
+    func stateLock() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("state-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let first = try MirrorStateFile(directory: directory, domain: "com.example.api")
+        #expect(throws: FleetError.self) { try MirrorStateFile(directory: directory, domain: "com.example.api") }
+        _ = try MirrorStateFile(directory: directory, domain: "com.example.other")
+        withExtendedLifetime(first) {}
+    }
+
+    @Test("endpoints and options are parsed as etcdctl takes them, with clear errors")
+    func connectionOptions() throws {
+        let connection = try EtcdConnection(endpoints: "127.0.0.1:2379, https://10.0.0.2:2379")
+        #expect(connection.endpoints.map(\.absoluteString) == ["http://127.0.0.1:2379", "https://10.0.0.2:2379"])
+        #expect(throws: FleetError.self) { try EtcdConnection(endpoints: "") }
+        #expect(throws: FleetError.self) { try EtcdConnection(endpoints: "ftp://x:1") }
+        #expect(throws: FleetError.self) { try EtcdConnection(endpoints: "127.0.0.1:2379", certificate: "/c.pem") }
+        let user = try EtcdConnection.user(fromOption: "fleet:pa:ss")
+        #expect(user.name == "fleet" && user.password == "pa:ss")
+        #expect(throws: FleetError.self) { try EtcdConnection.user(fromOption: "nocolon") }
+        #expect(throws: FleetError.self) {
+            try EtcdClient(
+                connection: EtcdConnection(endpoints: "https://127.0.0.1:1", caCertificate: "/nonexistent.pem"))
+        }
+    }
+
+    @Test("FleetSync refuses the global domain, invalid and repeated names")
+    func domainChecks() throws {
+        let etcd = try EtcdConnection(endpoints: "127.0.0.1:2379")
+        #expect(throws: FleetError.self) { try FleetSync(domains: [], etcd: etcd) }
+        #expect(throws: FleetError.self) { try FleetSync(domains: ["NSGlobalDomain"], etcd: etcd) }
+        #expect(throws: FleetError.self) { try FleetSync(domains: ["../x"], etcd: etcd) }
+        #expect(throws: FleetError.self) { try FleetSync(domains: ["a", "a"], etcd: etcd) }
+        #expect(FleetSync.defaultStateDirectory(for: .rooted(at: "/tmp/x/")) == "/tmp/x/.livedefaults-sync")
+    }
+
+    @Test("retry delays double from the minimum up to the maximum")
+    func retryDelays() {
+        let timing = FleetSync.Timing(minimumRetryDelay: .milliseconds(100), maximumRetryDelay: .seconds(1))
+        #expect(timing.retryDelay(afterFailures: 1) == .milliseconds(100))
+        #expect(timing.retryDelay(afterFailures: 2) == .milliseconds(200))
+        #expect(timing.retryDelay(afterFailures: 4) == .milliseconds(800))
+        #expect(timing.retryDelay(afterFailures: 5) == .seconds(1))
+        #expect(timing.retryDelay(afterFailures: Int.max) == .seconds(1))
+    }
+}
