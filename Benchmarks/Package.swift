@@ -7,6 +7,7 @@ import PackageDescription
 // - LiveDefaultsLatency: the cross-process latency in detail (three kinds of writer, a burst, Foundation
 //   with synchronize()).
 // - MinimalProcess: a program that only starts and exits, timed beside `defaults read` with hyperfine.
+// - FleetLatency: hosts kept in step through a three-member etcd cluster (`Benchmarks/fleet` starts it).
 // BenchmarkSupport holds what both share: the timing harness, spawning themselves, the temporary
 // XDG_CONFIG_HOME.
 let package = Package(
@@ -15,6 +16,9 @@ let package = Package(
     dependencies: [
         .package(name: "LiveDefaults", path: ".."),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .target(name: "BenchmarkSupport"),
@@ -28,6 +32,19 @@ let package = Package(
                 "BenchmarkSupport", .product(name: "LiveDefaults", package: "LiveDefaults"),
                 .product(name: "LiveDefaultsConfiguration", package: "LiveDefaults"),
                 .product(name: "Configuration", package: "swift-configuration"),
+            ]
+        ),
+        // Hosts kept in step through etcd: the bare etcd floor, host to host, ten hosts (`Benchmarks/fleet`).
+        .executableTarget(
+            name: "FleetLatency",
+            dependencies: [
+                "BenchmarkSupport", .product(name: "LiveDefaults", package: "LiveDefaults"),
+                .product(name: "LiveDefaultsFleet", package: "LiveDefaults"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // A Swift program that only starts and exits: the floor of the whole-process rows.

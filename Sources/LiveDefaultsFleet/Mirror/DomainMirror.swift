@@ -35,6 +35,8 @@ final class DomainMirror {
     /// Which watch the inbox's etcd events belong to; events of an older one are dropped.
     private var generation = 0
     private var connected = false
+    /// Whether etcd's values were written into the store since the last flush.
+    private var wroteLocally = false
 
     init(
         domain: String, store: Defaults, client: EtcdClient, layout: FleetLayout, stateDirectory: String,
@@ -122,6 +124,12 @@ final class DomainMirror {
                     guard eventGeneration == generation else { continue }
                     watchFailure = error
                 }
+            }
+            if wroteLocally {
+                // On disk now rather than after the background writer's gathering pause: other processes on
+                // this host see the fleet's change sooner (the file is one write either way).
+                wroteLocally = false
+                try? await store.flush()
             }
             if applied { saveState() }
             if let watchFailure {
@@ -256,6 +264,7 @@ final class DomainMirror {
     private func writeLocal(key: String, value: PropertyList?) {
         do {
             try store.setValue(value, forKey: key, inDomain: domain, layer: .currentUser)
+            wroteLocally = true
         } catch {
             logger.error("cannot apply etcd's \(domain) \(key) locally: \(error)")
         }
