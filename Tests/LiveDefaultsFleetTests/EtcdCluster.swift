@@ -16,12 +16,15 @@ final class EtcdCluster: @unchecked Sendable {
         let name: String
         let clientPort: Int
         let peerPort: Int
-        var clientURL: String { "http://127.0.0.1:\(clientPort)" }
+        let secure: Bool
+        var clientURL: String { "\(secure ? "https" : "http")://127.0.0.1:\(clientPort)" }
         var peerURL: String { "http://127.0.0.1:\(peerPort)" }
     }
 
     let directory: URL
     let members: [Member]
+    /// With TLS, the members serve clients over HTTPS only and ask for a client certificate.
+    let tls: TLSFiles?
     private let token = "livedefaults-test-\(UUID().uuidString.prefix(8))"
     private var processes: [Process?]
 
@@ -29,19 +32,22 @@ final class EtcdCluster: @unchecked Sendable {
     var endpoints: String { members.map(\.clientURL).joined(separator: ",") }
 
     /// Chooses ports and a directory for `count` members without starting them (see ``start()``).
-    init(members count: Int = 3) throws {
+    init(members count: Int = 3, tls: Bool = false) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("etcd-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        self.tls = tls ? try TLSFiles(in: directory.appendingPathComponent("tls")) : nil
         var ports = Set<Int>()
         while ports.count < count * 2 { ports.insert(try Self.freePort()) }
         let list = Array(ports)
-        members = (0..<count).map { Member(name: "m\($0)", clientPort: list[2 * $0], peerPort: list[2 * $0 + 1]) }
+        members = (0..<count).map {
+            Member(name: "m\($0)", clientPort: list[2 * $0], peerPort: list[2 * $0 + 1], secure: tls)
+        }
         processes = Array(repeating: nil, count: count)
     }
 
     /// A started cluster of `count` members, all healthy.
-    static func started(members count: Int = 3) throws -> EtcdCluster {
-        let cluster = try EtcdCluster(members: count)
+    static func started(members count: Int = 3, tls: Bool = false) throws -> EtcdCluster {
+        let cluster = try EtcdCluster(members: count, tls: tls)
         try cluster.start()
         return cluster
     }
@@ -69,6 +75,12 @@ final class EtcdCluster: @unchecked Sendable {
             "--initial-cluster", initial, "--initial-cluster-token", token, "--initial-cluster-state", "new",
             "--heartbeat-interval", "50", "--election-timeout", "500", "--logger", "zap", "--log-level", "warn",
         ]
+        if let tls {
+            process.arguments! += [
+                "--cert-file", tls.serverCertificate, "--key-file", tls.serverKey, "--trusted-ca-file", tls.authority,
+                "--client-cert-auth",
+            ]
+        }
         let log = directory.appendingPathComponent("\(member.name).log")
         if !FileManager.default.fileExists(atPath: log.path) {
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)
@@ -115,6 +127,9 @@ final class EtcdCluster: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try Self.which("etcdctl"))
         process.arguments = ["--endpoints", chosen, "--dial-timeout", "1s", "--command-timeout", "3s"] + arguments
+        if let tls {
+            process.arguments! += ["--cacert", tls.authority, "--cert", tls.clientCertificate, "--key", tls.clientKey]
+        }
         process.environment = ["ETCDCTL_API": "3", "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]
         let output = Pipe()
         let errors = Pipe()
@@ -198,6 +213,63 @@ final class EtcdCluster: @unchecked Sendable {
         }
         guard named == 0 else { throw ClusterError("getsockname: \(errno)") }
         return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// A certificate authority made for one test, a server certificate for 127.0.0.1 and a client certificate,
+/// all signed by it (openssl, PEM files). The server certificate is good for client authentication too:
+/// etcd 3.4's JSON gateway connects to its own gRPC server with it, and with `--client-cert-auth` a
+/// server-only certificate makes every gateway request fail with 503 "connection closed".
+struct TLSFiles {
+    let authority: String
+    let serverCertificate: String
+    let serverKey: String
+    let clientCertificate: String
+    let clientKey: String
+
+    init(in directory: URL) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        authority = path("ca.pem")
+        serverCertificate = path("server.pem")
+        serverKey = path("server.key")
+        clientCertificate = path("client.pem")
+        clientKey = path("client.key")
+        try Self.openssl([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", path("ca.key"), "-out", authority, "-days", "2",
+            "-subj", "/CN=LiveDefaults test CA",
+        ])
+        for (name, subject, extensions) in [
+            ("server", "/CN=127.0.0.1", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth"),
+            ("client", "/CN=fleet", "extendedKeyUsage=clientAuth"),
+        ] {
+            try Self.openssl([
+                "req", "-newkey", "rsa:2048", "-nodes", "-keyout", path("\(name).key"), "-out", path("\(name).csr"),
+                "-subj", subject,
+            ])
+            try extensions.replacingOccurrences(of: "\\n", with: "\n")
+                .write(toFile: path("\(name).ext"), atomically: true, encoding: .utf8)
+            try Self.openssl([
+                "x509", "-req", "-in", path("\(name).csr"), "-CA", authority, "-CAkey", path("ca.key"),
+                "-CAcreateserial",
+                "-out", path("\(name).pem"), "-days", "2", "-extfile", path("\(name).ext"),
+            ])
+        }
+    }
+
+    private static func openssl(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try EtcdCluster.which("openssl"))
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ClusterError("openssl \(arguments.first ?? ""): \(String(decoding: text, as: UTF8.self))")
+        }
     }
 }
 

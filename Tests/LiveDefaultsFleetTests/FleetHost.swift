@@ -32,6 +32,11 @@ final class FleetHost: @unchecked Sendable {
             kill(agent.processIdentifier, SIGKILL)
             agent.waitUntilExit()
         }
+        // Under `swift test --sanitize=thread` the agents are sanitized too, but report into their own logs:
+        // pass a report on to this process's output, where CI looks for one.
+        if log.contains("ThreadSanitizer") || log.contains("AddressSanitizer") {
+            FileHandle.standardError.write(Data("agent \(name)'s log:\n\(log)\n".utf8))
+        }
         try? FileManager.default.removeItem(atPath: (directory as NSString).deletingLastPathComponent)
     }
 

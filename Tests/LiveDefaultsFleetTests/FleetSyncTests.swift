@@ -10,7 +10,7 @@ import TestProcesses
 /// `defaults sync` agents, one per simulated host, against a real three-member etcd cluster on loopback.
 /// Serialized: each test runs its own cluster and agents, and three etcd members per test are enough for
 /// two cores.
-@Suite("Fleet sync through a real etcd cluster", .serialized)
+@Suite("Fleet sync through a real etcd cluster", .serialized, .timeLimit(.minutes(3)))
 struct FleetSyncTests {
     let domain = "com.example.api"
     var etcdKey: String { "/livedefaults/\(domain)/" }
@@ -292,6 +292,35 @@ struct FleetSyncTests {
         #expect(
             b.log.contains("user name is empty") || b.log.lowercased().contains("permission denied")
                 || b.log.lowercased().contains("token") || b.log.lowercased().contains("authentication"))
+    }
+
+    @Test("TLS: --cacert, --cert and --key reach a cluster that serves HTTPS only and asks for client certificates")
+    func tls() async throws {
+        let cluster = try EtcdCluster.started(tls: true)
+        let files = try #require(cluster.tls)
+        let a = try FleetHost("a")
+        let b = try FleetHost("b")
+        let options = ["--cacert", files.authority, "--cert", files.clientCertificate, "--key", files.clientKey]
+        try a.startAgent([domain], etcd: cluster.endpoints, options: options)
+        try b.startAgent([domain], etcd: cluster.endpoints, options: options)
+        try a.defaults("write", domain, "Secure", "-bool", "true")
+        await expectEventually("Secure on host B over TLS", hosts: [a, b], cluster: cluster) {
+            b.value(domain, "Secure") == .bool(true)
+        }
+        // Without the client certificate, the members refuse the agent: nothing arrives, and it says why.
+        let c = try FleetHost("c")
+        try c.startAgent([domain], etcd: cluster.endpoints, options: ["--cacert", files.authority])
+        // (Each member takes a moment to close a handshake without a certificate: ~2 s per endpoint.)
+        await expectEventually("the refused agent's warning", hosts: [c], cluster: cluster) {
+            c.log.contains("cannot reach etcd")
+        }
+        #expect(c.value(domain, "Secure") == nil)
+        #expect(c.agentIsRunning)
+        // A TLS file that does not exist is an error at start, exit status 1.
+        let missing = try a.defaults(
+            "sync", "com.example.other", "--etcd", cluster.endpoints, "--cacert", "/nonexistent.pem")
+        #expect(missing.status == 1)
+        #expect(missing.output.contains("cannot read the TLS file /nonexistent.pem"))
     }
 
     static func revision(inJSON json: String) -> Int64? {
