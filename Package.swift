@@ -113,6 +113,8 @@ let package = Package(
             dependencies: [
                 "DefaultsTool", "LiveDefaults", "LiveDefaultsFleet", "LiveDefaultsTestHelper", "TestProcesses",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),

@@ -1,5 +1,7 @@
 import Foundation
 import LiveDefaults
+import NIOCore
+import NIOHTTP1
 import Testing
 
 @testable import LiveDefaultsFleet
@@ -110,5 +112,63 @@ struct FleetLayoutTests {
         #expect(timing.retryDelay(afterFailures: 4) == .milliseconds(800))
         #expect(timing.retryDelay(afterFailures: 5) == .seconds(1))
         #expect(timing.retryDelay(afterFailures: Int.max) == .seconds(1))
+    }
+}
+
+/// What etcd's gateway sends, and what a broken or hostile member could send instead: every line is a value
+/// or an error, never a trap.
+@Suite("etcd gateway messages")
+struct EtcdMessageTests {
+    func parse(_ text: String) throws(FleetError) -> EtcdWatchResponse {
+        try EtcdClient.watchResponse(ByteBuffer(string: text), endpoint: "http://test")
+    }
+
+    @Test("a watch line's events, with 64-bit revisions as strings and IDs over Int64.max")
+    func events() throws {
+        let line = """
+            {"result":{"header":{"cluster_id":"16802204702832603495","revision":"9"},"events":[\
+            {"kv":{"key":"L2E=","mod_revision":"9","value":"eA=="}},{"type":"DELETE","kv":{"key":"L2I=","mod_revision":"9"}}]}}
+            """
+        let response = try parse(line)
+        #expect(response.header?.cluster_id?.value == 16_802_204_702_832_603_495)
+        #expect(response.events?.count == 2)
+        #expect(response.events?[0].kv?.key == Data("/a".utf8))
+        #expect(response.events?[0].kv?.value == Data("x".utf8))
+        #expect(response.events?[1].type == "DELETE")
+    }
+
+    @Test("a cancelled watch: compaction, a lost leader, an authentication failure")
+    func cancellations() {
+        #expect(throws: FleetError(.compacted, "http://test: the watch's revision was compacted (now 3)")) {
+            try parse(#"{"result":{"header":{},"canceled":true,"compact_revision":"3"}}"#)
+        }
+        let noLeader = #"{"error":{"grpc_code":14,"http_code":503,"message":"etcdserver: no leader"}}"#
+        #expect(throws: FleetError(.unreachable, "http://test ended the watch: etcdserver: no leader")) {
+            try parse(noLeader)
+        }
+        #expect(throws: FleetError.self) { try parse(#"{"error":{"grpc_code":16,"message":"invalid auth token"}}"#) }
+    }
+
+    @Test("hostile lines are errors: not JSON, wrong types, numbers out of range, bad base64, no result")
+    func hostile() {
+        for line in [
+            "", "{", "null", "[]", #"{"result":"x"}"#, #"{"result":{"header":{"revision":"99999999999999999999"}}}"#,
+            #"{"result":{"header":{"revision":"-"}}}"#, #"{"result":{"events":[{"kv":{"key":"%%%"}}]}}"#,
+            #"{"result":{"header":{"cluster_id":"-1"}}}"#, #"{}"#, #"{"error":"text"}"#,
+            String(repeating: "[", count: 100_000),
+        ] {
+            #expect(throws: FleetError.self, "\(line.prefix(60))") { try parse(line) }
+        }
+    }
+
+    @Test("an error answer's gRPC status decides: 14 tries the next endpoint, 16 renews the token")
+    func errorAnswers() {
+        func failure(_ status: HTTPResponseStatus, _ body: String) -> FleetError.Code {
+            EtcdClient.failure(status: status, body: ByteBuffer(string: body), endpoint: "e").code
+        }
+        #expect(failure(.serviceUnavailable, #"{"error":"etcdserver: no leader","code":14}"#) == .unreachable)
+        #expect(failure(.unauthorized, #"{"error":"invalid auth token","code":16}"#) == .authenticationFailed)
+        #expect(failure(.badRequest, #"{"error":"bad","code":3}"#) == .etcdError)
+        #expect(failure(.badGateway, "<html>not etcd</html>") == .etcdError)
     }
 }

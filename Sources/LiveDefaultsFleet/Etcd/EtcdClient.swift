@@ -194,7 +194,7 @@ final class EtcdClient: Sendable {
         let parsed = try? JSONDecoder().decode(EtcdErrorBody.self, from: Data(buffer: body))
         let message = parsed?.message ?? parsed?.error ?? String(buffer: body).prefix(200).description
         let text = "\(endpoint) answered \(status.code): \(message)"
-        switch parsed?.code {
+        switch parsed?.status {
         case 14: return FleetError(.unreachable, text)
         case 16: return FleetError(.authenticationFailed, text)
         case 7: return FleetError(.authenticationFailed, text)
@@ -275,11 +275,12 @@ final class EtcdClient: Sendable {
         throw FleetError(.unreachable, "\(bases[index]) ended the watch stream")
     }
 
-    private static func watchResponse(_ line: ByteBuffer, endpoint: String) throws(FleetError) -> EtcdWatchResponse {
+    static func watchResponse(_ line: ByteBuffer, endpoint: String) throws(FleetError) -> EtcdWatchResponse {
         let parsed = try decode(EtcdWatchStreamLine.self, from: line)
         if let error = parsed.error {
-            let text = "\(endpoint) ended the watch: \(error.message ?? error.error ?? "an error")"
-            throw FleetError(error.code == 16 || error.code == 7 ? .authenticationFailed : .unreachable, text)
+            // 14 (unavailable) is how a member that lost its leader ends a `hasleader` watch.
+            let text = "\(endpoint) ended the watch: \(error.message ?? "an error")"
+            throw FleetError(error.grpc_code == 16 || error.grpc_code == 7 ? .authenticationFailed : .unreachable, text)
         }
         guard let result = parsed.result else {
             throw FleetError(.malformedResponse, "\(endpoint) sent a watch line without a result")

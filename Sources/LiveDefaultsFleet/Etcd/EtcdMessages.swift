@@ -151,12 +151,22 @@ struct EtcdWatchResponse: Decodable, Sendable {
 /// One line of the gateway's watch stream: a response, or the error that ended the stream.
 struct EtcdWatchStreamLine: Decodable, Sendable {
     var result: EtcdWatchResponse?
-    var error: EtcdErrorBody?
+    var error: EtcdStreamError?
 }
 
-/// The body of an error answer: `{"error": "...", "message": "...", "code": 14}` (a gRPC status code).
+/// The body of an error answer: `{"error": "...", "message": "...", "code": 14}` (a gRPC status code); in
+/// the watch stream `{"error": {"grpc_code": 14, "http_code": 503, "message": "etcdserver: no leader"}}`.
 struct EtcdErrorBody: Decodable, Sendable {
     var error: String?
     var message: String?
     var code: Int?
+    var grpc_code: Int?
+
+    var status: Int? { code ?? grpc_code }
+}
+
+/// The error that ends a watch stream (its `error` member is an object, not a string).
+struct EtcdStreamError: Decodable, Sendable {
+    var message: String?
+    var grpc_code: Int?
 }
