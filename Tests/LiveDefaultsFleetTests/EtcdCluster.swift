@@ -115,9 +115,12 @@ final class EtcdCluster: @unchecked Sendable {
         try launch(index)
     }
 
-    /// Waits until a linearizable read through the running members succeeds.
-    func waitUntilHealthy(timeout: Double = 30) -> Bool {
-        eventually(timeout: timeout) { (try? etcdctl(["get", "--prefix", "/livedefaults-health"])) != nil }
+    /// Waits until a linearizable read through the running members (or the given ones) succeeds: after a
+    /// member was killed, until the others elected a leader.
+    func waitUntilHealthy(members only: [Int]? = nil, timeout: Double = 30) -> Bool {
+        eventually(timeout: timeout) {
+            (try? etcdctl(["get", "--prefix", "/livedefaults-health"], members: only)) != nil
+        }
     }
 
     /// Runs etcdctl against the running members; its standard output, or an error with its messages.

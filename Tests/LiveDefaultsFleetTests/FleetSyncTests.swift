@@ -145,6 +145,35 @@ struct FleetSyncTests {
         #expect(a.log.contains("conflict on \(domain) Contested"))
     }
 
+    @Test("a corrupt local file is not taken for deletions: the fleet keeps its keys and the file is restored")
+    func corruptLocalFile() async throws {
+        let cluster = try EtcdCluster.started()
+        let a = try FleetHost("a")
+        let b = try FleetHost("b")
+        try a.startAgent([domain], etcd: cluster.endpoints)
+        try b.startAgent([domain], etcd: cluster.endpoints)
+        for key in ["One", "Two", "Three"] { try a.defaults("write", domain, key, key.lowercased()) }
+        await expectEventually("three keys on host B", hosts: [a, b], cluster: cluster) {
+            b.contents(domain).count == 3
+        }
+
+        // Garbage where B's file was (renamed into place, as an editor saves).
+        let path = b.directory + "/\(domain).plist"
+        try Data("<plist><dict><key>One".utf8).write(to: URL(fileURLWithPath: path + ".tmp"))
+        #expect(rename(path + ".tmp", path) == 0)
+        let expected: [String: PropertyList] = [
+            "One": .string("one"), "Two": .string("two"), "Three": .string("three"),
+        ]
+        await expectEventually("B's file restored from etcd", hosts: [a, b], cluster: cluster) {
+            b.contents(domain) == expected
+        }
+        #expect(try cluster.keys(prefix: etcdKey).count == 3)
+        #expect(a.contents(domain) == expected)
+        #expect(b.log.contains("cannot be read"))
+        let kept = try FileManager.default.contentsOfDirectory(atPath: b.directory).filter { $0.contains(".corrupt-") }
+        #expect(kept.count == 1, "the corrupt file is kept aside for a person to look at")
+    }
+
     @Test("one etcd member killed: the agents fail over to the others")
     func memberKilled() async throws {
         let cluster = try EtcdCluster.started()
@@ -230,6 +259,7 @@ struct FleetSyncTests {
         }
 
         cluster.kill(0)
+        #expect(cluster.waitUntilHealthy(members: [1, 2]), "members 1 and 2 elect a leader")
         for version in 2...5 {
             try cluster.etcdctl(
                 ["put", etcdKey + "Version", "<plist version=\"1.0\"><integer>\(version)</integer></plist>"],

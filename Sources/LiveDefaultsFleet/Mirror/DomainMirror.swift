@@ -270,11 +270,30 @@ final class DomainMirror {
         }
     }
 
+    // MARK: An unreadable local file
+
+    /// Whether the domain's file is corrupt or unreadable right now (the library then reads it as empty).
+    private func localFileIsUnreadable() -> Bool {
+        store.problem(inDomain: domain) != nil
+    }
+
+    /// Writes every agreed value back into the file; the first write keeps the unreadable file aside (as the
+    /// library does with a corrupt file) and starts a new one.
+    private func restoreFromAgreement() {
+        guard let problem = store.problem(inDomain: domain) else { return }
+        logger.error(
+            "\(domain)'s file cannot be read (\(problem)); its keys are not taken for deletions but restored from etcd")
+        for (key, entry) in state.keys.sorted(by: { $0.key < $1.key }) {
+            if let value = entry.value { writeLocal(key: key, value: value) }
+        }
+    }
+
     // MARK: Push
 
     /// Pushes the keys whose local value differs from the agreement: one transaction per chunk that holds only
     /// if etcd still has every key at its agreed revision; when one fails, key by key.
     private func push(_ keys: Set<String>) async throws(FleetError) {
+        guard !localFileIsUnreadable() else { return restoreFromAgreement() }
         let contents = store.persistentDomainContents(forName: domain) ?? [:]
         var changed: [(key: String, value: PropertyList?)] = []
         for key in keys.sorted() where contents[key] != state.keys[key]?.value {
@@ -354,7 +373,12 @@ final class DomainMirror {
             else { continue }
             remote[key] = (decodeValue(kv.value, key: key, revision: modRevision), modRevision)
         }
-        let local = store.persistentDomainContents(forName: domain) ?? [:]
+        // An unreadable file reads as empty: taken at its word, it would delete every key of the fleet. It
+        // counts as unchanged instead, and is rebuilt from the agreement once etcd's changes are in.
+        let unreadable = localFileIsUnreadable()
+        let local =
+            unreadable
+            ? state.keys.compactMapValues(\.value) : store.persistentDomainContents(forName: domain) ?? [:]
         var toPush = Set<String>()
         for key in Set(remote.keys).union(local.keys).union(state.keys.keys) {
             let agreed = state.keys[key]
@@ -381,6 +405,7 @@ final class DomainMirror {
             }
         }
         state.revision = revision
+        if unreadable { restoreFromAgreement() }
         if !toPush.isEmpty { try await push(toPush) }
         saveState()
     }
