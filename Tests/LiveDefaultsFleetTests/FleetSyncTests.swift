@@ -174,6 +174,28 @@ struct FleetSyncTests {
         #expect(kept.count == 1, "the corrupt file is kept aside for a person to look at")
     }
 
+    @Test("a value etcd refuses (over its request limit) stays local; the keys beside it go on")
+    func refusedValue() async throws {
+        let cluster = try EtcdCluster.started()
+        let a = try FleetHost("a")
+        let b = try FleetHost("b")
+        try a.startAgent([domain], etcd: cluster.endpoints)
+        try b.startAgent([domain], etcd: cluster.endpoints)
+        // Written together, in one burst: one transaction first, then key by key.
+        let store = try a.store(domain)
+        store.set(Data(repeating: 7, count: 2 << 20), forKey: "Huge")  // 2 MiB; etcd's default limit is 1.5 MiB
+        store.set("small", forKey: "Small")
+        #expect(store.synchronize())
+        await expectEventually("Small on host B", hosts: [a, b], cluster: cluster) { b.value(domain, "Small") != nil }
+        await expectEventually("the refusal logged", hosts: [a], cluster: cluster) { a.log.contains("etcd refused") }
+        #expect(b.value(domain, "Huge") == nil)
+        #expect(a.agentIsRunning)
+        try a.defaults("write", domain, "After", "1")
+        await expectEventually("a later write on host B", hosts: [a, b], cluster: cluster) {
+            b.value(domain, "After") != nil
+        }
+    }
+
     @Test("one etcd member killed: the agents fail over to the others")
     func memberKilled() async throws {
         let cluster = try EtcdCluster.started()

@@ -303,8 +303,22 @@ final class DomainMirror {
         while start < changed.count {
             let chunk = Array(changed[start..<min(start + timing.keysPerTransaction, changed.count)])
             start += chunk.count
-            if chunk.count > 1, try await pushTogether(chunk) { continue }
-            for item in chunk { _ = try await pushTogether([item]) }
+            if chunk.count > 1 {
+                do throws(FleetError) {
+                    if try await pushTogether(chunk) { continue }
+                } catch  where error.code == .etcdError {
+                    // Refused as a whole (too large a request, say): key by key below.
+                }
+            }
+            for item in chunk {
+                do throws(FleetError) {
+                    _ = try await pushTogether([item])
+                } catch  where error.code == .etcdError {
+                    // etcd refuses this key (a value over its request limit, no permission): the others go on;
+                    // the key stays local and is tried again at the next reconciliation.
+                    logger.error("etcd refused \(domain) \(item.key), which stays local: \(error.message)")
+                }
+            }
         }
     }
 
