@@ -29,9 +29,9 @@ final class DomainMirror {
     let timing: FleetSync.Timing
 
     private let inbox = MirrorInbox()
-    private var state: MirrorState
-    private let keyPrefix: Data
-    private let keyRangeEnd: Data
+    var state: MirrorState
+    let keyPrefix: Data
+    let keyRangeEnd: Data
     /// Which watch the inbox's etcd events belong to; events of an older one are dropped.
     private var generation = 0
     private var connected = false
@@ -168,7 +168,7 @@ final class DomainMirror {
         logger.log(level: failures == 1 ? .warning : .debug, "\(message)")
     }
 
-    private func saveState() {
+    func saveState() {
         state.pruneDeletions()
         do { try stateFile.save(state) } catch { logger.error("\(error)") }
     }
@@ -232,7 +232,7 @@ final class DomainMirror {
         }
     }
 
-    private func decodeValue(_ bytes: Data?, key: String, revision: Int64) -> PropertyList? {
+    func decodeValue(_ bytes: Data?, key: String, revision: Int64) -> PropertyList? {
         do {
             return try FleetLayout.decode(bytes ?? Data())
         } catch {
@@ -244,7 +244,7 @@ final class DomainMirror {
     }
 
     /// Takes etcd's value (nil: deletion) of a key at a revision: the agreement first, then the file.
-    private func takeFromEtcd(key: String, value: PropertyList?, revision: Int64) {
+    func takeFromEtcd(key: String, value: PropertyList?, revision: Int64) {
         let local = localValue(key)
         let agreed = state.keys[key]?.value
         state.keys[key] = MirrorState.Entry(revision: revision, value: value)
@@ -257,11 +257,11 @@ final class DomainMirror {
         writeLocal(key: key, value: value)
     }
 
-    private func localValue(_ key: String) -> PropertyList? {
+    func localValue(_ key: String) -> PropertyList? {
         store.persistentDomainContents(forName: domain)?[key]
     }
 
-    private func writeLocal(key: String, value: PropertyList?) {
+    func writeLocal(key: String, value: PropertyList?) {
         do {
             try store.setValue(value, forKey: key, inDomain: domain, layer: .currentUser)
             wroteLocally = true
@@ -270,29 +270,11 @@ final class DomainMirror {
         }
     }
 
-    // MARK: An unreadable local file
-
-    /// Whether the domain's file is corrupt or unreadable right now (the library then reads it as empty).
-    private func localFileIsUnreadable() -> Bool {
-        store.problem(inDomain: domain) != nil
-    }
-
-    /// Writes every agreed value back into the file; the first write keeps the unreadable file aside (as the
-    /// library does with a corrupt file) and starts a new one.
-    private func restoreFromAgreement() {
-        guard let problem = store.problem(inDomain: domain) else { return }
-        logger.error(
-            "\(domain)'s file cannot be read (\(problem)); its keys are not taken for deletions but restored from etcd")
-        for (key, entry) in state.keys.sorted(by: { $0.key < $1.key }) {
-            if let value = entry.value { writeLocal(key: key, value: value) }
-        }
-    }
-
     // MARK: Push
 
     /// Pushes the keys whose local value differs from the agreement: one transaction per chunk that holds only
     /// if etcd still has every key at its agreed revision; when one fails, key by key.
-    private func push(_ keys: Set<String>) async throws(FleetError) {
+    func push(_ keys: Set<String>) async throws(FleetError) {
         guard !localFileIsUnreadable() else { return restoreFromAgreement() }
         let contents = store.persistentDomainContents(forName: domain) ?? [:]
         var changed: [(key: String, value: PropertyList?)] = []
@@ -360,67 +342,5 @@ final class DomainMirror {
             state.keys[key] = MirrorState.Entry(revision: revision, value: value)
         }
         return true
-    }
-
-    // MARK: Reconciliation
-
-    /// Compares the whole domain with etcd and the last agreement, and acts on every key (see the table above).
-    /// Afterwards the watch starts just past the revision that was read.
-    private func reconcile() async throws(FleetError) {
-        let answer = try await client.range(key: keyPrefix, rangeEnd: keyRangeEnd)
-        guard let revision = answer.header?.revision?.value else {
-            throw FleetError(.malformedResponse, "etcd's answer to a range has no revision")
-        }
-        let cluster = answer.header?.cluster_id?.value
-        if state.clusterID != cluster {
-            if state.clusterID != nil {
-                logger.warning("\(domain) was last synced with another etcd cluster; starting afresh (etcd wins)")
-            }
-            state = MirrorState(prefix: layout.prefix)
-            state.clusterID = cluster
-        }
-        let firstSync = state.revision == 0
-        var remote: [String: (value: PropertyList?, revision: Int64)] = [:]
-        for kv in answer.kvs ?? [] {
-            guard let etcdKey = kv.key, let key = layout.defaultsKey(domain: domain, etcdKey: etcdKey),
-                let modRevision = kv.mod_revision?.value
-            else { continue }
-            remote[key] = (decodeValue(kv.value, key: key, revision: modRevision), modRevision)
-        }
-        // An unreadable file reads as empty: taken at its word, it would delete every key of the fleet. It
-        // counts as unchanged instead, and is rebuilt from the agreement once etcd's changes are in.
-        let unreadable = localFileIsUnreadable()
-        let local =
-            unreadable
-            ? state.keys.compactMapValues(\.value) : store.persistentDomainContents(forName: domain) ?? [:]
-        var toPush = Set<String>()
-        for key in Set(remote.keys).union(local.keys).union(state.keys.keys) {
-            let agreed = state.keys[key]
-            let etcd = remote[key]
-            let etcdChanged = (etcd?.revision ?? 0) != state.agreedRevision(key)
-            let localChanged = firstSync ? local[key] != nil && etcd == nil : local[key] != agreed?.value
-            switch (etcdChanged, localChanged) {
-            case (false, false):
-                continue
-            case (false, true):
-                toPush.insert(key)
-            case (true, _):
-                guard let etcd else {
-                    // Deleted in etcd (takeFromEtcd logs a conflict when the key changed here too).
-                    takeFromEtcd(key: key, value: nil, revision: revision)
-                    continue
-                }
-                guard let value = etcd.value else { continue }  // unreadable in etcd: logged, left alone
-                if localChanged, !firstSync, local[key] != value {
-                    logger.warning("conflict on \(domain) \(key): changed here while offline and in etcd; etcd wins")
-                }
-                state.keys[key] = MirrorState.Entry(revision: etcd.revision, value: value)
-                if local[key] != value { writeLocal(key: key, value: value) }
-            }
-        }
-        state.revision = revision
-        if unreadable { restoreFromAgreement() }
-        if !toPush.isEmpty { try await push(toPush) }
-        saveState()
     }
 }
