@@ -126,6 +126,7 @@ public struct FleetSync: Service, CustomStringConvertible {
     ///   for the same user already.
     public func run() async throws {
         let client = try EtcdClient(connection: etcd)
+        var failure: (any Error)?
         do {
             try await cancelWhenGracefulShutdown {
                 try await withThrowingTaskGroup(of: Void.self) { group in
@@ -140,11 +141,12 @@ public struct FleetSync: Service, CustomStringConvertible {
                     try await group.waitForAll()
                 }
             }
+        } catch is CancellationError {
+            // Cancelled or shut down gracefully: the mirrors flushed and saved their states.
         } catch {
-            await client.shutdown()
-            if error is CancellationError { return }
-            throw error
+            failure = error
         }
         await client.shutdown()
+        if let failure { throw failure }
     }
 }

@@ -134,19 +134,12 @@ final class EtcdCluster: @unchecked Sendable {
             process.arguments! += ["--cacert", tls.authority, "--cert", tls.clientCertificate, "--key", tls.clientKey]
         }
         process.environment = ["ETCDCTL_API": "3", "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let text = output.fileHandleForReading.readDataToEndOfFile()
-        let problems = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ClusterError(
-                "etcdctl \(arguments.joined(separator: " ")): \(String(decoding: problems, as: UTF8.self))")
+        // Standard output only: etcdctl's warnings on standard error must not end up in a value.
+        let result = try runToEnd(process, errors: .separate)
+        guard result.status == 0 else {
+            throw ClusterError("etcdctl \(arguments.joined(separator: " ")): \(result.errors)")
         }
-        return String(decoding: text, as: UTF8.self)
+        return result.output
     }
 
     /// etcd's value of a key as text, or nil when etcd has no such key.
@@ -160,9 +153,9 @@ final class EtcdCluster: @unchecked Sendable {
         try etcdctl(["get", "--prefix", prefix, "--keys-only"]).split(separator: "\n").map(String.init)
     }
 
-    /// The cluster's current revision.
-    func revision() throws -> Int64 {
-        let json = try etcdctl(["get", "/livedefaults-revision", "-w", "json"])
+    /// The cluster's current revision, as the running members (or the given ones) answer it.
+    func revision(members only: [Int]? = nil) throws -> Int64 {
+        let json = try etcdctl(["get", "/livedefaults-revision", "-w", "json"], members: only)
         guard let data = json.data(using: .utf8),
             let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
             let header = object["header"] as? [String: Any], let revision = header["revision"] as? NSNumber
@@ -264,15 +257,8 @@ struct TLSFiles {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try EtcdCluster.which("openssl"))
         process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ClusterError("openssl \(arguments.first ?? ""): \(String(decoding: text, as: UTF8.self))")
-        }
+        let result = try runToEnd(process, errors: .merged)
+        guard result.status == 0 else { throw ClusterError("openssl \(arguments.first ?? ""): \(result.output)") }
     }
 }
 

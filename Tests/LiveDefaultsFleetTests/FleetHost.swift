@@ -15,6 +15,8 @@ final class FleetHost: @unchecked Sendable {
     let directory: String
     let logPath: String
     private var agent: Process?
+    /// Every agent process started on this host.
+    private var launched: [Process] = []
 
     static let tool = builtExecutable(named: "defaults")
 
@@ -28,9 +30,9 @@ final class FleetHost: @unchecked Sendable {
     }
 
     deinit {
-        if let agent, agent.isRunning {
-            kill(agent.processIdentifier, SIGKILL)
-            agent.waitUntilExit()
+        for process in launched where process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
         }
         // Under `swift test --sanitize=thread` the agents are sanitized too, but report into their own logs:
         // pass a report on to this process's output, where CI looks for one.
@@ -46,8 +48,16 @@ final class FleetHost: @unchecked Sendable {
         return environment
     }
 
-    /// Starts `defaults sync <domains> --etcd <endpoints> <options>` for this host.
+    /// Starts `defaults sync <domains> --etcd <endpoints> <options>` as this host's agent.
     func startAgent(_ domains: [String], etcd endpoints: String, options: [String] = ["--heartbeat", "0.2"]) throws {
+        agent = try launchAgent(domains, etcd: endpoints, options: options)
+    }
+
+    /// Starts a further `defaults sync` on this host (another domain), logging into the same log; it is killed
+    /// with the host unless the test stops it.
+    func launchAgent(_ domains: [String], etcd endpoints: String, options: [String] = ["--heartbeat", "0.2"]) throws
+        -> Process
+    {
         let process = Process()
         process.executableURL = Self.tool
         process.arguments = ["sync"] + domains + ["--etcd", endpoints, "--verbose"] + options
@@ -57,7 +67,8 @@ final class FleetHost: @unchecked Sendable {
         process.standardOutput = handle
         process.standardError = handle
         try process.run()
-        agent = process
+        launched.append(process)
+        return process
     }
 
     var agentIsRunning: Bool { agent?.isRunning == true }
@@ -75,20 +86,15 @@ final class FleetHost: @unchecked Sendable {
     /// The agent's log so far.
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
-    /// Runs the `defaults` command on this host; its status and output.
+    /// Runs the `defaults` command on this host; its status and output (standard error included).
     @discardableResult
     func defaults(_ arguments: String...) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = Self.tool
         process.arguments = arguments
         process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        let result = try runToEnd(process, errors: .merged)
+        return (result.status, result.output)
     }
 
     /// Runs the test helper with this host's directory as its first argument after the mode.

@@ -31,6 +31,16 @@ struct FleetSyncTests {
         }
     }
 
+    /// A started cluster and hosts A and B, each with an agent mirroring ``domain``.
+    func twoHostsInStep() throws -> (EtcdCluster, FleetHost, FleetHost) {
+        let cluster = try EtcdCluster.started()
+        let a = try FleetHost("a")
+        let b = try FleetHost("b")
+        try a.startAgent([domain], etcd: cluster.endpoints)
+        try b.startAgent([domain], etcd: cluster.endpoints)
+        return (cluster, a, b)
+    }
+
     @Test("a write on host A reaches an observer on host C, and nothing echoes back")
     func writeReachesObserver() async throws {
         let cluster = try EtcdCluster.started()
@@ -84,11 +94,7 @@ struct FleetSyncTests {
 
     @Test("deletes propagate both ways: defaults delete on one host, etcdctl del in etcd")
     func deletesPropagate() async throws {
-        let cluster = try EtcdCluster.started()
-        let a = try FleetHost("a")
-        let b = try FleetHost("b")
-        try a.startAgent([domain], etcd: cluster.endpoints)
-        try b.startAgent([domain], etcd: cluster.endpoints)
+        let (cluster, a, b) = try twoHostsInStep()
         try a.defaults("write", domain, "Keep", "yes")
         try a.defaults("write", domain, "Gone", "soon")
         try a.defaults("write", domain, "Removed", "in etcd")
@@ -114,11 +120,7 @@ struct FleetSyncTests {
         "an agent killed with SIGKILL catches up when restarted; its offline edits are pushed unless etcd changed the key"
     )
     func killedAgentCatchesUp() async throws {
-        let cluster = try EtcdCluster.started()
-        let a = try FleetHost("a")
-        let b = try FleetHost("b")
-        try a.startAgent([domain], etcd: cluster.endpoints)
-        try b.startAgent([domain], etcd: cluster.endpoints)
+        let (cluster, a, b) = try twoHostsInStep()
         for key in ["Stays", "Deleted", "Contested", "Changed"] { try b.defaults("write", domain, key, "v1") }
         await expectEventually("four keys on host A", hosts: [a, b], cluster: cluster) { a.contents(domain).count == 4 }
 
@@ -147,11 +149,7 @@ struct FleetSyncTests {
 
     @Test("a corrupt local file is not taken for deletions: the fleet keeps its keys and the file is restored")
     func corruptLocalFile() async throws {
-        let cluster = try EtcdCluster.started()
-        let a = try FleetHost("a")
-        let b = try FleetHost("b")
-        try a.startAgent([domain], etcd: cluster.endpoints)
-        try b.startAgent([domain], etcd: cluster.endpoints)
+        let (cluster, a, b) = try twoHostsInStep()
         for key in ["One", "Two", "Three"] { try a.defaults("write", domain, key, key.lowercased()) }
         await expectEventually("three keys on host B", hosts: [a, b], cluster: cluster) {
             b.contents(domain).count == 3
@@ -176,11 +174,7 @@ struct FleetSyncTests {
 
     @Test("a value etcd refuses (over its request limit) stays local; the keys beside it go on")
     func refusedValue() async throws {
-        let cluster = try EtcdCluster.started()
-        let a = try FleetHost("a")
-        let b = try FleetHost("b")
-        try a.startAgent([domain], etcd: cluster.endpoints)
-        try b.startAgent([domain], etcd: cluster.endpoints)
+        let (cluster, a, b) = try twoHostsInStep()
         // Written together, in one burst: one transaction first, then key by key.
         let store = try a.store(domain)
         store.set(Data(repeating: 7, count: 2 << 20), forKey: "Huge")  // 2 MiB; etcd's default limit is 1.5 MiB
@@ -243,11 +237,7 @@ struct FleetSyncTests {
 
     @Test("a partition that heals: two members stopped and restarted, the writes made meanwhile arrive")
     func partitionHeals() async throws {
-        let cluster = try EtcdCluster.started()
-        let a = try FleetHost("a")
-        let b = try FleetHost("b")
-        try a.startAgent([domain], etcd: cluster.endpoints)
-        try b.startAgent([domain], etcd: cluster.endpoints)
+        let (cluster, a, b) = try twoHostsInStep()
         try a.defaults("write", domain, "Round", "-int", "1")
         await expectEventually("Round 1 on host B", hosts: [a, b], cluster: cluster) {
             b.value(domain, "Round") == .integer(1)
@@ -288,8 +278,7 @@ struct FleetSyncTests {
                 members: [1, 2])
         }
         try cluster.etcdctl(["put", etcdKey + "Text", "\"plain words\""], members: [1, 2])
-        let revision = try cluster.etcdctl(["get", etcdKey + "Version", "-w", "json"], members: [1, 2])
-        let current = try #require(Self.revision(inJSON: revision))
+        let current = try cluster.revision(members: [1, 2])
         try cluster.etcdctl(["compact", String(current)], members: [1, 2])
         try cluster.restart(0)
 
@@ -305,7 +294,7 @@ struct FleetSyncTests {
         let a = try FleetHost("a")
         let b = try FleetHost("b")
         try a.startAgent([domain], etcd: cluster.endpoints)
-        let other = try FleetHost.Agent(host: a, domains: ["com.example.worker"], etcd: cluster.endpoints)
+        let other = try a.launchAgent(["com.example.worker"], etcd: cluster.endpoints)
         try b.startAgent([domain, "com.example.worker"], etcd: cluster.endpoints)
 
         try b.defaults("write", domain, "Api", "1")
@@ -316,7 +305,9 @@ struct FleetSyncTests {
         let duplicate = try a.defaults("sync", domain, "--etcd", cluster.endpoints)
         #expect(duplicate.status == 1)
         #expect(duplicate.output.contains("another agent is mirroring \(domain)"))
-        #expect(other.stop() == 0)
+        other.terminate()
+        other.waitUntilExit()
+        #expect(other.terminationStatus == 0)
     }
 
     @Test("etcd's authentication: --user passes credentials; without them the agent cannot sync")
@@ -373,44 +364,5 @@ struct FleetSyncTests {
             "sync", "com.example.other", "--etcd", cluster.endpoints, "--cacert", "/nonexistent.pem")
         #expect(missing.status == 1)
         #expect(missing.output.contains("cannot read the TLS file /nonexistent.pem"))
-    }
-
-    static func revision(inJSON json: String) -> Int64? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
-            let header = object["header"] as? [String: Any], let revision = header["revision"] as? NSNumber
-        else { return nil }
-        return revision.int64Value
-    }
-}
-
-extension FleetHost {
-    /// A further agent on the same host (another domain), stopped with ``stop()``.
-    final class Agent {
-        private let process: Process
-
-        init(host: FleetHost, domains: [String], etcd endpoints: String) throws {
-            process = Process()
-            process.executableURL = FleetHost.tool
-            process.arguments = ["sync"] + domains + ["--etcd", endpoints, "--heartbeat", "0.2"]
-            process.environment = host.environment
-            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: host.logPath))
-            handle.seekToEndOfFile()
-            process.standardOutput = handle
-            process.standardError = handle
-            try process.run()
-        }
-
-        func stop() -> Int32 {
-            process.terminate()
-            process.waitUntilExit()
-            return process.terminationStatus
-        }
-
-        deinit {
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
-        }
     }
 }

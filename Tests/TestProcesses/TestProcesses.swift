@@ -7,13 +7,67 @@ public import Foundation
 public func runHelper(_ arguments: [String], environment: [String: String] = [:]) throws -> (
     status: Int32, output: String
 ) {
-    let process = try helperProcess(arguments, environment: environment)
-    let pipe = Pipe()
-    process.standardOutput = pipe
+    // The helper's standard error stays the test's, where its messages show.
+    let result = try runToEnd(try helperProcess(arguments, environment: environment), errors: .inherited)
+    return (result.status, result.output)
+}
+
+/// What a process printed and how it ended.
+public struct ProcessOutput: Sendable {
+    /// Its exit status.
+    public var status: Int32
+    /// Its standard output (and standard error, when merged).
+    public var output: String
+    /// Its standard error, when kept apart; empty otherwise.
+    public var errors: String
+}
+
+/// Where a process's standard error goes while ``runToEnd(_:errors:)`` collects its output.
+public enum ErrorOutput: Sendable {
+    /// To this process's standard error.
+    case inherited
+    /// Into the same pipe as standard output.
+    case merged
+    /// Into a pipe of its own, returned as ``ProcessOutput/errors``.
+    case separate
+}
+
+/// Runs a prepared process to its end and collects what it printed. A separate standard error is read on a
+/// thread of its own, so that neither pipe can fill up and stall the child.
+public func runToEnd(_ process: Process, errors: ErrorOutput) throws -> ProcessOutput {
+    let output = Pipe()
+    let errorPipe = Pipe()
+    process.standardOutput = output
+    switch errors {
+    case .inherited: break
+    case .merged: process.standardError = output
+    case .separate: process.standardError = errorPipe
+    }
     try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    let errorText = Locked(Data())
+    let done = DispatchSemaphore(value: 0)
+    if errors == .separate {
+        Thread {
+            errorText.set(errorPipe.fileHandleForReading.readDataToEndOfFile())
+            done.signal()
+        }.start()
+    }
+    let text = output.fileHandleForReading.readDataToEndOfFile()
+    if errors == .separate { done.wait() }
     process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    return ProcessOutput(
+        status: process.terminationStatus, output: String(decoding: text, as: UTF8.self),
+        errors: String(decoding: errorText.get(), as: UTF8.self))
+}
+
+/// A value behind an `NSLock` (ThreadSanitizer sees it), handed between two threads.
+private final class Locked<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: `value` is only touched under `lock`.
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func set(_ newValue: Value) { lock.withLock { value = newValue } }
+    func get() -> Value { lock.withLock { value } }
 }
 
 /// The helper executable, ready to run with `arguments` and the test's environment plus `environment`.

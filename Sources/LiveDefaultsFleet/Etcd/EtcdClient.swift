@@ -194,7 +194,7 @@ final class EtcdClient: Sendable {
         let parsed = try? JSONDecoder().decode(EtcdErrorBody.self, from: Data(buffer: body))
         let message = parsed?.message ?? parsed?.error ?? String(buffer: body).prefix(200).description
         let text = "\(endpoint) answered \(status.code): \(message)"
-        switch parsed?.status {
+        switch parsed?.code {
         case 14: return FleetError(.unreachable, text)
         case 16: return FleetError(.authenticationFailed, text)
         case 7: return FleetError(.authenticationFailed, text)

@@ -98,21 +98,4 @@ public struct EtcdConnection: Sendable, Hashable {
         }
         return (String(text[..<colon]), String(text[text.index(after: colon)...]))
     }
-
-    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
-    public static func == (lhs: EtcdConnection, rhs: EtcdConnection) -> Bool {
-        lhs.endpoints == rhs.endpoints && lhs.caCertificate == rhs.caCertificate
-            && lhs.certificate == rhs.certificate && lhs.privateKey == rhs.privateKey
-            && lhs.credentials == rhs.credentials && lhs.requestTimeout == rhs.requestTimeout
-    }
-
-    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(endpoints)
-        hasher.combine(caCertificate)
-        hasher.combine(certificate)
-        hasher.combine(privateKey)
-        hasher.combine(credentials)
-        hasher.combine(requestTimeout)
-    }
 }

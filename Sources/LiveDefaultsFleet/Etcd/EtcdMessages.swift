@@ -7,21 +7,22 @@ import Foundation
 // optional), enums by name (`"DELETE"`; the zero value `PUT` is left out).
 
 /// A 64-bit integer as the gateway writes it: a decimal string ("12"); a plain JSON number is accepted too.
-struct EtcdInt64: Codable, Sendable, Hashable {
-    var value: Int64
+/// Revisions are signed (`EtcdInt64`); cluster and member IDs use the whole unsigned range (`EtcdUInt64`).
+struct EtcdInteger<Value: FixedWidthInteger & Codable & Sendable>: Codable, Sendable, Hashable {
+    var value: Value
 
-    init(_ value: Int64) { self.value = value }
+    init(_ value: Value) { self.value = value }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if let text = try? container.decode(String.self) {
-            guard let value = Int64(text) else {
+            guard let value = Value(text) else {
                 throw DecodingError.dataCorruptedError(
-                    in: container, debugDescription: "not a 64-bit integer: \(text.prefix(40))")
+                    in: container, debugDescription: "not a \(Value.self): \(text.prefix(40))")
             }
             self.value = value
         } else {
-            value = try container.decode(Int64.self)
+            value = try container.decode(Value.self)
         }
     }
 
@@ -31,28 +32,13 @@ struct EtcdInt64: Codable, Sendable, Hashable {
     }
 }
 
-/// An unsigned 64-bit identifier as the gateway writes it (cluster and member IDs use the whole range).
-struct EtcdUInt64: Decodable, Sendable, Hashable {
-    var value: UInt64
+typealias EtcdInt64 = EtcdInteger<Int64>
+typealias EtcdUInt64 = EtcdInteger<UInt64>
 
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if let text = try? container.decode(String.self) {
-            guard let value = UInt64(text) else {
-                throw DecodingError.dataCorruptedError(
-                    in: container, debugDescription: "not an unsigned 64-bit integer: \(text.prefix(40))")
-            }
-            self.value = value
-        } else {
-            value = try container.decode(UInt64.self)
-        }
-    }
-}
-
-/// Every response's header: which cluster and member answered, at which revision of the store.
+/// Every response's header: which cluster answered, at which revision of the store. (Fields the mirror does
+/// not use, such as `member_id` and `raft_term`, are not decoded.)
 struct EtcdResponseHeader: Decodable, Sendable {
     var cluster_id: EtcdUInt64?
-    var member_id: EtcdUInt64?
     var revision: EtcdInt64?
 }
 
@@ -60,9 +46,7 @@ struct EtcdResponseHeader: Decodable, Sendable {
 struct EtcdKeyValue: Decodable, Sendable {
     var key: Data?
     var value: Data?
-    var create_revision: EtcdInt64?
     var mod_revision: EtcdInt64?
-    var version: EtcdInt64?
 }
 
 struct EtcdRangeRequest: Encodable, Sendable {
@@ -75,8 +59,6 @@ struct EtcdRangeRequest: Encodable, Sendable {
 struct EtcdRangeResponse: Decodable, Sendable {
     var header: EtcdResponseHeader?
     var kvs: [EtcdKeyValue]?
-    var more: Bool?
-    var count: EtcdInt64?
 }
 
 struct EtcdPutRequest: Encodable, Sendable {
@@ -141,7 +123,6 @@ struct EtcdEvent: Decodable, Sendable {
 
 struct EtcdWatchResponse: Decodable, Sendable {
     var header: EtcdResponseHeader?
-    var created: Bool?
     var canceled: Bool?
     var compact_revision: EtcdInt64?
     var cancel_reason: String?
@@ -154,18 +135,15 @@ struct EtcdWatchStreamLine: Decodable, Sendable {
     var error: EtcdStreamError?
 }
 
-/// The body of an error answer: `{"error": "...", "message": "...", "code": 14}` (a gRPC status code); in
-/// the watch stream `{"error": {"grpc_code": 14, "http_code": 503, "message": "etcdserver: no leader"}}`.
+/// The body of an error answer: `{"error": "...", "message": "...", "code": 14}` (a gRPC status code).
 struct EtcdErrorBody: Decodable, Sendable {
     var error: String?
     var message: String?
     var code: Int?
-    var grpc_code: Int?
-
-    var status: Int? { code ?? grpc_code }
 }
 
-/// The error that ends a watch stream (its `error` member is an object, not a string).
+/// The error that ends a watch stream: `{"error": {"grpc_code": 14, "http_code": 503, "message": "etcdserver:
+/// no leader"}}` (its `error` member is an object, not a string).
 struct EtcdStreamError: Decodable, Sendable {
     var message: String?
     var grpc_code: Int?

@@ -32,9 +32,9 @@ extension DomainMirror {
         }
         // An unreadable file reads as empty: taken at its word, it would delete every key of the fleet. It
         // counts as unchanged instead, and is rebuilt from the agreement once etcd's changes are in.
-        let unreadable = localFileIsUnreadable()
+        let problem = localFileProblem()
         let local =
-            unreadable
+            problem != nil
             ? state.keys.compactMapValues(\.value) : store.persistentDomainContents(forName: domain) ?? [:]
         var toPush = Set<String>()
         for key in Set(remote.keys).union(local.keys).union(state.keys.keys) {
@@ -62,22 +62,21 @@ extension DomainMirror {
             }
         }
         state.revision = revision
-        if unreadable { restoreFromAgreement() }
+        if let problem { restoreFromAgreement(problem) }
         if !toPush.isEmpty { try await push(toPush) }
         saveState()
     }
 
     // MARK: An unreadable local file
 
-    /// Whether the domain's file is corrupt or unreadable right now (the library then reads it as empty).
-    func localFileIsUnreadable() -> Bool {
-        store.problem(inDomain: domain) != nil
+    /// Why the domain's file is corrupt or unreadable right now (the library then reads it as empty), or nil.
+    func localFileProblem() -> DefaultsError? {
+        store.problem(inDomain: domain)
     }
 
     /// Writes every agreed value back into the file; the first write keeps the unreadable file aside (as the
     /// library does with a corrupt file) and starts a new one.
-    func restoreFromAgreement() {
-        guard let problem = store.problem(inDomain: domain) else { return }
+    func restoreFromAgreement(_ problem: DefaultsError) {
         logger.error(
             "\(domain)'s file cannot be read (\(problem)); its keys are not taken for deletions but restored from etcd")
         for (key, entry) in state.keys.sorted(by: { $0.key < $1.key }) {

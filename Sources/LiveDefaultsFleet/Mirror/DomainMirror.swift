@@ -275,7 +275,7 @@ final class DomainMirror {
     /// Pushes the keys whose local value differs from the agreement: one transaction per chunk that holds only
     /// if etcd still has every key at its agreed revision; when one fails, key by key.
     func push(_ keys: Set<String>) async throws(FleetError) {
-        guard !localFileIsUnreadable() else { return restoreFromAgreement() }
+        if let problem = localFileProblem() { return restoreFromAgreement(problem) }
         let contents = store.persistentDomainContents(forName: domain) ?? [:]
         var changed: [(key: String, value: PropertyList?)] = []
         for key in keys.sorted() where contents[key] != state.keys[key]?.value {
