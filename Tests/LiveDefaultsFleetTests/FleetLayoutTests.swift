@@ -172,3 +172,77 @@ struct EtcdMessageTests {
         #expect(failure(.badGateway, "<html>not etcd</html>") == .etcdError)
     }
 }
+
+/// Property tests over mutated input: whatever bytes a member or a damaged state file holds, parsing gives a
+/// value or an error, never a trap (a seeded generator, so a failure repeats).
+@Suite("Fleet input under mutation")
+struct FleetMutationTests {
+    /// A small xorshift generator: the same sequence for the same seed on every run.
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            return state
+        }
+    }
+
+    /// `count` variants of `bytes`: bytes flipped, inserted, removed, the whole cut short.
+    static func mutations(of bytes: [UInt8], count: Int, seed: UInt64) -> [[UInt8]] {
+        var generator = Generator(state: seed)
+        let alphabet = Array(#"{}[]":,0123456789-"abcdefghijklmnopqrstuvwxyz\ "#.utf8) + [0, 0xFF, 0x80]
+        return (0..<count).map { _ in
+            var mutated = bytes
+            for _ in 0..<Int.random(in: 1...4, using: &generator) {
+                let position = mutated.isEmpty ? 0 : Int.random(in: 0..<mutated.count, using: &generator)
+                let byte = alphabet.randomElement(using: &generator) ?? 0
+                switch Int.random(in: 0..<4, using: &generator) {
+                case 0 where !mutated.isEmpty: mutated[position] = byte
+                case 1: mutated.insert(byte, at: position)
+                case 2 where !mutated.isEmpty: mutated.remove(at: position)
+                default: mutated = Array(mutated.prefix(position))
+                }
+            }
+            return mutated
+        }
+    }
+
+    @Test("mutated watch lines and error answers parse to a value or an error")
+    func watchLines() {
+        let lines = [
+            #"{"result":{"header":{"cluster_id":"16802204702832603495","revision":"9"},"events":[{"kv":{"key":"L2E=","mod_revision":"9","value":"eA=="}},{"type":"DELETE","kv":{"key":"L2I=","mod_revision":"9"}}]}}"#,
+            #"{"result":{"header":{},"canceled":true,"compact_revision":"3"}}"#,
+            #"{"error":{"grpc_code":14,"http_code":503,"message":"etcdserver: no leader"}}"#,
+        ]
+        var values = 0
+        for (index, line) in lines.enumerated() {
+            for mutated in Self.mutations(of: Array(line.utf8), count: 3_000, seed: 0x9E37_79B9 &+ UInt64(index)) {
+                let buffer = ByteBuffer(bytes: mutated)
+                if (try? EtcdClient.watchResponse(buffer, endpoint: "m")) != nil { values += 1 }
+                _ = EtcdClient.failure(status: .badRequest, body: buffer, endpoint: "m")
+            }
+        }
+        #expect(values > 0, "some mutations are still valid lines")
+    }
+
+    @Test("mutated sync state files are a state or no state")
+    func stateFiles() throws {
+        var state = MirrorState(prefix: "/livedefaults/")
+        state.clusterID = 42
+        state.revision = 9
+        state.keys["Limit"] = MirrorState.Entry(revision: 8, value: .array([.integer(5), .string("x")]))
+        state.keys["Gone"] = MirrorState.Entry(revision: 9, value: nil)
+        for format in [PropertyList.Format.binary, .xml] {
+            guard case .dictionary(let root) = try PropertyList.decode(try state.encoded()).value else {
+                Issue.record("the state is a dictionary")
+                return
+            }
+            let bytes = Array(try PropertyList.dictionary(root).encoded(as: format))
+            for mutated in Self.mutations(of: bytes, count: 2_000, seed: 0xD1B5_4A32 &+ UInt64(bytes.count)) {
+                _ = MirrorState.decode(Data(mutated), prefix: "/livedefaults/")
+            }
+            #expect(MirrorState.decode(Data(bytes), prefix: "/livedefaults/") == state)
+        }
+    }
+}
