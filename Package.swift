@@ -32,8 +32,10 @@ let package = Package(
     targets: [
         .target(
             name: "LiveDefaults",
-            dependencies: [.product(name: "Logging", package: "swift-log")]
+            dependencies: ["CLiveDefaultsSystem", .product(name: "Logging", package: "swift-log")]
         ),
+        // The one system call Swift's Glibc module does not export (statfs, to tell network file systems).
+        .target(name: "CLiveDefaultsSystem"),
         // What `defaults write` accepts as a value and how `defaults read` prints one.
         .target(
             name: "DefaultsToolSupport",

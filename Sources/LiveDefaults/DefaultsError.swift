@@ -63,11 +63,17 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
     public let keptAs: String?
     /// Details in words: the reason, the system's message, the type found.
     public let detail: String?
+    /// For a file that cannot be read (``Code/corruptFile``, ``Code/notADictionary``, ``Code/readFailed``):
+    /// whether the store keeps serving the last version of it that it read (its *last known good*) instead
+    /// of reading the layer as empty. True in a running store that had read the file before it broke; false
+    /// in a process that found it broken from the start.
+    public let keepsLastKnownGood: Bool
 
     /// An error of any code with the given context (for codes this version has no function for).
     public init(
         code: Code, domain: String? = nil, key: String? = nil, path: String? = nil, errno: Int32? = nil,
-        propertyListError: PropertyListError? = nil, keptAs: String? = nil, detail: String? = nil
+        propertyListError: PropertyListError? = nil, keptAs: String? = nil, detail: String? = nil,
+        keepsLastKnownGood: Bool = false
     ) {
         self.code = code
         self.domain = domain
@@ -77,6 +83,14 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         self.propertyListError = propertyListError
         self.keptAs = keptAs
         self.detail = detail
+        self.keepsLastKnownGood = keepsLastKnownGood
+    }
+
+    /// This error, saying whether the store keeps serving the file's last known good version.
+    func keepingLastKnownGood(_ keeps: Bool) -> DefaultsError {
+        DefaultsError(
+            code: code, domain: domain, key: key, path: path, errno: errno, propertyListError: propertyListError,
+            keptAs: keptAs, detail: detail, keepsLastKnownGood: keeps)
     }
 
     /// A domain name that cannot name a file safely: empty, `.` or `..`, starting with `.`, containing `/`
@@ -134,6 +148,13 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         DefaultsError(code: .migrationFailed, domain: domain, key: key, detail: reason)
     }
 
+    /// What a store does while a file cannot be read.
+    private var untilFixed: String {
+        keepsLastKnownGood
+            ? "this process keeps serving the last version it read (last known good) until the file is fixed"
+            : "its layer reads as empty until the file is fixed or replaced"
+    }
+
     // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public var description: String {
         let path = path ?? "?"
@@ -150,12 +171,14 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
             return "key \"\(key)\" in domain \(domain) is managed by an administrator and cannot be changed"
         case .corruptFile:
             return "\(path) is not a valid property list (\(underlying)); "
-                + (keptAs.map { "it was kept aside as \($0) and the domain starts empty" }
-                    ?? "the domain reads as empty until the file is fixed or replaced")
+                + (keptAs.map {
+                    "it was kept aside as \($0), and the file was written again from the last version this "
+                        + "process had read (empty if it had read none) with the change on top"
+                } ?? untilFixed)
         case .notADictionary:
-            return "\(path) holds a \(detail), not a dictionary of defaults"
+            return "\(path) holds a \(detail), not a dictionary of defaults; \(untilFixed)"
         case .readFailed:
-            return "cannot read \(path): \(detail) (errno \(errno ?? 0))"
+            return "cannot read \(path): \(detail) (errno \(errno ?? 0)); \(untilFixed)"
         case .writeFailed:
             return "cannot write \(path): \(detail) (errno \(errno ?? 0)); the change is kept in memory and retried"
         case .unrepresentableValue:

@@ -11,6 +11,8 @@
 //   typed-read <dir> <domain> <n>                  read DefaultsKey<Int>("RateLimit", default: 100) n times
 //   await-value <dir> <domain> <key> <value>       print "ready", wait (20 s at most) until the key's value
 //                                                  is the string, print "seen"; exit 1 on timeout
+//   write-after-input <dir> <domain> <key> <value> open the domain, print "ready", wait for a line on standard
+//                                                  input, then set the key to the string and synchronize
 //
 // The Foundation and standard modes need XDG_CONFIG_HOME in their environment (Foundation reads it at
 // start-up) and refuse to run without it, so that a test can never write into the real home.
@@ -139,6 +141,16 @@ case "write-sequence":
         defaults.synchronize()
     }
     exit(0)
+
+case "write-after-input":
+    guard arguments.count == 6 else { fail("write-after-input <dir> <domain> <key> <value>") }
+    let defaults = store(arguments[2], arguments[3])
+    _ = defaults.dictionaryRepresentation()
+    print("ready")
+    fflush(nil)
+    _ = readLine()
+    defaults.set(arguments[5], forKey: arguments[4])
+    exit(defaults.synchronize() ? 0 : 1)
 
 case "await-value":
     guard arguments.count == 6 else { fail("await-value <dir> <domain> <key> <value>") }

@@ -45,6 +45,9 @@ final class DomainFile: Sendable {
         /// Why the current version of the file could not be read, until it is fixed or replaced; stores that
         /// attach to the file later learn of it through ``currentFailure``.
         var failure: DefaultsError?
+        /// Whether this process has read a version of the file that parsed (an existing file, not an absent
+        /// one): while the file is unreadable, `disk` keeps that last good version (see ``reload``).
+        var readGoodVersion = false
         /// Whether this process has looked for temporaries left by killed writers (once per file).
         var sweptTemporaries = false
         /// A digest of the bytes last read or written, to tell a rewrite that kept inode, size and
@@ -104,6 +107,11 @@ final class DomainFile: Sendable {
         state.withLock { $0.failure }
     }
 
+    /// Whether the file on disk cannot be read and this process serves the last version it read instead.
+    var servesLastKnownGood: Bool {
+        state.withLock { $0.failure?.keepsLastKnownGood == true }
+    }
+
     func loadIfNeeded() {
         if loadedFlag.load(ordering: .acquiring) { return }
         reload()
@@ -124,11 +132,13 @@ final class DomainFile: Sendable {
             do throws(SystemError) {
                 current = try FileSystem.stamp(atPath: path)
             } catch {
-                let failure = DefaultsError.readFailed(path: path, errno: error.errno, message: error.message)
-                state.withLock { state in
+                let failure = state.withLock { state in
+                    let failure = DefaultsError.readFailed(path: path, errno: error.errno, message: error.message)
+                        .keepingLastKnownGood(state.readGoodVersion)
                     state.loaded = true
                     loadedFlag.store(true, ordering: .releasing)
                     state.failure = failure
+                    return failure
                 }
                 return [.failed(failure)]
             }
@@ -150,13 +160,17 @@ final class DomainFile: Sendable {
                     state.format = loaded?.format ?? state.format
                     state.digest = loaded?.digest
                     state.failure = nil
+                    state.readGoodVersion = loaded != nil
                 case .failure(let failure):
-                    state.disk = [:]
+                    // Last known good: `disk` keeps the last version that parsed (empty when this process has
+                    // read none), so that one bad save never takes a running program's settings away. The
+                    // next good version is compared with it, key by key, like any other change.
+                    let error = failure.error.keepingLastKnownGood(state.readGoodVersion)
                     state.stamp = failure.stamp
-                    state.failure = failure.error
+                    state.failure = error
                     if state.corruptStamp != failure.stamp {
                         state.corruptStamp = failure.stamp
-                        report = failure.error
+                        report = error
                     }
                 }
                 state.contents = Self.overlay(state.disk, state.inFlight, state.pending)
@@ -233,6 +247,7 @@ final class DomainFile: Sendable {
                     state.inFlight = nil
                     state.corruptStamp = nil
                     state.failure = nil
+                    state.readGoodVersion = outcome.stamp != nil
                     // The file held what this process last knew: the new disk contents are exactly the
                     // cached contents without the newer pending edits, so nothing changed for readers, and
                     // the cache keeps its own storage (recomputing it would share the disk dictionary and
@@ -357,11 +372,13 @@ final class DomainFile: Sendable {
                     reason = .malformed(offset: 0, reason: "the top-level value is a \(found), not a dictionary")
                 default: return .failure(corrupt.error)
                 }
-                // Never overwrite what we cannot read: keep it aside under a name that says why.
+                // Never overwrite what we cannot read: keep it aside under a name that says why. The edits
+                // are merged onto the last version this process read (its last known good, empty when it
+                // read none), so that no key it knew of is lost from the disk.
                 let kept = "\(path).corrupt-\(Self.wholeSeconds(clock.now))-\(getpid())"
                 do throws(SystemError) { try FileSystem.move(path, to: kept) } catch { return failure(error) }
                 keptAside = .corruptFile(path: path, reason, keptAs: kept)
-                base = [:]
+                base = cachedDisk
             }
         }
         let contents = edits.applied(to: base)

@@ -27,8 +27,9 @@ extension Defaults {
         /// are reported through ``Defaults/lastError`` and this handler, so the log is not the only place).
         public var errorHandler: (@Sendable (DefaultsError) -> Void)?
         /// Where the store logs (label `LiveDefaults` unless you pass your own). Conditions a caller also
-        /// hears of through the API are logged at `.info`; a stored value a typed key cannot read, at
-        /// `.notice`; trouble watching files (polling instead of inotify), at `.warning`. Nothing is logged at
+        /// hears of through the API are logged at `.info`; a stored value a typed key cannot read, and a file
+        /// that broke while the store keeps serving its last known good version, at `.notice`; trouble
+        /// watching files (polling instead of inotify), at `.warning`. Nothing is logged at
         /// `.error` or above.
         public var logger: Logger
         /// Watches the store's files for other processes' writes: the process's watcher unless you pass one

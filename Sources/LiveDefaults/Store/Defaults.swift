@@ -351,9 +351,15 @@ public final class Defaults: Sendable {
     }
 
     /// An error with no caller to throw to: logged (at `.info`: the API reports it too), kept in
-    /// ``lastError`` and passed to the error handler, in that order, with no lock held.
+    /// ``lastError`` and passed to the error handler, in that order, with no lock held. A file that broke
+    /// under a running store, which keeps serving its last known good version, is logged at `.notice`: the
+    /// program goes on with settings that no longer match the disk, and an operator should hear of it.
     func record(_ error: DefaultsError) {
-        configuration.logger.info("\(error)")
+        if error.keepsLastKnownGood {
+            configuration.logger.notice("\(error)")
+        } else {
+            configuration.logger.info("\(error)")
+        }
         state.withLock { $0.lastError = error }
         configuration.errorHandler?(error)
     }

@@ -22,15 +22,24 @@ import Logging
 /// - A directory that does not exist is awaited through a watch on its nearest existing ancestor; when a
 ///   watched directory is deleted or moved, its files are reloaded (they are gone) and it is awaited again.
 /// - `IN_Q_OVERFLOW` (the kernel dropped events) rescans every file.
+/// - **Symbolic links**: a path that is a link, or lies below a linked directory, is watched along its whole
+///   chain (``SymlinkChain``): every link on the way and the file it resolves to. A swap anywhere in the
+///   chain — a Kubernetes volume renaming `..data`, a `ln -sfn` — is a change, and the chain is worked out
+///   again. Plain paths, the ordinary case, keep a single directory watch and no chain at all.
 /// - When inotify is unavailable (instance or watch limit reached, a file system without inotify support,
 ///   or `LIVEDEFAULTS_WATCHER=poll` in the environment), the affected directories are polled instead, every
 ///   ``pollInterval``, with a warning in the log of the store that registered them.
+/// - A directory on a network or user-space file system (NFS, SMB/CIFS, FUSE, 9p, Ceph…: ``RemoteFileSystem``),
+///   where inotify cannot see other machines' writes, is polled as well, with one notice saying why;
+///   `LIVEDEFAULTS_WATCHER=inotify` keeps inotify there.
 public final class FileWatcher: Sendable {
-    /// The process's watcher: inotify, unless `LIVEDEFAULTS_WATCHER=poll` is set; polling (where needed)
-    /// every `LIVEDEFAULTS_POLL_INTERVAL_MS` milliseconds, else 100 ms.
+    /// The process's watcher: inotify, unless `LIVEDEFAULTS_WATCHER=poll` is set (or a directory lies on a
+    /// network file system, unless `LIVEDEFAULTS_WATCHER=inotify` is set); polling (where needed) every
+    /// `LIVEDEFAULTS_POLL_INTERVAL_MS` milliseconds, else 100 ms.
     public static let shared = FileWatcher(
         forcePolling: Environment.value("LIVEDEFAULTS_WATCHER") == "poll",
-        pollInterval: FileWatcher.pollIntervalFromEnvironment)
+        pollInterval: FileWatcher.pollIntervalFromEnvironment,
+        remoteFileSystem: RemoteFileSystem.detector(setting: Environment.value("LIVEDEFAULTS_WATCHER")))
 
     /// How often polled directories are checked: `LIVEDEFAULTS_POLL_INTERVAL_MS`, else 100 ms.
     static var pollIntervalFromEnvironment: Duration {
@@ -43,6 +52,16 @@ public final class FileWatcher: Sendable {
     private static let mask = UInt32(
         IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
             | IN_ONLYDIR)
+
+    /// How a watched path is followed, for diagnostics (``status(ofPath:)``).
+    public struct Status: Sendable, Hashable {
+        /// Whether the path's changes are seen through inotify or by polling.
+        public var isPolled: Bool
+        /// Why the path is polled, when it is.
+        public var reason: String?
+        /// The symbolic links the watcher follows for the path (empty for a plain path).
+        public var links: [String]
+    }
 
     /// What a registrant hears: its file may have changed.
     struct Event: Sendable {
@@ -66,10 +85,13 @@ public final class FileWatcher: Sendable {
         /// Watch descriptor → watched path (a files' directory, or an ancestor awaiting one).
         var watchedPaths: [Int32: String] = [:]
         var watchDescriptors: [String: Int32] = [:]
-        /// Directories whose files are polled instead of watched.
-        var polledDirectories: Set<String> = []
+        /// Directories whose files are polled instead of watched, and why.
+        var polledDirectories: [String: String] = [:]
         var pollingStarted = false
         var warnedAboutPolling = false
+        var notedRemoteFileSystem = false
+        /// The symbolic-link chains of registered paths that are not plain.
+        var links = WatchedLinks()
         /// How many times the kernel's queue overflowed (for tests and diagnostics).
         var overflows = 0
         /// Whether the reading source is suspended (tests that flood the queue).
@@ -90,6 +112,9 @@ public final class FileWatcher: Sendable {
     private let watchLimit: Int
     /// Why inotify is not used at all, when it is not.
     private let inotifyUnavailable: String?
+    /// The network or user-space file system holding a directory (nil for a local one): such directories are
+    /// polled. Tests pass a stand-in.
+    private let remoteFileSystem: @Sendable (String) -> String?
 
     /// A watcher of its own, for stores that should not share the process's (``shared``).
     ///
@@ -105,14 +130,18 @@ public final class FileWatcher: Sendable {
         self.init(forcePolling: polling, pollInterval: pollInterval, clock: clock)
     }
 
-    /// A watcher; `forcePolling` skips inotify altogether. `watchLimit` simulates the kernel's watch limit.
+    /// A watcher; `forcePolling` skips inotify altogether. `watchLimit` simulates the kernel's watch limit;
+    /// `remoteFileSystem` tells which directories lie on a file system inotify cannot see other hosts' writes
+    /// on (``RemoteFileSystem/name(ofFileSystemAt:)`` unless a test stands in for it).
     init(
         forcePolling: Bool = false, pollInterval: Duration = .milliseconds(100),
-        clock: any DefaultsClock = SystemDefaultsClock.shared, watchLimit: Int = .max
+        clock: any DefaultsClock = SystemDefaultsClock.shared, watchLimit: Int = .max,
+        remoteFileSystem: @escaping @Sendable (String) -> String? = RemoteFileSystem.name(ofFileSystemAt:)
     ) {
         self.pollInterval = max(.milliseconds(1), pollInterval)
         self.clock = clock
         self.watchLimit = watchLimit
+        self.remoteFileSystem = remoteFileSystem
         let descriptor = forcePolling ? -1 : inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         if descriptor >= 0 {
             inotifyUnavailable = nil
@@ -141,7 +170,19 @@ public final class FileWatcher: Sendable {
     var overflowCount: Int { state.withLock { $0.overflows } }
 
     /// The directories being polled (inotify unavailable for them).
-    var polledDirectories: Set<String> { state.withLock { $0.polledDirectories } }
+    var polledDirectories: Set<String> { state.withLock { Set($0.polledDirectories.keys) } }
+
+    /// How the watcher follows a path registered with it: inotify or polling (and why), and the links it
+    /// follows. Registrations take effect on the watcher's queue: call it after the store that registered
+    /// the path has opened, as `defaults doctor` does.
+    public func status(ofPath path: String) -> Status {
+        settle()
+        let directory = PathComponents.directory(of: path)
+        return state.withLock { state in
+            let reason = state.polledDirectories[directory] ?? (descriptor < 0 ? inotifyUnavailable : nil)
+            return Status(isPolled: reason != nil, reason: reason, links: state.links.files[path]?.links ?? [])
+        }
+    }
 
     /// The number of inotify watches held.
     var watchCount: Int { state.withLock { $0.watchDescriptors.count } }
@@ -161,6 +202,7 @@ public final class FileWatcher: Sendable {
                 registrations[id] = existing
             } else {
                 registrations[id] = Registration(owner: owner, count: 1, onChange: onChange, logger: logger)
+                state.links.unresolved.insert(path)
             }
             state.files[directory, default: [:]][path] = registrations
         }
@@ -181,7 +223,11 @@ public final class FileWatcher: Sendable {
             }
             registrations = registrations.filter { $0.value.owner != nil }
             state.files[directory]?[path] = registrations.isEmpty ? nil : registrations
-            if state.files[directory]?.isEmpty == true { state.files.removeValue(forKey: directory) }
+            if registrations.isEmpty { state.links.forgetFile(path) }
+            if state.files[directory]?.isEmpty == true {
+                state.files.removeValue(forKey: directory)
+                state.links.forgetDirectory(directory)
+            }
         }
         queue.async { self.reconcile() }
     }
@@ -200,27 +246,50 @@ public final class FileWatcher: Sendable {
     // MARK: Watches
 
     /// Makes the set of watches match the registered directories: each existing directory watched, each
-    /// missing one awaited through its nearest existing ancestor, unneeded watches removed. Runs on `queue`.
+    /// missing one awaited through its nearest existing ancestor, unneeded watches removed; and for paths
+    /// reached through symbolic links, the directories of every link and target on their chains. Registrants
+    /// whose chain now resolves elsewhere are told their file may have changed. Runs on `queue`.
     private func reconcile() {
+        var relinked = resolveChains()
+        defer {
+            for path in relinked {
+                for handler in handlers(forPath: path) { handler(Event(writtenInPlace: false)) }
+            }
+        }
         guard descriptor >= 0 else {
             let directories = Set(state.withLock { $0.files.keys })
             startPolling(directories, reason: inotifyUnavailable ?? "inotify unavailable")
             return
         }
         // A directory can appear between the check and the watch: repeat until nothing changes.
-        for _ in 0..<8 {
-            let directories = state.withLock { state in
-                Set(state.files.keys).subtracting(state.polledDirectories)
+        for round in 0..<8 {
+            if round > 0 { relinked.formUnion(resolveChains()) }
+            // Watch path → the registered directories that need it.
+            let (plain, chained) = state.withLock { state in
+                let polled = state.polledDirectories
+                let plain = state.files.keys.filter { polled[$0] == nil && state.links.isPlain($0) }
+                let chained = state.links.chainDirectories().compactMapValues { needed in
+                    let needed = needed.filter { polled[$0] == nil }
+                    return needed.isEmpty ? nil : needed
+                }
+                return (plain, chained)
             }
-            var wanted: Set<String> = []
-            for directory in directories { wanted.insert(Self.nearestExisting(directory)) }
+            var wanted: [String: Set<String>] = [:]
+            for directory in plain { wanted[Self.nearestExisting(directory), default: []].insert(directory) }
+            for (directory, needed) in chained { wanted[Self.nearestExisting(directory), default: []].formUnion(needed) }
             let current = state.withLock { Set($0.watchDescriptors.keys) }
             var changed = false
             var newlyWatched: [String] = []
-            var polled: [(String, String)] = []
-            for path in wanted.subtracting(current) {
+            var polled: [(path: String, reason: String, remote: Bool)] = []
+            for path in Set(wanted.keys).subtracting(current) {
                 if watchCount >= watchLimit {
-                    polled.append((path, "the watch limit (\(watchLimit)) is reached"))
+                    polled.append((path, "the watch limit (\(watchLimit)) is reached", false))
+                    continue
+                }
+                if let kind = remoteFileSystem(path) {
+                    polled.append(
+                        (path, "it is on a \(kind) file system, where inotify does not see writes made on other machines",
+                         true))
                     continue
                 }
                 let wd = inotify_add_watch(descriptor, path, Self.mask)
@@ -229,7 +298,7 @@ public final class FileWatcher: Sendable {
                     if code == ENOENT || code == ENOTDIR {
                         changed = true  // it vanished meanwhile; look again
                     } else {
-                        polled.append((path, String(cString: strerror(code))))
+                        polled.append((path, String(cString: strerror(code)), false))
                     }
                     continue
                 }
@@ -240,24 +309,80 @@ public final class FileWatcher: Sendable {
                 newlyWatched.append(path)
                 changed = true
             }
-            for path in current.subtracting(wanted) {
+            for path in current.subtracting(wanted.keys) {
                 if let wd = state.withLock({ $0.watchDescriptors.removeValue(forKey: path) }) {
                     state.withLock { _ = $0.watchedPaths.removeValue(forKey: wd) }
                     inotify_rm_watch(descriptor, wd)
                 }
             }
-            if !polled.isEmpty {
-                // Poll the registered directories that would have needed these watches.
-                let affected = directories.filter { directory in
-                    polled.contains { Self.nearestExisting(directory) == $0.0 }
-                }
-                startPolling(Set(affected), reason: polled[0].1)
+            // Poll the registered directories that would have needed these watches.
+            for (reason, remote) in Set(polled.map { PollReason(text: $0.reason, remote: $0.remote) }).map({
+                ($0.text, $0.remote)
+            }) {
+                let affected = polled.filter { $0.reason == reason }.flatMap { wanted[$0.path] ?? [] }
+                startPolling(Set(affected), reason: reason, remote: remote)
             }
-            // Files may have been written before the watch existed: check the directories now watched.
+            // Files may have been written before the watch existed: check the directories now watched, and
+            // the chains through them.
             for path in newlyWatched {
                 reloadFiles(under: path)
+                // A file in it may have become a link before the watch existed (a volume mounted again).
+                let prefix = path == "/" ? "/" : path + "/"
+                state.withLock { state in
+                    for (directory, files) in state.files where directory == path || directory.hasPrefix(prefix) {
+                        state.links.unresolved.formUnion(files.keys)
+                    }
+                }
+                let dependent = state.withLock { $0.links.files(dependingOn: path) }
+                for file in dependent {
+                    for handler in handlers(forPath: file) { handler(Event(writtenInPlace: false)) }
+                }
             }
             if !changed { return }
+        }
+    }
+
+    private struct PollReason: Hashable {
+        var text: String
+        var remote: Bool
+    }
+
+    /// Works out the chains that registrations and events left to resolve, with the system calls made
+    /// outside the lock. A new plain path costs one `lstat`. Returns the registered paths whose chain now
+    /// resolves differently from before.
+    private func resolveChains() -> Set<String> {
+        let (directories, files) = state.withLock { state -> ([String], Set<String>) in
+            let directories = state.files.keys.filter { state.links.directoriesStale || state.links.directories[$0] == nil }
+            state.links.directoriesStale = false
+            let files = state.links.unresolved
+            state.links.unresolved = []
+            return (Array(directories), files)
+        }
+        if directories.isEmpty && files.isEmpty { return [] }
+        let directoryChains = directories.map { ($0, SymlinkChain.resolve($0)) }
+        var pending = files
+        state.withLock { state in
+            for (directory, chain) in directoryChains where state.links.setDirectory(directory, chain) {
+                // Every file in it resolves elsewhere now.
+                if let registered = state.files[directory] { pending.formUnion(registered.keys) }
+            }
+        }
+        let plainDirectories = state.withLock { state in
+            Set(pending.map { PathComponents.directory(of: $0) }.filter { state.links.isPlain($0) })
+        }
+        let fileChains = pending.map { path -> (String, SymlinkChain?) in
+            let directory = PathComponents.directory(of: path)
+            if plainDirectories.contains(directory) && !SymlinkChain.isLink(path) { return (path, nil) }
+            return (path, SymlinkChain.resolve(path))
+        }
+        return state.withLock { state in
+            var relinked: Set<String> = []
+            for (path, chain) in fileChains {
+                // A file unregistered meanwhile is not followed.
+                guard state.files[PathComponents.directory(of: path)]?[path] != nil else { continue }
+                if state.links.setFile(path, chain) { relinked.insert(path) }
+            }
+            return relinked
         }
     }
 
@@ -281,6 +406,8 @@ public final class FileWatcher: Sendable {
         /// The files to reload, in order, and those an in-place writer closed (see below).
         var touchedFiles: [String] = []
         var writtenInPlace: Set<String> = []
+        /// Paths that something new was created or renamed at: maybe a symbolic link.
+        var replaced: Set<String> = []
         var touchedDirectories = false
         /// Directories created, deleted or moved below a watched one.
         var changedDirectories: [String] = []
@@ -313,6 +440,14 @@ public final class FileWatcher: Sendable {
                     continue
                 }
                 let path = directory == "/" ? "/" + name : directory + "/" + name
+                if mask & UInt32(IN_ISDIR) == 0 && mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
+                    replaced.insert(path)
+                    // A new file brings its IN_CLOSE_WRITE; a new symbolic link (symlink(2)) brings nothing more.
+                    if mask & UInt32(IN_CREATE) != 0 {
+                        if isFollowed(path) && SymlinkChain.isLink(path) { touchedFiles.append(path) }
+                        continue
+                    }
+                }
                 if mask & UInt32(IN_ISDIR) != 0 {
                     // A directory appeared or vanished below a watched one: maybe one we wait for.
                     touchedDirectories = true
@@ -332,6 +467,10 @@ public final class FileWatcher: Sendable {
             }
             // Handled here, and nothing for a caller to do: information, not a warning.
             logger?.info("inotify queue overflowed: rescanning every watched file")
+            state.withLock { state in
+                state.links.directoriesStale = true
+                state.links.unresolved.formUnion(state.links.files.keys)
+            }
             reconcile()
             for handler in handlers(where: { _ in true }) { handler(Event(writtenInPlace: true)) }
             return
@@ -352,6 +491,12 @@ public final class FileWatcher: Sendable {
                 inotify_rm_watch(descriptor, wd)
                 reloadFiles(under: path)
             }
+            // A directory on some chain may be the one that came or went (a volume's timestamped directory):
+            // every chain is worked out again, and those that now end elsewhere are reloaded.
+            state.withLock { state in
+                state.links.directoriesStale = true
+                state.links.unresolved.formUnion(state.links.files.keys)
+            }
             reconcile()
             // A directory may have come and gone while only an ancestor was watched (this process created
             // it by writing a file, another removed it before the watch on it was added): its files were
@@ -363,9 +508,38 @@ public final class FileWatcher: Sendable {
         // once. So a rename whose stamp matches what this process last wrote is this process's own write,
         // and only in-place writes need the contents compared (which reads the whole file).
         var seen: Set<String> = []
+        var relinked: Set<String> = []
         for path in touchedFiles where seen.insert(path).inserted {
             let event = Event(writtenInPlace: writtenInPlace.contains(path))
-            for handler in handlers(forPath: path) { handler(event) }
+            let (direct, dependents, chained, isChained) = state.withLock { state in
+                let dependents = state.links.dependents[path] ?? []
+                return (
+                    Self.live(state.files[PathComponents.directory(of: path)]?[path]), dependents,
+                    dependents.flatMap { Self.live(state.files[PathComponents.directory(of: $0)]?[$0]) },
+                    state.links.files[path] != nil
+                )
+            }
+            for handler in direct + chained { handler(event) }
+            // A link or target on some chain changed: those chains are worked out again, and so is a
+            // registered link. A plain file renamed into place costs one lstat, to see whether it is a link.
+            relinked.formUnion(dependents)
+            if isChained || (!direct.isEmpty && replaced.contains(path) && SymlinkChain.isLink(path)) {
+                relinked.insert(path)
+            }
+        }
+        if !relinked.isEmpty {
+            state.withLock { state in
+                state.links.unresolved.formUnion(relinked)
+                state.links.directoriesStale = true
+            }
+            reconcile()
+        }
+    }
+
+    /// Whether an event at `path` concerns a registrant: a registered file, or a link or target on a chain.
+    private func isFollowed(_ path: String) -> Bool {
+        state.withLock { state in
+            state.files[PathComponents.directory(of: path)]?[path] != nil || state.links.dependents[path] != nil
         }
     }
 
@@ -396,12 +570,21 @@ public final class FileWatcher: Sendable {
 
     // MARK: Polling fallback
 
-    private func startPolling(_ directories: Set<String>, reason: String) {
+    /// Polls `directories` from now on. The first time inotify fails, a warning goes to the log of a store
+    /// that needed one of them; the first time a directory lies on a remote file system (where polling is
+    /// the right way, not a degraded one), a notice.
+    private func startPolling(_ directories: Set<String>, reason: String, remote: Bool = false) {
         let (added, logger, mustStart) = state.withLock { state in
-            let added = directories.subtracting(state.polledDirectories)
-            state.polledDirectories.formUnion(directories)
-            let mustWarn = !added.isEmpty && !state.warnedAboutPolling
-            if mustWarn { state.warnedAboutPolling = true }
+            let added = directories.filter { state.polledDirectories[$0] == nil }
+            for directory in added { state.polledDirectories[directory] = reason }
+            let mustWarn: Bool
+            if remote {
+                mustWarn = !added.isEmpty && !state.notedRemoteFileSystem
+                if mustWarn { state.notedRemoteFileSystem = true }
+            } else {
+                mustWarn = !added.isEmpty && !state.warnedAboutPolling
+                if mustWarn { state.warnedAboutPolling = true }
+            }
             var logger: Logger?
             if mustWarn {
                 for directory in added.sorted() {
@@ -415,11 +598,17 @@ public final class FileWatcher: Sendable {
             if mustStart { state.pollingStarted = true }
             return (added, logger, mustStart)
         }
-        // A degraded mode the operator can fix (raise fs.inotify limits) and no caller is told of: a warning,
-        // once per watcher, in the log of the store that needed the directory.
-        logger?.warning(
-            "cannot watch \(added.sorted().joined(separator: ", ")) with inotify (\(reason)): LiveDefaults polls for changes by other processes every \(pollInterval) instead"
-        )
+        // Inotify failing is a degraded mode the operator can fix (raise fs.inotify limits) and no caller is
+        // told of: a warning, once per watcher, in the log of the store that needed the directory.
+        if remote {
+            logger?.notice(
+                "polling \(added.sorted().joined(separator: ", ")) every \(pollInterval): \(reason) (LIVEDEFAULTS_WATCHER=inotify keeps inotify)"
+            )
+        } else {
+            logger?.warning(
+                "cannot watch \(added.sorted().joined(separator: ", ")) with inotify (\(reason)): LiveDefaults polls for changes by other processes every \(pollInterval) instead"
+            )
+        }
         if mustStart { queue.async { [weak self] in self?.pollAndReschedule() } }
     }
 
@@ -427,7 +616,7 @@ public final class FileWatcher: Sendable {
     /// lives. (An interval of any length is fine: the system clock saturates rather than overflows.)
     private func pollAndReschedule() {
         let polled = state.withLock { $0.polledDirectories }
-        for handler in handlers(where: { polled.contains($0) }) { handler(Event(writtenInPlace: false)) }
+        for handler in handlers(where: { polled[$0] != nil }) { handler(Event(writtenInPlace: false)) }
         clock.schedule(after: pollInterval, on: queue) { [weak self] in self?.pollAndReschedule() }
     }
 

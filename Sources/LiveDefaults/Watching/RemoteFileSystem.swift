@@ -1,0 +1,43 @@
+import CLiveDefaultsSystem
+
+/// File systems whose files other machines can change: inotify reports only the changes made through this
+/// machine's kernel, so a watch on them stays silent when another host writes. Directories on them are
+/// polled (see ``FileWatcher``).
+public enum RemoteFileSystem {
+    /// The `statfs` magic numbers of network and user-space file systems, with their usual names.
+    static let magicNumbers: [UInt: String] = [
+        0x6969: "nfs",
+        0x517B: "smb",
+        0xFF53_4D42: "cifs",
+        0xFE53_4D42: "smb2",
+        0x6573_5546: "fuse",
+        0x0102_1997: "9p",
+        0x00C3_6400: "ceph",
+        0x5346_414F: "afs",
+        0x0BD0_0BD0: "lustre",
+        0x4750_4653: "gpfs",
+    ]
+
+    /// The name of the network or user-space file system that holds `path`, or nil when it is a local one
+    /// (or `statfs` cannot tell: the path does not exist).
+    public static func name(ofFileSystemAt path: String) -> String? {
+        guard let type = typeNumber(ofFileSystemAt: path) else { return nil }
+        return magicNumbers[type]
+    }
+
+    /// The `f_type` that `statfs` reports for `path`, or nil when the call fails.
+    public static func typeNumber(ofFileSystemAt path: String) -> UInt? {
+        var type: UInt64 = 0
+        guard livedefaults_file_system_type(path, &type) == 0 else { return nil }
+        return UInt(truncatingIfNeeded: type)
+    }
+
+    /// How a watcher tells remote directories, given `LIVEDEFAULTS_WATCHER`: `inotify` trusts inotify
+    /// everywhere (never polls for this reason), anything else asks `detect` (``name(ofFileSystemAt:)``).
+    static func detector(
+        setting: String?, detect: @escaping @Sendable (String) -> String? = name(ofFileSystemAt:)
+    ) -> @Sendable (String) -> String? {
+        if setting == "inotify" { return { _ in nil } }
+        return detect
+    }
+}

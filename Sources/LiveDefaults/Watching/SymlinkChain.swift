@@ -1,0 +1,85 @@
+import Glibc
+
+/// The symbolic links a path goes through, and what it resolves to now.
+///
+/// A Kubernetes ConfigMap or Secret volume never changes a file in place: every file is a link
+/// `name -> ..data/name`, `..data` is a link to a timestamped directory, and an update renames a new `..data`
+/// link over the old one. No event ever names the file, so a watcher must watch every link on the way (and
+/// the file the path resolves to), and work the chain out again whenever one of them changes.
+///
+/// ```swift
+/// let chain = SymlinkChain.resolve("/etc/config/com.example.api.plist")
+/// // chain.links: ["/etc/config/com.example.api.plist", "/etc/config/..data"]
+/// // chain.target: "/etc/config/..2026_11_24_19_00_01.1001/com.example.api.plist"
+/// ```
+public struct SymlinkChain: Sendable, Hashable {
+    /// Every symbolic link met on the way, in the order met, each as an absolute path with no link before
+    /// its last component (so its directory is a real one, which a watch can follow).
+    public var links: [String]
+    /// The path the chain ends at, with no link in it; it may not exist.
+    public var target: String
+    /// Why the chain could not be followed to its end, if it could not (a loop, a link that cannot be read).
+    public var problem: String?
+
+    /// Whether the path and every directory on its way are plain (no link anywhere).
+    public var isPlain: Bool { links.isEmpty }
+
+    /// The most links followed before giving up, as the kernel does (`ELOOP` after 40).
+    public static let maximumLinks = 40
+
+    /// Follows `path` one component at a time as the kernel would, recording every link met.
+    ///
+    /// A component that does not exist ends the walk: the rest of the path is appended as it is, and
+    /// ``target`` names a file that does not exist (a link that points nowhere). A relative path is taken
+    /// as it is, with no link recorded (the watcher watches it as given).
+    public static func resolve(_ path: String) -> SymlinkChain {
+        guard path.hasPrefix("/") else { return SymlinkChain(links: [], target: path, problem: nil) }
+        var resolved: [Substring] = []
+        // Components still to walk, the next one last.
+        var pending = Array(path.split(separator: "/", omittingEmptySubsequences: true).reversed())
+        var links: [String] = []
+        var problem: String?
+        func absolute(_ components: [Substring]) -> String { "/" + components.joined(separator: "/") }
+        while let component = pending.popLast() {
+            if component == "." { continue }
+            if component == ".." {
+                _ = resolved.popLast()
+                continue
+            }
+            let candidate = absolute(resolved + [component])
+            var info = stat()
+            guard problem == nil, lstat(candidate, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else {
+                resolved.append(component)
+                continue
+            }
+            guard links.count < maximumLinks else {
+                problem = "more than \(maximumLinks) symbolic links (a loop?) at \(candidate)"
+                resolved.append(component)
+                continue
+            }
+            guard let destination = readLink(candidate) else {
+                problem = "cannot read the symbolic link \(candidate): \(String(cString: strerror(errno)))"
+                resolved.append(component)
+                continue
+            }
+            links.append(candidate)
+            if destination.hasPrefix("/") { resolved.removeAll() }
+            pending += destination.split(separator: "/", omittingEmptySubsequences: true).reversed()
+        }
+        return SymlinkChain(links: links, target: absolute(resolved), problem: problem)
+    }
+
+    /// Where a link points, as written in it; nil when it cannot be read.
+    static func readLink(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count >= 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Whether `path` itself (not what it points to) is a symbolic link.
+    static func isLink(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
+    }
+}

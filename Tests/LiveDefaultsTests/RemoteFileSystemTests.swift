@@ -1,0 +1,76 @@
+import Foundation
+import Logging
+import TestProcesses
+import Testing
+
+@testable import LiveDefaults
+
+/// Directories on file systems where inotify cannot see other machines' writes are polled.
+@Suite("Watcher: network and user-space file systems are polled")
+struct RemoteFileSystemTests {
+    /// `/proc/mounts` types that are remote or user-space, as the kernel names them.
+    static func isRemote(_ type: String) -> Bool {
+        ["nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "ceph", "afs"].contains(type) || type.hasPrefix("fuse")
+    }
+
+    @Test("statfs of every real mount agrees with /proc/mounts: remote ones are named, local ones are not")
+    func detectionOnRealMounts() throws {
+        let mounts = try String(contentsOfFile: "/proc/mounts", encoding: .utf8).split(separator: "\n")
+        var checked = 0
+        for line in mounts {
+            let fields = line.split(separator: " ")
+            guard fields.count >= 3 else { continue }
+            // Mount points with spaces are escaped as \040; those are skipped rather than unescaped.
+            let point = String(fields[1])
+            let type = String(fields[2])
+            guard !point.contains("\\"), RemoteFileSystem.typeNumber(ofFileSystemAt: point) != nil else { continue }
+            let name = RemoteFileSystem.name(ofFileSystemAt: point)
+            #expect((name != nil) == Self.isRemote(type), "\(point) is \(type); detected \(name ?? "local")")
+            checked += 1
+        }
+        #expect(checked > 0)
+        // Known magic numbers of local file systems every Linux machine has.
+        #expect(RemoteFileSystem.typeNumber(ofFileSystemAt: "/proc") == 0x9FA0)
+        #expect(RemoteFileSystem.typeNumber(ofFileSystemAt: "/sys") == 0x6265_6572)
+        #expect(RemoteFileSystem.typeNumber(ofFileSystemAt: "/no/such/path") == nil)
+        #expect(RemoteFileSystem.name(ofFileSystemAt: "/no/such/path") == nil)
+    }
+
+    @Test("LIVEDEFAULTS_WATCHER=inotify trusts inotify everywhere; otherwise the detection decides")
+    func override() {
+        let nfs: @Sendable (String) -> String? = { _ in "nfs" }
+        #expect(RemoteFileSystem.detector(setting: "inotify", detect: nfs)("/mnt/share") == nil)
+        #expect(RemoteFileSystem.detector(setting: nil, detect: nfs)("/mnt/share") == "nfs")
+        #expect(RemoteFileSystem.detector(setting: "poll", detect: nfs)("/mnt/share") == "nfs")
+    }
+
+    @Test("A directory on a remote file system is polled, with one notice saying why, and changes arrive")
+    func remoteDirectoryIsPolled() async throws {
+        let directory = TemporaryDirectory()
+        let remote = directory.path
+        let watcher = FileWatcher(
+            pollInterval: .milliseconds(20), remoteFileSystem: { $0.hasPrefix(remote) ? "nfs" : nil })
+        let log = LogRecorder()
+        var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: "com.example.nfs")
+        configuration.watcher = watcher
+        configuration.logger = log.logger
+        let defaults = try Defaults(configuration: configuration)
+        let path = configuration.locations.path(forDomain: "com.example.nfs", layer: .currentUser)
+        let status = watcher.status(ofPath: path)
+        #expect(status.isPolled)
+        #expect(status.reason?.contains("nfs") == true)
+        #expect(watcher.watchCount == 0, "no inotify watch on a remote directory")
+        let notices = log.entries.filter { $0.level == .notice && $0.message.contains("nfs") }
+        #expect(notices.count == 1, "\(log.entries)")
+        #expect(notices.first?.message.contains("LIVEDEFAULTS_WATCHER=inotify") == true)
+        #expect(!log.entries.contains { $0.level >= .warning }, "polling is the right way here, not a fault")
+        #expect(try runHelper(["write-keys", directory.path, "com.example.nfs", "N", "2"]).status == 0)
+        #expect(await waitForValue(defaults, "N1") { $0 == 1 })
+        // A local directory beside it keeps inotify.
+        let local = FileWatcher()
+        var plain = Defaults.Configuration.rooted(at: directory.path, applicationDomain: "com.example.local")
+        plain.watcher = local
+        _ = try Defaults(configuration: plain)
+        #expect(!local.status(ofPath: directory.file("com.example.local.plist")).isPolled)
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import Glibc
+import TestProcesses
+import Testing
+
+@testable import LiveDefaults
+
+/// Paths reached through symbolic links are watched along their whole chain: Kubernetes ConfigMap and Secret
+/// volumes (updated by the kubelet's atomic writer, a real second process here), links swapped by `ln -sfn`,
+/// links that point nowhere.
+@Suite("Watcher: symbolic-link chains (Kubernetes volumes)")
+struct SymlinkWatchTests {
+    static let domain = "com.example.k8s"
+
+    static func plist(_ values: [String: PropertyList]) throws -> String { try SearchListTests.xml(values) }
+
+    /// A store whose files live in `directory`, with the managed directory where the caller says.
+    static func store(_ directory: TemporaryDirectory, managed: String? = nil, domain: String = domain) throws
+        -> Defaults
+    {
+        var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: domain)
+        if let managed { configuration.locations.managedDirectory = managed }
+        return try Defaults(configuration: configuration)
+    }
+
+    @Test("A managed directory that is a ConfigMap volume: several kubelet updates in a row each arrive")
+    func managedDirectoryIsAVolume() async throws {
+        let directory = TemporaryDirectory()
+        let volume = KubeletVolume(path: directory.file("configmap"))
+        try volume.update(["\(Self.domain).plist": try Self.plist(["RateLimit": 100])])
+        let defaults = try Self.store(directory, managed: volume.path)
+        #expect(defaults.integer(forKey: "RateLimit") == 100)
+        #expect(defaults.objectIsForced(forKey: "RateLimit"))
+        let changes = Recorder(defaults.changes())
+        for limit in [200, 300, 400] {
+            try volume.update(["\(Self.domain).plist": try Self.plist(["RateLimit": .integer(limit)])])
+            #expect(await waitForValue(defaults, "RateLimit") { $0 == .integer(limit) }, "update to \(limit)")
+        }
+        #expect(await changes.waitFor { $0.key == "RateLimit" && $0.newValue == 400 && $0.origin == .external })
+    }
+
+    @Test("A user domain file that is a link into a volume follows every update, a dropped key, a dropped file")
+    func domainFileLinksIntoAVolume() async throws {
+        let directory = TemporaryDirectory()
+        let volume = KubeletVolume(path: directory.file("volume"))
+        let name = "\(Self.domain).plist"
+        try volume.update([name: try Self.plist(["RateLimit": 1, "Banner": "hello"])])
+        #expect(symlink(volume.path + "/" + name, directory.file(name)) == 0)
+        let defaults = try Self.store(directory)
+        #expect(defaults.integer(forKey: "RateLimit") == 1)
+        for limit in 2...4 {
+            try volume.update([name: try Self.plist(["RateLimit": .integer(limit), "Banner": "hello"])])
+            #expect(await waitForValue(defaults, "RateLimit") { $0 == .integer(limit) })
+        }
+        // A key dropped from the file.
+        try volume.update([name: try Self.plist(["RateLimit": 4])])
+        #expect(await waitForValue(defaults, "Banner") { $0 == nil })
+        // The file dropped from the map: the link goes, and the link's target with the old directory.
+        try volume.update(["other.plist": try Self.plist(["Unrelated": true])])
+        #expect(await waitForValue(defaults, "RateLimit") { $0 == nil })
+        // And back.
+        try volume.update([name: try Self.plist(["RateLimit": 5])])
+        #expect(await waitForValue(defaults, "RateLimit") { $0 == 5 })
+    }
+
+    @Test("The volume removed and created again: the layer empties, then follows the new volume")
+    func volumeRemovedAndCreatedAgain() async throws {
+        let directory = TemporaryDirectory()
+        let volume = KubeletVolume(path: directory.file("configmap"))
+        let name = "\(Self.domain).plist"
+        try volume.update([name: try Self.plist(["RateLimit": 10])])
+        let defaults = try Self.store(directory, managed: volume.path)
+        #expect(defaults.integer(forKey: "RateLimit") == 10)
+        try volume.remove()
+        #expect(await waitForValue(defaults, "RateLimit") { $0 == nil })
+        try volume.update([name: try Self.plist(["RateLimit": 11])])
+        #expect(await waitForValue(defaults, "RateLimit") { $0 == 11 })
+        try volume.update([name: try Self.plist(["RateLimit": 12])])
+        #expect(await waitForValue(defaults, "RateLimit") { $0 == 12 })
+    }
+
+    @Test("A link that points nowhere reads as an empty layer, and recovers when it resolves again")
+    func danglingLink() async throws {
+        let directory = TemporaryDirectory()
+        let target = directory.file("elsewhere/\(Self.domain).plist")
+        #expect(symlink(target, directory.file("\(Self.domain).plist")) == 0)
+        let defaults = try Self.store(directory)
+        #expect(defaults.object(forKey: "RateLimit") == nil)
+        #expect(defaults.lastError == nil, "a link to nothing is an absent file, not an error")
+        try PersistenceTests.python(
+            "import os\nos.makedirs('\(directory.file("elsewhere"))')\n"
+                + WatcherTests.pythonRenameWrite(target, ["RateLimit": 7]))
+        #expect(await waitForValue(defaults, "RateLimit") { $0 == 7 })
+        // Pointing nowhere again (the target removed), then somewhere else (the link swapped by rename).
+        try FileManager.default.removeItem(atPath: target)
+        #expect(await waitForValue(defaults, "RateLimit") { $0 == nil })
+        let second = directory.file("second.plist")
+        try directory.write("second.plist", try Self.plist(["RateLimit": 8]))
+        try PersistenceTests.python(
+            """
+            import os
+            os.symlink('\(second)', '\(directory.file("link.tmp"))')
+            os.rename('\(directory.file("link.tmp"))', '\(directory.file("\(Self.domain).plist"))')
+            """)
+        #expect(await waitForValue(defaults, "RateLimit") { $0 == 8 })
+        // The new target is followed too: an in-place rewrite of it arrives.
+        try directory.write("second.plist", try Self.plist(["RateLimit": 9]))
+        #expect(await waitForValue(defaults, "RateLimit") { $0 == 9 })
+    }
+
+    @Test("A linked directory on the way: swapping it (ln -sfn) is a change")
+    func linkedDirectorySwapped() async throws {
+        let directory = TemporaryDirectory()
+        let name = "\(Self.domain).plist"
+        for (release, limit) in [("release-1", 1), ("release-2", 2)] {
+            try FileManager.default.createDirectory(
+                atPath: directory.file(release), withIntermediateDirectories: true)
+            try directory.write("\(release)/\(name)", try Self.plist(["RateLimit": .integer(limit)]))
+        }
+        #expect(symlink(directory.file("release-1"), directory.file("current")) == 0)
+        let defaults = try Defaults(
+            configuration: .rooted(at: directory.file("current"), applicationDomain: Self.domain))
+        #expect(defaults.integer(forKey: "RateLimit") == 1)
+        try PersistenceTests.python(
+            """
+            import os
+            os.symlink('\(directory.file("release-2"))', '\(directory.file("current.tmp"))')
+            os.rename('\(directory.file("current.tmp"))', '\(directory.file("current"))')
+            """)
+        #expect(await waitForValue(defaults, "RateLimit") { $0 == 2 })
+        // Writes to the file in the directory the link now names arrive.
+        try PersistenceTests.python(
+            WatcherTests.pythonRenameWrite(directory.file("release-2/\(name)"), ["RateLimit": 3]))
+        #expect(await waitForValue(defaults, "RateLimit") { $0 == 3 })
+        // The old directory is no longer followed: a write there changes nothing.
+        try directory.write("release-1/\(name)", try Self.plist(["RateLimit": 99, "Marker": true]))
+        try PersistenceTests.python(
+            WatcherTests.pythonRenameWrite(directory.file("release-2/\(name)"), ["RateLimit": 4]))
+        #expect(await waitForValue(defaults, "RateLimit") { $0 == 4 })
+        #expect(defaults.object(forKey: "Marker") == nil)
+    }
+
+    /// Each layer's file, and the global domain's, as a link into its own volume.
+    @Test(
+        "Every layer and the global domain follow a kubelet update through a link",
+        arguments: PreferenceLayer.allCases.map { ($0, false) } + [(.currentUser, true)])
+    func everyLayer(_ layer: PreferenceLayer, _ global: Bool) async throws {
+        let directory = TemporaryDirectory()
+        let configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: Self.domain)
+        let domain = global ? DomainName.global : Self.domain
+        let path = configuration.locations.path(forDomain: domain, layer: layer)
+        try FileManager.default.createDirectory(
+            atPath: PathComponents.directory(of: path), withIntermediateDirectories: true)
+        let volume = KubeletVolume(path: directory.file("volume-\(layer)"))
+        try volume.update(["file.plist": try Self.plist(["Layered": "first"])])
+        #expect(symlink(volume.path + "/file.plist", path) == 0)
+        let defaults = try Defaults(configuration: configuration)
+        #expect(defaults.string(forKey: "Layered") == "first", "\(path)")
+        try volume.update(["file.plist": try Self.plist(["Layered": "second"])])
+        #expect(await waitForValue(defaults, "Layered") { $0 == "second" }, "\(path)")
+    }
+
+    @Test("Plain paths get no chain; a link gets its links and target")
+    func chains() throws {
+        let directory = TemporaryDirectory()
+        let plain = SymlinkChain.resolve(directory.file("plain.plist"))
+        #expect(plain.isPlain)
+        let volume = KubeletVolume(path: directory.file("volume"))
+        try volume.update(["a.plist": "x"])
+        let chain = SymlinkChain.resolve(volume.path + "/a.plist")
+        let realVolume = SymlinkChain.resolve(volume.path).target
+        #expect(chain.links == [realVolume + "/a.plist", realVolume + "/..data"])
+        #expect(chain.target.hasPrefix(realVolume + "/..20"))
+        #expect(chain.target.hasSuffix("/a.plist"))
+        #expect(FileManager.default.fileExists(atPath: chain.target))
+        // A loop ends with a problem, not a hang.
+        #expect(symlink(directory.file("loop-b"), directory.file("loop-a")) == 0)
+        #expect(symlink(directory.file("loop-a"), directory.file("loop-b")) == 0)
+        let loop = SymlinkChain.resolve(directory.file("loop-a"))
+        #expect(loop.problem?.contains("loop") == true)
+        #expect(loop.links.count == SymlinkChain.maximumLinks)
+    }
+
+    @Test("Relative links, dot-dot, and absolute links are resolved as the kernel does")
+    func resolution() throws {
+        let directory = TemporaryDirectory()
+        let real = SymlinkChain.resolve(directory.path).target
+        try FileManager.default.createDirectory(atPath: directory.file("a/b"), withIntermediateDirectories: true)
+        try directory.write("a/file", "x")
+        #expect(symlink("../file", directory.file("a/b/up")) == 0)
+        #expect(SymlinkChain.resolve(directory.file("a/b/up")).target == real + "/a/file")
+        #expect(symlink(directory.file("a"), directory.file("abs")) == 0)
+        let viaAbsolute = SymlinkChain.resolve(directory.file("abs/b/up"))
+        #expect(viaAbsolute.target == real + "/a/file")
+        #expect(viaAbsolute.links == [real + "/abs", real + "/a/b/up"])
+        #expect(SymlinkChain.resolve("relative/path") == SymlinkChain(links: [], target: "relative/path"))
+    }
+}
