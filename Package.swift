@@ -123,7 +123,7 @@ let package = Package(
         // Runs the built `defaults` binary for every verb, flag and error.
         .testTarget(
             name: "DefaultsToolTests",
-            dependencies: ["DefaultsTool", "DefaultsToolSupport", "LiveDefaults", "PlistOracle"]
+            dependencies: ["DefaultsTool", "DefaultsToolSupport", "LiveDefaults", "PlistOracle", "TestProcesses"]
         ),
     ],
     swiftLanguageModes: [.v6]

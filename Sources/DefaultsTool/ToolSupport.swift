@@ -98,9 +98,20 @@ final class ErrorLog: @unchecked Sendable {
     // @unchecked: `errors` is only touched under `lock`.
     private let lock = NSLock()
     private var errors: [DefaultsError] = []
+    private var handler: (@Sendable (DefaultsError) -> Void)?
+
+    /// Called (outside the lock) with every error appended from now on.
+    var onAppend: (@Sendable (DefaultsError) -> Void)? {
+        get { lock.withLock { handler } }
+        set { lock.withLock { handler = newValue } }
+    }
 
     func append(_ error: DefaultsError) {
-        lock.withLock { errors.append(error) }
+        let handler = lock.withLock {
+            errors.append(error)
+            return self.handler
+        }
+        handler?(error)
     }
 
     var first: DefaultsError? {

@@ -25,6 +25,9 @@ struct Watch: AsyncParsableCommand {
             let target = try DomainTarget(domain, host: host)
             store = try target.store()
             _ = try store.contents()
+            // From now on, what goes wrong (a file that breaks: its last known good version is kept) is said
+            // on standard error as it happens; the changes stay on standard output.
+            store.log.onAppend = { error in FileHandle.standardError.write(Data("defaults: \(error)\n".utf8)) }
         } catch {
             fail(error)
         }

@@ -57,7 +57,8 @@ struct LastKnownGoodTests {
         #expect(running.defaults.lastError == reported.first)
         let notices = running.log.entries.filter { $0.level == .notice }
         #expect(notices.count == 1)
-        #expect(notices.first.map { $0.message.contains(running.path) && $0.message.contains("last known good") } == true)
+        #expect(
+            notices.first.map { $0.message.contains(running.path) && $0.message.contains("last known good") } == true)
         #expect(
             notices.first?.message.contains("missing </dict>") == true,
             "the parse error is named: \(notices.first?.message ?? "")")

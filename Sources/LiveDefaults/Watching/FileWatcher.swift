@@ -276,7 +276,9 @@ public final class FileWatcher: Sendable {
             }
             var wanted: [String: Set<String>] = [:]
             for directory in plain { wanted[Self.nearestExisting(directory), default: []].insert(directory) }
-            for (directory, needed) in chained { wanted[Self.nearestExisting(directory), default: []].formUnion(needed) }
+            for (directory, needed) in chained {
+                wanted[Self.nearestExisting(directory), default: []].formUnion(needed)
+            }
             let current = state.withLock { Set($0.watchDescriptors.keys) }
             var changed = false
             var newlyWatched: [String] = []
@@ -288,8 +290,11 @@ public final class FileWatcher: Sendable {
                 }
                 if let kind = remoteFileSystem(path) {
                     polled.append(
-                        (path, "it is on a \(kind) file system, where inotify does not see writes made on other machines",
-                         true))
+                        (
+                            path,
+                            "it is on a \(kind) file system, where inotify does not see writes made on other machines",
+                            true
+                        ))
                     continue
                 }
                 let wd = inotify_add_watch(descriptor, path, Self.mask)
@@ -352,7 +357,9 @@ public final class FileWatcher: Sendable {
     /// resolves differently from before.
     private func resolveChains() -> Set<String> {
         let (directories, files) = state.withLock { state -> ([String], Set<String>) in
-            let directories = state.files.keys.filter { state.links.directoriesStale || state.links.directories[$0] == nil }
+            let directories = state.files.keys.filter {
+                state.links.directoriesStale || state.links.directories[$0] == nil
+            }
             state.links.directoriesStale = false
             let files = state.links.unresolved
             state.links.unresolved = []

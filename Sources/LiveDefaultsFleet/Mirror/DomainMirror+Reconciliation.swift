@@ -30,8 +30,9 @@ extension DomainMirror {
             else { continue }
             remote[key] = (decodeValue(kv.value, key: key, revision: modRevision), modRevision)
         }
-        // An unreadable file reads as empty: taken at its word, it would delete every key of the fleet. It
-        // counts as unchanged instead, and is rebuilt from the agreement once etcd's changes are in.
+        // An unreadable file reads as empty in a process that never read it (and as its last known good
+        // version in one that did): taken at its word, it would delete every key of the fleet. It counts as
+        // unchanged instead, and is rebuilt from the agreement once etcd's changes are in.
         let problem = localFileProblem()
         let local =
             problem != nil

@@ -66,6 +66,17 @@ final class DomainMirror {
                     inbox.post(.localChange(key: change.key))
                 }
             }
+            // A file that breaks changes no value (the store keeps its last known good version): it is
+            // looked at once per heartbeat, and reported when it turns unreadable.
+            group.addTask { [inbox, store, domain, heartbeat = timing.heartbeat] in
+                var broken = false
+                while !Task.isCancelled {
+                    do { try await Task.sleep(for: heartbeat) } catch { return }
+                    let isBroken = store.problem(inDomain: domain) != nil
+                    if isBroken && !broken { inbox.post(.localFileBroken) }
+                    broken = isBroken
+                }
+            }
             await loop()
             inbox.close()
             group.cancelAll()
@@ -123,6 +134,11 @@ final class DomainMirror {
                 case .watchFailed(let eventGeneration, let error):
                     guard eventGeneration == generation else { continue }
                     watchFailure = error
+                case .localFileBroken:
+                    if let problem = localFileProblem() {
+                        restoreFromAgreement(problem)
+                        wroteLocally = true
+                    }
                 }
             }
             if wroteLocally {

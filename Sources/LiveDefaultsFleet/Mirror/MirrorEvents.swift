@@ -8,6 +8,9 @@ enum MirrorEvent: Sendable {
     case watched(generation: Int, EtcdWatchResponse)
     /// The watch (or the health check beside it) of one generation failed.
     case watchFailed(generation: Int, FleetError)
+    /// The domain's local file cannot be read any more (the store keeps serving its last known good version,
+    /// so no change says so): the mirror writes the agreed values back.
+    case localFileBroken
 }
 
 /// The mirror's inbox: producers append events; the loop takes everything that arrived at once, so that a

@@ -1,0 +1,307 @@
+import ArgumentParser
+import DefaultsToolSupport
+import Foundation
+import LiveDefaults
+
+/// `defaults doctor [domain [key]]`: why a change did not arrive — how changes are watched, which files make
+/// up a domain, and where a key's value comes from.
+struct Doctor: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Explain what the watcher sees and where each value comes from (exit 1 when something is wrong).",
+        discussion: """
+            Without a domain: the watcher (inotify or polling, and why) and the inotify limits with this \
+            user's use of them. With a domain: every layer's file (path, symbolic links and what they resolve \
+            to, whether it exists, can be read and parses, its key count, how it is watched), for the domain \
+            and the global domain. With a key: the effective value, the layer it comes from and what that layer \
+            hides. Exit status 1 when a file does not parse or cannot be read, a link points nowhere or loops, \
+            or the inotify watch limit is reached.
+            """)
+
+    @OptionGroup var host: HostOptions
+    @Flag(help: "Print one JSON object.") var json = false
+    @Argument var domain: String?
+    @Argument(help: "Explain this key's value.") var key: String?
+
+    func run() throws {
+        var report = DoctorReport()
+        if let domain {
+            let target: DomainTarget
+            let store: ToolStore
+            do {
+                target = try DomainTarget(domain, host: host)
+                store = try target.store()
+            } catch {
+                fail(error)
+            }
+            var domains = [target.name]
+            if target.name != Defaults.globalDomain { domains.append(Defaults.globalDomain) }
+            for name in domains {
+                for layer in PreferenceLayer.searchOrder {
+                    report.files.append(FileReport(domain: name, layer: layer, store: store.defaults, target: target))
+                }
+            }
+            if let key { report.key = KeyReport(key: key, files: report.files) }
+        }
+        // After the store opened: its own inotify instance and watches count among this user's.
+        report.watcher = WatcherReport.current()
+        emit(json ? Output.json(report.jsonObject) : report.text)
+        if !report.problems.isEmpty { throw ExitCode(1) }
+    }
+}
+
+/// Everything `doctor` found.
+struct DoctorReport {
+    var watcher = WatcherReport()
+    var files: [FileReport] = []
+    var key: KeyReport?
+
+    var problems: [String] { watcher.problems + files.flatMap(\.problems) }
+
+    var text: String {
+        var lines = watcher.lines
+        if let first = files.first {
+            lines.append("")
+            lines.append(
+                "files of \(first.domain)\(files.contains { $0.domain != first.domain } ? " and the global domain" : ""), highest precedence first:"
+            )
+            for file in files { lines += file.lines }
+        }
+        if let key { lines.append(""); lines += key.lines }
+        lines.append("")
+        lines.append(
+            problems.isEmpty ? "no problem found" : "problems:\n" + problems.map { "  - " + $0 }.joined(separator: "\n")
+        )
+        return lines.joined(separator: "\n")
+    }
+
+    var jsonObject: [String: Any] {
+        var object: [String: Any] = ["watcher": watcher.jsonObject, "problems": problems]
+        if !files.isEmpty { object["files"] = files.map(\.jsonObject) }
+        if let key { object["key"] = key.jsonObject }
+        return object
+    }
+}
+
+/// How changes are watched in this environment, and the kernel's inotify limits.
+struct WatcherReport {
+    var method = "inotify"
+    var reason = "LIVEDEFAULTS_WATCHER is not set"
+    var limits: [String: Int] = [:]
+    var instancesInUse = 0
+    var watchesInUse = 0
+
+    static func current() -> WatcherReport {
+        var report = WatcherReport()
+        switch ProcessInfo.processInfo.environment["LIVEDEFAULTS_WATCHER"] {
+        case "poll":
+            report.method = "polling"
+            report.reason = "LIVEDEFAULTS_WATCHER=poll"
+        case "inotify":
+            report.reason = "LIVEDEFAULTS_WATCHER=inotify: inotify even on network file systems"
+        case let other?:
+            report.reason = "LIVEDEFAULTS_WATCHER=\(other) is not a known setting (inotify or poll); inotify"
+        case nil:
+            report.reason = "the default; directories on network or FUSE file systems are polled"
+        }
+        for name in ["max_user_instances", "max_user_watches", "max_queued_events"] {
+            if let text = try? String(contentsOfFile: "/proc/sys/fs/inotify/\(name)", encoding: .utf8),
+                let value = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            {
+                report.limits[name] = value
+            }
+        }
+        (report.instancesInUse, report.watchesInUse) = inotifyUse(ofUser: getuid())
+        return report
+    }
+
+    /// The inotify instances and watches this user's processes hold (those whose `/proc` entries this
+    /// process may read): the descriptors that link to `anon_inode:inotify`, and the `inotify wd:` lines of
+    /// their `fdinfo`.
+    static func inotifyUse(ofUser user: uid_t) -> (instances: Int, watches: Int) {
+        var instances = 0
+        var watches = 0
+        let processes = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        for pid in processes where pid.allSatisfy(\.isNumber) {
+            var info = stat()
+            guard stat("/proc/\(pid)", &info) == 0, info.st_uid == user else { continue }
+            let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+            for descriptor in descriptors {
+                guard SymlinkChainText.destination(of: "/proc/\(pid)/fd/\(descriptor)") == "anon_inode:inotify" else {
+                    continue
+                }
+                instances += 1
+                let details = (try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(descriptor)", encoding: .utf8)) ?? ""
+                watches += details.split(separator: "\n").filter { $0.hasPrefix("inotify wd:") }.count
+            }
+        }
+        return (instances, watches)
+    }
+
+    var problems: [String] {
+        var problems: [String] = []
+        if let limit = limits["max_user_watches"], watchesInUse >= limit {
+            problems.append(
+                "this user holds \(watchesInUse) inotify watches, the limit (fs.inotify.max_user_watches = \(limit)): new directories are polled; raise it with sysctl"
+            )
+        }
+        if let limit = limits["max_user_instances"], instancesInUse >= limit {
+            problems.append(
+                "this user holds \(instancesInUse) inotify instances, the limit (fs.inotify.max_user_instances = \(limit)): new programs poll; raise it with sysctl"
+            )
+        }
+        return problems
+    }
+
+    var lines: [String] {
+        let limit = { (name: String) in self.limits[name].map(String.init) ?? "?" }
+        return [
+            "watcher: \(method) (\(reason))",
+            "inotify: this user holds \(instancesInUse) of \(limit("max_user_instances")) instances and \(watchesInUse) of \(limit("max_user_watches")) watches (fs.inotify.max_user_instances, max_user_watches; max_queued_events \(limit("max_queued_events")))",
+        ]
+    }
+
+    var jsonObject: [String: Any] {
+        [
+            "method": method, "reason": reason, "limits": limits, "instancesInUse": instancesInUse,
+            "watchesInUse": watchesInUse,
+        ]
+    }
+}
+
+/// One layer's file of a domain.
+struct FileReport {
+    var domain: String
+    var layer: PreferenceLayer
+    var path: String
+    var chain: SymlinkChain
+    var exists: Bool
+    var contents: [String: PropertyList]?
+    var failure: DefaultsError?
+    var watch: FileWatcher.Status
+
+    init(domain: String, layer: PreferenceLayer, store: Defaults, target: DomainTarget) {
+        self.domain = domain
+        self.layer = layer
+        path = target.locations.path(forDomain: domain, layer: layer)
+        chain = SymlinkChain.resolve(path)
+        exists = FileManager.default.fileExists(atPath: path)
+        failure = store.problem(inDomain: domain, layer: layer)
+        contents = failure == nil ? store.persistentDomainContents(forName: domain, layer: layer) : nil
+        watch = FileWatcher.shared.status(ofPath: path)
+    }
+
+    var isLinkToNothing: Bool { !chain.isPlain && !exists }
+
+    var problems: [String] {
+        var problems: [String] = []
+        if let failure {
+            problems.append(
+                "\(failure); running programs that read an earlier version keep serving it (last known good)"
+            )
+        }
+        if let problem = chain.problem { problems.append("\(path): \(problem)") }
+        if isLinkToNothing && chain.problem == nil {
+            problems.append(
+                "\(path) is a symbolic link to \(chain.target), which does not exist: the layer reads as empty")
+        }
+        return problems
+    }
+
+    var state: String {
+        if failure != nil { return "does not parse or cannot be read" }
+        if isLinkToNothing { return "link points nowhere" }
+        guard exists else { return "does not exist" }
+        let count = contents?.count ?? 0
+        return "exists, parses, \(count) key\(count == 1 ? "" : "s")"
+    }
+
+    var watching: String {
+        let method = watch.isPolled ? "polled (\(watch.reason ?? "inotify unavailable"))" : "watched by inotify"
+        return chain.isPlain
+            ? method : "\(method), following \(chain.links.count) link\(chain.links.count == 1 ? "" : "s")"
+    }
+
+    var lines: [String] {
+        var lines = ["  \(domain) \(layer.rawValue): \(path)"]
+        for link in chain.links {
+            lines.append("      link \(link) -> \(SymlinkChainText.destination(of: link))")
+        }
+        if !chain.isPlain { lines.append("      resolves to \(chain.target)") }
+        lines.append("      \(state); \(watching)")
+        if let failure { lines.append("      \(failure)") }
+        return lines
+    }
+
+    var jsonObject: [String: Any] {
+        var object: [String: Any] = [
+            "domain": domain, "layer": layer.rawValue, "path": path, "exists": exists,
+            "links": chain.links.map { ["link": $0, "to": SymlinkChainText.destination(of: $0)] },
+            "resolvesTo": chain.target, "polled": watch.isPolled, "parses": failure == nil,
+        ]
+        if let contents { object["keyCount"] = contents.count }
+        if let failure { object["error"] = "\(failure)" }
+        if let reason = watch.reason { object["pollReason"] = reason }
+        if let problem = chain.problem { object["linkProblem"] = problem }
+        return object
+    }
+}
+
+enum SymlinkChainText {
+    /// What a link says, as written in it ("?" when it cannot be read). readlink(2) itself: Foundation's
+    /// `destinationOfSymbolicLink` fails on `/proc`'s descriptor links such as `anon_inode:inotify`.
+    static func destination(of link: String) -> String {
+        var buffer = [UInt8](repeating: 0, count: 4097)
+        let count = buffer.withUnsafeMutableBufferPointer { raw in
+            raw.withMemoryRebound(to: CChar.self) { readlink(link, $0.baseAddress!, 4096) }
+        }
+        return count < 0 ? "?" : String(decoding: buffer[0..<count], as: UTF8.self)
+    }
+}
+
+/// Where one key's value comes from.
+struct KeyReport {
+    var key: String
+    /// Every layer holding the key, highest precedence first.
+    var holders: [(file: FileReport, value: PropertyList)]
+
+    /// The precedence of the search list: forced (managed) layers first, then the rest, each domain in order.
+    init(key: String, files: [FileReport]) {
+        self.key = key
+        let ordered = files.filter { $0.layer.isManaged } + files.filter { !$0.layer.isManaged }
+        holders = ordered.compactMap { file in file.contents?[key].map { (file, $0) } }
+    }
+
+    var lines: [String] {
+        guard let effective = holders.first else {
+            return ["key \(key): in no file (a program reads its registered default)"]
+        }
+        var lines = [
+            "key \(key) = \(Output.line(effective.value))",
+            "  from \(effective.file.domain) \(effective.file.layer.rawValue) (\(effective.file.path))"
+                + (effective.file.layer.isManaged ? ", forced: writes to the user's layer cannot change it" : ""),
+        ]
+        for hidden in holders.dropFirst() {
+            lines.append(
+                "  hides \(Output.line(hidden.value)) in \(hidden.file.domain) \(hidden.file.layer.rawValue) (\(hidden.file.path))"
+            )
+        }
+        return lines
+    }
+
+    var jsonObject: [String: Any] {
+        var object: [String: Any] = ["key": key]
+        if let effective = holders.first {
+            object["value"] = Output.jsonObject(effective.value)
+            object["domain"] = effective.file.domain
+            object["layer"] = effective.file.layer.rawValue
+            object["path"] = effective.file.path
+            object["hides"] = holders.dropFirst().map {
+                [
+                    "value": Output.jsonObject($0.value), "domain": $0.file.domain, "layer": $0.file.layer.rawValue,
+                    "path": $0.file.path,
+                ] as [String: Any]
+            }
+        }
+        return object
+    }
+}
