@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PlistOracle
 import TestProcesses
 import Testing
 
@@ -158,6 +159,30 @@ struct SymlinkWatchTests {
         #expect(defaults.string(forKey: "Layered") == "first", "\(path)")
         try volume.update(["file.plist": try Self.plist(["Layered": "second"])])
         #expect(await waitForValue(defaults, "Layered") { $0 == "second" }, "\(path)")
+    }
+
+    @Test("A write through a domain file that is a link replaces the file it points to; the link stays")
+    func writeThroughLink() throws {
+        let directory = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory.file("dotfiles"), withIntermediateDirectories: true)
+        let target = directory.file("dotfiles/api.plist")
+        try directory.write("dotfiles/api.plist", try Self.plist(["Kept": 1]))
+        let path = directory.file("\(Self.domain).plist")
+        #expect(symlink(target, path) == 0)
+        let defaults = try Self.store(directory)
+        defaults.set("added", forKey: "Added")
+        #expect(defaults.synchronize())
+        #expect(SymlinkChain.isLink(path), "the link is still a link")
+        #expect(try pythonPlist(target) == #"{"Added": "added", "Kept": 1}"#)
+        // A broken target is kept aside beside itself, and the write merges onto the last good version.
+        try directory.write("dotfiles/api.plist", "<plist><dict>")
+        defaults.synchronize()
+        defaults.set("again", forKey: "Added")
+        #expect(defaults.synchronize())
+        #expect(SymlinkChain.isLink(path))
+        #expect(try pythonPlist(target) == #"{"Added": "again", "Kept": 1}"#)
+        let kept = try FileManager.default.contentsOfDirectory(atPath: directory.file("dotfiles"))
+        #expect(kept.contains { $0.hasPrefix("api.plist.corrupt-") })
     }
 
     @Test("Plain paths get no chain; a link gets its links and target")

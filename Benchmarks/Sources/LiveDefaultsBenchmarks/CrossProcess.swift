@@ -107,8 +107,8 @@ enum CrossProcess {
 }
 
 /// The physical floor of "another process wrote a file → a process here has the value": one inotify watch on
-/// the directory, a thread blocked in `poll`, and on `IN_MOVED_TO` or `IN_CLOSE_WRITE` for the file, read the
-/// file and find the text of `<key>Value</key><integer>…</integer>` — no property-list parser, no diff, no
+/// the directory, a thread blocked in `poll`, and on `IN_MOVED_TO` or `IN_CLOSE_WRITE` for the file (or the
+/// name given as the trigger), read the file and find the text of `<key>Value</key><integer>…</integer>` — no property-list parser, no diff, no
 /// task to resume.
 final class RawInotifyWatcher: @unchecked Sendable {
     // @unchecked: the descriptors are set once in init and only read afterwards; `thread` is joined in stop().
@@ -116,9 +116,11 @@ final class RawInotifyWatcher: @unchecked Sendable {
     private let stopPipe: (read: Int32, write: Int32)
     private var thread = pthread_t()
 
-    init?(path: String, arrivals: Arrivals) {
+    /// Watches `path`'s directory and reads `path` (through any links) when an event names `trigger` (by
+    /// default the file's own name; `..data` for a Kubernetes volume, whose files are never named).
+    init?(path: String, trigger: String? = nil, arrivals: Arrivals) {
         let directory = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
+        let name = trigger ?? (path as NSString).lastPathComponent
         descriptor = inotify_init1(Int32(IN_CLOEXEC))
         var fds: [Int32] = [0, 0]
         guard descriptor >= 0, pipe(&fds) == 0,

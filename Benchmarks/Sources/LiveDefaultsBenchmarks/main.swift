@@ -251,6 +251,25 @@ for count in [10, 10_000] {
     printProgress()
 }
 
+// MARK: A Kubernetes-style volume swap → an observer here, beside the floor for the same swap
+
+do {
+    let swap = VolumeSwap.measure(directory: directory, keys: 10, writes: smoke ? 30 : 500)
+    let overhead = swap.live.median - swap.floor.median
+    rows.append(
+        Row(
+            name: "raw inotify floor: another process swaps a volume's ..data (kubelet) → read the file here, 10 keys",
+            live: swap.floor, foundation: .notApplicable, dconf: .notApplicable,
+            note: "one inotify watch on the volume, on the ..data rename read the file through its links (no parser)"))
+    rows.append(
+        Row(
+            name: "another process swaps a volume's ..data (kubelet) → observer here, 10 keys", live: swap.live,
+            foundation: .notApplicable, dconf: .notApplicable,
+            note: "managed directory = a ConfigMap-style volume; floor + \(format(overhead)) at the median; lost \(swap.lost); "
+                + "Foundation and dconf never see it"))
+    printProgress()
+}
+
 // MARK: Fan-out and many domains
 
 do {

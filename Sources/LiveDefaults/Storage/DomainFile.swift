@@ -336,9 +336,14 @@ final class DomainFile: Sendable {
             return failure(error)
         }
         defer { close(lock) }
+        // A domain file that is a symbolic link (into a Kubernetes volume, a dotfiles repository) is written
+        // through: the file it resolves to is replaced, beside itself, and the link stays a link. Replacing
+        // the link would quietly cut the domain off from what it points to; a target in a read-only volume
+        // makes the write fail and be reported instead. One lstat for a plain file.
+        let destination = Self.writeDestination(path)
         if !state.withLock({ $0.sweptTemporaries }) {
             state.withLock { $0.sweptTemporaries = true }
-            FileSystem.removeStaleTemporaries(of: path)
+            FileSystem.removeStaleTemporaries(of: destination)
         }
 
         var base = cachedDisk
@@ -375,8 +380,8 @@ final class DomainFile: Sendable {
                 // Never overwrite what we cannot read: keep it aside under a name that says why. The edits
                 // are merged onto the last version this process read (its last known good, empty when it
                 // read none), so that no key it knew of is lost from the disk.
-                let kept = "\(path).corrupt-\(Self.wholeSeconds(clock.now))-\(getpid())"
-                do throws(SystemError) { try FileSystem.move(path, to: kept) } catch { return failure(error) }
+                let kept = "\(destination).corrupt-\(Self.wholeSeconds(clock.now))-\(getpid())"
+                do throws(SystemError) { try FileSystem.move(destination, to: kept) } catch { return failure(error) }
                 keptAside = .corruptFile(path: path, reason, keptAs: kept)
                 base = cachedDisk
             }
@@ -384,7 +389,7 @@ final class DomainFile: Sendable {
         let contents = edits.applied(to: base)
         if format == .openStep { format = .xml }
         if contents.isEmpty && edits.replacement != nil {
-            do throws(SystemError) { try FileSystem.remove(path) } catch { return failure(error) }
+            do throws(SystemError) { try FileSystem.remove(destination) } catch { return failure(error) }
             return .success(
                 WriteOutcome(contents: [:], stamp: nil, format: format, keptAside: keptAside, reread: reread))
         }
@@ -397,7 +402,7 @@ final class DomainFile: Sendable {
             return .failure(.unrepresentableValue(path: path, error))
         }
         do throws(SystemError) {
-            let stamp = try FileSystem.replaceAtomically(path, with: data, owner: owner)
+            let stamp = try FileSystem.replaceAtomically(destination, with: data, owner: owner)
             return .success(
                 WriteOutcome(
                     contents: contents, stamp: stamp, format: format, keptAside: keptAside, digest: Self.digest(data),
@@ -405,6 +410,14 @@ final class DomainFile: Sendable {
         } catch {
             return failure(error)
         }
+    }
+
+    /// Where a write of `path` goes: the path itself, or, when it is a symbolic link that resolves, the file
+    /// it resolves to (which may not exist yet).
+    static func writeDestination(_ path: String) -> String {
+        guard SymlinkChain.isLink(path) else { return path }
+        let chain = SymlinkChain.resolve(path)
+        return chain.problem == nil ? chain.target : path
     }
 
     // MARK: Observers
