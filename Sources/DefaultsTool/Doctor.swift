@@ -35,9 +35,13 @@ struct Doctor: ParsableCommand {
             }
             var domains = [target.name]
             if target.name != Defaults.globalDomain { domains.append(Defaults.globalDomain) }
+            let mountPoints = FileReport.mountPoints()
             for name in domains {
                 for layer in PreferenceLayer.searchOrder {
-                    report.files.append(FileReport(domain: name, layer: layer, store: store.defaults, target: target))
+                    report.files.append(
+                        FileReport(
+                            domain: name, layer: layer, store: store.defaults, target: target, mountPoints: mountPoints)
+                    )
                 }
             }
             if let key { report.key = KeyReport(key: key, files: report.files) }
@@ -114,14 +118,15 @@ struct WatcherReport {
         return report
     }
 
-    /// The inotify instances and watches this user's processes hold (those whose `/proc` entries this
-    /// process may read): the descriptors that link to `anon_inode:inotify`, and the `inotify wd:` lines of
-    /// their `fdinfo`.
+    /// The inotify instances and watches this user's other processes hold (those whose `/proc` entries this
+    /// process may read; not the doctor itself, which holds one briefly): the descriptors that link to
+    /// `anon_inode:inotify`, and the `inotify wd:` lines of their `fdinfo`.
     static func inotifyUse(ofUser user: uid_t) -> (instances: Int, watches: Int) {
         var instances = 0
         var watches = 0
         let processes = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        for pid in processes where pid.allSatisfy(\.isNumber) {
+        let own = String(getpid())
+        for pid in processes where pid.allSatisfy(\.isNumber) && pid != own {
             var info = stat()
             guard stat("/proc/\(pid)", &info) == 0, info.st_uid == user else { continue }
             let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
@@ -130,7 +135,7 @@ struct WatcherReport {
                     continue
                 }
                 instances += 1
-                let details = (try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(descriptor)", encoding: .utf8)) ?? ""
+                let details = procText("/proc/\(pid)/fdinfo/\(descriptor)")
                 watches += details.split(separator: "\n").filter { $0.hasPrefix("inotify wd:") }.count
             }
         }
@@ -156,7 +161,7 @@ struct WatcherReport {
         let limit = { (name: String) in self.limits[name].map(String.init) ?? "?" }
         return [
             "watcher: \(method) (\(reason))",
-            "inotify: this user holds \(instancesInUse) of \(limit("max_user_instances")) instances and \(watchesInUse) of \(limit("max_user_watches")) watches (fs.inotify.max_user_instances, max_user_watches; max_queued_events \(limit("max_queued_events")))",
+            "inotify: this user's other processes hold \(instancesInUse) of \(limit("max_user_instances")) instances and \(watchesInUse) of \(limit("max_user_watches")) watches (fs.inotify.max_user_instances, max_user_watches; max_queued_events \(limit("max_queued_events")))",
         ]
     }
 
@@ -178,8 +183,12 @@ struct FileReport {
     var contents: [String: PropertyList]?
     var failure: DefaultsError?
     var watch: FileWatcher.Status
+    /// Whether the file is a mount point of its own (a bind mount, as Kubernetes makes for a `subPath`).
+    var isMountPoint: Bool
 
-    init(domain: String, layer: PreferenceLayer, store: Defaults, target: DomainTarget) {
+    init(
+        domain: String, layer: PreferenceLayer, store: Defaults, target: DomainTarget, mountPoints: Set<String>
+    ) {
         self.domain = domain
         self.layer = layer
         path = target.locations.path(forDomain: domain, layer: layer)
@@ -188,6 +197,24 @@ struct FileReport {
         failure = store.problem(inDomain: domain, layer: layer)
         contents = failure == nil ? store.persistentDomainContents(forName: domain, layer: layer) : nil
         watch = FileWatcher.shared.status(ofPath: path)
+        isMountPoint = mountPoints.contains(path) || mountPoints.contains(chain.target)
+    }
+
+    /// Every mount point of this process's mount namespace (`/proc/self/mountinfo`, field 5, with the
+    /// kernel's octal escapes of space, tab, newline and backslash undone).
+    static func mountPoints() -> Set<String> {
+        let text = procText("/proc/self/mountinfo")
+        var points: Set<String> = []
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count > 4 else { continue }
+            var point = String(fields[4])
+            for (escaped, plain) in [("\\040", " "), ("\\011", "\t"), ("\\012", "\n"), ("\\134", "\\")] {
+                point = point.replacingOccurrences(of: escaped, with: plain)
+            }
+            points.insert(point)
+        }
+        return points
     }
 
     var isLinkToNothing: Bool { !chain.isPlain && !exists }
@@ -196,10 +223,15 @@ struct FileReport {
         var problems: [String] = []
         if let failure {
             problems.append(
-                "\(failure); running programs that read an earlier version keep serving it (last known good)"
+                "\(failure) (programs that read it before it broke keep serving that last known good version)"
             )
         }
         if let problem = chain.problem { problems.append("\(path): \(problem)") }
+        if isMountPoint {
+            problems.append(
+                "\(path) is a mount point of its own (a bind mount, as a Kubernetes subPath mount is): it was fixed when it was mounted, and updates of its source (a ConfigMap) never reach it; mount the whole volume as a directory instead"
+            )
+        }
         if isLinkToNothing && chain.problem == nil {
             problems.append(
                 "\(path) is a symbolic link to \(chain.target), which does not exist: the layer reads as empty")
@@ -228,6 +260,7 @@ struct FileReport {
         }
         if !chain.isPlain { lines.append("      resolves to \(chain.target)") }
         lines.append("      \(state); \(watching)")
+        if isMountPoint { lines.append("      a mount point of its own (subPath?): never updated by its volume") }
         if let failure { lines.append("      \(failure)") }
         return lines
     }
@@ -237,6 +270,7 @@ struct FileReport {
             "domain": domain, "layer": layer.rawValue, "path": path, "exists": exists,
             "links": chain.links.map { ["link": $0, "to": SymlinkChainText.destination(of: $0)] },
             "resolvesTo": chain.target, "polled": watch.isPolled, "parses": failure == nil,
+            "isMountPoint": isMountPoint,
         ]
         if let contents { object["keyCount"] = contents.count }
         if let failure { object["error"] = "\(failure)" }
@@ -244,6 +278,14 @@ struct FileReport {
         if let problem = chain.problem { object["linkProblem"] = problem }
         return object
     }
+}
+
+/// A file of `/proc` read to its end (they report a size of 0, so a read by size sees nothing); empty when
+/// it cannot be read.
+func procText(_ path: String) -> String {
+    guard let handle = FileHandle(forReadingAtPath: path) else { return "" }
+    defer { try? handle.close() }
+    return String(decoding: (try? handle.readToEnd()) ?? Data(), as: UTF8.self)
 }
 
 enum SymlinkChainText {

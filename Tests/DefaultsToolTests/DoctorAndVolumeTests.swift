@@ -56,6 +56,9 @@ struct DoctorAndVolumeTests {
         let sandbox = Sandbox()
         try sandbox.ok("write", "com.example.api", "RateLimit", "-int", "100")
         try sandbox.ok("write", "-g", "RateLimit", "-int", "5")
+        // A running program of this user, whose inotify instance and watches the doctor counts.
+        let running = try sandbox.start("watch", "com.example.api")
+        #expect(running.waitForStderr("Watching com.example.api"))
         let text = try sandbox.ok("doctor", "com.example.api", "RateLimit")
         #expect(text.contains("watcher: inotify"))
         #expect(text.contains("fs.inotify.max_user_watches") || text.contains("max_user_watches"))
@@ -73,7 +76,9 @@ struct DoctorAndVolumeTests {
         #expect((object["files"] as? [Any])?.count == 12)
         let watcher = try #require(object["watcher"] as? [String: Any])
         #expect(watcher["method"] as? String == "inotify")
-        #expect((watcher["instancesInUse"] as? Int ?? 0) >= 1, "the doctor's own store holds one")
+        #expect((watcher["instancesInUse"] as? Int ?? 0) >= 1, "the running watch holds one")
+        #expect((watcher["watchesInUse"] as? Int ?? 0) >= 1, "and its watches")
+        #expect(running.stop(SIGTERM) == 0)
         // Polling, and why.
         let polled = try sandbox.ok(["doctor"], environment: ["LIVEDEFAULTS_WATCHER": "poll"])
         #expect(polled.contains("watcher: polling (LIVEDEFAULTS_WATCHER=poll)"))
@@ -112,5 +117,33 @@ struct DoctorAndVolumeTests {
         // The read verbs keep reporting the invalid file.
         let read = try sandbox.run(["read", "com.example.api"], environment: environment)
         #expect(read.status == 1 && read.error.contains(sandbox.file("com.example.api.plist")))
+    }
+
+    @Test("doctor: a file bind-mounted on its own (a Kubernetes subPath mount) is named as never updating")
+    func doctorSubPathMount() throws {
+        let sandbox = Sandbox()
+        try sandbox.ok("write", "com.example.api", "RateLimit", "-int", "1")
+        let source = sandbox.file("source.plist")
+        try Data(Self.xml("<key>RateLimit</key><integer>2</integer>").utf8).write(to: URL(fileURLWithPath: source))
+        let target = sandbox.file("com.example.api.plist")
+        let mount = Process()
+        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+        mount.arguments = ["--bind", source, target]
+        let mounted = (try? runToEnd(mount, errors: .merged))
+        guard let mounted, mounted.status == 0 else {
+            // Bind mounts need root (CAP_SYS_ADMIN); the mount-point detection is then not exercised here.
+            print("skipped: cannot bind-mount here: \(mounted?.output ?? "mount did not start")")
+            return
+        }
+        defer {
+            let unmount = Process()
+            unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
+            unmount.arguments = [target]
+            _ = try? runToEnd(unmount, errors: .merged)
+        }
+        let result = try sandbox.run(["doctor", "com.example.api"])
+        #expect(result.status == 1)
+        #expect(result.output.contains("\(target) is a mount point of its own"))
+        #expect(result.output.contains("subPath"))
     }
 }
