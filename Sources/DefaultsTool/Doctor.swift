@@ -305,17 +305,28 @@ struct KeyReport {
     var key: String
     /// Every layer holding the key, highest precedence first.
     var holders: [(file: FileReport, value: PropertyList)]
+    /// Unreadable layers above the effective one: programs that read them before they broke may still take
+    /// the key from their last known good version.
+    var unreadableAbove: [FileReport]
 
     /// The precedence of the search list: forced (managed) layers first, then the rest, each domain in order.
     init(key: String, files: [FileReport]) {
         self.key = key
         let ordered = files.filter { $0.layer.isManaged } + files.filter { !$0.layer.isManaged }
         holders = ordered.compactMap { file in file.contents?[key].map { (file, $0) } }
+        let effective = holders.first.flatMap { holder in ordered.firstIndex { $0.path == holder.file.path } }
+        unreadableAbove = ordered[..<(effective ?? ordered.endIndex)].filter { $0.failure != nil }
+    }
+
+    private var unreadableLines: [String] {
+        unreadableAbove.map {
+            "  but \($0.domain) \($0.layer.rawValue) (\($0.path)) cannot be read: programs that read it before it broke may still take \(key) from their last known good version of it"
+        }
     }
 
     var lines: [String] {
         guard let effective = holders.first else {
-            return ["key \(key): in no file (a program reads its registered default)"]
+            return ["key \(key): in no file (a program reads its registered default)"] + unreadableLines
         }
         var lines = [
             "key \(key) = \(Output.line(effective.value))",
@@ -327,11 +338,11 @@ struct KeyReport {
                 "  hides \(Output.line(hidden.value)) in \(hidden.file.domain) \(hidden.file.layer.rawValue) (\(hidden.file.path))"
             )
         }
-        return lines
+        return lines + unreadableLines
     }
 
     var jsonObject: [String: Any] {
-        var object: [String: Any] = ["key": key]
+        var object: [String: Any] = ["key": key, "unreadableAbove": unreadableAbove.map(\.path)]
         if let effective = holders.first {
             object["value"] = Output.jsonObject(effective.value)
             object["domain"] = effective.file.domain

@@ -100,6 +100,15 @@ struct DoctorAndVolumeTests {
         #expect(forced.contains("/..data -> ..20"))
         #expect(forced.contains("following 2 links"))
 
+        // A typo in the administrator's file: the doctor, reading afresh, sees the user's value, and says that
+        // running programs may still hold the forced one.
+        try volume.update(["com.example.api.plist": "<plist><dict><key>RateLimit</key><integer>7</integer>"])
+        let typo = try sandbox.run(["doctor", "com.example.api", "RateLimit"], environment: environment)
+        #expect(typo.status == 1)
+        #expect(typo.output.contains("key RateLimit = 100"))
+        #expect(
+            typo.output.contains("but com.example.api managed (\(volume.path)/com.example.api.plist) cannot be read"))
+        try volume.update(["com.example.api.plist": Self.xml("<key>RateLimit</key><integer>7</integer>")])
         // A typo in the user's file and a link to nothing in the global domain.
         try Data("<plist><dict><key>A</key>".utf8).write(
             to: URL(fileURLWithPath: sandbox.file("com.example.api.plist")))
