@@ -456,9 +456,13 @@ public final class FileWatcher: Sendable {
                     }
                 }
                 if mask & UInt32(IN_ISDIR) != 0 {
-                    // A directory appeared or vanished below a watched one: maybe one we wait for.
-                    touchedDirectories = true
-                    changedDirectories.append(path)
+                    // A directory appeared or vanished below a watched one: maybe one we wait for, or one on
+                    // a link chain. Others (a volume's new timestamped directory, the one it replaced) change
+                    // nothing here, and cost nothing: a volume swap is handled by its `..data` rename alone.
+                    if concernsRegistrants(directory: path) {
+                        touchedDirectories = true
+                        changedDirectories.append(path)
+                    }
                     continue
                 }
                 if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE) != 0 {
@@ -537,9 +541,24 @@ public final class FileWatcher: Sendable {
         if !relinked.isEmpty {
             state.withLock { state in
                 state.links.unresolved.formUnion(relinked)
-                state.links.directoriesStale = true
+                // Registered directories need working out again only when one of them is reached through a
+                // link (a link of a file's own chain, such as a volume's `..data`, leaves them as they are).
+                if state.links.directories.values.contains(where: { !$0.isPlain }) {
+                    state.links.directoriesStale = true
+                }
             }
             reconcile()
+        }
+    }
+
+    /// Whether a directory that appeared or vanished at `path` may hold, or lead to, something registered: a
+    /// registered directory (awaited or watched) at or below it, or a link or target of a chain below it.
+    private func concernsRegistrants(directory path: String) -> Bool {
+        let prefix = path == "/" ? "/" : path + "/"
+        return state.withLock { state in
+            // A relative registered directory cannot be compared with the absolute event path: always looked at.
+            state.files.keys.contains { $0 == path || $0.hasPrefix(prefix) || !$0.hasPrefix("/") }
+                || state.links.dependents.keys.contains { $0.hasPrefix(prefix) }
         }
     }
 
