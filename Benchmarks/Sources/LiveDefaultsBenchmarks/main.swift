@@ -265,8 +265,8 @@ do {
         Row(
             name: "another process swaps a volume's ..data (kubelet) → observer here, 10 keys", live: swap.live,
             foundation: .notApplicable, dconf: .notApplicable,
-            note: "managed directory = a ConfigMap-style volume; floor + \(format(overhead)) at the median; lost \(swap.lost); "
-                + "Foundation and dconf never see it"))
+            note: "managed directory = a ConfigMap-style volume; floor + \(format(overhead)) at the median; "
+                + "lost \(swap.lost); Foundation and dconf never see it"))
     printProgress()
 }
 
