@@ -320,10 +320,10 @@ public final class FileWatcher: Sendable {
                     inotify_rm_watch(descriptor, wd)
                 }
             }
-            // Poll the registered directories that would have needed these watches.
-            for (reason, remote) in Set(polled.map { PollReason(text: $0.reason, remote: $0.remote) }).map({
-                ($0.text, $0.remote)
-            }) {
+            // Poll the registered directories that would have needed these watches, grouped by reason.
+            var reasons: [String: Bool] = [:]
+            for entry in polled { reasons[entry.reason] = entry.remote }
+            for (reason, remote) in reasons {
                 let affected = polled.filter { $0.reason == reason }.flatMap { wanted[$0.path] ?? [] }
                 startPolling(Set(affected), reason: reason, remote: remote)
             }
@@ -345,11 +345,6 @@ public final class FileWatcher: Sendable {
             }
             if !changed { return }
         }
-    }
-
-    private struct PollReason: Hashable {
-        var text: String
-        var remote: Bool
     }
 
     /// Works out the chains that registrations and events left to resolve, with the system calls made
