@@ -23,10 +23,22 @@ enum CrossProcess {
 
     static func measure(directory: String, keys: Int, writes: Int) -> Result {
         let domain = domain(keys: keys)
-        let path = "\(directory)/\(domain).plist"
+        return race(
+            writer: ["--child-writer", directory, domain, "\(keys)"], writes: writes,
+            floor: { RawInotifyWatcher(path: "\(directory)/\(domain).plist", arrivals: $0) },
+            store: { try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) })
+    }
+
+    /// Starts a writer (this executable with `writer` as its arguments: it prepares its file, says "ready",
+    /// then for each value read prints the time and changes the file), and times `writes` paced changes
+    /// twice: seen by the `floor` watcher, then by the `store`'s `updates(forKey: "Value")`.
+    static func race(
+        writer arguments: [String], writes: Int, floor makeFloor: (Arrivals) -> RawInotifyWatcher?,
+        store makeStore: () -> Defaults?
+    ) -> Result {
         let writer = Process()
         writer.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        writer.arguments = ["--child-writer", directory, domain, "\(keys)"]
+        writer.arguments = arguments
         let commands = Pipe()
         let reports = Pipe()
         writer.standardInput = commands
@@ -37,7 +49,7 @@ enum CrossProcess {
             try? commands.fileHandleForWriting.close()
             writer.waitUntilExit()
         }
-        // The writer has written the domain with all its keys (value 0) before it says so.
+        // The writer has written its file (value 0) before it says so.
         guard readLine(from: reports) == "ready" else { return failed }
 
         func pass(_ values: ClosedRange<Int>, _ arrivals: Arrivals) -> (samples: [Double], lost: Int) {
@@ -57,14 +69,12 @@ enum CrossProcess {
 
         // The floor.
         let floorArrivals = Arrivals()
-        guard let raw = RawInotifyWatcher(path: path, arrivals: floorArrivals) else { return failed }
+        guard let raw = makeFloor(floorArrivals) else { return failed }
         let floor = pass(1...writes, floorArrivals)
         raw.stop()
 
         // LiveDefaults.
-        guard let store = try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) else {
-            return failed
-        }
+        guard let store = makeStore() else { return failed }
         let arrivals = Arrivals()
         let iterator = store.updates(forKey: "Value", emitCurrentValue: false).makeAsyncIterator()
         let task = Task.detached {

@@ -17,60 +17,14 @@ enum VolumeSwap {
     static func measure(directory: String, keys: Int, writes: Int) -> CrossProcess.Result {
         let domain = domain(keys: keys)
         let volume = "\(directory)/volume-n\(keys)"
-        let writer = Process()
-        writer.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        writer.arguments = ["--child-volume-writer", volume, domain, "\(keys)"]
-        let commands = Pipe()
-        let reports = Pipe()
-        writer.standardInput = commands
-        writer.standardOutput = reports
-        let failed = CrossProcess.Result(live: .notApplicable, floor: .notApplicable, lost: writes)
-        do { try writer.run() } catch { return failed }
-        defer {
-            try? commands.fileHandleForWriting.close()
-            writer.waitUntilExit()
-        }
-        guard readLine(from: reports) == "ready" else { return failed }
-
-        func pass(_ values: ClosedRange<Int>, _ arrivals: Arrivals) -> (samples: [Double], lost: Int) {
-            var samples: [Double] = []
-            var lost = 0
-            for value in values {
-                commands.fileHandleForWriting.write(Data("\(value)\n".utf8))
-                guard let start = readLine(from: reports).flatMap({ UInt64($0) }) else { break }
-                if let arrival = arrivals.wait(for: value, seconds: 2) {
-                    samples.append(Double(Int64(arrival) - Int64(start)))
-                } else {
-                    lost += 1
-                }
-            }
-            return (samples, lost)
-        }
-
-        let path = "\(volume)/\(domain).plist"
-        let floorArrivals = Arrivals()
-        guard let raw = RawInotifyWatcher(path: path, trigger: "..data", arrivals: floorArrivals) else {
-            return failed
-        }
-        let floor = pass(1...writes, floorArrivals)
-        raw.stop()
-
-        var configuration = Defaults.Configuration.rooted(at: directory, applicationDomain: domain)
-        configuration.locations.managedDirectory = volume
-        guard let store = try? Defaults(configuration: configuration) else { return failed }
-        let arrivals = Arrivals()
-        let iterator = store.updates(forKey: "Value", emitCurrentValue: false).makeAsyncIterator()
-        let task = Task.detached {
-            var iterator = iterator
-            while let value = await iterator.next() {
-                if case .integer(let integer)? = value { arrivals.record(integer) }
-            }
-        }
-        let live = pass((writes + 1)...(2 * writes), arrivals)
-        task.cancel()
-        withExtendedLifetime(store) {}
-        return CrossProcess.Result(
-            live: Harness.summary(live.samples), floor: Harness.summary(floor.samples), lost: live.lost)
+        return CrossProcess.race(
+            writer: ["--child-volume-writer", volume, domain, "\(keys)"], writes: writes,
+            floor: { RawInotifyWatcher(path: "\(volume)/\(domain).plist", trigger: "..data", arrivals: $0) },
+            store: {
+                var configuration = Defaults.Configuration.rooted(at: directory, applicationDomain: domain)
+                configuration.locations.managedDirectory = volume
+                return try? Defaults(configuration: configuration)
+            })
     }
 
     /// The writer process: lays the volume out with the domain's file (`keys` keys, value 0), says "ready",
