@@ -107,11 +107,6 @@ final class DomainFile: Sendable {
         state.withLock { $0.failure }
     }
 
-    /// Whether the file on disk cannot be read and this process serves the last version it read instead.
-    var servesLastKnownGood: Bool {
-        state.withLock { $0.failure?.keepsLastKnownGood == true }
-    }
-
     func loadIfNeeded() {
         if loadedFlag.load(ordering: .acquiring) { return }
         reload()

@@ -135,10 +135,7 @@ final class DomainMirror {
                     guard eventGeneration == generation else { continue }
                     watchFailure = error
                 case .localFileBroken:
-                    if let problem = localFileProblem() {
-                        restoreFromAgreement(problem)
-                        wroteLocally = true
-                    }
+                    if let problem = localFileProblem() { restoreFromAgreement(problem) }
                 }
             }
             if wroteLocally {
