@@ -73,4 +73,52 @@ struct RemoteFileSystemTests {
         _ = try Defaults(configuration: plain)
         #expect(!local.status(ofPath: directory.file("com.example.local.plist")).isPolled)
     }
+
+    @Test("A real FUSE mount (bindfs) is detected and polled: a write beside it, which inotify never reports, arrives")
+    func realFuseMount() async throws {
+        let directory = TemporaryDirectory()
+        let source = directory.file("source")
+        let mountPoint = directory.file("mounted")
+        try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        // bindfs in the foreground (-f), as a process of its own until it is unmounted: a daemon would keep
+        // the descriptors Foundation's Process watches for its exit, and waiting for it would never end.
+        let bindfs = Process()
+        bindfs.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        bindfs.arguments = ["bindfs", "-f", source, mountPoint]
+        bindfs.standardOutput = FileHandle.nullDevice
+        bindfs.standardError = FileHandle.nullDevice
+        try bindfs.run()
+        let mounted = await eventually(timeout: 10) {
+            !bindfs.isRunning || RemoteFileSystem.name(ofFileSystemAt: mountPoint) == "fuse"
+        }
+        guard mounted, bindfs.isRunning else {
+            // bindfs comes with Scripts/install-dependencies; FUSE needs /dev/fuse and the right to mount.
+            print(
+                "skipped: cannot mount a FUSE file system here (bindfs \(bindfs.isRunning ? "did not mount" : "exited"))"
+            )
+            return
+        }
+        defer {
+            let unmount = Process()
+            unmount.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            unmount.arguments = ["fusermount", "-u", mountPoint]
+            try? unmount.run()
+            unmount.waitUntilExit()
+            bindfs.waitUntilExit()
+        }
+        let watcher = FileWatcher(pollInterval: .milliseconds(20))
+        let log = LogRecorder()
+        var configuration = Defaults.Configuration.rooted(at: mountPoint, applicationDomain: "com.example.fuse")
+        configuration.watcher = watcher
+        configuration.logger = log.logger
+        let defaults = try Defaults(configuration: configuration)
+        let status = watcher.status(ofPath: mountPoint + "/com.example.fuse.plist")
+        #expect(status.isPolled && status.reason?.contains("fuse") == true)
+        #expect(log.entries.contains { $0.level == .notice && $0.message.contains("fuse") })
+        // Another "machine": a process writing to the file system's source, which never goes through the
+        // mount, so inotify on the mount would never hear of it.
+        #expect(try runHelper(["write-keys", source, "com.example.fuse", "F", "2"]).status == 0)
+        #expect(await waitForValue(defaults, "F1") { $0 == 1 })
+    }
 }
