@@ -46,7 +46,7 @@ struct Doctor: ParsableCommand {
             }
             if let key { report.key = KeyReport(key: key, files: report.files) }
         }
-        // After the store opened: its own inotify instance and watches count among this user's.
+        // After the files were looked at (other programs' inotify use; this process's own is left out).
         report.watcher = WatcherReport.current()
         emit(json ? Output.json(report.jsonObject) : report.text)
         if !report.problems.isEmpty { throw ExitCode(1) }

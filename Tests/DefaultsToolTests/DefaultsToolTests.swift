@@ -1,9 +1,10 @@
 import Foundation
 import PlistOracle
+import TestProcesses
 import Testing
 
 /// Runs the built `defaults` binary, with its own XDG_CONFIG_HOME, and checks files with Python's plistlib.
-@Suite("The defaults command")
+@Suite("The defaults command", .blockingWork)
 struct DefaultsToolTests {
     // MARK: read, read-type, domains, find
 

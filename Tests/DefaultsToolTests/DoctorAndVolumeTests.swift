@@ -5,7 +5,7 @@ import Testing
 
 /// `defaults doctor`, and `defaults watch` over Kubernetes-style volumes and broken files, as an operator
 /// meets them: the built binary in a sandbox, the volume updated by a real second process.
-@Suite("defaults doctor, and watch over volumes and typos")
+@Suite("defaults doctor, and watch over volumes and typos", .blockingWork)
 struct DoctorAndVolumeTests {
     static func xml(_ pairs: String) -> String {
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?><plist version=\"1.0\"><dict>\(pairs)</dict></plist>"

@@ -1,10 +1,11 @@
 import Foundation
+import TestProcesses
 import Testing
 
 /// `defaults read`, `read-type`, `export` and `write` on every hostile file in `Fuzz/Regressions/`, as the
 /// domain and as the global domain: each ends with status 0 or with one `defaults:` line and status 1, never
 /// by a signal.
-@Suite("The defaults command on hostile files")
+@Suite("The defaults command on hostile files", .blockingWork)
 struct HostileFileToolTests {
     static let regressionDirectory = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

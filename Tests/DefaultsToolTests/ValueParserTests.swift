@@ -1,10 +1,11 @@
 import DefaultsToolSupport
 import Foundation
 import LiveDefaults
+import TestProcesses
 import Testing
 
 /// The value syntax of `defaults write`, as a library: the rules it shares with the rest of LiveDefaults.
-@Suite("Value parser")
+@Suite("Value parser", .blockingWork)
 struct ValueParserTests {
     @Test("-data: hexadecimal bytes, white space and angle brackets ignored, anything else refused")
     func hexData() {

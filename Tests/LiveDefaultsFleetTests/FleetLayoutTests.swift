@@ -2,11 +2,12 @@ import Foundation
 import LiveDefaults
 import NIOCore
 import NIOHTTP1
+import TestProcesses
 import Testing
 
 @testable import LiveDefaultsFleet
 
-@Suite("Fleet layout, sync state and options (no etcd needed)")
+@Suite("Fleet layout, sync state and options (no etcd needed)", .blockingWork)
 struct FleetLayoutTests {
     let layout = FleetLayout()
 
@@ -117,7 +118,7 @@ struct FleetLayoutTests {
 
 /// What etcd's gateway sends, and what a broken or hostile member could send instead: every line is a value
 /// or an error, never a trap.
-@Suite("etcd gateway messages")
+@Suite("etcd gateway messages", .blockingWork)
 struct EtcdMessageTests {
     func parse(_ text: String) throws(FleetError) -> EtcdWatchResponse {
         try EtcdClient.watchResponse(ByteBuffer(string: text), endpoint: "http://test")
@@ -175,7 +176,7 @@ struct EtcdMessageTests {
 
 /// Property tests over mutated input: whatever bytes a member or a damaged state file holds, parsing gives a
 /// value or an error, never a trap (a seeded generator, so a failure repeats).
-@Suite("Fleet input under mutation")
+@Suite("Fleet input under mutation", .blockingWork)
 struct FleetMutationTests {
     /// A small xorshift generator: the same sequence for the same seed on every run.
     struct Generator: RandomNumberGenerator {

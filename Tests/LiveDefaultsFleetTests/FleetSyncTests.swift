@@ -10,7 +10,7 @@ import TestProcesses
 /// `defaults sync` agents, one per simulated host, against a real three-member etcd cluster on loopback.
 /// Serialized: each test runs its own cluster and agents, and three etcd members per test are enough for
 /// two cores.
-@Suite("Fleet sync through a real etcd cluster", .serialized, .timeLimit(.minutes(3)))
+@Suite("Fleet sync through a real etcd cluster", .blockingWork, .serialized, .timeLimit(.minutes(3)))
 struct FleetSyncTests {
     let domain = "com.example.api"
     var etcdKey: String { "/livedefaults/\(domain)/" }

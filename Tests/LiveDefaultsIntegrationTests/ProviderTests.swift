@@ -8,7 +8,7 @@ import Testing
 
 /// The swift-configuration provider: swift-configuration's own conformance test, the key and value mapping
 /// of its PropertyListSnapshot, and changes — this process's and another's — reaching the watches.
-@Suite("LiveDefaultsProvider")
+@Suite("LiveDefaultsProvider", .blockingWork)
 struct ProviderTests {
     static let magic = Data([0x6d, 0x61, 0x67, 0x69, 0x63])
     static let magic2 = Data([0x6d, 0x61, 0x67, 0x69, 0x63, 0x32])

@@ -1,11 +1,12 @@
 import Foundation
+import TestProcesses
 import Testing
 
 @testable import LiveDefaults
 
 /// Every typed getter against every kind of stored value, as the seeds (and `NSString`'s conversions)
 /// define them.
-@Suite("Getters: the seeds' coercions, table-driven")
+@Suite("Getters: the seeds' coercions, table-driven", .blockingWork)
 struct CoercionTests {
     /// What each getter returns for one stored value.
     struct Row: Sendable, CustomStringConvertible {

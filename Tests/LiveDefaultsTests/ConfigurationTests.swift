@@ -1,11 +1,12 @@
 import Foundation
 import Logging
+import TestProcesses
 import Testing
 
 @testable import LiveDefaults
 
 /// The pieces a store is given through its configuration — logger, watcher, roots — and the levels it logs at.
-@Suite("Configuration: injected logger and watcher")
+@Suite("Configuration: injected logger and watcher", .blockingWork)
 struct ConfigurationTests {
     private func configuration(_ directory: TemporaryDirectory, _ domain: String, log: LogRecorder)
         -> Defaults.Configuration

@@ -6,7 +6,7 @@ import Testing
 
 /// Behaviours where code ported from Foundation's UserDefaults expects Foundation's answer (checked against
 /// swift-corelibs-foundation's own test cases and against Foundation on Linux).
-@Suite("Behaves as Foundation does where code is ported from it")
+@Suite("Behaves as Foundation does where code is ported from it", .blockingWork)
 struct FoundationBehaviourTests {
     @Test("setPersistentDomain and removePersistentDomain post didChangeNotification, also outside the search list")
     func persistentDomainNotifications() throws {

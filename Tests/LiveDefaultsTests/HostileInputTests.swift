@@ -8,7 +8,7 @@ import Testing
 /// through everything a process does with a domain file: reading it, opening it as a domain (the application
 /// domain and the global one, which every process reads), every getter, every writer and formatter, and the
 /// Codable decoder. Any trap here would crash the test process; the assertions check the promised results.
-@Suite("Hostile input is a value or an error, never a crash")
+@Suite("Hostile input is a value or an error, never a crash", .blockingWork)
 struct HostileInputTests {
     static let regressionDirectory = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -8,7 +8,7 @@ import Testing
 
 /// One bad save never takes a running program's settings away: a store keeps serving the last good version
 /// of a file that turns unreadable, and a local write merges onto it.
-@Suite("Last known good: a file that breaks under a running store")
+@Suite("Last known good: a file that breaks under a running store", .blockingWork)
 struct LastKnownGoodTests {
     static let domain = "com.example.lkg"
     static let broken = "<?xml version=\"1.0\"?><plist><dict><key>RateLimit</key><integer>50</integer>"

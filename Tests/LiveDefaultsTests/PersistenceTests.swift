@@ -6,7 +6,7 @@ import Testing
 
 @testable import LiveDefaults
 
-@Suite("Persistence: without synchronize(), safe across processes, nothing lost")
+@Suite("Persistence: without synchronize(), safe across processes, nothing lost", .blockingWork)
 struct PersistenceTests {
     @Test("A write is visible at once and reaches the disk by itself, as XML Python can read")
     func writeBehind() throws {

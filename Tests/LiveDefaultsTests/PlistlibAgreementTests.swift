@@ -1,4 +1,5 @@
 import Foundation
+import TestProcesses
 import Testing
 
 @testable import LiveDefaults
@@ -8,7 +9,7 @@ import Testing
 ///
 /// The generator is seeded; a failure names the seed and the value. Rerun one seed with
 /// `LIVEDEFAULTS_PROPERTY_SEED=<seed> swift test --filter PlistlibAgreementTests`.
-@Suite("Writers and readers agree with Python's plistlib")
+@Suite("Writers and readers agree with Python's plistlib", .blockingWork)
 struct PlistlibAgreementTests {
     static let seed: UInt64 =
         ProcessInfo.processInfo.environment["LIVEDEFAULTS_PROPERTY_SEED"].flatMap { UInt64($0) }

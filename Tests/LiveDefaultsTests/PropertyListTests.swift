@@ -1,10 +1,11 @@
 import Foundation
 import PlistOracle
+import TestProcesses
 import Testing
 
 @testable import LiveDefaults
 
-@Suite("Property lists: formats, round trips and hostile input")
+@Suite("Property lists: formats, round trips and hostile input", .blockingWork)
 struct PropertyListTests {
     static let sample: PropertyList = [
         "String": "héllo <&> wörld \u{1F600}",
@@ -331,7 +332,7 @@ struct PropertyListTests {
     }
 }
 
-@Suite("Path components without NSString")
+@Suite("Path components without NSString", .blockingWork)
 struct PathComponentsTests {
     @Test(
         "directory(of:) and name(of:) agree with NSString",

@@ -6,7 +6,7 @@ import Testing
 @testable import LiveDefaults
 
 /// Directories on file systems where inotify cannot see other machines' writes are polled.
-@Suite("Watcher: network and user-space file systems are polled")
+@Suite("Watcher: network and user-space file systems are polled", .blockingWork)
 struct RemoteFileSystemTests {
     /// `/proc/mounts` types that are remote or user-space, as the kernel names them.
     static func isRemote(_ type: String) -> Bool {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import LiveDefaults
 
-@Suite("Domains and the search list, as the seeds describe them")
+@Suite("Domains and the search list, as the seeds describe them", .blockingWork)
 struct SearchListTests {
     @Test("The search list: arguments, application, suites, global, languages, registration")
     func order() throws {

@@ -9,7 +9,7 @@ import Testing
 /// Paths reached through symbolic links are watched along their whole chain: Kubernetes ConfigMap and Secret
 /// volumes (updated by the kubelet's atomic writer, a real second process here), links swapped by `ln -sfn`,
 /// links that point nowhere.
-@Suite("Watcher: symbolic-link chains (Kubernetes volumes)")
+@Suite("Watcher: symbolic-link chains (Kubernetes volumes)", .blockingWork)
 struct SymlinkWatchTests {
     static let domain = "com.example.k8s"
 
@@ -224,7 +224,7 @@ struct SymlinkWatchTests {
 
 /// Link chains over random link graphs (seeded): every path resolves to what the kernel's `realpath` says,
 /// loops end with a problem, nothing traps or hangs.
-@Suite("SymlinkChain: agreement with realpath over random link graphs")
+@Suite("SymlinkChain: agreement with realpath over random link graphs", .blockingWork)
 struct SymlinkChainPropertyTests {
     @Test("200 random graphs of files, directories and relative, absolute, dot-dot and looping links")
     func agreesWithRealpath() throws {

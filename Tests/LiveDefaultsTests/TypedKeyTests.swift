@@ -65,7 +65,7 @@ extension DefaultsKeys {
     static let team = DefaultsKey<String>("Team", default: "core", suite: "com.example.shared")
 }
 
-@Suite("Typed keys and bridges")
+@Suite("Typed keys and bridges", .blockingWork)
 struct TypedKeyTests {
     static let date = Date(timeIntervalSince1970: 1_700_000_000)
 

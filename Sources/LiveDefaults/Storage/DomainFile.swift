@@ -65,6 +65,9 @@ final class DomainFile: Sendable {
     /// Serialises this process's disk operations on the file (commit and reload); `flock` does the same
     /// between processes.
     private let diskLock = CriticalSection()
+    /// The events found under `diskLock` and not yet told to the observers (they are told after the lock
+    /// is released): ``settle()`` waits for them.
+    private let deliveries = Deliveries()
 
     init(path: String, owner: (uid_t, gid_t)? = nil, clock: any DefaultsClock = SystemDefaultsClock.shared) {
         self.path = path
@@ -176,9 +179,18 @@ final class DomainFile: Sendable {
             var events: [Event] = []
             if let report { events.append(.failed(report)) }
             if !deltas.isEmpty { events.append(.changed(deltas, .external)) }
+            if !events.isEmpty { deliveries.begin() }
             return events
         }
-        for event in events { notify(event) }
+        deliver(events)
+    }
+
+    /// Waits until the observers were told of every change found so far by another thread (the watcher's
+    /// reload of a file this thread then found unchanged), so that a store that re-read its files shows
+    /// what they hold. Returns at once on a thread that is itself telling observers of a change (a handler
+    /// that calls `synchronize()`), which must not wait for itself.
+    func settle() {
+        deliveries.waitUntilDone()
     }
 
     // MARK: Editing
@@ -256,16 +268,18 @@ final class DomainFile: Sendable {
                 var events: [Event] = []
                 if let kept = outcome.keptAside { events.append(.failed(kept)) }
                 if !deltas.isEmpty { events.append(.changed(deltas, .external)) }
+                if !events.isEmpty { deliveries.begin() }
                 return (.success(()), events)
             case .failure(let error):
                 state.withLock { state in
                     state.pending = (state.inFlight ?? DomainEdits()).followed(by: state.pending)
                     state.inFlight = nil
                 }
+                deliveries.begin()
                 return (.failure(error), [.failed(error)])
             }
         }
-        for event in events { notify(event) }
+        deliver(events)
         try result.get()
     }
 
@@ -436,6 +450,15 @@ final class DomainFile: Sendable {
     /// Calls observers outside the lock (they may read this file again). Failures are not logged here: the
     /// stores that observe the file log them to their own loggers, and a failed write of a file no store
     /// observes is reported to the caller of `synchronize()` or `flush()`.
+    /// Tells the observers of events found under the disk lock (counted there by `deliveries.begin()`).
+    private func deliver(_ events: [Event]) {
+        guard !events.isEmpty else { return }
+        Deliveries.whileDelivering {
+            for event in events { notify(event) }
+        }
+        deliveries.end()
+    }
+
     private func notify(_ event: Event) {
         let observers = state.withLock { $0.observerList }
         for observer in observers { observer(event) }

@@ -24,7 +24,9 @@ extension Defaults {
         public var languages: [String]
         /// Called (on the thread that found it) for every error that has no caller to throw to: a corrupt
         /// file found while loading, a failed background write. Errors are also logged, at `.info` (they
-        /// are reported through ``Defaults/lastError`` and this handler, so the log is not the only place).
+        /// are reported through ``Defaults/lastError`` and this handler, so the log is not the only place),
+        /// or at `.notice` for a file that broke while the store keeps serving its last known good version
+        /// (``DefaultsError/keepsLastKnownGood``).
         public var errorHandler: (@Sendable (DefaultsError) -> Void)?
         /// Where the store logs (label `LiveDefaults` unless you pass your own). Conditions a caller also
         /// hears of through the API are logged at `.info`; a stored value a typed key cannot read, and a file

@@ -331,7 +331,11 @@ public final class Defaults: Sendable {
     private func writeAllAndReload() -> [DefaultsError] {
         let written = BackgroundWriter.shared.writeAll()
         let files = allFiles()
-        for file in files { file.reload() }
+        for file in files {
+            file.reload()
+            // A change the watcher found just before is told to this store before synchronize() returns.
+            file.settle()
+        }
         guard !written.isEmpty else { return [] }
         let observed = Set(files.map(\.path))
         let locations = configuration.locations
