@@ -26,6 +26,7 @@ public struct BlockingWork: SuiteTrait, TestTrait, TestScoping {
     /// Applies to every test in the suite, nested suites included.
     public var isRecursive: Bool { true }
 
+    /// Runs a test case's body on a thread of its own, once fewer than ``concurrentTests`` others run.
     public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
