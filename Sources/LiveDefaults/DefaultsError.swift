@@ -42,6 +42,8 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let volatileDomainExists = Code(rawValue: "volatileDomainExists")
         /// A migration could not convert a value (see ``DefaultsError/migrationFailed(key:domain:reason:)``).
         public static let migrationFailed = Code(rawValue: "migrationFailed")
+        /// A value a typed key or a published schema refuses (see ``DefaultsError/invalidValue(_:domain:)``).
+        public static let invalidValue = Code(rawValue: "invalidValue")
 
         // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
         public var description: String { rawValue }
@@ -68,12 +70,14 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
     /// of reading the layer as empty. True in a running store that had read the file before it broke; false
     /// in a process that found it broken from the start.
     public let keepsLastKnownGood: Bool
+    /// For ``Code/invalidValue``: the value refused and what the key accepts.
+    public let violation: SchemaViolation?
 
     /// An error of any code with the given context (for codes this version has no function for).
     public init(
         code: Code, domain: String? = nil, key: String? = nil, path: String? = nil, errno: Int32? = nil,
         propertyListError: PropertyListError? = nil, keptAs: String? = nil, detail: String? = nil,
-        keepsLastKnownGood: Bool = false
+        keepsLastKnownGood: Bool = false, violation: SchemaViolation? = nil
     ) {
         self.code = code
         self.domain = domain
@@ -84,6 +88,7 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         self.keptAs = keptAs
         self.detail = detail
         self.keepsLastKnownGood = keepsLastKnownGood
+        self.violation = violation
     }
 
     /// This error, saying whether the store keeps serving the file's last known good version.
@@ -148,6 +153,15 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         DefaultsError(code: .migrationFailed, domain: domain, key: key, detail: reason)
     }
 
+    /// A value that a typed key refuses — of a type the key cannot read, out of its range, not one of its
+    /// choices: a typed write of it is refused (nothing is stored); a stored one, written by another
+    /// writer, is reported once while typed reads return the key's last valid value.
+    public static func invalidValue(_ violation: SchemaViolation, domain: String) -> DefaultsError {
+        DefaultsError(
+            code: .invalidValue, domain: domain, key: violation.key, detail: violation.description,
+            violation: violation)
+    }
+
     /// What a store does while a file cannot be read.
     private var untilFixed: String {
         keepsLastKnownGood
@@ -186,6 +200,8 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
                 + "memory until that value is replaced or removed"
         case .migrationFailed:
             return "cannot migrate key \"\(key)\" in domain \(domain): \(detail); the stored value was left as it is"
+        case .invalidValue:
+            return "domain \(domain): \(detail)"
         case .volatileDomainExists:
             return
                 "a volatile domain named \"\(domain)\" already exists; remove it first with removeVolatileDomain(forName:)"

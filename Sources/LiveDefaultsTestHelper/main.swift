@@ -14,6 +14,14 @@
 //   write-after-input <dir> <domain> <key> <value> open the domain, print "ready", wait for a line on standard
 //                                                  input, then set the key to the string and synchronize
 //
+//   publish-schema <domain>                        declare the example keys below (every kind: range,
+//                                                  choices, secret, optional, collection, Codable) and
+//                                                  publish their schema where Defaults.standard's
+//                                                  locations say; print each path written
+//   typed-watch <dir> <domain> <n>                 print "ready", then the first n values of the typed
+//                                                  key RateLimit (Int, 1…100000, default 100) as they
+//                                                  arrive; print the errors reported on standard error
+//
 // The Foundation and standard modes need XDG_CONFIG_HOME in their environment (Foundation reads it at
 // start-up) and refuse to run without it, so that a test can never write into the real home.
 //   print-arguments -Key value …                   print the argument domain as an old-style plist
@@ -180,6 +188,52 @@ case "typed-read":
     for _ in 0..<count { print(defaults[key]) }
     exit(0)
 
+case "publish-schema":
+    guard arguments.count == 3 else { fail("publish-schema <domain>") }
+    guard let config = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"],
+        ProcessInfo.processInfo.environment["XDG_DATA_HOME"] != nil
+            || ProcessInfo.processInfo.environment["LIVEDEFAULTS_SCHEMA_PATH"] != nil
+    else {
+        fail("publish-schema needs XDG_CONFIG_HOME and XDG_DATA_HOME or LIVEDEFAULTS_SCHEMA_PATH (never the real home)")
+    }
+    let defaults: Defaults
+    do {
+        defaults = try Defaults(
+            configuration: .init(
+                locations: DefaultsLocations(userDirectory: config), applicationDomain: arguments[2], arguments: [],
+                languages: []))
+    } catch { fail("\(error)") }
+    do {
+        for path in try defaults.publishSchema(for: ExampleKeys.all) { print(path) }
+    } catch { fail("\(error)") }
+    exit(0)
+
+case "typed-watch":
+    guard arguments.count == 5, let count = Int(arguments[4]) else { fail("typed-watch <dir> <domain> <n>") }
+    var configuration = Defaults.Configuration.rooted(at: arguments[2], applicationDomain: arguments[3])
+    configuration.errorHandler = { error in FileHandle.standardError.write(Data("error: \(error)\n".utf8)) }
+    let defaults: Defaults
+    do { defaults = try Defaults(configuration: configuration) } catch { fail("\(error)") }
+    let done = DispatchSemaphore(value: 0)
+    // Detached: top-level code is the main actor's, and the main thread waits below.
+    let task = Task.detached {
+        var seen = 0
+        for await value in defaults.updates(ExampleKeys.rateLimit) {
+            print(value)
+            fflush(nil)
+            if seen == 0 {
+                print("ready")
+                fflush(nil)
+            }
+            seen += 1
+            if seen == count { break }
+        }
+        done.signal()
+    }
+    let finished = done.wait(timeout: .now() + 30)
+    task.cancel()
+    exit(finished == .success ? 0 : 1)
+
 case "print-arguments":
     let parsed = Defaults.parseArguments(Array(arguments.dropFirst(2)))
     print(PropertyList.dictionary(parsed))
@@ -197,4 +251,31 @@ final class SeenStores: @unchecked Sendable {
 
     func append(_ identity: ObjectIdentifier) { lock.withLock { identities.append(identity) } }
     var all: Set<ObjectIdentifier> { lock.withLock { Set(identities) } }
+}
+
+/// The keys `publish-schema` declares: one of every kind a schema describes.
+enum ExampleKeys {
+    enum Theme: String, DefaultsSerializable, CaseIterable { case light, dark, system }
+    struct Limits: Codable, DefaultsSerializable {
+        var perMinute = 60
+        var burst = 10
+    }
+
+    static let rateLimit = DefaultsKey<Int>(
+        "RateLimit", default: 100, summary: "Requests per minute per client.", range: 1...100_000)
+    static let theme = DefaultsKey<Theme>("Theme", default: .system, summary: "The colour scheme of the pages.")
+    static let apiToken = DefaultsKey<String>(
+        "APIToken", default: "", summary: "The token sent to the upstream API.", isSecret: true)
+    static let ratio = DefaultsKey<Double>("Ratio", default: 0.5, summary: "Share of traffic sampled.", range: 0...1)
+    static let verbose = DefaultsKey<Bool>("Verbose", default: false, summary: "Log every request.")
+    static let banner = DefaultsKey<String>("Banner", default: "Welcome", summary: "The banner shown on every page.")
+    static let lastSync = DefaultsKey<Date?>("LastSync", summary: "When the settings were last synchronised.")
+    static let hosts = DefaultsKey<[String]>("Hosts", default: [], summary: "Upstream hosts.")
+    static let limits = DefaultsKey<Limits>("Limits", default: Limits(), summary: "Burst limits.")
+    static let team = DefaultsKey<String>(
+        "Team", default: "core", suite: "com.example.shared", summary: "The owning team.")
+
+    static let all: [DefaultsKeys] = [
+        rateLimit, theme, apiToken, ratio, verbose, banner, lastSync, hosts, limits, team,
+    ]
 }

@@ -36,11 +36,36 @@ import Testing
         #expect(view.generation == generation)
     }
 
+    @Test func guardedSlotsHoldBackRefusedValues() {
+        var view = makeView()
+        let validate: @Sendable (PropertyList) -> SchemaViolation? = { value in
+            value == "bad" || value == 0
+                ? SchemaViolation(key: "Mode", value: value, reason: .notAChoice, accepted: "a good value") : nil
+        }
+        _ = view.apply(.all(["Mode": "good"], domain: "d", basedOn: view.generation))
+        #expect(view.fillSlot(3, forKey: "Mode", validate: validate).value == "good")
+        #expect(view.readSlots.read(3)?.tag == .other)
+        let refused = view.apply(.keys([.init(key: "Mode", value: "bad")], domain: "d", origin: .external))
+        #expect(refused?.refusals.map(\.value) == ["bad"])
+        #expect(view.readSlots.read(3)?.tag == .held, "a string held back: read under the lock")
+        #expect(view.typedValue(3, forKey: "Mode") == "good")
+        #expect(view.merged["Mode"] == "bad", "the untyped view shows what is stored")
+        // A rebuild that keeps the refused value does not report it again.
+        let rebuilt = view.apply(.all(["Mode": "bad"], domain: "d", basedOn: view.generation))
+        #expect(rebuilt?.refusals.isEmpty == true)
+        _ = view.apply(.keys([.init(key: "Mode", value: 1)], domain: "d", origin: .external))
+        #expect(view.readSlots.read(3)?.tag == .integer && view.typedValue(3, forKey: "Mode") == 1)
+        _ = view.apply(.keys([.init(key: "Mode", value: 0)], domain: "d", origin: .external))
+        #expect(view.readSlots.read(3)?.payload == 1, "a scalar held back sits in the slot itself")
+        _ = view.apply(.keys([.init(key: "Mode", value: nil)], domain: "d", origin: .external))
+        #expect(view.readSlots.read(3)?.tag == .missing && view.typedValue(3, forKey: "Mode") == nil)
+    }
+
     @Test func readSlotsFollowEveryKindOfChange() {
         var view = makeView()
         _ = view.apply(.all(["Count": 1], domain: "d", basedOn: view.generation))
-        let filled = view.fillSlot(7, forKey: "Count")
-        #expect(filled == 1)
+        let filled = view.fillSlot(7, forKey: "Count", validate: { _ in nil })
+        #expect(filled.value == 1 && filled.refusals.isEmpty)
         #expect(view.readSlots.read(7)?.payload == 1)
 
         _ = view.apply(.keys([.init(key: "Count", value: 2)], domain: "d", origin: .external))

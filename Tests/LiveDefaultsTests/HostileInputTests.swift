@@ -43,9 +43,10 @@ struct HostileInputTests {
             configuration.errorHandler = { error in errors.withLock { $0.append(error) } }
             let store = try Defaults(configuration: configuration)
             Self.exerciseGetters(store)
-            // A readable file keeps every key; an unreadable one is reported, naming the file.
+            // A readable file keeps every key; an unreadable one is reported, naming the file. (The typed reads
+            // above report the values their keys refuse: those are not errors of the file.)
             if (try? PropertyList.decode(data))?.value.dictionaryValue != nil {
-                #expect(errors.withLock { $0.isEmpty })
+                #expect(errors.withLock { $0.filter { $0.code != .invalidValue }.isEmpty })
                 if name.contains("date") || name.contains("data") || name.contains("slashes") {
                     #expect(store.string(forKey: "Kept") == "the other keys")
                 }

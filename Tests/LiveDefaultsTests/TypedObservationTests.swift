@@ -101,7 +101,9 @@ struct TypedObservationTests {
         defaults[.rateLimit] = 7
         #expect(await updates.next() == 7)
         try defaults.setValue("garbage", forKey: "RateLimit")
-        #expect(await updates.next() == 100, "a wrong shape reads as the default")
+        #expect(defaults[.rateLimit] == 7, "a wrong shape reads as the last valid value")
+        defaults[.rateLimit] = 8
+        #expect(await updates.next() == 8, "the wrong shape was never delivered; the next valid value is")
         var changesOnly = defaults.updates(.theme, emitCurrentValue: false).makeAsyncIterator()
         defaults[.theme] = .dark
         #expect(await changesOnly.next() == .dark)

@@ -4,11 +4,14 @@ import Logging
 extension Defaults {
     /// The key's value: the effective stored value read as `Value`, else the key's default.
     ///
-    /// A stored value of the wrong shape (a string where a number belongs, a hand-edited structure that no
-    /// longer matches) reads as the default and logs one warning naming the domain and the key; a later
-    /// valid write reads normally again. Assigning stores the value in the key's suite or the application
-    /// domain (nil removes an optional key); a forced key or a value with no property-list form is refused
-    /// and logged — ``trySet(_:for:)`` throws instead.
+    /// A stored value the key refuses — of the wrong shape (a string where a number belongs, a hand-edited
+    /// structure that no longer matches), out of the key's range, not one of its choices — is never
+    /// returned: the read returns the last valid value this store saw for the key (else the default), and
+    /// the value is reported once (``DefaultsError/invalidValue(_:domain:)``: logged at `.notice`,
+    /// ``lastError``, the error handler); the next valid value reads normally. Assigning stores the value
+    /// in the key's suite or the application domain (nil removes an optional key); a forced key, a value
+    /// with no property-list form or one the key refuses is not stored and is reported —
+    /// ``trySet(_:for:)`` throws instead.
     @inlinable
     public subscript<Value>(key: DefaultsKey<Value>) -> Value {
         // Inlinable, so that a read specialises for `Value` in the caller: for a scalar, a few loads from
@@ -34,12 +37,17 @@ extension Defaults {
         case (.missing, _)?:
             return key.defaultValue
         case (.other, _)?:
+            // The key accepted the value when the slot was written; one that replaced it since, before the
+            // slot says so, is checked here (strings and collections only: scalars never take this path).
             guard let value = value(forKey: key.name) else { return key.defaultValue }
+            guard key.validate(value) == nil else { return typedValue(key) }
             stored = value
+        case (.held, _)?:
+            return typedValue(key)
         case (let tag, let payload)?:
             stored = ScalarReadSlots.decode(tag, payload)
         case nil:
-            guard let value = fillReadSlot(key.name, slot: key.slot) else { return key.defaultValue }
+            guard let value = fillReadSlot(key) else { return key.defaultValue }
             stored = value
         }
         if let value = Value.exactValue(stored) { return value }
@@ -49,7 +57,8 @@ extension Defaults {
 
     /// Stores a typed value, or removes the key when the value is nil.
     ///
-    /// - Throws: ``DefaultsError/forcedKey(key:domain:)``, ``DefaultsError/notAPropertyList(key:_:)``.
+    /// - Throws: ``DefaultsError/forcedKey(key:domain:)``, ``DefaultsError/notAPropertyList(key:_:)``,
+    ///   ``DefaultsError/invalidValue(_:domain:)`` (out of the key's range, say); nothing is stored then.
     public func trySet<Value>(_ value: Value, for key: DefaultsKey<Value>) throws(DefaultsError) {
         try store(for: key).write(value, for: key)
     }
@@ -72,11 +81,48 @@ extension Defaults {
 
     // MARK: Internals
 
-    /// The effective value of a key, filling the key's read slot on the way (a slot is filled once; the
-    /// merged view's changes keep it current from then on).
+    /// What a typed read of the key returns, filling the key's read slot on the way (a slot is filled once;
+    /// the merged view's changes keep it current from then on): the effective value when the key accepts
+    /// it, else the last valid value (none at first); a refused value is reported once.
     @usableFromInline
-    func fillReadSlot(_ name: String, slot: Int) -> PropertyList? {
-        state.withLock { $0.view.fillSlot(slot, forKey: name) }
+    func fillReadSlot(_ key: DefaultsKeys) -> PropertyList? {
+        let (value, refusals) = state.withLock { state in
+            let filled = state.view.fillSlot(key.slot, forKey: key.name, validate: key.validate)
+            return (filled.value, Self.firstReports(of: filled.refusals, &state))
+        }
+        report(refusals)
+        return value
+    }
+
+    /// A typed read of a key whose slot holds back a refused value, under the lock.
+    @usableFromInline
+    func typedValue<Value>(_ key: DefaultsKey<Value>) -> Value {
+        let stored = state.withLock { $0.view.typedValue(key.slot, forKey: key.name) }
+        guard let stored else { return key.defaultValue }
+        return (try? Value(propertyList: stored)) ?? key.defaultValue
+    }
+
+    /// The refusals not reported before (a refused value is reported once per key, however many slots,
+    /// streams and reads meet it). Under the store's lock.
+    static func firstReports(of refusals: [SchemaViolation], _ state: inout State) -> [SchemaViolation] {
+        refusals.filter { violation in
+            guard state.reportedConversions[violation.key] != violation.value else { return false }
+            state.reportedConversions[violation.key] = violation.value
+            return true
+        }
+    }
+
+    /// Reports a stored value a typed key refuses, unless it was reported before.
+    func reportRefusal(_ violation: SchemaViolation) {
+        report(state.withLock { Self.firstReports(of: [violation], &$0) })
+    }
+
+    /// Reports stored values that typed keys refuse (no lock held): logged at `.notice`, ``lastError``, the
+    /// error handler.
+    func report(_ refusals: [SchemaViolation]) {
+        for violation in refusals {
+            record(.invalidValue(violation, domain: domainProviding(violation.key) ?? configuration.applicationDomain))
+        }
     }
 
     /// Converts a stored value, falling back to the default (logged once per stored value) when it has the
@@ -110,7 +156,13 @@ extension Defaults {
         } catch {
             throw .notAPropertyList(key: key.name, .notAPropertyListValue("\(Value.self) (\(error))"))
         }
+        if let stored, let violation = key.validate(stored) {
+            throw .invalidValue(violation, domain: configuration.applicationDomain)
+        }
         try setValue(stored, forKey: key.name)
+        // The key's guard follows the key from now on (filled once; later a few loads), so that a value
+        // another writer stores against it later reads as this one.
+        _ = read(key)
     }
 
     /// The store that holds a key: this one, or the store of the key's suite (same files, same arguments).

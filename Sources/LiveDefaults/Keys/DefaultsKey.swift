@@ -22,15 +22,27 @@ public class DefaultsKeys: @unchecked Sendable {
     public let name: String
     /// The suite (a domain) the key lives in, or nil for the store's application domain.
     public let suite: String?
+    /// What the key declares — type, default, range or choices, summary, secrecy — as published by
+    /// ``Defaults/publishSchema(for:)`` and honoured by every writer.
+    public let schema: KeySchema
 
     /// The key's slot in each store's lock-free read table (``ScalarReadSlots``): unique in the process, or
     /// -1 once ``ScalarReadSlots/capacity`` keys have been made (such keys read through the locked path).
     /// Declare keys once, as `static let`s, rather than making them per read.
     @usableFromInline let slot: Int
 
-    init(name: String, suite: String?, slot: Int? = nil) {
+    /// Why a stored value is no valid value of the key (its type cannot read it, or it is out of range or
+    /// not a choice), or nil: what typed writes refuse and typed reads never return.
+    @usableFromInline let validate: @Sendable (PropertyList) -> SchemaViolation?
+
+    init(
+        name: String, suite: String?, schema: KeySchema, slot: Int? = nil,
+        validate: @escaping @Sendable (PropertyList) -> SchemaViolation?
+    ) {
         self.name = name
         self.suite = suite
+        self.schema = schema
+        self.validate = validate
         let next = slot ?? DefaultsKeys.nextSlot.add(1, ordering: .relaxed).oldValue
         self.slot = next < ScalarReadSlots.capacity ? next : -1
     }
@@ -38,11 +50,21 @@ public class DefaultsKeys: @unchecked Sendable {
     private static let nextSlot = Atomic<Int>(0)
 }
 
-/// A typed key: a name, a default value and, optionally, the suite that holds it.
+/// A typed key: a name, a default value and, optionally, the suite that holds it, what it means, the range
+/// or choices it accepts, and whether it is a secret.
 ///
 /// The default is what a read returns when no domain in the search list has the key (registered
-/// defaults included) and when the stored value cannot be read as `Value` (which is logged). With an
-/// optional `Value`, assigning nil removes the key.
+/// defaults included). A stored value the key cannot accept — of a type it cannot read, out of its range,
+/// not one of an enumeration's cases — never reaches a typed reader: the read returns the last valid value
+/// the store saw for the key (else the default) and the value is reported once. With an optional `Value`,
+/// assigning nil removes the key.
+///
+/// ```swift
+/// static let rateLimit = DefaultsKey<Int>(
+///     "RateLimit", default: 100, summary: "Requests per minute per client.", range: 1...100_000)
+/// static let theme = DefaultsKey<Theme>("Theme", default: .system)   // choices: Theme.allCases
+/// static let token = DefaultsKey<String>("APIToken", default: "", isSecret: true)
+/// ```
 public final class DefaultsKey<Value: DefaultsSerializable>: DefaultsKeys, @unchecked Sendable {
     /// What a read returns when nothing usable is stored.
     public let defaultValue: Value
@@ -54,22 +76,100 @@ public final class DefaultsKey<Value: DefaultsSerializable>: DefaultsKeys, @unch
     ///   - defaultValue: What reads return when no domain has a usable value.
     ///   - suite: A domain to read and write instead of the store's application domain, for settings
     ///     shared between programs (`Defaults(suiteName:)` semantics).
-    public init(_ name: String, default defaultValue: Value, suite: String? = nil) {
+    ///   - summary: What the key means, in a sentence (`defaults describe`, the published schema).
+    ///   - isSecret: Whether the value is a secret: never printed by the `defaults` command, logged, or
+    ///     shown by the example server unless asked to show secrets.
+    public init(
+        _ name: String, default defaultValue: Value, suite: String? = nil, summary: String? = nil,
+        isSecret: Bool = false
+    ) {
         self.defaultValue = defaultValue
-        super.init(name: name, suite: suite)
+        let schema = Self.makeSchema(name, defaultValue, summary: summary, isSecret: isSecret, bounds: nil)
+        super.init(name: name, suite: suite, schema: schema, validate: Self.validator(schema, range: nil))
+    }
+
+    /// A key whose values must lie in `range`; a `nil` range accepts any.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name in the domain file.
+    ///   - defaultValue: What reads return when no domain has a valid value.
+    ///   - suite: A domain to read and write instead of the store's application domain.
+    ///   - summary: What the key means, in a sentence.
+    ///   - range: The values accepted; typed writes of others are refused, stored others read as the last
+    ///     valid value.
+    ///   - isSecret: Whether the value is a secret.
+    public init(
+        _ name: String, default defaultValue: Value, suite: String? = nil, summary: String? = nil,
+        range: ClosedRange<Value>?, isSecret: Bool = false
+    ) where Value: Comparable {
+        self.defaultValue = defaultValue
+        var bounds: (PropertyList?, PropertyList?)?
+        var check: (@Sendable (Value) -> Bool)?
+        if let range {
+            let lower: PropertyList? = (try? range.lowerBound.propertyList()) ?? nil
+            let upper: PropertyList? = (try? range.upperBound.propertyList()) ?? nil
+            bounds = (lower, upper)
+            check = { @Sendable (value: Value) -> Bool in range.contains(value) }
+        }
+        let schema = Self.makeSchema(name, defaultValue, summary: summary, isSecret: isSecret, bounds: bounds)
+        super.init(name: name, suite: suite, schema: schema, validate: Self.validator(schema, range: check))
     }
 
     /// A key with a given read slot (tests: -1 is a key past ``ScalarReadSlots/capacity``).
     init(_ name: String, default defaultValue: Value, suite: String? = nil, slot: Int) {
         self.defaultValue = defaultValue
-        super.init(name: name, suite: suite, slot: slot)
+        let schema = Self.makeSchema(name, defaultValue, summary: nil, isSecret: false, bounds: nil)
+        super.init(name: name, suite: suite, schema: schema, slot: slot, validate: Self.validator(schema, range: nil))
+    }
+
+    /// The key's schema: its type from its default's stored form or from `Value` itself, an enumeration's
+    /// cases as choices.
+    private static func makeSchema(
+        _ name: String, _ defaultValue: Value, summary: String?, isSecret: Bool,
+        bounds: (PropertyList?, PropertyList?)?
+    ) -> KeySchema {
+        let stored = (try? defaultValue.propertyList()) ?? nil
+        let choices = StoredForm.choices(of: Value.self)
+        let type =
+            StoredForm.type(of: Value.self) ?? stored.map(PropertyListType.init(of:))
+            ?? choices?.first.map(PropertyListType.init(of:))
+        return KeySchema(
+            name: name, type: type, defaultValue: stored, summary: summary, minimum: bounds?.0,
+            maximum: bounds?.1, choices: choices, isSecret: isSecret)
+    }
+
+    /// What the key accepts: what `Value` can read, within `range`.
+    private static func validator(_ schema: KeySchema, range: (@Sendable (Value) -> Bool)?)
+        -> @Sendable (PropertyList) -> SchemaViolation?
+    {
+        { stored in
+            let value: Value
+            if let exact = Value.exactValue(stored) {
+                value = exact
+            } else if let converted = try? Value(propertyList: stored) {
+                value = converted
+            } else {
+                let reason: SchemaViolation.Reason =
+                    schema.choices != nil && schema.type?.accepts(stored) != false
+                    ? .notAChoice : schema.type?.accepts(stored) == false ? .wrongType : .unreadable
+                return SchemaViolation(
+                    key: schema.name, value: stored, reason: reason, accepted: schema.accepted,
+                    isSecret: schema.isSecret)
+            }
+            if let range, !range(value) {
+                return SchemaViolation(
+                    key: schema.name, value: stored, reason: .outOfRange, accepted: schema.accepted,
+                    isSecret: schema.isSecret)
+            }
+            return nil
+        }
     }
 }
 
 extension DefaultsKey where Value: ExpressibleByNilLiteral {
     /// An optional key whose default is nil.
-    public convenience init(_ name: String, suite: String? = nil) {
-        self.init(name, default: nil, suite: suite)
+    public convenience init(_ name: String, suite: String? = nil, summary: String? = nil, isSecret: Bool = false) {
+        self.init(name, default: nil, suite: suite, summary: summary, isSecret: isSecret)
     }
 }
 

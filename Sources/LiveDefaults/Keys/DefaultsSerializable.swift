@@ -22,7 +22,7 @@ public protocol DefaultsSerializable: Sendable {
     /// Reads a value from its stored form.
     ///
     /// - Throws: any error when the stored value has the wrong shape; the typed read then returns the key's
-    ///   default and logs a warning.
+    ///   last valid value (else its default) and reports the value once.
     init(propertyList: PropertyList) throws
 
     /// The stored form of the value, or nil to remove the key (only `Optional.none` does that).

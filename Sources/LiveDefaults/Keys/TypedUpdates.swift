@@ -7,8 +7,8 @@
 /// ```
 ///
 /// The current value comes first (unless `emitCurrentValue` is false), then every change of the effective
-/// value from this process or any other. A stored value of the wrong shape reads as the key's default
-/// (logged once). Consecutive equal values are dropped: equal stored values always, and equal typed values
+/// value from this process or any other. A stored value the key refuses (wrong shape, out of range, not a
+/// choice) is never delivered: it is reported once and the stream waits for the next valid value. Consecutive equal values are dropped: equal stored values always, and equal typed values
 /// too when `Value` is `Equatable` (for example a number written as `"42"` and then as `42`). Newest wins
 /// and lifetime are as for ``KeyUpdates``.
 public struct TypedKeyUpdates<Value: DefaultsSerializable>: AsyncSequence, Sendable {
@@ -34,7 +34,17 @@ public struct TypedKeyUpdates<Value: DefaultsSerializable>: AsyncSequence, Senda
         // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
         public mutating func next() async -> Value? {
             while let stored = await base.next() {
-                let value = stored.map { store.store?.decode($0, for: key) ?? key.defaultValue } ?? key.defaultValue
+                let value: Value
+                if let stored, let violation = key.validate(stored) {
+                    // Never a value the key refuses: reported (once), and the stream goes on from the
+                    // last value it delivered; a first value is what a typed read returns now (the last
+                    // valid value the store saw, else the default).
+                    store.store?.reportRefusal(violation)
+                    guard last == nil else { continue }
+                    value = store.store?.read(key) ?? key.defaultValue
+                } else {
+                    value = stored.map { store.store?.decode($0, for: key) ?? key.defaultValue } ?? key.defaultValue
+                }
                 if let last, areEqual(last, value) { continue }
                 last = value
                 return value
@@ -64,6 +74,8 @@ public struct DefaultsSnapshot: Sendable, Equatable {
     /// A key's typed value in this snapshot (its default when it had none, or an unreadable one).
     public subscript<Value>(key: DefaultsKey<Value>) -> Value {
         guard let stored = values[key.name] else { return key.defaultValue }
+        // A value the key refuses: what a typed read returns (the last valid value, else the default).
+        if key.validate(stored) != nil { return store.store?.read(key) ?? key.defaultValue }
         return store.store?.decode(stored, for: key) ?? (try? Value(propertyList: stored)) ?? key.defaultValue
     }
 

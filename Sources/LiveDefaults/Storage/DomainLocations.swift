@@ -70,25 +70,33 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// The host identifier of per-host (`ByHost`) files. Foundation on Linux uses the empty string, which
     /// gives names like `ByHost/com.example.app..plist`; keep it to share per-host files with Foundation.
     public var hostIdentifier: String
+    /// Where published key schemas are looked for, in order (the first `<domain>.plist` wins), and the
+    /// first of them where ``Defaults/publishSchema(for:)`` writes: the directories of
+    /// `LIVEDEFAULTS_SCHEMA_PATH` (colon-separated) when it is set, else
+    /// `$XDG_DATA_HOME/livedefaults/schemas` (`~/.local/share/livedefaults/schemas`) then
+    /// `/usr/share/livedefaults/schemas` (for schemas installed with a package). See Docs/Schema.md.
+    public var schemaDirectories: [String]
 
     /// Locations with explicit directories; any not given take their defaults.
     public init(
         userDirectory: String, anyUserDirectory: String = "/usr/local/etc", managedDirectory: String? = nil,
-        userName: String? = nil, hostIdentifier: String = ""
+        userName: String? = nil, hostIdentifier: String = "", schemaDirectories: [String]? = nil
     ) {
         self.userDirectory = userDirectory
         self.anyUserDirectory = anyUserDirectory
         self.managedDirectory = managedDirectory ?? DefaultsLocations.defaultManagedDirectory
         self.userName = userName ?? DefaultsLocations.currentUserName
         self.hostIdentifier = hostIdentifier
+        self.schemaDirectories = schemaDirectories ?? DefaultsLocations.defaultSchemaDirectories
     }
 
     /// A store rooted in one directory: user files in `directory`, any-user files in `directory/AnyUser`,
-    /// managed files in `directory/Managed`. Tests and sandboxed tools use this to stay out of the real home.
+    /// managed files in `directory/Managed`, schemas in `directory/Schemas`. Tests and sandboxed tools use
+    /// this to stay out of the real home.
     public static func rooted(at directory: String) -> DefaultsLocations {
         DefaultsLocations(
             userDirectory: directory, anyUserDirectory: directory + "/AnyUser",
-            managedDirectory: directory + "/Managed")
+            managedDirectory: directory + "/Managed", schemaDirectories: [directory + "/Schemas"])
     }
 
     /// The locations Foundation uses for the current user, from the environment.
@@ -104,6 +112,20 @@ public struct DefaultsLocations: Sendable, Hashable {
 
     static var defaultManagedDirectory: String {
         Environment.value("LIVEDEFAULTS_MANAGED_DIRECTORY") ?? "/etc/livedefaults/managed"
+    }
+
+    /// The schema search path from the environment (see ``schemaDirectories``).
+    static var defaultSchemaDirectories: [String] {
+        if let list = Environment.value("LIVEDEFAULTS_SCHEMA_PATH"), !list.isEmpty {
+            return list.split(separator: ":").map(String.init)
+        }
+        let data: String
+        if let configured = Environment.value("XDG_DATA_HOME"), configured.hasPrefix("/") {
+            data = configured
+        } else {
+            data = NSHomeDirectory() + "/.local/share"
+        }
+        return [data + "/livedefaults/schemas", "/usr/share/livedefaults/schemas"]
     }
 
     static var currentUserName: String {

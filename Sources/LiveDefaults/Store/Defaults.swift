@@ -359,7 +359,7 @@ public final class Defaults: Sendable {
     /// under a running store, which keeps serving its last known good version, is logged at `.notice`: the
     /// program goes on with settings that no longer match the disk, and an operator should hear of it.
     func record(_ error: DefaultsError) {
-        if error.keepsLastKnownGood {
+        if error.keepsLastKnownGood || error.code == .invalidValue {
             configuration.logger.notice("\(error)")
         } else {
             configuration.logger.info("\(error)")
@@ -492,11 +492,14 @@ public final class Defaults: Sendable {
             }
         }
         let merged = Self.merge(layers.filter { !$0.isEmpty })
-        let applied = state.withLock { state in
-            state.view.apply(.all(merged, domain: changedDomain, basedOn: generation))
+        let outcome = state.withLock { state in
+            state.view.apply(.all(merged, domain: changedDomain, basedOn: generation)).map { applied in
+                (applied.resumptions, Self.firstReports(of: applied.refusals, &state))
+            }
         }
-        guard let applied else { return false }
-        for resume in applied.resumptions { resume() }
+        guard let (resumptions, refusals) = outcome else { return false }
+        for resume in resumptions { resume() }
+        for violation in refusals { record(.invalidValue(violation, domain: changedDomain)) }
         return true
     }
 
@@ -565,7 +568,8 @@ public final class Defaults: Sendable {
         case .failed(let error):
             record(error)
         case .changed(let deltas, let origin):
-            let (mustPost, resumptions): (Bool, [Resumption]) = state.withLock { state in
+            let (mustPost, resumptions, refusals): (Bool, [Resumption], [SchemaViolation]) = state.withLock {
+                state in
                 let attachment = state.persistent[domain]
                 var applied = EffectiveView.Applied()
                 if attachment?.inSearchList == true {
@@ -586,9 +590,10 @@ public final class Defaults: Sendable {
                 // One post per burst: only the change that finds none scheduled schedules one.
                 let mustPost = applied.changed && !state.notificationPending
                 if mustPost { state.notificationPending = true }
-                return (mustPost, applied.resumptions)
+                return (mustPost, applied.resumptions, Self.firstReports(of: applied.refusals, &state))
             }
             for resume in resumptions { resume() }
+            for violation in refusals { record(.invalidValue(violation, domain: domain)) }
             if mustPost { postDidChange() }
         }
     }

@@ -38,6 +38,19 @@ struct EffectiveView {
         var changed = false
         /// The stream consumers to resume once the lock is released.
         var resumptions: [Resumption] = []
+        /// Stored values that typed keys refuse and that no typed read will return (each reported once by
+        /// the store, after the lock is released).
+        var refusals: [SchemaViolation] = []
+    }
+
+    /// What a typed key's slot shows when the stored value is one the key refuses (``DefaultsKeys/validate``):
+    /// the last valid value the store saw for the key, else nothing (the key's default).
+    struct SlotGuard {
+        let validate: @Sendable (PropertyList) -> SchemaViolation?
+        /// The last stored value the key accepted; nil when there was none or the key was removed since.
+        var lastValid: PropertyList?
+        /// The refused value the slot is holding back, if it is holding one back now.
+        var refused: PropertyList?
     }
 
     /// The consumers of change streams, by kind.
@@ -77,6 +90,9 @@ struct EffectiveView {
     private(set) var streamsFinished = false
     /// The filled read slots of each key name.
     private var slotsByName: [String: [Int]] = [:]
+    /// The guards of the filled slots (every typed key has one): validation happens here, when a value
+    /// changes, so that a typed read costs no check.
+    private var guards: [Int: SlotGuard] = [:]
     let readSlots: ScalarReadSlots
     let missingKeys: MissingKeyFilter
     let valueCache: ValueReadCache
@@ -108,7 +124,7 @@ struct EffectiveView {
                 applied.changed = true
                 valueCache.update(key, hash: hash, to: resolved.value)
                 if !slotsByName.isEmpty, let slots = slotsByName[key] {
-                    for slot in slots { readSlots.write(slot, resolved.value) }
+                    for slot in slots { writeGuarded(slot, resolved.value, refusals: &applied.refusals) }
                 }
                 if subscribers.count > 0 {
                     let change = KeyChange(
@@ -128,7 +144,7 @@ struct EffectiveView {
             merged = view
             valueCache.clear()
             for (name, slots) in slotsByName {
-                for slot in slots { readSlots.write(slot, view[name]) }
+                for slot in slots { writeGuarded(slot, view[name], refusals: &applied.refusals) }
             }
             // Nobody to tell (always so when the store opens): no need to compare the two views.
             applied.changed = true
@@ -144,15 +160,60 @@ struct EffectiveView {
         return applied
     }
 
-    /// Fills a typed key's read slot with the key's effective value (once; ``apply(_:)`` keeps it current).
+    /// Fills a typed key's read slot with what a typed read of the key returns (once; ``apply(_:)`` keeps it
+    /// current): the effective value when the key accepts it, else the last valid value (none at first).
     ///
-    /// - Returns: the effective value.
-    mutating func fillSlot(_ slot: Int, forKey name: String) -> PropertyList? {
+    /// - Returns: that value, and the effective value's refusal when the key refuses it.
+    mutating func fillSlot(
+        _ slot: Int, forKey name: String, validate: @escaping @Sendable (PropertyList) -> SchemaViolation?
+    ) -> (value: PropertyList?, refusals: [SchemaViolation]) {
         let value = merged[name]
-        if slot >= 0, slot < ScalarReadSlots.capacity, !readSlots.isFilled(slot) {
+        guard slot >= 0, slot < ScalarReadSlots.capacity else { return (value, []) }
+        if let existing = guards[slot] { return (existing.refused == nil ? value : existing.lastValid, []) }
+        guards[slot] = SlotGuard(validate: validate)
+        slotsByName[name, default: []].append(slot)
+        var refusals: [SchemaViolation] = []
+        let shown = writeGuarded(slot, value, refusals: &refusals)
+        return (shown, refusals)
+    }
+
+    /// What a typed read of the key in `slot` returns now: the effective value, or the last valid value
+    /// while the slot holds back a refused one.
+    func typedValue(_ slot: Int, forKey name: String) -> PropertyList? {
+        guard let guarded = guards[slot], guarded.refused != nil else { return merged[name] }
+        return guarded.lastValid
+    }
+
+    /// Writes a slot: the value when its key accepts it (and remembers it as the last valid one), else the
+    /// last valid value, with the refusal added to `refusals` once per refused value.
+    ///
+    /// - Returns: what the slot shows.
+    @discardableResult
+    private mutating func writeGuarded(_ slot: Int, _ value: PropertyList?, refusals: inout [SchemaViolation])
+        -> PropertyList?
+    {
+        guard var guarded = guards[slot] else {
             readSlots.write(slot, value)
-            slotsByName[name, default: []].append(slot)
+            return value
         }
+        defer { guards[slot] = guarded }
+        guard let value else {
+            guarded.lastValid = nil
+            guarded.refused = nil
+            readSlots.write(slot, nil)
+            return nil
+        }
+        if let violation = guarded.validate(value) {
+            if guarded.refused != value {
+                guarded.refused = value
+                refusals.append(violation)
+            }
+            readSlots.write(slot, guarded.lastValid, held: true)
+            return guarded.lastValid
+        }
+        guarded.lastValid = value
+        guarded.refused = nil
+        readSlots.write(slot, value)
         return value
     }
 

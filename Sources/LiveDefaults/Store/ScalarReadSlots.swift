@@ -42,6 +42,9 @@ final class ScalarReadSlots: @unchecked Sendable {
         case date
         /// A string, data or collection: read through the locked path.
         case other
+        /// A string, data or collection that the slot's key accepted last, held back in place of a stored
+        /// value the key refuses: read under the lock from the store's view (``EffectiveView/heldValue(_:)``).
+        case held
     }
 
     @usableFromInline let chunks: UnsafeMutablePointer<Atomic<UnsafeMutablePointer<Atomic<UInt64>>?>>
@@ -86,12 +89,14 @@ final class ScalarReadSlots: @unchecked Sendable {
         return (chunk[2 * (slot % Self.chunkSize)].load(ordering: .relaxed) >> 1) & 7 != Tag.unknown.rawValue
     }
 
-    /// Stores a key's effective value in its slot. Only under the owning store's lock (writers are serialised).
-    func write(_ slot: Int, _ value: PropertyList?) {
+    /// Stores a key's effective value in its slot; `held` marks a last valid value shown in place of a
+    /// refused one. Only under the owning store's lock (writers are serialised).
+    func write(_ slot: Int, _ value: PropertyList?, held: Bool = false) {
         guard slot >= 0, slot < Self.capacity else { return }
         let chunk = chunk(slot / Self.chunkSize)
         let index = 2 * (slot % Self.chunkSize)
-        let (tag, payload) = Self.encode(value)
+        var (tag, payload) = Self.encode(value)
+        if held && tag == .other { tag = .held }
         let control = chunk[index].load(ordering: .relaxed)
         chunk[index].store(control | 1, ordering: .relaxed)
         atomicMemoryFence(ordering: .releasing)
@@ -115,7 +120,7 @@ final class ScalarReadSlots: @unchecked Sendable {
         case .real: .real(Double(bitPattern: payload))
         case .bool: .bool(payload != 0)
         case .date: .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: payload)))
-        case .unknown, .missing, .other: preconditionFailure("no stored value in a slot tagged \(tag)")
+        case .unknown, .missing, .other, .held: preconditionFailure("no stored value in a slot tagged \(tag)")
         }
     }
 

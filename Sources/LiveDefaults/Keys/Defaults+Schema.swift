@@ -1,0 +1,43 @@
+/// Publishing the schema of a program's typed keys, so that every other writer honours it.
+extension Defaults {
+    /// Writes the schema of `keys` — each key's type, default, range or choices, summary and secrecy — for
+    /// the domain they live in (a key's suite where it has one, else this store's application domain), as
+    /// `<domain>.plist` in the first of ``DefaultsLocations/schemaDirectories``
+    /// (`$XDG_DATA_HOME/livedefaults/schemas` unless `LIVEDEFAULTS_SCHEMA_PATH` says otherwise).
+    ///
+    /// From then on `defaults write`, `defaults import` and `defaults sync` refuse values the schema
+    /// refuses, and `defaults schema`, `defaults describe` show it. A domain's file is replaced whole:
+    /// publish all of a domain's keys in one call, typically at start-up.
+    ///
+    /// ```swift
+    /// try defaults.publishSchema(for: [.rateLimit, .theme, .apiToken])
+    /// ```
+    ///
+    /// - Returns: the paths written, one per domain.
+    /// - Throws: ``DefaultsError/writeFailed(path:errno:message:)`` when the directory cannot be written,
+    ///   ``DefaultsError/invalidDomainName(_:reason:)`` for a suite that cannot name a file.
+    @discardableResult
+    public func publishSchema(for keys: [DefaultsKeys]) throws(DefaultsError) -> [String] {
+        guard let directory = configuration.locations.schemaDirectories.first else {
+            throw .writeFailed(
+                path: "(no schema directory)", errno: 0,
+                message: "the schema search path is empty (LIVEDEFAULTS_SCHEMA_PATH)")
+        }
+        var byDomain: [String: [KeySchema]] = [:]
+        for key in keys { byDomain[key.suite ?? configuration.applicationDomain, default: []].append(key.schema) }
+        var written: [String] = []
+        for (domain, schemas) in byDomain.sorted(by: { $0.key < $1.key }) {
+            written.append(try DomainSchema(domain: domain, keys: schemas).write(to: directory))
+        }
+        return written
+    }
+
+    /// The schema published for a domain (this store's application domain unless named), found in
+    /// ``DefaultsLocations/schemaDirectories``; nil when none is published.
+    ///
+    /// - Throws: ``SchemaFileError`` when the schema found cannot be read.
+    public func publishedSchema(forDomain domain: String? = nil) throws(SchemaFileError) -> DomainSchema? {
+        try DomainSchema.find(
+            domain: domain ?? configuration.applicationDomain, in: configuration.locations.schemaDirectories)
+    }
+}

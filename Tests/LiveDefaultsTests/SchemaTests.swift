@@ -1,0 +1,338 @@
+import Foundation
+import Synchronization
+import TestProcesses
+import Testing
+
+@testable import LiveDefaults
+
+/// Keys with metadata, as a program declares them.
+enum SchemaKeys {
+    static let rateLimit = DefaultsKey<Int>(
+        "RateLimit", default: 100, summary: "Requests per minute per client.", range: 1...100_000)
+    static let theme = DefaultsKey<Theme>("Theme", default: .system, summary: "The colour scheme.")
+    static let token = DefaultsKey<String>("APIToken", default: "", summary: "Upstream token.", isSecret: true)
+    static let ratio = DefaultsKey<Double>("Ratio", default: 0.5, range: 0...1)
+    static let name = DefaultsKey<String>("Name", default: "m", range: "a"..."z")
+    static let lastSync = DefaultsKey<Date?>("LastSync", summary: "Last synchronisation.")
+    static let optionalTheme = DefaultsKey<Theme?>("OptionalTheme")
+    static let names = DefaultsKey<[String]>("Names", default: [])
+    static let numbers = DefaultsKey<Set<Int>>("Numbers", default: [])
+    static let weights = DefaultsKey<[String: Double]>("Weights", default: [:])
+    static let limits = DefaultsKey<FeatureFlags>("Flags", default: FeatureFlags())
+    static let anything = DefaultsKey<PropertyList?>("Anything")
+    static let shared = DefaultsKey<Int>("Shared", default: 1, suite: "com.example.schema.shared", range: 0...9)
+}
+
+/// Errors a store reported, for assertions.
+final class ReportedErrors: Sendable {
+    let errors = Mutex<[DefaultsError]>([])
+    var all: [DefaultsError] { errors.withLock { $0 } }
+    var invalidValues: [DefaultsError] { all.filter { $0.code == .invalidValue } }
+    func handler() -> @Sendable (DefaultsError) -> Void { { error in self.errors.withLock { $0.append(error) } } }
+}
+
+@Suite("Typed keys as a contract: metadata, published schemas, refused writes, protected reads", .blockingWork)
+struct SchemaTests {
+    func store(_ directory: TemporaryDirectory, _ domain: String, reported: ReportedErrors) throws -> Defaults {
+        var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: domain)
+        configuration.errorHandler = reported.handler()
+        return try Defaults(configuration: configuration)
+    }
+
+    // MARK: Metadata
+
+    @Test("every kind of key knows its property-list type; ranges, choices, summaries and secrets are kept")
+    func metadata() {
+        #expect(SchemaKeys.rateLimit.schema.type == .integer)
+        #expect(SchemaKeys.rateLimit.schema.minimum == 1 && SchemaKeys.rateLimit.schema.maximum == 100_000)
+        #expect(SchemaKeys.rateLimit.schema.summary == "Requests per minute per client.")
+        #expect(SchemaKeys.rateLimit.schema.defaultValue == 100)
+        #expect(SchemaKeys.theme.schema.type == .string)
+        #expect(SchemaKeys.theme.schema.choices == ["light", "dark", "system"])
+        #expect(SchemaKeys.optionalTheme.schema.choices == ["light", "dark", "system"])
+        #expect(SchemaKeys.optionalTheme.schema.defaultValue == nil)
+        #expect(SchemaKeys.token.schema.isSecret && !SchemaKeys.rateLimit.schema.isSecret)
+        #expect(SchemaKeys.ratio.schema.type == .real && SchemaKeys.ratio.schema.maximum == .real(1))
+        #expect(SchemaKeys.name.schema.minimum == "a")
+        #expect(SchemaKeys.lastSync.schema.type == .date)
+        #expect(SchemaKeys.names.schema.type == .array && SchemaKeys.numbers.schema.type == .array)
+        #expect(SchemaKeys.weights.schema.type == .dictionary)
+        #expect(SchemaKeys.limits.schema.type == .dictionary, "a Codable struct: the shape its encoder produces")
+        #expect(SchemaKeys.anything.schema.type == nil, "PropertyList accepts any type")
+        #expect(DefaultsKeys.verbose.schema.type == .boolean && DefaultsKeys.token.schema.type == .data)
+        #expect(DefaultsKeys.port.schema.type == .integer && DefaultsKeys.homepage.schema.type == .string)
+        #expect(DefaultsKeys.level.schema.type == .integer && DefaultsKeys.level.schema.choices == nil)
+        #expect(SchemaKeys.rateLimit.schema.accepted == "an integer in 1…100000")
+        #expect(SchemaKeys.theme.schema.accepted == "a string, one of: light, dark, system")
+    }
+
+    @Test("a schema checks type, range and choices as every writer will")
+    func violations() {
+        let schema = SchemaKeys.rateLimit.schema
+        #expect(schema.violation(for: 50) == nil)
+        #expect(schema.violation(for: "fifty")?.reason == .wrongType)
+        #expect(schema.violation(for: 0)?.reason == .outOfRange)
+        #expect(schema.violation(for: 100_001)?.reason == .outOfRange)
+        #expect(SchemaKeys.theme.schema.violation(for: "blue")?.reason == .notAChoice)
+        #expect(SchemaKeys.ratio.schema.violation(for: 1) == nil, "a real accepts an integer")
+        #expect(SchemaKeys.ratio.schema.violation(for: .real(.nan)) == nil, "NaN has no order: no range applies")
+        let message = "\(schema.violation(for: "fifty")!)"
+        #expect(
+            message.contains("RateLimit") && message.contains("an integer in 1…100000") && message.contains("fifty"))
+        var secret = SchemaKeys.token.schema.violation(for: 5)!
+        secret.isSecret = true
+        #expect(!"\(secret)".contains("5)") && "\(secret)".contains("<secret>"))
+    }
+
+    // MARK: Publishing
+
+    @Test("publishSchema writes one file per domain, which reads back as published; a suite's keys go to the suite")
+    func publishAndFind() throws {
+        let directory = TemporaryDirectory()
+        let defaults = try directory.store("com.example.schema")
+        let keys: [DefaultsKeys] = [
+            SchemaKeys.rateLimit, SchemaKeys.theme, SchemaKeys.token, SchemaKeys.lastSync, SchemaKeys.shared,
+        ]
+        let paths = try defaults.publishSchema(for: keys)
+        #expect(
+            paths == [
+                directory.file("Schemas/com.example.schema.plist"),
+                directory.file("Schemas/com.example.schema.shared.plist"),
+            ])
+        let found = try #require(try defaults.publishedSchema())
+        #expect(found.domain == "com.example.schema")
+        #expect(found.keys.count == 4)
+        #expect(found.keys["RateLimit"] == SchemaKeys.rateLimit.schema)
+        #expect(found.keys["Theme"] == SchemaKeys.theme.schema)
+        #expect(found.keys["APIToken"]?.isSecret == true)
+        #expect(found.keys["LastSync"] == SchemaKeys.lastSync.schema)
+        let shared = try #require(try defaults.publishedSchema(forDomain: "com.example.schema.shared"))
+        #expect(shared.keys["Shared"]?.maximum == 9)
+        #expect(try defaults.publishedSchema(forDomain: "com.example.none") == nil)
+        // Published again with fewer keys: the file is replaced whole.
+        try defaults.publishSchema(for: [SchemaKeys.rateLimit])
+        #expect(try defaults.publishedSchema()?.keys.count == 1)
+    }
+
+    @Test("the search path: the first directory holding the domain wins; a broken schema is an error, never no schema")
+    func searchPath() throws {
+        let directory = TemporaryDirectory()
+        let user = directory.file("user")
+        let system = directory.file("system")
+        try DomainSchema(domain: "com.example.api", keys: [SchemaKeys.rateLimit.schema]).write(to: system)
+        #expect(try DomainSchema.find(domain: "com.example.api", in: [user, system])?.keys["RateLimit"] != nil)
+        try DomainSchema(domain: "com.example.api", keys: [SchemaKeys.theme.schema]).write(to: user)
+        #expect(try DomainSchema.find(domain: "com.example.api", in: [user, system])?.keys.keys.sorted() == ["Theme"])
+        try directory.write("user/com.example.api.plist", "<plist><dict><key>Domain</key>")
+        #expect(throws: SchemaFileError.self) { try DomainSchema.find(domain: "com.example.api", in: [user, system]) }
+        try DomainSchema(domain: "com.example.other", keys: []).write(to: user)
+        try FileManager.default.moveItem(
+            atPath: user + "/com.example.other.plist", toPath: user + "/com.example.misnamed.plist")
+        let misnamed = #expect(throws: SchemaFileError.self) {
+            try DomainSchema.find(domain: "com.example.misnamed", in: [user])
+        }
+        #expect(misnamed?.description.contains("com.example.other") == true)
+    }
+
+    @Test("schema files of every wrong shape are errors naming what is wrong")
+    func hostileSchemaFiles() {
+        let cases: [(PropertyList, String)] = [
+            (.array([]), "not a dictionary"),
+            (["Keys": [:]], "Domain"),
+            (["Domain": "d", "Keys": [:], "FormatVersion": 99], "newer"),
+            (["Domain": "d"], "Keys"),
+            (["Domain": "d", "Keys": ["K": 1]], "not a dictionary"),
+            (["Domain": "d", "Keys": ["K": ["Type": "number"]]], "Type must be one of"),
+            (["Domain": "d", "Keys": ["K": ["Summary": 5]]], "Summary"),
+            (["Domain": "d", "Keys": ["K": ["Choices": "a"]]], "Choices"),
+            (["Domain": "d", "Keys": ["K": ["Secret": "yes"]]], "Secret"),
+        ]
+        for (value, expected) in cases {
+            #expect(throws: SchemaFileError.self) { try DomainSchema(propertyList: value) }
+            do {
+                _ = try DomainSchema(propertyList: value)
+            } catch {
+                #expect(error.message.contains(expected), "\(error.message)")
+            }
+        }
+        #expect(throws: SchemaFileError.self) { try DomainSchema(data: Data("not a plist".utf8)) }
+        #expect(throws: SchemaFileError.self) {
+            try DomainSchema(data: Data(count: DomainSchema.maximumFileSize + 1))
+        }
+    }
+
+    @Test(
+        "a program publishes at $XDG_DATA_HOME/livedefaults/schemas by default, or where LIVEDEFAULTS_SCHEMA_PATH says")
+    func defaultLocations() throws {
+        let directory = TemporaryDirectory()
+        let data = directory.file("data")
+        let run = try runHelper(
+            ["publish-schema", "com.example.published"],
+            environment: ["XDG_CONFIG_HOME": directory.path, "XDG_DATA_HOME": data, "LIVEDEFAULTS_SCHEMA_PATH": ""])
+        #expect(run.status == 0)
+        let expected = data + "/livedefaults/schemas/com.example.published.plist"
+        #expect(run.output.split(separator: "\n").map(String.init).contains(expected))
+        let schema = try #require(
+            try DomainSchema.find(
+                domain: "com.example.published",
+                in: [data + "/livedefaults/schemas", "/usr/share/livedefaults/schemas"]))
+        #expect(schema.keys["RateLimit"]?.maximum == 100_000)
+        #expect(schema.keys["Theme"]?.choices == ["light", "dark", "system"])
+        #expect(schema.keys["Limits"]?.type == .dictionary)
+        // The suite's key went to the suite's file.
+        #expect(FileManager.default.fileExists(atPath: data + "/livedefaults/schemas/com.example.shared.plist"))
+        let custom = directory.file("custom")
+        let second = try runHelper(
+            ["publish-schema", "com.example.published"],
+            environment: [
+                "XDG_CONFIG_HOME": directory.path, "XDG_DATA_HOME": data,
+                "LIVEDEFAULTS_SCHEMA_PATH": custom + ":" + directory.file("other"),
+            ])
+        #expect(second.status == 0)
+        #expect(FileManager.default.fileExists(atPath: custom + "/com.example.published.plist"))
+    }
+
+    // MARK: Writers
+
+    @Test("a typed set the key refuses stores nothing and is reported; trySet throws")
+    func typedSetRefused() throws {
+        let directory = TemporaryDirectory()
+        let reported = ReportedErrors()
+        let defaults = try store(directory, "com.example.set", reported: reported)
+        defaults[SchemaKeys.rateLimit] = 200
+        defaults[SchemaKeys.rateLimit] = 0
+        #expect(defaults[SchemaKeys.rateLimit] == 200)
+        #expect(defaults.integer(forKey: "RateLimit") == 200)
+        #expect(reported.invalidValues.count == 1)
+        #expect(defaults.lastError?.code == .invalidValue)
+        #expect(defaults.lastError?.violation?.reason == .outOfRange)
+        let error = #expect(throws: DefaultsError.self) { try defaults.trySet(100_001, for: SchemaKeys.rateLimit) }
+        #expect(error?.code == .invalidValue && error?.key == "RateLimit")
+        #expect("\(error!)".contains("an integer in 1…100000"))
+        #expect(throws: DefaultsError.self) { try defaults.trySet(1.5, for: SchemaKeys.ratio) }
+        try defaults.trySet(0.25, for: SchemaKeys.ratio)
+        #expect(defaults[SchemaKeys.ratio] == 0.25)
+        // Foundation's untyped API stays Foundation's: it stores what it is given.
+        defaults.set(0, forKey: "RateLimit")
+        #expect(defaults.integer(forKey: "RateLimit") == 0)
+    }
+
+    // MARK: Readers
+
+    @Test(
+        "another process's wrong type, out-of-range value and unknown case read as the last valid value, reported once")
+    func lastValidValue() async throws {
+        let directory = TemporaryDirectory()
+        let reported = ReportedErrors()
+        let defaults = try store(directory, "com.example.guard", reported: reported)
+        let path = directory.file("com.example.guard.plist")
+        func write(_ values: [String: PropertyList]) throws {
+            try PersistenceTests.python(WatcherTests.pythonRenameWrite(path, values))
+        }
+        try write(["RateLimit": 200, "Theme": "dark", "Name": "q"])
+        #expect(await eventually { defaults[SchemaKeys.rateLimit] == 200 })
+        #expect(defaults[SchemaKeys.theme] == .dark && defaults[SchemaKeys.name] == "q")
+
+        try write(["RateLimit": "fifty", "Theme": "blue", "Name": "zz"])
+        #expect(await eventually { defaults.string(forKey: "RateLimit") == "fifty" })
+        #expect(defaults[SchemaKeys.rateLimit] == 200, "wrong type: the last valid value")
+        #expect(defaults[SchemaKeys.theme] == .dark, "unknown case: the last valid value")
+        #expect(defaults[SchemaKeys.name] == "q", "a string out of range: the last valid value")
+        #expect(await eventually { reported.invalidValues.count == 3 })
+        for _ in 0..<10 { _ = defaults[SchemaKeys.rateLimit] }
+        #expect(reported.invalidValues.count == 3, "reported once per bad value, not per read")
+        let rate = try #require(reported.invalidValues.first { $0.key == "RateLimit" })
+        #expect(rate.domain == "com.example.guard" && rate.violation?.reason == .wrongType)
+
+        try write(["RateLimit": 0, "Theme": "blue", "Name": "zz"])
+        #expect(await eventually { defaults.integer(forKey: "RateLimit") == 0 })
+        #expect(defaults[SchemaKeys.rateLimit] == 200, "out of range: the last valid value")
+        #expect(await eventually { reported.invalidValues.count == 4 }, "a new bad value is reported")
+
+        try write(["RateLimit": 300, "Theme": "light", "Name": "b"])
+        #expect(await eventually { defaults[SchemaKeys.rateLimit] == 300 }, "the next valid value is taken")
+        #expect(defaults[SchemaKeys.theme] == .light && defaults[SchemaKeys.name] == "b")
+        try write([:])
+        #expect(await eventually { defaults[SchemaKeys.rateLimit] == 100 }, "removed: the default")
+    }
+
+    @Test("a value refused from the start reads as the default; a key past the slot table is checked too")
+    func refusedFromTheStart() throws {
+        let directory = TemporaryDirectory()
+        try directory.write(
+            "com.example.start.plist", try SearchListTests.xml(["RateLimit": 0, "Theme": "blue"]))
+        let reported = ReportedErrors()
+        let defaults = try store(directory, "com.example.start", reported: reported)
+        #expect(defaults[SchemaKeys.rateLimit] == 100)
+        #expect(defaults[SchemaKeys.theme] == .system)
+        #expect(reported.invalidValues.count == 2)
+    }
+
+    @Test("typed streams never deliver a refused value; the next valid value arrives as an ordinary change")
+    func streamsSkipRefusedValues() async throws {
+        let directory = TemporaryDirectory()
+        let reported = ReportedErrors()
+        let defaults = try store(directory, "com.example.stream", reported: reported)
+        defaults[SchemaKeys.rateLimit] = 200
+        let received = Mutex<[Int]>([])
+        let task = Task {
+            for await value in defaults.updates(SchemaKeys.rateLimit) {
+                received.withLock { $0.append(value) }
+                if value == 300 { break }
+            }
+        }
+        #expect(await eventually { received.withLock { $0 } == [200] })
+        defaults.set("fifty", forKey: "RateLimit")
+        defaults.set(0, forKey: "RateLimit")
+        #expect(await eventually { reported.invalidValues.count >= 1 })
+        defaults.set(300, forKey: "RateLimit")
+        await task.value
+        #expect(received.withLock { $0 } == [200, 300])
+        // A stream that starts while the stored value is refused starts from the last valid value.
+        defaults.set(0, forKey: "RateLimit")
+        var first: Int?
+        for await value in defaults.updates(SchemaKeys.rateLimit) {
+            first = value
+            break
+        }
+        #expect(first == 300)
+    }
+
+    @Test("a real second process's typed stream skips what a writer stores against the key")
+    func otherProcessStream() throws {
+        let directory = TemporaryDirectory()
+        let writer = try directory.store("com.example.watched")
+        writer.set(5, forKey: "RateLimit")
+        #expect(writer.synchronize())
+        let process = try helperProcess(["typed-watch", directory.path, "com.example.watched", "2"])
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        var printed = ""
+        while !printed.contains("ready") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            printed += String(decoding: chunk, as: UTF8.self)
+        }
+        writer.set("fifty", forKey: "RateLimit")
+        #expect(writer.synchronize())
+        // The reader reports the refused value (its error handler prints to standard error) before the
+        // next write, so that no coalescing of the two hides it.
+        var logged = ""
+        while !logged.contains("accepts") {
+            let chunk = errors.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            logged += String(decoding: chunk, as: UTF8.self)
+        }
+        writer.set(7, forKey: "RateLimit")
+        #expect(writer.synchronize())
+        printed += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        logged += String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(printed.split(separator: "\n").filter { $0 != "ready" } == ["5", "7"])
+        #expect(logged.contains("\"RateLimit\" accepts an integer in 1…100000"))
+    }
+}
