@@ -123,7 +123,10 @@ let package = Package(
         // Runs the built `defaults` binary for every verb, flag and error.
         .testTarget(
             name: "DefaultsToolTests",
-            dependencies: ["DefaultsTool", "DefaultsToolSupport", "LiveDefaults", "PlistOracle", "TestProcesses"]
+            dependencies: [
+                "DefaultsTool", "DefaultsToolSupport", "LiveDefaults", "LiveDefaultsTestHelper", "PlistOracle",
+                "TestProcesses",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -9,13 +9,16 @@ struct Export: ParsableCommand {
         abstract: "Write a domain to a file as an XML property list, or to standard output with -.")
 
     @OptionGroup var host: HostOptions
+    @OptionGroup var secrets: SecretOptions
     @Flag(help: "Write JSON instead of XML.") var json = false
     @Argument var domain: String
     @Argument(help: "The file to write, or - for standard output.") var path: String
 
     func run() {
         perform {
-            let contents = try DomainTarget(domain, host: host).store().existingContents()
+            let target = try DomainTarget(domain, host: host)
+            // Keys the published schema marks secret are written as <secret> unless --show-secrets is given.
+            let contents = secrets.masked(try target.store().existingContents(), schema: try? target.schema())
             let data: Data
             if json {
                 data = Data((Output.json(Output.jsonObject(.dictionary(contents))) + "\n").utf8)

@@ -6,9 +6,14 @@ import LiveDefaults
 /// `defaults import domain path|-`.
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Replace a domain with a property-list file (XML, binary or old-style), or standard input with -.")
+        abstract: "Replace a domain with a property-list file (XML, binary or old-style), or standard input with -.",
+        discussion: """
+            The whole file is checked against the domain's published schema before any of it is written: one \
+            value the schema refuses and nothing is written (exit status 1); --no-validate writes it anyway.
+            """)
 
     @OptionGroup var host: HostOptions
+    @OptionGroup var validation: ValidationOptions
     @Argument var domain: String
     @Argument(help: "A plist file, or - for standard input.") var path: String
 
@@ -29,7 +34,9 @@ struct Import: ParsableCommand {
             guard case .dictionary(let contents) = value else {
                 throw ToolError("\(path == "-" ? "standard input" : path) holds a \(value.typeName), not a dictionary")
             }
-            let store = try DomainTarget(domain, host: host).store()
+            let target = try DomainTarget(domain, host: host)
+            try target.check(contents, noValidate: validation.noValidate)
+            let store = try target.store()
             try store.replace(with: contents)
             try store.commit()
         }

@@ -6,9 +6,13 @@ import LiveDefaults
 struct Read: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print every domain, one domain, or one key.",
-        discussion: "Strings and numbers print bare, containers and domains as old-style property lists.")
+        discussion: """
+            Strings and numbers print bare, containers and domains as old-style property lists. Keys the \
+            domain's published schema marks secret print as <secret> unless --show-secrets is given.
+            """)
 
     @OptionGroup var host: HostOptions
+    @OptionGroup var secrets: SecretOptions
     @Flag(help: "Print JSON (dates as ISO 8601 strings, data as base64).") var json = false
     @Argument(help: "A domain name, -g for the global domain, or a path to a plist file.") var domain: String?
     @Argument(help: "A key in the domain.") var key: String?
@@ -18,19 +22,25 @@ struct Read: ParsableCommand {
             guard let domain else {
                 var all: [String: PropertyList] = [:]
                 for name in DefaultsLocations.current.persistentDomainNames() {
-                    let store = try DomainTarget(name, host: host).store()
-                    if let contents = try store.contents() { all[name] = .dictionary(contents) }
+                    let target = try DomainTarget(name, host: host)
+                    let store = try target.store()
+                    if let contents = try store.contents() {
+                        all[name] = .dictionary(secrets.masked(contents, schema: try? target.schema()))
+                    }
                 }
                 print(.dictionary(all))
                 return
             }
-            let store = try DomainTarget(domain, host: host).store()
+            let target = try DomainTarget(domain, host: host)
+            let store = try target.store()
             let contents = try store.existingContents()
-            guard let key else { return print(.dictionary(contents)) }
+            // A schema that cannot be read does not stop a read; the secrets it would mark are then unknown.
+            let schema = try? target.schema()
+            guard let key else { return print(.dictionary(secrets.masked(contents, schema: schema))) }
             guard let value = contents[key] else {
                 throw ToolError("The domain/default pair of (\(domain), \(key)) does not exist")
             }
-            print(value)
+            print(secrets.masked(value, key: key, schema: schema))
         }
     }
 

@@ -12,17 +12,27 @@ struct Write: ParsableCommand {
             defaults write <domain> <key> -array|-array-add <value>…
             defaults write <domain> <key> -dict|-dict-add <key> <value>…
             defaults write <domain> '{ Key = value; … }'     replaces the whole domain
-            The command returns once the value is on disk.
+            The command returns once the value is on disk. A value the domain's published schema refuses (wrong \
+            type, out of range, not one of the choices) is not written: exit status 1, with what the key \
+            accepts; --no-validate (before the domain, or last) writes it anyway, with a warning.
             """)
 
     @OptionGroup var host: HostOptions
+    @OptionGroup var validation: ValidationOptions
     @Argument(help: "A domain name, -g, or a path to a plist file.") var domain: String
     @Argument(parsing: .captureForPassthrough, help: "The key and the value, or a dictionary for the whole domain.")
     var words: [String] = []
 
     func run() {
         perform {
-            let store = try DomainTarget(domain, host: host).store()
+            let target = try DomainTarget(domain, host: host)
+            let store = try target.store()
+            var words = words
+            var noValidate = validation.noValidate
+            if words.last == "--no-validate" {
+                words.removeLast()
+                noValidate = true
+            }
             switch words.count {
             case 0:
                 throw ToolError("write needs a key and a value, or a dictionary for the whole domain")
@@ -30,18 +40,21 @@ struct Write: ParsableCommand {
                 guard case .dictionary(let contents) = try ValueParser.bare(words[0]) else {
                     throw ToolError("\"\(words[0])\" is not a dictionary; to write a key, give the key and a value")
                 }
+                try target.check(contents, noValidate: noValidate)
                 try store.replace(with: contents)
             default:
                 let key = words[0]
                 let current = try store.contents()?[key]
                 switch try ValueParser.parse(Array(words.dropFirst())) {
                 case .set(let value):
+                    try target.check([key: value], noValidate: noValidate)
                     try store.set(value, forKey: key)
                 case .appendToArray(let elements):
                     guard case .array(let existing) = current ?? .array([]) else {
                         throw ToolError(
                             "-array-add: the value of \(key) in \(domain) is a \(current!.typeName), not an array")
                     }
+                    try target.check([key: .array(existing + elements)], noValidate: noValidate)
                     try store.set(.array(existing + elements), forKey: key)
                 case .mergeIntoDictionary(let entries):
                     guard case .dictionary(var existing) = current ?? .dictionary([:]) else {
@@ -49,6 +62,7 @@ struct Write: ParsableCommand {
                             "-dict-add: the value of \(key) in \(domain) is a \(current!.typeName), not a dictionary")
                     }
                     existing.merge(entries) { _, new in new }
+                    try target.check([key: .dictionary(existing)], noValidate: noValidate)
                     try store.set(.dictionary(existing), forKey: key)
                 }
             }

@@ -38,6 +38,9 @@ final class Sandbox: Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = path
         environment["LIVEDEFAULTS_MANAGED_DIRECTORY"] = file("no-managed-directory")
+        // Published schemas: the sandbox's, never the real home's.
+        environment["XDG_DATA_HOME"] = file("data")
+        environment["LIVEDEFAULTS_SCHEMA_PATH"] = nil
         for (key, value) in extra { environment[key] = value }
         return environment
     }

@@ -1,0 +1,227 @@
+import ArgumentParser
+import DefaultsToolSupport
+import Foundation
+import LiveDefaults
+
+/// The schema a program published for a domain (Docs/Schema.md), as the command's verbs use it.
+extension DomainTarget {
+    /// The domain's published schema, from ``DefaultsLocations/schemaDirectories``; none for a plist path.
+    func schema() throws -> DomainSchema? {
+        guard !display.contains("/") else { return nil }
+        do {
+            return try DomainSchema.find(domain: name, in: DefaultsLocations.current.schemaDirectories)
+        } catch {
+            throw ToolError("\(error)")
+        }
+    }
+
+    /// The published schema, failing with the directories searched when there is none.
+    func requireSchema() throws -> DomainSchema {
+        guard let schema = try schema() else {
+            let searched = DefaultsLocations.current.schemaDirectories.joined(separator: ", ")
+            throw ToolError("no schema is published for \(name) (searched: \(searched))")
+        }
+        return schema
+    }
+
+    /// Refuses values that the domain's schema refuses, naming each key and what it accepts; with
+    /// `noValidate`, warns on standard error and lets them through.
+    func check(_ values: [String: PropertyList], noValidate: Bool) throws {
+        guard let schema = try schema() else { return }
+        let violations = schema.violations(in: values)
+        guard !violations.isEmpty else { return }
+        let reasons = violations.map { "\($0)" }.joined(separator: "; ")
+        if noValidate {
+            FileHandle.standardError.write(
+                Data(
+                    "defaults: warning: written although the schema of \(name) refuses it (--no-validate): \(reasons)\n"
+                        .utf8))
+            return
+        }
+        throw ToolError("nothing written: the schema of \(name) refuses it: \(reasons) (--no-validate writes anyway)")
+    }
+}
+
+/// `--no-validate`, for the verbs that write.
+struct ValidationOptions: ParsableArguments {
+    @Flag(
+        name: .customLong("no-validate"),
+        help: "Write values the domain's published schema refuses (with a warning).")
+    var noValidate = false
+}
+
+/// `--show-secrets`, for the verbs that print values.
+struct SecretOptions: ParsableArguments {
+    @Flag(name: .customLong("show-secrets"), help: "Print the values of keys the schema marks secret.")
+    var showSecrets = false
+
+    /// Replaces the values of secret keys with `<secret>` unless secrets are to be shown.
+    func masked(_ contents: [String: PropertyList], schema: DomainSchema?) -> [String: PropertyList] {
+        guard !showSecrets, let schema else { return contents }
+        var masked = contents
+        for (name, key) in schema.keys where key.isSecret && masked[name] != nil { masked[name] = .string("<secret>") }
+        return masked
+    }
+
+    /// A value, or `<secret>` for a secret key unless secrets are to be shown.
+    func masked(_ value: PropertyList, key: String, schema: DomainSchema?) -> PropertyList {
+        guard !showSecrets, schema?.keys[key]?.isSecret == true else { return value }
+        return .string("<secret>")
+    }
+
+    /// A value on one line, or `<secret>` for a secret key unless secrets are to be shown.
+    func line(_ value: PropertyList, key: String, schema: DomainSchema?) -> String {
+        guard !showSecrets, schema?.keys[key]?.isSecret == true else { return Output.line(value) }
+        return "<secret>"
+    }
+}
+
+/// `defaults schema domain [--json-schema]`.
+struct SchemaVerb: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "schema",
+        abstract: "Print the schema a program published for a domain, or export it as JSON Schema.",
+        discussion: """
+            Schemas are <domain>.plist files in $LIVEDEFAULTS_SCHEMA_PATH (colon-separated) when it is set, else \
+            in $XDG_DATA_HOME/livedefaults/schemas (~/.local/share/...) then /usr/share/livedefaults/schemas. \
+            --json-schema prints JSON Schema (draft 2020-12) that validates the domain's JSON export \
+            (defaults export DOMAIN - --json).
+            """)
+
+    @OptionGroup var host: HostOptions
+    @Argument var domain: String
+    @Flag(name: .customLong("json-schema"), help: "Print JSON Schema (draft 2020-12).") var jsonSchema = false
+
+    func run() {
+        perform {
+            let schema = try DomainTarget(domain, host: host).requireSchema()
+            if jsonSchema {
+                emit(Output.json(JSONSchemaExport.document(schema)))
+            } else {
+                emit(Output.text(schema.propertyList))
+            }
+        }
+    }
+}
+
+/// `defaults describe domain [key]`.
+struct Describe: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Describe a domain's keys from its published schema, with the values in effect.",
+        discussion: """
+            For each key (or the one named): its type, default, range or choices, summary, whether it is secret, \
+            and the value in effect with the file it comes from. Secret values print as <secret> unless \
+            --show-secrets is given.
+            """)
+
+    @OptionGroup var host: HostOptions
+    @OptionGroup var secrets: SecretOptions
+    @Argument var domain: String
+    @Argument(help: "Describe only this key.") var key: String?
+
+    func run() {
+        perform {
+            let target = try DomainTarget(domain, host: host)
+            let schema = try target.requireSchema()
+            let keys: [KeySchema]
+            if let key {
+                guard let declared = schema.keys[key] else {
+                    throw ToolError("the schema of \(target.name) declares no key \(key)")
+                }
+                keys = [declared]
+            } else {
+                keys = schema.sortedKeys
+            }
+            let files = try EffectiveValues(target: target)
+            var blocks: [String] = []
+            for key in keys {
+                blocks.append(describe(key, files: files, schema: schema).joined(separator: "\n"))
+            }
+            emit(blocks.joined(separator: "\n\n"))
+        }
+    }
+
+    func describe(_ key: KeySchema, files: EffectiveValues, schema: DomainSchema) -> [String] {
+        var lines = [key.summary.map { "\(key.name): \($0)" } ?? key.name]
+        lines.append("  type: \(key.type?.rawValue ?? "any")")
+        let defaultText = key.defaultValue.map { secrets.line($0, key: key.name, schema: schema) }
+        lines.append("  default: \(defaultText ?? "none (the key reads as absent)")")
+        if key.minimum != nil || key.maximum != nil {
+            let low = key.minimum.map(Output.line) ?? "…"
+            let high = key.maximum.map(Output.line) ?? "…"
+            lines.append("  range: \(low)…\(high)")
+        }
+        if let choices = key.choices { lines.append("  choices: " + choices.map(Output.line).joined(separator: ", ")) }
+        if key.isSecret { lines.append("  secret: yes") }
+        lines.append("  value: " + files.effective(key, secrets: secrets, schema: schema))
+        return lines
+    }
+}
+
+/// `defaults reset domain key`.
+struct Reset: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Remove the user's value of a key, and print the value that shows now.",
+        discussion: """
+            The key goes from the user's file of the domain (or the per-host one with -currentHost); what a \
+            program reads then is printed: a value from another file (a forced value, the global domain) or \
+            the default from the published schema.
+            """)
+
+    @OptionGroup var host: HostOptions
+    @OptionGroup var secrets: SecretOptions
+    @Argument var domain: String
+    @Argument var key: String
+
+    func run() {
+        perform {
+            let target = try DomainTarget(domain, host: host)
+            let store = try target.store()
+            let contents = try store.contents() ?? [:]
+            if contents[key] != nil {
+                try store.set(nil, forKey: key)
+                try store.commit()
+            }
+            let schema = try target.schema()
+            let files = try EffectiveValues(target: target)
+            let declared = schema?.keys[key] ?? KeySchema(name: key, type: nil)
+            let prefix = contents[key] == nil ? "\(key) had no value in \(target.path); " : ""
+            emit(prefix + "\(key) now reads " + files.effective(declared, secrets: secrets, schema: schema))
+        }
+    }
+}
+
+/// Every layer's file of a domain and of the global domain, to tell where a key's value comes from.
+struct EffectiveValues {
+    let files: [FileReport]
+
+    init(target: DomainTarget) throws {
+        let store = try target.store()
+        var domains = [target.name]
+        if target.name != Defaults.globalDomain { domains.append(Defaults.globalDomain) }
+        var files: [FileReport] = []
+        for name in domains {
+            for layer in PreferenceLayer.searchOrder {
+                files.append(
+                    FileReport(domain: name, layer: layer, store: store.defaults, target: target, mountPoints: []))
+            }
+        }
+        self.files = files
+    }
+
+    /// The value in effect and where it comes from, or the default.
+    func effective(_ key: KeySchema, secrets: SecretOptions, schema: DomainSchema?) -> String {
+        let report = KeyReport(key: key.name, files: files)
+        guard let holder = report.holders.first else {
+            guard let value = key.defaultValue else { return "none (no file holds the key; it has no default)" }
+            return "\(secrets.line(value, key: key.name, schema: schema)) (the default: no file holds the key)"
+        }
+        var text =
+            "\(secrets.line(holder.value, key: key.name, schema: schema)) "
+            + "(from \(holder.file.domain) \(holder.file.layer.rawValue), \(holder.file.path))"
+        if let violation = key.violation(for: holder.value) {
+            text += "; the schema refuses it (\(violation.reason.rawValue)): programs read their last valid value"
+        }
+        return text
+    }
+}
