@@ -11,19 +11,23 @@ struct Watch: AsyncParsableCommand {
         discussion: """
             Lines are "<domain> <key> = <value>" (old-style, on one line) or "<domain> <key> removed"; with \
             --json, JSON Lines {"domain": …, "key": …, "value": …} with null for a removal. Output is flushed \
-            line by line, so it works in a pipe. SIGINT and SIGTERM end it with status 0.
+            line by line, so it works in a pipe. SIGINT and SIGTERM end it with status 0. Keys the domain's \
+            published schema marks secret print as <secret> unless --show-secrets is given.
             """)
 
     @OptionGroup var host: HostOptions
+    @OptionGroup var secrets: SecretOptions
     @Flag(help: "Print JSON Lines.") var json = false
     @Argument var domain: String
     @Argument(help: "Follow only this key.") var key: String?
 
     func run() async {
         let store: ToolStore
+        let schema: DomainSchema?
         do {
             let target = try DomainTarget(domain, host: host)
             store = try target.store()
+            schema = try? target.schema()
             _ = try store.contents()
             // From now on, what goes wrong (a file that breaks: its last known good version is kept) is said
             // on standard error as it happens; the changes stay on standard output.
@@ -36,21 +40,22 @@ struct Watch: AsyncParsableCommand {
         let name = store.target.name
         if let key {
             for await value in store.defaults.updates(forKey: key, emitCurrentValue: false) {
-                report(domain: name, key: key, value: value)
+                report(domain: name, key: key, value: value, schema: schema)
             }
         } else {
             for await change in store.defaults.changes() {
-                report(domain: name, key: change.key, value: change.newValue)
+                report(domain: name, key: change.key, value: change.newValue, schema: schema)
             }
         }
         withExtendedLifetime(signals) {}
     }
 
-    private func report(domain: String, key: String, value: PropertyList?) {
+    private func report(domain: String, key: String, value: PropertyList?, schema: DomainSchema?) {
         if json {
-            emit(Output.json(["domain": domain, "key": key, "value": Output.jsonObject(value)], pretty: false))
+            let shown = value.map { secrets.masked($0, key: key, schema: schema) }
+            emit(Output.json(["domain": domain, "key": key, "value": Output.jsonObject(shown)], pretty: false))
         } else {
-            emit("\(domain) \(key) " + (value.map { "= " + Output.line($0) } ?? "removed"))
+            emit("\(domain) \(key) " + (value.map { "= " + secrets.line($0, key: key, schema: schema) } ?? "removed"))
         }
     }
 

@@ -22,7 +22,9 @@ public struct LiveDefaultsProvider: ConfigProvider, CustomStringConvertible {
     /// The name swift-configuration reports for values from this provider.
     public let providerName: String
     /// Which values are secrets (redacted in swift-configuration's logs and access reports). The rule sees
-    /// the dot-separated key and the stored `PropertyList`.
+    /// the dot-separated key and the stored `PropertyList`. Keys that the domain's published schema marks
+    /// secret (``DefaultsKey`` with `isSecret: true`, ``Defaults/publishSchema(for:)``) are secrets whatever
+    /// the rule says, and so is everything below them.
     public let secretsSpecifier: SecretsSpecifier<String, any Sendable>
 
     /// A provider reading `defaults` (contract: `LiveDefaultsProvider(defaults:)`).
@@ -35,7 +37,18 @@ public struct LiveDefaultsProvider: ConfigProvider, CustomStringConvertible {
         defaults: Defaults, secretsSpecifier: SecretsSpecifier<String, any Sendable>, providerName: String? = nil
     ) {
         self.defaults = defaults
-        self.secretsSpecifier = secretsSpecifier
+        // The schema as published when the provider is made (a program publishes at start-up); one that
+        // cannot be read marks nothing, and the rule given still applies.
+        let schema = try? defaults.publishedSchema()
+        let marked = Set(schema?.keys.values.filter(\.isSecret).map(\.name) ?? [])
+        if marked.isEmpty {
+            self.secretsSpecifier = secretsSpecifier
+        } else {
+            self.secretsSpecifier = .dynamic { key, value in
+                marked.contains(key) || marked.contains { key.hasPrefix($0 + ".") }
+                    || secretsSpecifier.isSecret(key: key, value: value)
+            }
+        }
         self.providerName = providerName ?? "LiveDefaultsProvider[\(defaults.configuration.applicationDomain)]"
     }
 

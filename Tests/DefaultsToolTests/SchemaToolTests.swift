@@ -188,5 +188,17 @@ struct SchemaToolTests {
         let exported = try sandbox.ok("export", "com.example.api", "-", "--json")
         #expect(exported.contains("\"<secret>\"") && !exported.contains("s3cret"))
         #expect(try sandbox.ok("export", "com.example.api", "-", "--show-secrets").contains("s3cret"))
+        let watch = try sandbox.start("watch", "com.example.api")
+        let shown = try sandbox.start("watch", "--show-secrets", "com.example.api", "APIToken")
+        #expect(watch.waitForStderr("Watching com.example.api"))
+        #expect(shown.waitForStderr("Watching com.example.api APIToken"))
+        try sandbox.ok("write", "com.example.api", "APIToken", "-string", "n3w")
+        try sandbox.ok("write", "com.example.api", "Banner", "-string", "Bye")
+        #expect(watch.waitForLine("com.example.api APIToken = <secret>"))
+        #expect(watch.waitForLine("com.example.api Banner = Bye"))
+        #expect(shown.waitForLine("com.example.api APIToken = n3w"))
+        #expect(watch.stop(SIGTERM) == 0)
+        #expect(shown.stop(SIGTERM) == 0)
+        #expect(!watch.lines.contains { $0.contains("n3w") })
     }
 }

@@ -45,6 +45,9 @@ final class FleetHost: @unchecked Sendable {
     var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = directory
+        // Published schemas: the host's own (never the real home's).
+        environment["XDG_DATA_HOME"] = (directory as NSString).deletingLastPathComponent + "/data"
+        environment["LIVEDEFAULTS_SCHEMA_PATH"] = nil
         return environment
     }
 

@@ -92,6 +92,41 @@ struct FleetSyncTests {
         for host in hosts { #expect(host.stopAgent()?.status == 0) }
     }
 
+    @Test("a host's published schema: etcd's values it refuses are not applied there, and none is pushed from it")
+    func schemaIsHonoured() async throws {
+        let (cluster, a, b) = try twoHostsInStep()
+        // Host A runs the program that published the schema (RateLimit: an integer in 1…100000).
+        #expect(try runHelper(["publish-schema", domain], environment: a.environment).status == 0)
+        try a.defaults("write", domain, "RateLimit", "-int", "250")
+        await expectEventually("RateLimit 250 on host B", hosts: [a, b], cluster: cluster) {
+            b.value(domain, "RateLimit") == .integer(250)
+        }
+        // Another writer puts a value against the schema into etcd, then a marker: A handles events in order,
+        // so once it has the marker it has decided on RateLimit.
+        try cluster.etcdctl(["put", etcdKey + "RateLimit", "<plist version=\"1.0\"><string>fifty</string></plist>"])
+        try cluster.etcdctl(["put", etcdKey + "Marker", "<plist version=\"1.0\"><integer>1</integer></plist>"])
+        await expectEventually("the marker on both hosts, fifty on host B", hosts: [a, b], cluster: cluster) {
+            a.value(domain, "Marker") == .integer(1) && b.value(domain, "Marker") == .integer(1)
+                && b.value(domain, "RateLimit") == .string("fifty")
+        }
+        #expect(a.value(domain, "RateLimit") == .integer(250), "host A kept its valid value")
+        #expect(a.log.contains("refused by the local schema"))
+        // A valid value from etcd is taken again.
+        try cluster.etcdctl(["put", etcdKey + "RateLimit", "<plist version=\"1.0\"><integer>300</integer></plist>"])
+        await expectEventually("300 on host A", hosts: [a, b], cluster: cluster) {
+            a.value(domain, "RateLimit") == .integer(300)
+        }
+        // A refused value written on host A anyway (--no-validate) is not pushed; a valid key after it is.
+        #expect(try a.defaults("write", "--no-validate", domain, "RateLimit", "-int", "0").status == 0)
+        try a.defaults("write", domain, "After", "yes")
+        await expectEventually("After in etcd", hosts: [a, b], cluster: cluster) {
+            (try? cluster.value(etcdKey + "After")) != nil
+        }
+        #expect(try cluster.value(etcdKey + "RateLimit")?.contains("300") == true, "etcd keeps the valid value")
+        #expect(b.value(domain, "RateLimit") == .integer(300))
+        #expect(a.log.contains("is not pushed to etcd: the local schema refuses it"))
+    }
+
     @Test("deletes propagate both ways: defaults delete on one host, etcdctl del in etcd")
     func deletesPropagate() async throws {
         let (cluster, a, b) = try twoHostsInStep()

@@ -124,6 +124,31 @@ struct ProviderTests {
                 == true)
     }
 
+    @Test("keys the published schema marks secret are secrets for swift-configuration, with everything below them")
+    func schemaSecrets() throws {
+        let sandbox = Sandbox()
+        let defaults = try sandbox.store("com.example.config.schema")
+        defer { sandbox.remove(after: defaults) }
+        let token = DefaultsKey<String>("token", default: "", isSecret: true)
+        let credentials = DefaultsKey<[String: String]>("credentials", default: [:], isSecret: true)
+        let port = DefaultsKey<Int>("port", default: 8080)
+        try defaults.publishSchema(for: [token, credentials, port])
+        defaults[token] = "s3cret"
+        defaults[credentials] = ["user": "admin"]
+        defaults[port] = 9000
+        let provider = LiveDefaultsProvider(defaults: defaults)
+        #expect(try provider.value(forKey: AbsoluteConfigKey(["token"]), type: .string).value?.isSecret == true)
+        #expect(
+            try provider.value(forKey: AbsoluteConfigKey(["credentials", "user"]), type: .string).value?.isSecret
+                == true)
+        #expect(try provider.value(forKey: AbsoluteConfigKey(["port"]), type: .int).value?.isSecret == false)
+        #expect(
+            try provider.snapshot().value(forKey: AbsoluteConfigKey(["token"]), type: .string).value?.isSecret == true)
+        // Without a published schema, only the rule decides.
+        let plain = LiveDefaultsProvider(defaults: try sandbox.store("com.example.config.unpublished"))
+        #expect(try plain.value(forKey: AbsoluteConfigKey(["token"]), type: .string).value?.isSecret != true)
+    }
+
     @Test("a snapshot is one moment of the whole search list")
     func snapshotIsConsistent() throws {
         let sandbox = Sandbox()

@@ -212,6 +212,10 @@ struct SchemaTests {
         #expect(throws: DefaultsError.self) { try defaults.trySet(1.5, for: SchemaKeys.ratio) }
         try defaults.trySet(0.25, for: SchemaKeys.ratio)
         #expect(defaults[SchemaKeys.ratio] == 0.25)
+        // A secret's value never reaches an error's text (nor so the log, lastError's description).
+        let pin = DefaultsKey<Int>("PIN", default: 1234, range: 1000...9999, isSecret: true)
+        let secret = #expect(throws: DefaultsError.self) { try defaults.trySet(12, for: pin) }
+        #expect("\(secret!)".contains("<secret>") && !"\(secret!)".contains("integer 12"))
         // Foundation's untyped API stays Foundation's: it stores what it is given.
         defaults.set(0, forKey: "RateLimit")
         #expect(defaults.integer(forKey: "RateLimit") == 0)

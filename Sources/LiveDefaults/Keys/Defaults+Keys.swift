@@ -140,9 +140,16 @@ extension Defaults {
             if mustReport {
                 let domain = domainProviding(key.name) ?? "?"
                 // The caller gets the default and carries on; nothing for the API to report: a notice.
-                configuration.logger.notice(
-                    "domain \(domain), key \"\(key.name)\": the stored value cannot be read as \(Value.self) (\(error)); using the default \(key.defaultValue)"
-                )
+                // A secret's value is never logged: neither the stored one (the error names it) nor the default.
+                if key.schema.isSecret {
+                    configuration.logger.notice(
+                        "domain \(domain), key \"\(key.name)\": the stored value (secret) cannot be read as \(Value.self); using the default"
+                    )
+                } else {
+                    configuration.logger.notice(
+                        "domain \(domain), key \"\(key.name)\": the stored value cannot be read as \(Value.self) (\(error)); using the default \(key.defaultValue)"
+                    )
+                }
             }
             return key.defaultValue
         }

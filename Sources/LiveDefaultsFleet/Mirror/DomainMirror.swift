@@ -256,9 +256,32 @@ final class DomainMirror {
         }
     }
 
+    /// Why the domain's published schema (as this machine has it) refuses a value, if it does. Looked up
+    /// each time (a value from etcd is rare next to the file's reads), so that a schema published after the
+    /// agent started applies at once; one that cannot be read is logged and refuses nothing.
+    func schemaRefusal(key: String, value: PropertyList?) -> SchemaViolation? {
+        guard let value else { return nil }
+        do {
+            return try store.publishedSchema(forDomain: domain)?.violation(forKey: key, value: value)
+        } catch {
+            logger.warning("the schema of \(domain) cannot be read, so values are not checked: \(error)")
+            return nil
+        }
+    }
+
     /// Takes etcd's value (nil: deletion) of a key at a revision: the agreement first, then the file.
+    ///
+    /// A value the local schema refuses is not taken: the local value stays and becomes the agreement at that
+    /// revision (so it is not pushed back over etcd's either); the next valid value from etcd is taken.
     func takeFromEtcd(key: String, value: PropertyList?, revision: Int64) {
         let local = localValue(key)
+        if let violation = schemaRefusal(key: key, value: value) {
+            logger.error(
+                "etcd's value of \(domain) \(key) (revision \(revision)) is refused by the local schema, so the local value stays: \(violation)"
+            )
+            state.keys[key] = MirrorState.Entry(revision: revision, value: local)
+            return
+        }
         let agreed = state.keys[key]?.value
         state.keys[key] = MirrorState.Entry(revision: revision, value: value)
         guard local != value else { return }
@@ -292,6 +315,11 @@ final class DomainMirror {
         let contents = store.persistentDomainContents(forName: domain) ?? [:]
         var changed: [(key: String, value: PropertyList?)] = []
         for key in keys.sorted() where contents[key] != state.keys[key]?.value {
+            if let violation = schemaRefusal(key: key, value: contents[key]) {
+                // Written with `defaults write --no-validate`, or by a program that ignores the schema.
+                logger.error("\(domain) \(key) is not pushed to etcd: the local schema refuses it: \(violation)")
+                continue
+            }
             changed.append((key, contents[key]))
         }
         var start = 0
