@@ -10,6 +10,8 @@ import LiveDefaults
 
 var harness = Harness(iterations: 200_000, rounds: 31)
 var smoke = false
+/// `--keys-only`: the read and write rows alone (a before/after comparison of the library's key paths).
+var keysOnly = false
 var dconfHelper: String?
 var arguments = Array(CommandLine.arguments.dropFirst())[...]
 
@@ -24,8 +26,10 @@ while let argument = arguments.popFirst() {
         smoke = true
         harness = Harness(iterations: 2_000, rounds: 5)
     case "--dconf": dconfHelper = arguments.popFirst()
+    case "--keys-only": keysOnly = true
     default:
-        FileHandle.standardError.write(Data("usage: LiveDefaultsBenchmarks [--smoke] [--dconf HELPER]\n".utf8))
+        FileHandle.standardError.write(
+            Data("usage: LiveDefaultsBenchmarks [--smoke] [--keys-only] [--dconf HELPER]\n".utf8))
         exit(2)
     }
 }
@@ -86,6 +90,22 @@ for count in [10, 10_000] {
         writeDatabase, iterations: smoke ? 50 : 2_000, syncIterations: smoke ? 2 : (count > 1_000 ? 4 : 40),
         rounds: smoke ? 3 : 7)
     var value = 0
+    // A typed write: the key's check (its type, and its range where it has one) and then `set`.
+    let typedWritten = DefaultsKey<Int>("TypedWritten", default: 0)
+    rows.append(
+        Row(
+            name: "typed write `defaults[.key] = v`, \(count) keys",
+            live: harness.measure(iterations: harness.iterations / 20) {
+                value += 1
+                live[typedWritten] = value
+                return value
+            },
+            foundation: harness.measure(iterations: harness.iterations / 20) {
+                value += 1
+                foundation.set(value, forKey: "TypedWritten")
+                return value
+            },
+            dconf: .notApplicable, goalFoundation: 10, note: "Foundation: set(_:forKey:) (no typed API)"))
     rows.append(
         Row(
             name: "write `set(_:forKey:)`, \(count) keys",
@@ -102,6 +122,7 @@ for count in [10, 10_000] {
             dconf: dconfWrites.fast, goalFoundation: 10, note: "dconf: write_fast (queued)"))
     live.synchronize()
     foundation.synchronize()
+    if keysOnly { continue }
     let flushes = smoke ? 3 : (count > 1_000 ? 40 : 400)
     rows.append(
         Row(
@@ -166,6 +187,13 @@ for count in [10, 10_000] {
         }
     }
     printProgress()
+}
+
+if keysOnly {
+    print("")
+    print(Row.header)
+    for row in rows { print(row.line) }
+    exit(0)
 }
 
 // MARK: Codable

@@ -40,7 +40,7 @@ extension Defaults {
             // The key accepted the value when the slot was written; one that replaced it since, before the
             // slot says so, is checked here (strings and collections only: scalars never take this path).
             guard let value = value(forKey: key.name) else { return key.defaultValue }
-            guard key.validate(value) == nil else { return typedValue(key) }
+            guard key.violation(value) == nil else { return typedValue(key) }
             stored = value
         case (.held, _)?:
             return typedValue(key)
@@ -87,7 +87,7 @@ extension Defaults {
     @usableFromInline
     func fillReadSlot(_ key: DefaultsKeys) -> PropertyList? {
         let (value, refusals) = state.withLock { state in
-            let filled = state.view.fillSlot(key.slot, forKey: key.name, validate: key.validate)
+            let filled = state.view.fillSlot(key.slot, forKey: key.name, validate: { [key] in key.violation($0) })
             return (filled.value, Self.firstReports(of: filled.refusals, &state))
         }
         report(refusals)
@@ -163,13 +163,19 @@ extension Defaults {
         } catch {
             throw .notAPropertyList(key: key.name, .notAPropertyListValue("\(Value.self) (\(error))"))
         }
-        if let stored, let violation = key.validate(stored) {
+        if let stored, let violation = key.violation(stored) {
             throw .invalidValue(violation, domain: configuration.applicationDomain)
         }
         try setValue(stored, forKey: key.name)
-        // The key's guard follows the key from now on (filled once; later a few loads), so that a value
-        // another writer stores against it later reads as this one.
-        _ = read(key)
+        guardKey(key)
+    }
+
+    /// Makes the key's slot guard follow the key from now on (once; later a few loads), so that a value
+    /// another writer stores against it later reads as the last valid one this store saw. Not generic: a
+    /// typed read from unspecialised code looks up `Value`'s metadata, which cost more than the rest of a
+    /// typed write.
+    func guardKey(_ key: DefaultsKeys) {
+        if readSlots.read(key.slot) == nil { _ = fillReadSlot(key) }
     }
 
     /// The store that holds a key: this one, or the store of the key's suite (same files, same arguments).

@@ -35,19 +35,34 @@ public class DefaultsKeys: @unchecked Sendable {
     /// not a choice), or nil: what typed writes refuse and typed reads never return.
     @usableFromInline let validate: @Sendable (PropertyList) -> SchemaViolation?
 
+    /// The stored type every value of which the key accepts, when there is one: a key of `Int`, `Double`,
+    /// `String`, `Bool`, `Date` or `Data` with no range or choices. A value of that type needs no call of
+    /// ``validate`` (a generic closure, which costs more than a whole typed write's bookkeeping otherwise).
+    let acceptsEveryValueOfType: PropertyListType?
+
     init(
-        name: String, suite: String?, schema: KeySchema, slot: Int? = nil,
+        name: String, suite: String?, schema: KeySchema, slot: Int? = nil, valueType: Any.Type,
         validate: @escaping @Sendable (PropertyList) -> SchemaViolation?
     ) {
         self.name = name
         self.suite = suite
         self.schema = schema
         self.validate = validate
+        let unconstrained = schema.minimum == nil && schema.maximum == nil && schema.choices == nil
+        acceptsEveryValueOfType =
+            unconstrained && StoredForm.readsEveryValueOfItsType(valueType) ? schema.type : nil
         let next = slot ?? DefaultsKeys.nextSlot.add(1, ordering: .relaxed).oldValue
         self.slot = next < ScalarReadSlots.capacity ? next : -1
     }
 
     private static let nextSlot = Atomic<Int>(0)
+
+    /// ``validate``, skipped for a value of the type the key accepts whole.
+    @usableFromInline
+    func violation(_ stored: PropertyList) -> SchemaViolation? {
+        if let type = acceptsEveryValueOfType, PropertyListType(of: stored) == type { return nil }
+        return validate(stored)
+    }
 }
 
 /// A typed key: a name, a default value and, optionally, the suite that holds it, what it means, the range
@@ -85,7 +100,9 @@ public final class DefaultsKey<Value: DefaultsSerializable>: DefaultsKeys, @unch
     ) {
         self.defaultValue = defaultValue
         let schema = Self.makeSchema(name, defaultValue, summary: summary, isSecret: isSecret, bounds: nil)
-        super.init(name: name, suite: suite, schema: schema, validate: Self.validator(schema, range: nil))
+        super.init(
+            name: name, suite: suite, schema: schema, valueType: Value.self,
+            validate: Self.validator(schema, range: nil))
     }
 
     /// A key whose values must lie in `range`; a `nil` range accepts any.
@@ -112,14 +129,19 @@ public final class DefaultsKey<Value: DefaultsSerializable>: DefaultsKeys, @unch
             check = { @Sendable (value: Value) -> Bool in range.contains(value) }
         }
         let schema = Self.makeSchema(name, defaultValue, summary: summary, isSecret: isSecret, bounds: bounds)
-        super.init(name: name, suite: suite, schema: schema, validate: Self.validator(schema, range: check))
+        super.init(
+            name: name, suite: suite, schema: schema, valueType: Value.self,
+            validate: Self.validator(schema, range: check)
+        )
     }
 
     /// A key with a given read slot (tests: -1 is a key past ``ScalarReadSlots/capacity``).
     init(_ name: String, default defaultValue: Value, suite: String? = nil, slot: Int) {
         self.defaultValue = defaultValue
         let schema = Self.makeSchema(name, defaultValue, summary: nil, isSecret: false, bounds: nil)
-        super.init(name: name, suite: suite, schema: schema, slot: slot, validate: Self.validator(schema, range: nil))
+        super.init(
+            name: name, suite: suite, schema: schema, slot: slot, valueType: Value.self,
+            validate: Self.validator(schema, range: nil))
     }
 
     /// The key's schema: its type from its default's stored form or from `Value` itself, an enumeration's

@@ -19,6 +19,14 @@ enum StoredForm {
         return nil
     }
 
+    /// Whether `type` reads every value of its own stored type (no value of that type is refused): `Int`,
+    /// `Double`, `String`, `Bool`, `Date`, `Data`. Not the narrower integers (a value can overflow them), and
+    /// not collections or `Codable` types (a value of the right shape can still fail to decode).
+    static func readsEveryValueOfItsType(_ type: Any.Type) -> Bool {
+        type == Int.self || type == Double.self || type == String.self || type == Bool.self || type == Date.self
+            || type == Data.self
+    }
+
     /// The stored values of an enumeration's cases (`CaseIterable` and `DefaultsSerializable`), in
     /// declaration order; nil for any other type.
     static func choices(of type: Any.Type) -> [PropertyList]? {

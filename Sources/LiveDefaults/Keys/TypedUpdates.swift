@@ -35,7 +35,7 @@ public struct TypedKeyUpdates<Value: DefaultsSerializable>: AsyncSequence, Senda
         public mutating func next() async -> Value? {
             while let stored = await base.next() {
                 let value: Value
-                if let stored, let violation = key.validate(stored) {
+                if let stored, let violation = key.violation(stored) {
                     // Never a value the key refuses: reported (once), and the stream goes on from the
                     // last value it delivered; a first value is what a typed read returns now (the last
                     // valid value the store saw, else the default).
@@ -75,7 +75,7 @@ public struct DefaultsSnapshot: Sendable, Equatable {
     public subscript<Value>(key: DefaultsKey<Value>) -> Value {
         guard let stored = values[key.name] else { return key.defaultValue }
         // A value the key refuses: what a typed read returns (the last valid value, else the default).
-        if key.validate(stored) != nil { return store.store?.read(key) ?? key.defaultValue }
+        if key.violation(stored) != nil { return store.store?.read(key) ?? key.defaultValue }
         return store.store?.decode(stored, for: key) ?? (try? Value(propertyList: stored)) ?? key.defaultValue
     }
 

@@ -41,7 +41,7 @@ extension Defaults {
     public func updates<Value>(_ key: DefaultsKey<Value>, emitCurrentValue: Bool = true) -> TypedKeyUpdates<Value> {
         let store = store(for: key)
         // The key's guard follows the key from now on: a value refused later reads as the last valid one.
-        _ = store.read(key)
+        store.guardKey(key)
         return TypedKeyUpdates(
             base: store.updates(forKey: key.name, emitCurrentValue: emitCurrentValue), key: key, store: WeakStore(store)
         )

@@ -46,6 +46,8 @@ struct EffectiveView {
     /// What a typed key's slot shows when the stored value is one the key refuses (``DefaultsKeys/validate``):
     /// the last valid value the store saw for the key, else nothing (the key's default).
     struct SlotGuard {
+        /// The read slot it guards.
+        let slot: Int
         let validate: @Sendable (PropertyList) -> SchemaViolation?
         /// The last stored value the key accepted; nil when there was none or the key was removed since.
         var lastValid: PropertyList?
@@ -88,11 +90,10 @@ struct EffectiveView {
     private(set) var subscribers = Subscribers()
     /// Whether ``finishStreams()`` ended the streams: a stream subscribed later ends at once.
     private(set) var streamsFinished = false
-    /// The filled read slots of each key name.
-    private var slotsByName: [String: [Int]] = [:]
-    /// The guards of the filled slots (every typed key has one): validation happens here, when a value
-    /// changes, so that a typed read costs no check.
-    private var guards: [Int: SlotGuard] = [:]
+    /// The filled read slots of each key name, each with its guard (every typed key has one): validation
+    /// happens here, when a value changes, so that a typed read costs no check. Kept by name, and changed in
+    /// place, so that a change costs one lookup of the name whatever the number of slots.
+    private var slotsByName: [String: [SlotGuard]] = [:]
     let readSlots: ScalarReadSlots
     let missingKeys: MissingKeyFilter
     let valueCache: ValueReadCache
@@ -123,8 +124,12 @@ struct EffectiveView {
                 guard old != resolved.value else { continue }
                 applied.changed = true
                 valueCache.update(key, hash: hash, to: resolved.value)
-                if !slotsByName.isEmpty, let slots = slotsByName[key] {
-                    for slot in slots { writeGuarded(slot, resolved.value, refusals: &applied.refusals) }
+                if !slotsByName.isEmpty, let index = slotsByName.index(forKey: key) {
+                    for position in slotsByName.values[index].indices {
+                        Self.write(
+                            &slotsByName.values[index][position], resolved.value, to: readSlots,
+                            refusals: &applied.refusals)
+                    }
                 }
                 if subscribers.count > 0 {
                     let change = KeyChange(
@@ -143,8 +148,12 @@ struct EffectiveView {
             missingKeys.insert(all: view.keys)
             merged = view
             valueCache.clear()
-            for (name, slots) in slotsByName {
-                for slot in slots { writeGuarded(slot, view[name], refusals: &applied.refusals) }
+            for index in slotsByName.indices {
+                let name = slotsByName.keys[index]
+                for position in slotsByName.values[index].indices {
+                    Self.write(
+                        &slotsByName.values[index][position], view[name], to: readSlots, refusals: &applied.refusals)
+                }
             }
             // Nobody to tell (always so when the store opens): no need to compare the two views.
             applied.changed = true
@@ -169,38 +178,38 @@ struct EffectiveView {
     ) -> (value: PropertyList?, refusals: [SchemaViolation]) {
         let value = merged[name]
         guard slot >= 0, slot < ScalarReadSlots.capacity else { return (value, []) }
-        if let existing = guards[slot] { return (existing.refused == nil ? value : existing.lastValid, []) }
-        guards[slot] = SlotGuard(validate: validate)
-        slotsByName[name, default: []].append(slot)
+        if let existing = slotsByName[name]?.first(where: { $0.slot == slot }) {
+            return (existing.refused == nil ? value : existing.lastValid, [])
+        }
+        var guarded = SlotGuard(slot: slot, validate: validate)
         var refusals: [SchemaViolation] = []
-        let shown = writeGuarded(slot, value, refusals: &refusals)
+        let shown = Self.write(&guarded, value, to: readSlots, refusals: &refusals)
+        slotsByName[name, default: []].append(guarded)
         return (shown, refusals)
     }
 
     /// What a typed read of the key in `slot` returns now: the effective value, or the last valid value
     /// while the slot holds back a refused one.
     func typedValue(_ slot: Int, forKey name: String) -> PropertyList? {
-        guard let guarded = guards[slot], guarded.refused != nil else { return merged[name] }
+        guard let guarded = slotsByName[name]?.first(where: { $0.slot == slot }), guarded.refused != nil else {
+            return merged[name]
+        }
         return guarded.lastValid
     }
 
-    /// Writes a slot: the value when its key accepts it (and remembers it as the last valid one), else the
+    /// Writes a guarded slot: the value when its key accepts it (remembered as the last valid one), else the
     /// last valid value, with the refusal added to `refusals` once per refused value.
     ///
     /// - Returns: what the slot shows.
     @discardableResult
-    private mutating func writeGuarded(_ slot: Int, _ value: PropertyList?, refusals: inout [SchemaViolation])
-        -> PropertyList?
-    {
-        guard var guarded = guards[slot] else {
-            readSlots.write(slot, value)
-            return value
-        }
-        defer { guards[slot] = guarded }
+    private static func write(
+        _ guarded: inout SlotGuard, _ value: PropertyList?, to readSlots: ScalarReadSlots,
+        refusals: inout [SchemaViolation]
+    ) -> PropertyList? {
         guard let value else {
             guarded.lastValid = nil
             guarded.refused = nil
-            readSlots.write(slot, nil)
+            readSlots.write(guarded.slot, nil)
             return nil
         }
         if let violation = guarded.validate(value) {
@@ -208,12 +217,12 @@ struct EffectiveView {
                 guarded.refused = value
                 refusals.append(violation)
             }
-            readSlots.write(slot, guarded.lastValid, held: true)
+            readSlots.write(guarded.slot, guarded.lastValid, held: true)
             return guarded.lastValid
         }
         guarded.lastValid = value
         guarded.refused = nil
-        readSlots.write(slot, value)
+        readSlots.write(guarded.slot, value)
         return value
     }
 
