@@ -221,6 +221,36 @@ struct SchemaTests {
         #expect(defaults.integer(forKey: "RateLimit") == 0)
     }
 
+
+    @Test("a key of any type checks and stores a property list as a typed write would (a generated form's path)")
+    func erasedWrites() throws {
+        let directory = TemporaryDirectory()
+        let reported = ReportedErrors()
+        let defaults = try store(directory, "com.example.erased", reported: reported)
+        let keys: [DefaultsKeys] = [SchemaKeys.rateLimit, SchemaKeys.theme, SchemaKeys.limits, SchemaKeys.shared]
+        #expect(keys[0].violation(for: .integer(0))?.reason == .outOfRange)
+        #expect(keys[0].violation(for: .string("fifty"))?.reason == .wrongType)
+        #expect(keys[1].violation(for: .string("sepia"))?.reason == .notAChoice)
+        #expect(keys[2].violation(for: .dictionary(["search": .string("yes")]))?.reason == .unreadable)
+        #expect(keys[0].violation(for: .integer(250)) == nil)
+
+        try defaults.trySet(propertyList: .integer(250), for: keys[0])
+        try defaults.trySet(propertyList: .string("dark"), for: keys[1])
+        try defaults.trySet(propertyList: .integer(7), for: keys[3])
+        #expect(defaults[SchemaKeys.rateLimit] == 250 && defaults[SchemaKeys.theme] == .dark)
+        #expect(defaults[SchemaKeys.shared] == 7)
+        let suite = try store(directory, "com.example.schema.shared", reported: reported)
+        #expect(suite.integer(forKey: "Shared") == 7)
+        let refused = #expect(throws: DefaultsError.self) { try defaults.trySet(propertyList: .integer(0), for: keys[0]) }
+        #expect(refused?.code == .invalidValue && refused?.violation?.reason == .outOfRange)
+        #expect(defaults.integer(forKey: "RateLimit") == 250)
+        #expect(throws: DefaultsError.self) { try defaults.trySet(propertyList: .integer(10), for: keys[3]) }
+        // The typed write's guard follows the key: another writer's refused value reads as the last valid one.
+        defaults.set("fifty", forKey: "RateLimit")
+        #expect(defaults[SchemaKeys.rateLimit] == 250)
+        try defaults.trySet(propertyList: nil, for: keys[0])
+        #expect(defaults[SchemaKeys.rateLimit] == 100)
+    }
     // MARK: Readers
 
     @Test(

@@ -63,6 +63,27 @@ extension Defaults {
         try store(for: key).write(value, for: key)
     }
 
+    /// Stores a value given in its property-list form through a key of any type, with the checks of a typed
+    /// write (the key's type must read it, within its range, one of its choices); nil removes the key. For
+    /// code that handles keys without knowing their `Value` — a settings form generated from the keys'
+    /// schemas, an importer:
+    ///
+    /// ```swift
+    /// let keys: [DefaultsKeys] = [.rateLimit, .theme]
+    /// try defaults.trySet(propertyList: .integer(250), for: keys[0])
+    /// ```
+    ///
+    /// - Throws: ``DefaultsError/invalidValue(_:domain:)`` for a value the key refuses,
+    ///   ``DefaultsError/forcedKey(key:domain:)``; nothing is stored then.
+    public func trySet(propertyList value: PropertyList?, for key: DefaultsKeys) throws(DefaultsError) {
+        let target = store(forSuite: key.suite)
+        if let value, let violation = key.violation(value) {
+            throw .invalidValue(violation, domain: target.configuration.applicationDomain)
+        }
+        try target.setValue(value, forKey: key.name)
+        target.guardKey(key)
+    }
+
     /// Removes the key from its suite or the application domain, so that it reads as a lower domain's value
     /// or the key's default.
     public func reset<Value>(_ key: DefaultsKey<Value>) {

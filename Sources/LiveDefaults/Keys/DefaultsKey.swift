@@ -57,6 +57,13 @@ public class DefaultsKeys: @unchecked Sendable {
 
     private static let nextSlot = Atomic<Int>(0)
 
+    /// Why the key refuses a stored value — its type cannot read it, it is out of range, not one of the
+    /// choices — or nil when a typed read would return it. What a typed write checks; for code that handles
+    /// keys of any type alike (a settings form, an import), with ``Defaults/trySet(propertyList:for:)``.
+    public func violation(for value: PropertyList) -> SchemaViolation? {
+        violation(value)
+    }
+
     /// ``validate``, skipped for a value of the type the key accepts whole.
     @usableFromInline
     func violation(_ stored: PropertyList) -> SchemaViolation? {
