@@ -221,7 +221,6 @@ struct SchemaTests {
         #expect(defaults.integer(forKey: "RateLimit") == 0)
     }
 
-
     @Test("a key of any type checks and stores a property list as a typed write would (a generated form's path)")
     func erasedWrites() throws {
         let directory = TemporaryDirectory()
@@ -241,7 +240,9 @@ struct SchemaTests {
         #expect(defaults[SchemaKeys.shared] == 7)
         let suite = try store(directory, "com.example.schema.shared", reported: reported)
         #expect(suite.integer(forKey: "Shared") == 7)
-        let refused = #expect(throws: DefaultsError.self) { try defaults.trySet(propertyList: .integer(0), for: keys[0]) }
+        let refused = #expect(throws: DefaultsError.self) {
+            try defaults.trySet(propertyList: .integer(0), for: keys[0])
+        }
         #expect(refused?.code == .invalidValue && refused?.violation?.reason == .outOfRange)
         #expect(defaults.integer(forKey: "RateLimit") == 250)
         #expect(throws: DefaultsError.self) { try defaults.trySet(propertyList: .integer(10), for: keys[3]) }

@@ -66,16 +66,16 @@ call("Page.enable")
 call("Page.navigate", url=options.url)
 wait_for(lambda: evaluate("document.getElementById('status') && document.getElementById('status').textContent.startsWith('live')"),
          15, "the page to connect to /events")
-before = evaluate("document.getElementById('Greeting').value")
+before = evaluate("document.getElementById('field-Greeting').value")
 
 greeting = "Hi from the shell, " + time.strftime("%H:%M:%S")
-environment = dict(os.environ, XDG_CONFIG_HOME=options.config)
+environment = dict(os.environ, XDG_CONFIG_HOME=options.config, LIVEDEFAULTS_SCHEMA_PATH=options.config + "/Schemas")
 started = time.time()
 subprocess.run([options.defaults, "write", "com.example.liveserver", "Greeting", greeting], env=environment, check=True)
 subprocess.run([options.defaults, "write", "com.example.liveserver", "RateLimit", "-int", "5"], env=environment, check=True)
-wait_for(lambda: evaluate("document.getElementById('Greeting').value") == greeting, 10, "the page to show the new greeting")
+wait_for(lambda: evaluate("document.getElementById('field-Greeting').value") == greeting, 10, "the page to show the new greeting")
 elapsed = (time.time() - started) * 1000
-wait_for(lambda: evaluate("document.getElementById('RateLimit').value") == "5", 10, "the page to show the new rate limit")
+wait_for(lambda: evaluate("document.getElementById('field-RateLimit').value") == "5", 10, "the page to show the new rate limit")
 time.sleep(0.3)  # let the highlight show
 
 shot = call("Page.captureScreenshot", format="png")

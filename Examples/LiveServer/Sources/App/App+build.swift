@@ -27,11 +27,21 @@ public struct ServerOptions: Sendable {
 /// The server's application domain.
 public let serverDomain = "com.example.liveserver"
 
-/// Builds the server: its routes read every setting live from `defaults`.
+/// Builds the server: its routes read every setting live from `defaults`. It first publishes the schema of
+/// its settings (``DefaultsKeys/serverSettings``) where the `defaults` command and other programs find it
+/// (the first of `defaults.configuration.locations.schemaDirectories`), so that every writer honours it and
+/// the settings page can be generated from it; a schema that cannot be written is logged, and the server
+/// runs without it.
 public func buildApplication(
     defaults: Defaults, options: ServerOptions, logger: Logger = Logger(label: "LiveServer"),
     onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
+    do {
+        try defaults.publishSchema(for: DefaultsKeys.serverSettings)
+    } catch {
+        logger.warning("the settings' schema could not be published: \(error)")
+    }
+    let catalog = SettingsCatalog(defaults: defaults, keys: DefaultsKeys.serverSettings, logger: logger)
     let router = Router()
     let behaviour = LiveBehaviour(defaults: defaults, logger: logger)
     router.get("/") { _, _ in
@@ -41,7 +51,7 @@ public func buildApplication(
                 byteBuffer: ByteBuffer(string: Page.html(domain: defaults.configuration.applicationDomain))))
     }
     router.get("hello") { request, _ in behaviour.hello(request) }
-    SettingsController(defaults: defaults, options: options).addRoutes(to: router)
+    SettingsController(catalog: catalog, options: options).addRoutes(to: router)
     return Application(
         router: router,
         configuration: .init(address: .hostname(options.host, port: options.port), serverName: "LiveServer"),

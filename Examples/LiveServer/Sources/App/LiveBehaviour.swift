@@ -7,9 +7,9 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 
-/// What the settings do: `GET /hello` answers with the greeting, honours maintenance mode and the rate
-/// limit, and logs at the configured level. Every request reads the settings live, so a change from a shell
-/// applies to the next request.
+/// What the settings do: `GET /hello` answers with the greeting, honours the API key, maintenance mode and
+/// the rate limit, and logs at the configured level. Every request reads the settings live, so a change from
+/// a shell applies to the next request.
 ///
 /// Two ways to read them, side by side: the plain settings through swift-configuration's `ConfigReader` over
 /// a ``LiveDefaultsProvider`` (what a server that reads other providers too would write), the structured
@@ -28,6 +28,12 @@ final class LiveBehaviour: Service, Sendable {
     }
 
     func hello(_ request: Request) -> Response {
+        let apiKey = defaults[.apiKey]
+        if !apiKey.isEmpty,
+            !Self.same(request.headers.first { $0.name.canonicalName == "x-api-key" }?.value ?? "", apiKey)
+        {
+            return json(["error": "GET /hello requires the header X-API-Key"], status: .unauthorized)
+        }
         if config.bool(forKey: "Maintenance", default: false) {
             return json(["error": "down for maintenance"], status: .serviceUnavailable)
         }
@@ -49,6 +55,15 @@ final class LiveBehaviour: Service, Sendable {
         if let banner = features.banner { answer["banner"] = banner }
         if features.search, let query = request.uri.queryParameters.get("q") { answer["query"] = query }
         return json(answer)
+    }
+
+    /// Whether two secrets are equal, in a time that does not tell how much of them matches.
+    static func same(_ given: String, _ secret: String) -> Bool {
+        let given = Array(given.utf8)
+        let secret = Array(secret.utf8)
+        var difference = given.count == secret.count ? 0 : 1
+        for index in secret.indices { difference |= Int(secret[index] ^ (index < given.count ? given[index] : 0)) }
+        return difference == 0
     }
 
     /// Follows the log level for as long as the server runs.

@@ -1,5 +1,9 @@
-/// The settings page: shows every setting, edits it with `PUT /settings/{key}`, and follows `GET /events`,
-/// so a value written by another process (`defaults write …` in a shell) appears at once, highlighted.
+/// The settings page: a form generated from the domain's published schema (`GET /settings/schema`) — an
+/// input that fits each key's type (a number with its range, a select of its choices, a checkbox for a
+/// Boolean, a password field for a secret, JSON for a structure), its summary and what it accepts — saved
+/// with `PUT /settings/{key}`, where the library checks it; a refused value shows the message and changes
+/// nothing. It follows `GET /events`, so a value written by another process (`defaults write …` in a shell)
+/// appears at once, highlighted. Nothing here names a key.
 enum Page {
     static func html(domain: String) -> String {
         """
@@ -9,89 +13,144 @@ enum Page {
         <meta charset="utf-8">
         <title>LiveServer settings</title>
         <style>
-          body { font: 15px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 46rem; color: #1d1d1f; }
+          body { font: 15px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 58rem; color: #1d1d1f; }
           h1 { font-size: 1.4rem; margin-bottom: .2rem; }
           p.sub { color: #666; margin-top: 0; }
           code { background: #f2f2f4; padding: .1rem .3rem; border-radius: 4px; }
           table { width: 100%; border-collapse: collapse; margin-top: 1rem; }
-          td { padding: .55rem .4rem; border-bottom: 1px solid #e4e4e8; vertical-align: middle; }
-          td.key { font-weight: 600; width: 9rem; }
-          td.type { color: #888; font-size: .8rem; width: 12rem; }
-          input[type=text], input[type=number], select { font: inherit; padding: .25rem .4rem; width: 16rem; }
+          td { padding: .55rem .4rem; border-bottom: 1px solid #e4e4e8; vertical-align: top; }
+          td.key { width: 17rem; }
+          td.key b { display: block; }
+          .summary { color: #555; font-size: .85rem; }
+          .accepted { color: #888; font-size: .8rem; margin-top: .2rem; }
+          form { display: flex; gap: .5rem; align-items: center; margin: 0; }
+          input[type=text], input[type=number], input[type=password], select, textarea {
+            font: inherit; padding: .25rem .4rem; width: 18rem; }
+          textarea { font: 13px ui-monospace, monospace; height: 3.2rem; }
+          .secret { color: #888; font-family: ui-monospace, monospace; }
+          .message { color: #b00020; font-size: .85rem; min-height: 1rem; }
+          .refused { color: #8a5a00; font-size: .85rem; }
+          .invalid { outline: 2px solid #b00020; }
           tr.flash td { animation: flash 2.5s ease-out; }
           @keyframes flash { from { background: #ffe58a; } to { background: transparent; } }
           #status { margin-top: 1rem; color: #666; }
-          #error { color: #b00020; min-height: 1.2rem; }
           #log { margin-top: 1rem; font: 13px ui-monospace, monospace; color: #444; white-space: pre-wrap; }
         </style>
         </head>
         <body>
         <h1>LiveServer settings</h1>
-        <p class="sub">Domain <code>\(domain)</code>. Change a value here, or from a shell:
-        <code>defaults write \(domain) Greeting "Hi from the shell"</code></p>
+        <p class="sub">Domain <code>\(domain)</code>, generated from its published schema. Change a value here,
+        or from a shell: <code>defaults write \(domain) Greeting "Hi from the shell"</code></p>
         <table id="settings"><tbody></tbody></table>
-        <div id="error"></div>
         <div id="status">connecting…</div>
         <div id="log"></div>
         <script>
-        const types = {};
-        const rows = {};
-        function input(key, value) {
-          const type = types[key] || "";
-          if (key === "Maintenance") return `<input type="checkbox" id="${key}" ${value ? "checked" : ""}>`;
-          if (key === "RateLimit") return `<input type="number" id="${key}" value="${value}">`;
-          if (key === "LogLevel") {
-            return `<select id="${key}">` + type.split("|").map(l => `<option ${l === value ? "selected" : ""}>${l}</option>`).join("") + `</select>`;
-          }
-          if (key === "Features") {
-            return `<label><input type="checkbox" id="Features.search" ${value.search ? "checked" : ""}> search</label>
-                    <input type="text" id="Features.banner" placeholder="banner" value="${escape(value.banner || "")}">`;
-          }
-          return `<input type="text" id="${key}" value="${escape(value)}">`;
+        const keys = {};
+        const values = {};
+        function escape(text) {
+          return String(text).replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
         }
-        function escape(text) { return String(text).replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;"); }
-        function render(key, value, flash) {
-          let row = rows[key];
-          if (!row) {
-            row = document.createElement("tr");
-            document.querySelector("#settings tbody").appendChild(row);
-            rows[key] = row;
+        const element = (kind, name) => document.getElementById(`${kind}-${name}`);
+        // The input that fits a key: chosen by its schema alone.
+        function input(key) {
+          const id = `field-${escape(key.name)}`;
+          const bound = (name, value) => value === undefined ? "" : ` ${name}="${escape(value)}"`;
+          if (key.secret) return `<input type="password" id="${id}" autocomplete="new-password" placeholder="new value">`;
+          if (key.choices) {
+            return `<select id="${id}">` + key.choices.map((choice, index) =>
+              `<option value="${index}">${escape(typeof choice === "string" ? choice : JSON.stringify(choice))}</option>`).join("") + `</select>`;
           }
-          row.innerHTML = `<td class="key">${key}</td><td>${input(key, value)}</td><td class="type">${types[key] || ""}</td>`;
-          row.dataset.value = JSON.stringify(value);
-          for (const element of row.querySelectorAll("input, select")) element.addEventListener("change", () => save(key));
-          if (flash) { row.classList.remove("flash"); void row.offsetWidth; row.classList.add("flash"); }
-        }
-        function read(key) {
-          if (key === "Maintenance") return document.getElementById(key).checked;
-          if (key === "RateLimit") return Number(document.getElementById(key).value);
-          if (key === "Features") {
-            const banner = document.getElementById("Features.banner").value;
-            return { search: document.getElementById("Features.search").checked, banner: banner === "" ? null : banner };
+          switch (key.type) {
+            case "boolean": return `<input type="checkbox" id="${id}">`;
+            case "integer": return `<input type="number" step="1" id="${id}"${bound("min", key.minimum)}${bound("max", key.maximum)}>`;
+            case "real": return `<input type="number" step="any" id="${id}"${bound("min", key.minimum)}${bound("max", key.maximum)}>`;
+            case "date": return `<input type="text" id="${id}" placeholder="2026-01-31T09:00:00Z">`;
+            case "data": return `<input type="text" id="${id}" placeholder="base64">`;
+            case "string": return `<input type="text" id="${id}">`;
+            default: return `<textarea id="${id}" spellcheck="false" placeholder="JSON"></textarea>`;
           }
-          return document.getElementById(key).value;
         }
-        async function save(key) {
-          const response = await fetch(`/settings/${key}`, { method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify(read(key)) });
+        function addRow(key) {
+          keys[key.name] = key;
+          const row = document.createElement("tr");
+          row.id = `row-${key.name}`;
+          row.innerHTML = `<td class="key"><b>${escape(key.name)}</b><div class="summary">${escape(key.summary || "")}</div></td>
+            <td><form id="form-${escape(key.name)}" novalidate>${input(key)}<button type="submit" id="save-${escape(key.name)}">Save</button>
+              ${key.secret ? `<span class="secret" id="shown-${escape(key.name)}">&lt;secret&gt;</span>` : ""}</form>
+              <div class="message" id="message-${escape(key.name)}"></div>
+              <div class="refused" id="refused-${escape(key.name)}"></div>
+              <div class="accepted">${escape(key.accepted)}${key.default !== undefined && !key.secret ? `; default ${escape(JSON.stringify(key.default))}` : ""}</div></td>`;
+          document.querySelector("#settings tbody").appendChild(row);
+          element("form", key.name).addEventListener("submit", event => { event.preventDefault(); save(key.name); });
+          if (key.type === "boolean" && !key.choices && !key.secret) element("field", key.name).addEventListener("change", () => save(key.name));
+          showRefused(key.name, key.refused);
+        }
+        function show(name, value, flash) {
+          const key = keys[name];
+          if (!key) return;
+          values[name] = value;
+          const field = element("field", name);
+          field.classList.remove("invalid");
+          element("message", name).textContent = "";
+          if (key.secret) field.value = "";
+          else if (key.choices) field.value = String(key.choices.findIndex(choice => JSON.stringify(choice) === JSON.stringify(value)));
+          else if (key.type === "boolean") field.checked = value === true;
+          else if (["integer", "real", "date", "data", "string"].includes(key.type)) field.value = value === null ? "" : String(value);
+          else field.value = JSON.stringify(value);
+          if (flash) { const row = element("row", name); row.classList.remove("flash"); void row.offsetWidth; row.classList.add("flash"); }
+        }
+        function showRefused(name, text) {
+          element("refused", name).textContent = text ? `The stored value is refused, so the server keeps its last valid one: ${text}` : "";
+        }
+        // The field's value as JSON, or an exception with a message for the person.
+        function read(name) {
+          const key = keys[name];
+          const field = element("field", name);
+          if (key.secret) return field.value;
+          if (key.choices) return key.choices[Number(field.value)];
+          switch (key.type) {
+            case "boolean": return field.checked;
+            case "integer": case "real":
+              if (field.value.trim() === "" || !isFinite(Number(field.value))) throw new Error(`${name} needs a number`);
+              return Number(field.value);
+            case "date": case "data": case "string": return field.value;
+            default:
+              try { return JSON.parse(field.value); } catch (error) { throw new Error(`${name} needs JSON: ${error.message}`); }
+          }
+        }
+        async function save(name) {
+          const field = element("field", name);
+          const message = element("message", name);
+          let value;
+          try { value = read(name); } catch (error) { message.textContent = error.message; field.classList.add("invalid"); return; }
+          const response = await fetch(`/settings/${encodeURIComponent(name)}`, {
+            method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify(value) });
           const answer = await response.json();
-          document.getElementById("error").textContent = response.ok ? "" : `${key}: ${answer.error}`;
-          if (!response.ok) render(key, JSON.parse(rows[key].dataset.value), false);
+          if (response.ok) {
+            show(name, answer[name], false);
+            message.textContent = "";
+          } else {
+            message.textContent = answer.error;
+            field.classList.add("invalid");
+          }
         }
         function log(line) {
-          const element = document.getElementById("log");
-          element.textContent = `${new Date().toLocaleTimeString()}  ${line}\\n` + element.textContent;
+          const view = document.getElementById("log");
+          view.textContent = `${new Date().toLocaleTimeString()}  ${line}\\n` + view.textContent;
         }
         async function start() {
-          Object.assign(types, await (await fetch("/settings/types")).json());
+          const schema = await (await fetch("/settings/schema")).json();
+          for (const key of schema.keys) addRow(key);
           const events = new EventSource("/events");
           events.addEventListener("settings", event => {
             const all = JSON.parse(event.data);
-            for (const key of Object.keys(all).sort()) render(key, all[key], false);
+            for (const name of Object.keys(all)) show(name, all[name], false);
             document.getElementById("status").textContent = "live: changes from anywhere appear here at once";
           });
           events.addEventListener("change", event => {
             const change = JSON.parse(event.data);
-            render(change.key, change.value, true);
+            show(change.key, change.value, true);
+            showRefused(change.key, change.refused);
             log(`${change.key} = ${JSON.stringify(change.value)}  (${change.origin === "external" ? "another process" : "this page or the server"})`);
           });
           events.onerror = () => { document.getElementById("status").textContent = "reconnecting…"; };

@@ -2,7 +2,10 @@ import Foundation
 import LiveDefaults
 import Logging
 
-/// The server's behaviour, as typed keys of its domain. Change any of them while the server runs:
+/// The server's behaviour, as typed keys of its domain: each says what it holds, what it accepts and what
+/// it means. The server publishes their schema when it starts (``serverSettings``), so that `defaults
+/// write` refuses what they refuse, and the settings page is generated from it: there is no per-key code
+/// anywhere else. Change any of them while the server runs:
 ///
 ///     defaults write com.example.liveserver Greeting "Hi from the shell"
 ///     defaults write com.example.liveserver RateLimit -int 5
@@ -11,18 +14,34 @@ import Logging
 ///     defaults write com.example.liveserver Features -dict-add banner "Back at 5"
 extension DefaultsKeys {
     /// What `GET /hello` answers.
-    static let greeting = DefaultsKey<String>("Greeting", default: "Hello from LiveDefaults")
+    static let greeting = DefaultsKey<String>(
+        "Greeting", default: "Hello from LiveDefaults", summary: "What GET /hello answers.")
     /// Requests per minute that `GET /hello` serves before it answers 429.
-    static let rateLimit = DefaultsKey<Int>("RateLimit", default: 60)
+    static let rateLimit = DefaultsKey<Int>(
+        "RateLimit", default: 60, summary: "Requests per minute GET /hello serves before it answers 429.",
+        range: 1...100_000)
     /// When true, `GET /hello` answers 503.
-    static let maintenance = DefaultsKey<Bool>("Maintenance", default: false)
+    static let maintenance = DefaultsKey<Bool>(
+        "Maintenance", default: false, summary: "While on, GET /hello answers 503.")
     /// The level of the server's request log.
-    static let logLevel = DefaultsKey<LogLevel>("LogLevel", default: .info)
+    static let logLevel = DefaultsKey<LogLevel>(
+        "LogLevel", default: .info, summary: "The level of the server's request log.")
     /// Feature flags, stored as a plist dictionary: `{ search = 1; banner = "…"; }`.
-    static let features = DefaultsKey<Features>("Features", default: Features())
+    static let features = DefaultsKey<Features>(
+        "Features", default: Features(),
+        summary: "Feature flags: search (echo ?q= in GET /hello) and banner (a line added to every greeting).")
+    /// The key clients must send in `X-API-Key` to call `GET /hello`; empty: none needed. A secret: the
+    /// page, `defaults read` and the logs show `<secret>`.
+    static let apiKey = DefaultsKey<String>(
+        "APIKey", default: "", summary: "The key clients must send in X-API-Key to call GET /hello; empty: none.",
+        isSecret: true)
+
+    /// Every setting of the server: published as the domain's schema at start-up, shown and edited by the
+    /// settings page, checked by every writer.
+    static let serverSettings: [DefaultsKeys] = [greeting, rateLimit, maintenance, logLevel, features, apiKey]
 }
 
-/// `Logger.Level`, storable.
+/// `Logger.Level`, storable; its cases are the key's choices (a select on the page).
 enum LogLevel: String, CaseIterable, Codable, DefaultsSerializable {
     case trace, debug, info, notice, warning, error, critical
 
@@ -35,106 +54,4 @@ struct Features: Codable, Equatable, DefaultsSerializable {
     var search = false
     /// A line appended to every greeting, when set.
     var banner: String?
-}
-
-/// One setting as the HTTP API sees it: how to show it as JSON and how to validate and store a new value.
-struct Setting: Sendable {
-    let key: String
-    /// For the page and error messages: "string", "integer 1…100000", …
-    let type: String
-    let read: @Sendable (Defaults) -> Any
-    /// Validates a JSON value and stores it; throws ``SettingError`` with a message for a person.
-    let write: @Sendable (Defaults, Any) throws -> Void
-
-    static let all: [Setting] = [
-        Setting(key: "Greeting", type: "string (1–200 characters)", read: { $0[.greeting] }) { defaults, json in
-            guard let text = json as? String, (1...200).contains(text.count) else {
-                throw SettingError.invalid("Greeting must be a string of 1 to 200 characters, not \(describe(json))")
-            }
-            try store(defaults, text, .greeting)
-        },
-        Setting(key: "RateLimit", type: "integer 1…100000", read: { $0[.rateLimit] }) { defaults, json in
-            guard let number = json as? NSNumber, !isBoolean(number), let value = Int(exactly: number.doubleValue),
-                (1...100_000).contains(value)
-            else {
-                throw SettingError.invalid("RateLimit must be an integer from 1 to 100000, not \(describe(json))")
-            }
-            try store(defaults, value, .rateLimit)
-        },
-        Setting(key: "Maintenance", type: "boolean", read: { $0[.maintenance] }) { defaults, json in
-            guard let number = json as? NSNumber, isBoolean(number) else {
-                throw SettingError.invalid("Maintenance must be true or false, not \(describe(json))")
-            }
-            try store(defaults, number.boolValue, .maintenance)
-        },
-        Setting(
-            key: "LogLevel", type: LogLevel.allCases.map(\.rawValue).joined(separator: "|"),
-            read: { $0[.logLevel].rawValue }
-        ) { defaults, json in
-            guard let text = json as? String, let level = LogLevel(rawValue: text) else {
-                throw SettingError.invalid(
-                    "LogLevel must be one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", ")), not \(describe(json))"
-                )
-            }
-            try store(defaults, level, .logLevel)
-        },
-        Setting(
-            key: "Features", type: "object {search: boolean, banner: string or null}",
-            read: { defaults in
-                let features = defaults[.features]
-                return ["search": features.search, "banner": features.banner ?? NSNull()] as [String: Any]
-            }
-        ) { defaults, json in
-            guard let object = json as? [String: Any] else {
-                throw SettingError.invalid("Features must be an object {search, banner}, not \(describe(json))")
-            }
-            if let unknown = object.keys.first(where: { $0 != "search" && $0 != "banner" }) {
-                throw SettingError.invalid("Features has no field \"\(unknown)\" (fields: search, banner)")
-            }
-            var features = Features()
-            if let search = object["search"] {
-                guard let number = search as? NSNumber, isBoolean(number) else {
-                    throw SettingError.invalid("Features.search must be true or false, not \(describe(search))")
-                }
-                features.search = number.boolValue
-            }
-            switch object["banner"] {
-            case nil, is NSNull: features.banner = nil
-            case let text as String: features.banner = text.isEmpty ? nil : text
-            case let other?:
-                throw SettingError.invalid("Features.banner must be a string or null, not \(describe(other))")
-            }
-            try store(defaults, features, .features)
-        },
-    ]
-
-    static func named(_ key: String) -> Setting? { all.first { $0.key == key } }
-
-    /// Every setting's current value, as a JSON object.
-    static func snapshot(_ defaults: Defaults) -> [String: Any] {
-        Dictionary(uniqueKeysWithValues: all.map { ($0.key, $0.read(defaults)) })
-    }
-
-    private static func store<Value>(_ defaults: Defaults, _ value: Value, _ key: DefaultsKey<Value>) throws {
-        do { try defaults.trySet(value, for: key) } catch { throw SettingError.refused("\(error)") }
-    }
-
-    /// JSON numbers and Booleans both arrive as NSNumber; a Boolean has the C type `char` ("c").
-    private static func isBoolean(_ number: NSNumber) -> Bool {
-        String(cString: number.objCType) == "c"
-    }
-
-    private static func describe(_ json: Any) -> String {
-        guard let data = try? JSONSerialization.data(withJSONObject: json, options: [.fragmentsAllowed]) else {
-            return "\(json)"
-        }
-        return String(decoding: data, as: UTF8.self)
-    }
-}
-
-enum SettingError: Error {
-    /// The value does not fit the setting: 422.
-    case invalid(String)
-    /// The store refused it (a forced key): 409.
-    case refused(String)
 }

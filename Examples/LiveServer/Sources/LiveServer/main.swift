@@ -41,7 +41,10 @@ let logger = Logger(label: "LiveServer")
 let command =
     ProcessInfo.processInfo.environment["LIVESERVER_DEFAULTS_COMMAND"]
     ?? "swift run --package-path <LiveDefaults> defaults"
-let tool = (directory.map { "XDG_CONFIG_HOME=\($0) " } ?? "") + command
+// With --directory the settings and the published schema live there: the command must look there too.
+let schemas = configuration.locations.schemaDirectories.first ?? "?"
+let tool =
+    (directory.map { "XDG_CONFIG_HOME=\($0) LIVEDEFAULTS_SCHEMA_PATH=\(schemas) " } ?? "") + command
 let file = configuration.locations.path(forDomain: serverDomain, layer: .currentUser)
 let host = options.host == "::1" ? "[::1]" : options.host
 let app = buildApplication(defaults: defaults, options: options, logger: logger) { [host, tool, file] port in
@@ -49,9 +52,10 @@ let app = buildApplication(defaults: defaults, options: options, logger: logger)
     print(
         """
         LiveServer on \(address)   (settings page: \(address)/)
-        Settings live in \(file)
+        Settings live in \(file); their schema is published in \(schemas)/\(serverDomain).plist
         Try, from another shell:
           \(tool) write \(serverDomain) Greeting "Hi from the shell"
+          \(tool) describe \(serverDomain)
           curl \(address)/hello
         """)
     fflush(nil)

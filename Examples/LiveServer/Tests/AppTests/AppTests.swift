@@ -1,4 +1,4 @@
-import App
+@testable import App
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -37,6 +37,8 @@ struct AppTests {
                 #expect(settings["Maintenance"] as? Bool == false)
                 #expect(settings["LogLevel"] as? String == "info")
                 #expect((settings["Features"] as? [String: Any])?["search"] as? Bool == false)
+                #expect(settings["APIKey"] as? String == "<secret>")
+                #expect(settings.count == DefaultsKeys.serverSettings.count)
             }
         }
         withExtendedLifetime(directory) {}
@@ -49,11 +51,12 @@ struct AppTests {
         try await app.test(.router) { client in
             for (key, value) in [
                 ("Greeting", #""Bonjour""#), ("RateLimit", "5"), ("Maintenance", "true"), ("LogLevel", #""debug""#),
-                ("Features", #"{"search": true, "banner": "Back at 5"}"#),
+                ("Features", #"{"search": true, "banner": "Back at 5"}"#), ("APIKey", #""k-123""#),
             ] {
                 try await client.execute(uri: "/settings/\(key)", method: .put, body: ByteBuffer(string: value)) {
                     response in
                     #expect(response.status == .ok, "\(key)")
+                    if key == "APIKey" { #expect(Self.body(response)["APIKey"] as? String == "<secret>") }
                 }
             }
         }
@@ -62,6 +65,7 @@ struct AppTests {
         #expect(defaults.bool(forKey: "Maintenance"))
         #expect(defaults.string(forKey: "LogLevel") == "debug")
         #expect(defaults.value(forKey: "Features") == ["search": true, "banner": "Back at 5"])
+        #expect(defaults.string(forKey: "APIKey") == "k-123")
         #expect(defaults.synchronize())
         // Other processes see it: it is in the domain file.
         let file = try PropertyList.decode(
@@ -69,25 +73,29 @@ struct AppTests {
         #expect(file.value.dictionaryValue?["Greeting"] == "Bonjour")
     }
 
-    @Test("PUT with a value of the wrong type is 422 with a message; unknown key 404; not JSON 400")
+    @Test("PUT of a value the schema refuses is 422 with its message; unknown key 404; not JSON 400")
     func putInvalid() async throws {
         let (defaults, directory) = try Self.store()
         let app = buildApplication(defaults: defaults, options: ServerOptions(port: 0))
+        let rateLimit = #"key "RateLimit" accepts an integer in 1…100000"#
         try await app.test(.router) { client in
             for (key, value, fragment) in [
-                ("RateLimit", #""abc""#, "RateLimit must be an integer"), ("RateLimit", "0", "from 1 to 100000"),
-                ("RateLimit", "true", "RateLimit must be an integer"),
-                ("RateLimit", "2.5", "RateLimit must be an integer"),
-                ("Maintenance", "1", "Maintenance must be true or false"),
-                ("Greeting", "42", "Greeting must be a string"),
-                ("Greeting", #""""#, "1 to 200 characters"), ("LogLevel", #""loud""#, "LogLevel must be one of"),
-                ("Features", #"{"search": "yes"}"#, "Features.search must be true or false"),
-                ("Features", #"{"colour": 1}"#, "Features has no field \"colour\""),
+                ("RateLimit", #""abc""#, rateLimit),
+                ("RateLimit", "0", rateLimit + "; the value (integer 0) is out of range"),
+                ("RateLimit", "true", rateLimit), ("RateLimit", "2.5", rateLimit), ("RateLimit", "[1]", rateLimit),
+                ("Maintenance", "1", #"key "Maintenance" accepts a Boolean"#),
+                ("Greeting", "42", #"key "Greeting" accepts a string"#),
+                ("LogLevel", #""loud""#, "one of: trace, debug, info, notice, warning, error, critical"),
+                ("Features", #"{"search": [1]}"#, "cannot be read as the key's type"),
+                ("Features", #""on""#, #"key "Features" accepts a dictionary"#),
+                ("Features", #"{"banner": [null]}"#, "an array cannot hold null"),
+                ("APIKey", "12345", #"key "APIKey" accepts a string; the value (<secret>)"#),
             ] {
                 try await client.execute(uri: "/settings/\(key)", method: .put, body: ByteBuffer(string: value)) {
                     response in
                     #expect(response.status == .unprocessableContent, "\(key) = \(value)")
-                    #expect((Self.body(response)["error"] as? String)?.contains(fragment) == true, "\(key) = \(value)")
+                    let message = Self.body(response)["error"] as? String
+                    #expect(message?.contains(fragment) == true, "\(key) = \(value): \(message ?? "")")
                 }
             }
             try await client.execute(uri: "/settings/Colour", method: .put, body: ByteBuffer(string: "1")) { response in
@@ -184,6 +192,20 @@ struct AppTests {
                 try await client.execute(uri: "/hello", method: .get) { response in statuses.append(response.status) }
             }
             #expect(statuses.contains(.tooManyRequests))
+            defaults.set(1000, forKey: "RateLimit")
+            // The API key, a secret, is checked as soon as it is set.
+            defaults.set("k-1", forKey: "APIKey")
+            try await client.execute(uri: "/hello", method: .get) { response in
+                #expect(response.status == .unauthorized)
+            }
+            try await client.execute(uri: "/hello", method: .get, headers: [.init("X-API-Key")!: "k-2"]) {
+                response in
+                #expect(response.status == .unauthorized)
+            }
+            try await client.execute(uri: "/hello", method: .get, headers: [.init("X-API-Key")!: "k-1"]) {
+                response in
+                #expect(response.status == .ok)
+            }
         }
         withExtendedLifetime(directory) {}
     }
@@ -202,7 +224,69 @@ struct AppTests {
                         && html.contains(serverDomain))
             }
             try await client.execute(uri: "/settings/types", method: .get) { response in
-                #expect(Self.body(response)["LogLevel"] as? String == "trace|debug|info|notice|warning|error|critical")
+                #expect(
+                    Self.body(response)["LogLevel"] as? String
+                        == "a string, one of: trace, debug, info, notice, warning, error, critical")
+            }
+        }
+        withExtendedLifetime(directory) {}
+    }
+
+    @Test("the server publishes its settings' schema; /settings/schema describes each key from it for the form")
+    func schema() async throws {
+        let (defaults, directory) = try Self.store()
+        let app = buildApplication(defaults: defaults, options: ServerOptions(port: 0))
+        // Published where the `defaults` command and other programs look (this store's first schema directory).
+        let published = try #require(try defaults.publishedSchema())
+        #expect(Set(published.keys.keys) == Set(DefaultsKeys.serverSettings.map(\.name)))
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/Schemas/\(serverDomain).plist"))
+        // A key the program does not declare, added to the published file by a package: the page shows it too.
+        var extended = published
+        extended.keys["Motd"] = KeySchema(name: "Motd", type: .string, summary: "Message of the day.")
+        try extended.write(to: directory.path + "/Schemas")
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/settings/schema", method: .get) { response in
+                let form = Self.body(response)
+                #expect(form["domain"] as? String == serverDomain)
+                let keys = (form["keys"] as? [[String: Any]]) ?? []
+                let byName = Dictionary(keys.map { ($0["name"] as? String ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+                #expect(keys.map { $0["name"] as? String ?? "" } == byName.keys.sorted(), "in name order")
+                #expect(byName["RateLimit"]?["type"] as? String == "integer")
+                #expect(
+                    byName["RateLimit"]?["minimum"] as? Int == 1 && byName["RateLimit"]?["maximum"] as? Int == 100_000)
+                #expect(byName["RateLimit"]?["default"] as? Int == 60)
+                #expect((byName["RateLimit"]?["summary"] as? String)?.contains("429") == true)
+                #expect(byName["LogLevel"]?["choices"] as? [String] == LogLevel.allCases.map(\.rawValue))
+                #expect(byName["Maintenance"]?["type"] as? String == "boolean")
+                #expect(byName["Features"]?["type"] as? String == "dictionary")
+                #expect(
+                    byName["APIKey"]?["secret"] as? Bool == true
+                        && byName["APIKey"]?["default"] as? String == "<secret>")
+                #expect(byName["Motd"]?["summary"] as? String == "Message of the day.")
+            }
+            try await client.execute(uri: "/settings/Motd", method: .put, body: ByteBuffer(string: #""Welcome""#)) {
+                response in
+                #expect(response.status == .ok)
+            }
+            try await client.execute(uri: "/settings/Motd", method: .put, body: ByteBuffer(string: "3")) { response in
+                #expect(response.status == .unprocessableContent)
+            }
+        }
+        #expect(defaults.string(forKey: "Motd") == "Welcome")
+    }
+
+    @Test("a value another writer stored against the schema is flagged in the form's description of the key")
+    func refusedStoredValue() async throws {
+        let (defaults, directory) = try Self.store()
+        let app = buildApplication(defaults: defaults, options: ServerOptions(port: 0))
+        // Foundation's untyped API stores what it is given (as `defaults write --no-validate` does).
+        defaults.set(0, forKey: "RateLimit")
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/settings/schema", method: .get) { response in
+                let keys = (Self.body(response)["keys"] as? [[String: Any]]) ?? []
+                let rateLimit = keys.first { $0["name"] as? String == "RateLimit" }
+                #expect((rateLimit?["refused"] as? String)?.contains("is out of range") == true)
+                #expect(keys.filter { $0["refused"] != nil }.count == 1)
             }
         }
         withExtendedLifetime(directory) {}
@@ -264,7 +348,8 @@ extension AppTests {
         // A client connects, reads the first event, and goes away (its process is killed).
         let (client, pipe) = try EndToEndTests.eventClient("\(address)/events")
         #expect(await Self.read(pipe, until: "event: settings"))
-        #expect(defaults.activeObserverCount == 2)
+        // The handler's stream subscribes when it first waits for a change, which may be just after the event.
+        #expect(await waitFor { defaults.activeObserverCount == 2 })
         client.terminate()
         client.waitUntilExit()
         #expect(await waitFor { defaults.activeObserverCount == 1 }, "the handler's stream ended with its client")

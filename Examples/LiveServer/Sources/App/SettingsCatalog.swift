@@ -1,0 +1,117 @@
+import Foundation
+import LiveDefaults
+import Logging
+
+/// The settings the page shows and edits, from the domain's published schema: no code here knows any one
+/// key. What a key accepts, its summary and whether it is a secret come from the schema; a value is checked
+/// by the schema (as `defaults write` checks it) and then written through the program's typed key of that
+/// name, if it has one, with the typed write's own checks (a Codable value's shape).
+struct SettingsCatalog: Sendable {
+    let defaults: Defaults
+    /// The program's typed keys, by name (what it published).
+    let keys: [String: DefaultsKeys]
+    let logger: Logger
+
+    /// What the page shows in place of a secret's value.
+    static let secretText = "<secret>"
+
+    init(defaults: Defaults, keys: [DefaultsKeys], logger: Logger) {
+        self.defaults = defaults
+        self.keys = Dictionary(keys.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.logger = logger
+    }
+
+    /// The domain's schema as published (read each time: a package may install a newer one while the
+    /// server runs); the program's own keys when none is published or it cannot be read.
+    func schema() -> DomainSchema {
+        let domain = defaults.configuration.applicationDomain
+        do {
+            if let published = try defaults.publishedSchema(forDomain: domain) { return published }
+            logger.notice("no schema is published for \(domain); the page shows the server's own keys")
+        } catch {
+            logger.warning(
+                "the published schema of \(domain) cannot be read (\(error)); the page shows the server's own keys")
+        }
+        return DomainSchema(domain: domain, keys: keys.values.map(\.schema))
+    }
+
+    /// A key's effective value as JSON (its default when no domain has it), `<secret>` for a secret.
+    func value(of key: KeySchema) -> Any {
+        if key.isSecret { return Self.secretText }
+        guard let value = defaults.value(forKey: key.name) ?? key.defaultValue else { return NSNull() }
+        return JSONValues.json(value)
+    }
+
+    /// Why the key's stored value is refused (the server's typed readers keep their last valid value), or
+    /// nil.
+    func problem(of key: KeySchema) -> String? {
+        guard let stored = defaults.value(forKey: key.name) else { return nil }
+        let violation = key.violation(for: stored) ?? keys[key.name]?.violation(for: stored)
+        return violation.map {
+            var violation = $0; violation.isSecret = key.isSecret; return "\(violation)"
+        }
+    }
+
+    /// Every setting's value, by name.
+    func snapshot(_ schema: DomainSchema) -> [String: Any] {
+        schema.keys.mapValues(value(of:))
+    }
+
+    /// What the page builds its form from: each key's name, type, summary, default, range or choices,
+    /// secrecy, what it accepts in words, and why its stored value is refused when it is.
+    func form(_ schema: DomainSchema) -> [String: Any] {
+        let entries: [[String: Any]] = schema.sortedKeys.map { key in
+            var entry: [String: Any] = [
+                "name": key.name, "accepted": key.accepted, "secret": key.isSecret,
+                "type": key.type?.rawValue ?? "any",
+            ]
+            if let summary = key.summary { entry["summary"] = summary }
+            if let value = key.defaultValue {
+                entry["default"] = key.isSecret ? Self.secretText : JSONValues.json(value)
+            }
+            if let minimum = key.minimum { entry["minimum"] = JSONValues.json(minimum) }
+            if let maximum = key.maximum { entry["maximum"] = JSONValues.json(maximum) }
+            if let choices = key.choices { entry["choices"] = choices.map(JSONValues.json) }
+            if let problem = problem(of: key) { entry["refused"] = problem }
+            return entry
+        }
+        return ["domain": schema.domain, "keys": entries]
+    }
+
+    /// Checks a JSON value against the key's schema and the program's typed key, and stores it through the
+    /// library; JSON `null` removes the user's value (the key reads its default again).
+    ///
+    /// - Throws: ``SettingError/unknown(_:)`` for a key the schema does not declare,
+    ///   ``SettingError/invalid(_:)`` for a value it refuses (the message names what the key accepts),
+    ///   ``SettingError/refused(_:)`` when the store refuses (a key forced by an administrator).
+    func write(_ name: String, json: Any, schema: DomainSchema) throws(SettingError) {
+        guard let key = schema.keys[name] else {
+            throw .unknown(
+                "no setting named \"\(name)\"; settings: \(schema.sortedKeys.map(\.name).joined(separator: ", "))")
+        }
+        let value = try JSONValues.propertyList(json, as: key.type)
+        if let value, let violation = schema.violation(forKey: name, value: value) {
+            throw .invalid("\(violation)")
+        }
+        do {
+            if let typed = keys[name] {
+                try defaults.trySet(propertyList: value, for: typed)
+            } else {
+                try defaults.setValue(value, forKey: name)
+            }
+        } catch {
+            if error.code == .invalidValue { throw .invalid("\(error)") }
+            throw .refused("\(error)")
+        }
+    }
+}
+
+/// Why a setting was not stored.
+enum SettingError: Error {
+    /// No such setting: 404.
+    case unknown(String)
+    /// The value does not fit the setting: 422.
+    case invalid(String)
+    /// The store refused it (a forced key): 409.
+    case refused(String)
+}
