@@ -350,7 +350,9 @@ extension AppTests {
         #expect(await Self.read(pipe, until: "event: settings"))
         // The handler's stream subscribes when it first waits for a change, which may be just after the event.
         #expect(await waitFor { defaults.activeObserverCount == 2 })
-        client.terminate()
+        // SIGKILL: a child spawned from a pool thread inherits that thread's blocked signals, SIGTERM among
+        // them, and would live on until its own 60 s timeout.
+        kill(client.processIdentifier, SIGKILL)
         client.waitUntilExit()
         #expect(await waitFor { defaults.activeObserverCount == 1 }, "the handler's stream ended with its client")
 
@@ -363,7 +365,7 @@ extension AppTests {
         #expect(await waitFor { defaults.activeObserverCount == 0 })
         // In this process the client's connection was seen to stay open after the group returned (until the
         // client's own 60 s timeout; the built server's exit closes it, see EndToEndTests): end it here.
-        second.terminate()
+        kill(second.processIdentifier, SIGKILL)
         second.waitUntilExit()
         withExtendedLifetime(directory) {}
     }

@@ -100,8 +100,9 @@ final class Browser: Sendable {
         }
     }
 
-    /// Ends the session (Chromium quits) and the driver. chromedriver does not end on SIGTERM, so it is
-    /// killed; and not waited for with `waitUntilExit`, which spins a run loop on a pool thread.
+    /// Ends the session (Chromium quits) and the driver. The driver is killed: started from a pool thread, it
+    /// inherits that thread's blocked signals, SIGTERM among them (Docs/Reliability.md); and it is not
+    /// waited for with `waitUntilExit`, which spins a run loop on a pool thread.
     func close() async {
         _ = try? await Self.request(.delete, session, nil)
         Self.kill(driver)
