@@ -23,8 +23,13 @@ extension Defaults {
             key.suite == nil ? read(key) : store(for: key).read(key)
         }
         set {
-            let target = store(for: key)
-            target.report { () throws(DefaultsError) in try target.write(newValue, for: key) }
+            // As in `get`: no local holding the store when the key has no suite (its retain takes the slow path).
+            if key.suite == nil {
+                report { () throws(DefaultsError) in try write(newValue, for: key) }
+            } else {
+                let target = store(for: key)
+                target.report { () throws(DefaultsError) in try target.write(newValue, for: key) }
+            }
         }
     }
 
@@ -60,7 +65,7 @@ extension Defaults {
     /// - Throws: ``DefaultsError/forcedKey(key:domain:)``, ``DefaultsError/notAPropertyList(key:_:)``,
     ///   ``DefaultsError/invalidValue(_:domain:)`` (out of the key's range, say); nothing is stored then.
     public func trySet<Value>(_ value: Value, for key: DefaultsKey<Value>) throws(DefaultsError) {
-        try store(for: key).write(value, for: key)
+        if key.suite == nil { try write(value, for: key) } else { try store(for: key).write(value, for: key) }
     }
 
     /// Stores a value given in its property-list form through a key of any type, with the checks of a typed
