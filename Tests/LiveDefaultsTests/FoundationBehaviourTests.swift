@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestProcesses
 import Testing
 
@@ -61,26 +62,72 @@ struct FoundationBehaviourTests {
         #expect(Coercion.url(defaults.volatileDomainContents(forName: "scratch")["VolatileWeb"]) == web)
     }
 
-    @Test("setVolatileDomain with Foundation values does not throw and replaces, as Foundation does")
+    @Test(
+        "setVolatileDomain with Foundation values does not throw; where Foundation raises (an existing name) it refuses, keeps the contents and reports"
+    )
     func volatileDomainLikeFoundation() throws {
         let defaults = try TemporaryDirectory().store()
         defaults.setVolatileDomain(["A": 1] as [String: Any], forName: "scratch")
         defaults.setVolatileDomain(["A": 2] as [String: Any], forName: "scratch")
-        #expect(defaults.volatileDomainContents(forName: "scratch") == ["A": 2])
+        #expect(defaults.volatileDomainContents(forName: "scratch") == ["A": 1])
+        #expect(defaults.lastError == .volatileDomainExists("scratch"))
+        // The registration domain exists from the start: registered defaults are never replaced this way.
+        defaults.register(defaults: ["Registered": true] as [String: Any])
+        defaults.setVolatileDomain(["Other": 1] as [String: Any], forName: Defaults.registrationDomain)
+        #expect(defaults.bool(forKey: "Registered"))
+        #expect(defaults.lastError == .volatileDomainExists(Defaults.registrationDomain))
+        defaults.setVolatileDomain(["Flag": 1] as [String: Any], forName: Defaults.argumentDomain)
+        #expect(defaults.lastError == .volatileDomainExists(Defaults.argumentDomain))
         // A value with no property-list form changes nothing and is reported.
+        defaults.removeVolatileDomain(forName: "scratch")
         defaults.setVolatileDomain(["A": 3, "Bad": NSObject()] as [String: Any], forName: "scratch")
-        #expect(defaults.volatileDomainContents(forName: "scratch") == ["A": 2])
+        #expect(defaults.volatileDomainNames.contains("scratch") == false)
         guard let error = defaults.lastError, error.code == .notAPropertyList, let key = error.key else {
             Issue.record("expected notAPropertyList, got \(String(describing: defaults.lastError))")
             return
         }
         #expect(key == "Bad")
+        defaults.setVolatileDomain(["A": 2] as [String: Any], forName: "scratch")
+        #expect(defaults.volatileDomainContents(forName: "scratch") == ["A": 2])
         // The checked forms keep refusing an existing name.
         #expect(throws: DefaultsError.volatileDomainExists("scratch")) {
             try defaults.trySetVolatileDomain(["A": 4] as [String: Any], forName: "scratch")
         }
         #expect(throws: DefaultsError.volatileDomainExists("scratch")) {
             try defaults.setVolatileDomain(["A": 4] as [String: PropertyList], forName: "scratch")
+        }
+    }
+
+    @Test("a Float reads back with its own digits, as Foundation's: 12.34, not 12.34000015258789")
+    func floatDigits() throws {
+        let defaults = try TemporaryDirectory().store()
+        defaults.set(Float(12.34), forKey: "Float")
+        #expect(defaults.string(forKey: "Float") == "12.34")
+        #expect(defaults.double(forKey: "Float") == 12.34 && defaults.float(forKey: "Float") == Float(12.34))
+        defaults.set(Float(0.1) as Any, forKey: "Any")
+        #expect(defaults.string(forKey: "Any") == "0.1")
+        defaults.set(Float.greatestFiniteMagnitude, forKey: "Large")
+        #expect(defaults.float(forKey: "Large") == .greatestFiniteMagnitude)
+        defaults.set(Float.infinity, forKey: "Infinite")
+        #expect(defaults.double(forKey: "Infinite") == .infinity)
+        defaults.set(Float.nan, forKey: "NaN")
+        #expect(defaults.double(forKey: "NaN").isNaN)
+        defaults.set(-Float.leastNonzeroMagnitude, forKey: "Tiny")
+        #expect(defaults.float(forKey: "Tiny") == -Float.leastNonzeroMagnitude)
+    }
+
+    @Test("of callers creating one volatile domain at once, exactly one succeeds", .blockingWork)
+    func volatileDomainCreatedOnce() throws {
+        let defaults = try TemporaryDirectory().store()
+        for round in 0..<50 {
+            let name = "race-\(round)"
+            let successes = Atomic<Int>(0)
+            DispatchQueue.concurrentPerform(iterations: 8) { caller in
+                if (try? defaults.setVolatileDomain(["Caller": .integer(caller)], forName: name)) != nil {
+                    successes.add(1, ordering: .relaxed)
+                }
+            }
+            #expect(successes.load(ordering: .relaxed) == 1, "round \(round)")
         }
     }
 }

@@ -29,6 +29,7 @@ struct WatcherTests {
         configuration.errorHandler = { error in errors.withLock { $0.append(error) } }
         let defaults = try Defaults(configuration: configuration)
         #expect(defaults.string(forKey: "Value") == "before")
+        let overflowsBefore = configuration.watcher.overflowCount
         let document = try SearchListTests.xml([
             "Value": "after", "Padding": .string(String(repeating: "p", count: 5000)),
         ])
@@ -42,7 +43,12 @@ struct WatcherTests {
             f.write(data[len(data)//2:]); f.close()
             """)
         #expect(await waitForValue(defaults, "Value") { $0 == "after" })
-        #expect(errors.withLock { $0 }.isEmpty)
+        // The process's shared watcher serves every test of the parallel run: when its inotify queue
+        // overflowed meanwhile, it rescanned every file, this one possibly mid-write (then reported, and the
+        // last known good kept, as it should). Seen once in a full local run under load.
+        if configuration.watcher.overflowCount == overflowsBefore {
+            #expect(errors.withLock { $0 }.isEmpty)
+        }
     }
 
     @Test("Foundation.UserDefaults in another process writes; we see it without synchronize()")

@@ -80,18 +80,24 @@ extension Defaults {
     /// - Throws: ``DefaultsError/volatileDomainExists(_:)`` when a volatile domain of that name exists
     ///   (Foundation raises an exception).
     public func setVolatileDomain(_ domain: [String: PropertyList], forName domainName: String) throws(DefaultsError) {
-        let exists = state.withLock { $0.volatileDomains[domainName] != nil }
-        if exists { throw .volatileDomainExists(domainName) }
-        changeVolatileDomains(domainName) { $0[domainName] = domain }
+        // The check and the insertion in one critical section: of two callers with one name, one succeeds.
+        let inserted = state.withLock { state in
+            guard state.volatileDomains[domainName] == nil else { return false }
+            state.volatileDomains[domainName] = domain
+            flattenSearchList(&state)
+            return true
+        }
+        guard inserted else { throw .volatileDomainExists(domainName) }
+        rebuildMerged(changedDomain: domainName)
     }
 
-    /// Creates or replaces a volatile domain from Foundation-typed values, as Foundation's
-    /// `setVolatileDomain(_:forName:)` does (it does not throw either): a value with no property-list form is
-    /// refused and logged (see ``lastError``), and nothing changes.
+    /// Creates a volatile domain from Foundation-typed values, with Foundation's signature (it does not
+    /// throw): where Foundation raises — a name that exists, `NSArgumentDomain` and `NSRegistrationDomain`
+    /// included — the domain is refused and its contents kept; a value with no property-list form is refused
+    /// too. Either is logged and reported (``lastError``, the error handler); nothing changes.
     public func setVolatileDomain(_ domain: [String: Any], forName domainName: String) {
         report { () throws(DefaultsError) in
-            let converted = try Self.convertedDomain(domain)
-            changeVolatileDomains(domainName) { $0[domainName] = converted }
+            try setVolatileDomain(try Self.convertedDomain(domain), forName: domainName)
         }
     }
 
