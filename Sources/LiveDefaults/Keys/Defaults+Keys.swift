@@ -81,12 +81,7 @@ extension Defaults {
     /// - Throws: ``DefaultsError/invalidValue(_:domain:)`` for a value the key refuses,
     ///   ``DefaultsError/forcedKey(key:domain:)``; nothing is stored then.
     public func trySet(propertyList value: PropertyList?, for key: DefaultsKeys) throws(DefaultsError) {
-        let target = store(forSuite: key.suite)
-        if let value, let violation = key.violation(value) {
-            throw .invalidValue(violation, domain: target.configuration.applicationDomain)
-        }
-        try target.setValue(value, forKey: key.name)
-        target.guardKey(key)
+        try store(forSuite: key.suite).write(stored: value, for: key)
     }
 
     /// Removes the key from its suite or the application domain, so that it reads as a lower domain's value
@@ -189,6 +184,12 @@ extension Defaults {
         } catch {
             throw .notAPropertyList(key: key.name, .notAPropertyListValue("\(Value.self) (\(error))"))
         }
+        try write(stored: stored, for: key)
+    }
+
+    /// A typed write of a value in its stored form, to this store (the key's suite already resolved): refused
+    /// when the key refuses it, else stored, and the key's guard started.
+    func write(stored: PropertyList?, for key: DefaultsKeys) throws(DefaultsError) {
         if let stored, let violation = key.violation(stored) {
             throw .invalidValue(violation, domain: configuration.applicationDomain)
         }

@@ -8,9 +8,10 @@
 ///
 /// The current value comes first (unless `emitCurrentValue` is false), then every change of the effective
 /// value from this process or any other. A stored value the key refuses (wrong shape, out of range, not a
-/// choice) is never delivered: it is reported once and the stream waits for the next valid value. Consecutive equal values are dropped: equal stored values always, and equal typed values
-/// too when `Value` is `Equatable` (for example a number written as `"42"` and then as `42`). Newest wins
-/// and lifetime are as for ``KeyUpdates``.
+/// choice) is never delivered: it is reported once and the stream waits for the next valid value.
+/// Consecutive equal values are dropped: equal stored values always, and equal typed values too when `Value`
+/// is `Equatable` (for example a number written as `"42"` and then as `42`). Newest wins and lifetime are as
+/// for ``KeyUpdates``.
 public struct TypedKeyUpdates<Value: DefaultsSerializable>: AsyncSequence, Sendable {
     // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public typealias Element = Value

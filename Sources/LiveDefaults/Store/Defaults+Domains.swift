@@ -10,6 +10,7 @@ extension Defaults {
     public func register(defaults registrationDictionary: [String: PropertyList]) {
         changeVolatileDomains(DomainName.registration) { domains in
             domains[DomainName.registration, default: [:]].merge(registrationDictionary) { _, new in new }
+            return true
         }
     }
 
@@ -81,14 +82,12 @@ extension Defaults {
     ///   (Foundation raises an exception).
     public func setVolatileDomain(_ domain: [String: PropertyList], forName domainName: String) throws(DefaultsError) {
         // The check and the insertion in one critical section: of two callers with one name, one succeeds.
-        let inserted = state.withLock { state in
-            guard state.volatileDomains[domainName] == nil else { return false }
-            state.volatileDomains[domainName] = domain
-            flattenSearchList(&state)
+        let inserted = changeVolatileDomains(domainName) { domains in
+            guard domains[domainName] == nil else { return false }
+            domains[domainName] = domain
             return true
         }
         guard inserted else { throw .volatileDomainExists(domainName) }
-        rebuildMerged(changedDomain: domainName)
     }
 
     /// Creates a volatile domain from Foundation-typed values, with Foundation's signature (it does not
@@ -120,17 +119,25 @@ extension Defaults {
 
     /// Removes a volatile domain.
     public func removeVolatileDomain(forName domainName: String) {
-        changeVolatileDomains(domainName) { $0.removeValue(forKey: domainName) }
+        changeVolatileDomains(domainName) { domains in
+            domains.removeValue(forKey: domainName)
+            return true
+        }
     }
 
+    /// Changes the volatile domains under the store's lock; when `change` says it changed them (true), the
+    /// search list and the merged view follow.
+    @discardableResult
     private func changeVolatileDomains(
-        _ domainName: String, _ change: (inout [String: [String: PropertyList]]) -> Void
-    ) {
-        state.withLock { state in
-            change(&state.volatileDomains)
+        _ domainName: String, _ change: (inout [String: [String: PropertyList]]) -> Bool
+    ) -> Bool {
+        let changed = state.withLock { state in
+            guard change(&state.volatileDomains) else { return false }
             flattenSearchList(&state)
+            return true
         }
-        rebuildMerged(changedDomain: domainName)
+        if changed { rebuildMerged(changedDomain: domainName) }
+        return changed
     }
 
     // MARK: Persistent domains

@@ -43,7 +43,7 @@ final class ScalarReadSlots: @unchecked Sendable {
         /// A string, data or collection: read through the locked path.
         case other
         /// A string, data or collection that the slot's key accepted last, held back in place of a stored
-        /// value the key refuses: read under the lock from the store's view (``EffectiveView/heldValue(_:)``).
+        /// value the key refuses: read under the lock from the store's view (``EffectiveView/typedValue(_:forKey:)``).
         case held
     }
 
