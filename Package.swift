@@ -7,14 +7,24 @@ let package = Package(
     products: [
         .library(name: "LiveDefaults", targets: ["LiveDefaults"]),
         .executable(name: "defaults", targets: ["DefaultsTool"]),
+        // `defaults sync`, a program of its own that `defaults` runs (as git runs git-foo): the fleet's HTTP stack
+        // stays out of the `defaults` binary. Syncs only when built with the trait Fleet.
+        .executable(name: "defaults-sync", targets: ["DefaultsSyncTool"]),
         // The `defaults` command's value syntax and output formats, for programs (and fuzzers) that speak them.
         .library(name: "DefaultsToolSupport", targets: ["DefaultsToolSupport"]),
         // A live swift-configuration provider over the same files (LiveDefaultsProvider).
         .library(name: "LiveDefaultsConfiguration", targets: ["LiveDefaultsConfiguration"]),
         // A swift-service-lifecycle Service that flushes and ends the streams on graceful shutdown.
         .library(name: "LiveDefaultsService", targets: ["LiveDefaultsService"]),
-        // A domain kept in step across machines through etcd (FleetSync; `defaults sync`).
+        // A domain kept in step across machines through etcd (FleetSync; `defaults sync`). Needs the trait Fleet.
         .library(name: "LiveDefaultsFleet", targets: ["LiveDefaultsFleet"]),
+    ],
+    // Fleet brings in AsyncHTTPClient, SwiftNIO and swift-nio-ssl. Off by default, so that a package depending on
+    // LiveDefaults neither builds nor resolves them unless it asks: `.package(url: …, from: …, traits: ["Fleet"])`.
+    // This package's own scripts build with `--traits Fleet` (Docs/Integrations.md).
+    traits: [
+        .trait(name: "Fleet", description: "LiveDefaultsFleet and `defaults sync`: domains kept in step through etcd."),
+        .default(enabledTraits: []),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -22,7 +32,8 @@ let package = Package(
         // Only the integration targets use these two; the core library stays on Foundation and swift-log.
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        // Only LiveDefaultsFleet (and the `defaults` command through it) uses these: etcd's JSON gateway over HTTP.
+        // Only LiveDefaultsFleet (and `defaults-sync` through it) uses these, with the trait Fleet: etcd's JSON
+        // gateway over HTTP.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
@@ -55,22 +66,31 @@ let package = Package(
             name: "LiveDefaultsFleet",
             dependencies: [
                 "LiveDefaults",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOFoundationCompat", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Fleet"])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Fleet"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Fleet"])),
+                .product(name: "NIOFoundationCompat", package: "swift-nio", condition: .when(traits: ["Fleet"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Fleet"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Fleet"])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        // The `defaults` command: macOS defaults(1) on the same files, plus `watch` and `sync`.
+        // The `defaults` command: macOS defaults(1) on the same files, plus `watch`; `sync` runs `defaults-sync`.
         .executableTarget(
             name: "DefaultsTool",
             dependencies: [
                 "LiveDefaults",
                 "DefaultsToolSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // `defaults sync DOMAIN --etcd URLS`, run by `defaults`; without the trait Fleet it says how to build it.
+        .executableTarget(
+            name: "DefaultsSyncTool",
+            dependencies: [
+                "LiveDefaults",
                 "LiveDefaultsFleet",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -113,10 +133,11 @@ let package = Package(
         .testTarget(
             name: "LiveDefaultsFleetTests",
             dependencies: [
-                "DefaultsTool", "LiveDefaults", "LiveDefaultsFleet", "LiveDefaultsTestHelper", "TestProcesses",
+                "DefaultsTool", "DefaultsSyncTool", "LiveDefaults", "LiveDefaultsFleet", "LiveDefaultsTestHelper",
+                "TestProcesses",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Fleet"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Fleet"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
@@ -124,8 +145,8 @@ let package = Package(
         .testTarget(
             name: "DefaultsToolTests",
             dependencies: [
-                "DefaultsTool", "DefaultsToolSupport", "LiveDefaults", "LiveDefaultsTestHelper", "PlistOracle",
-                "TestProcesses",
+                "DefaultsTool", "DefaultsSyncTool", "DefaultsToolSupport", "LiveDefaults", "LiveDefaultsTestHelper",
+                "PlistOracle", "TestProcesses",
             ]
         ),
     ],

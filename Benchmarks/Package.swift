@@ -6,7 +6,8 @@ import PackageDescription
 //   `run` script) GNOME dconf side by side. Run it with `Benchmarks/run`.
 // - LiveDefaultsLatency: the cross-process latency in detail (three kinds of writer, a burst, Foundation
 //   with synchronize()).
-// - MinimalProcess: a program that only starts and exits, timed beside `defaults read` with hyperfine.
+// - MinimalProcess, FoundationRead, LiveDefaultsRead: a program that only prints, and one key read and printed
+//   with Foundation and with LiveDefaults, timed beside `defaults read` with hyperfine.
 // - FleetLatency: hosts kept in step through a three-member etcd cluster (`Benchmarks/fleet` starts it).
 // BenchmarkSupport holds what both share: the timing harness, spawning themselves, the temporary
 // XDG_CONFIG_HOME.
@@ -14,7 +15,7 @@ let package = Package(
     name: "LiveDefaultsBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "LiveDefaults", path: ".."),
+        .package(name: "LiveDefaults", path: "..", traits: ["Fleet"]),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -47,8 +48,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // A Swift program that only starts and exits: the floor of the whole-process rows.
+        // The whole-process rows beside `defaults read`: a Swift program that only prints (the floor), and the
+        // least a program can do to read and print one key with Foundation's UserDefaults and with LiveDefaults.
         .executableTarget(name: "MinimalProcess"),
+        .executableTarget(name: "FoundationRead"),
+        .executableTarget(
+            name: "LiveDefaultsRead", dependencies: [.product(name: "LiveDefaults", package: "LiveDefaults")]),
     ],
     swiftLanguageModes: [.v6]
 )

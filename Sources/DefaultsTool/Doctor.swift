@@ -29,7 +29,7 @@ struct Doctor: ParsableCommand {
             let store: ToolStore
             do {
                 target = try DomainTarget(domain, host: host)
-                store = try target.store()
+                store = try target.store(watching: .automatic)
             } catch {
                 fail(error)
             }

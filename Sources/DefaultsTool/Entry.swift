@@ -1,10 +1,13 @@
 import ArgumentParser
 
-/// Rewrites macOS-style arguments into what the parser understands, then runs the command.
+/// Rewrites macOS-style arguments into what the parser understands, then runs the command; `sync` goes to the
+/// `defaults-sync` program untouched (its options, `--help` included, are its own).
 @main
 enum Entry {
     static func main() async {
-        await DefaultsCommand.main(ArgumentRewriter.rewrite(Array(CommandLine.arguments.dropFirst())))
+        let arguments = ArgumentRewriter.rewrite(Array(CommandLine.arguments.dropFirst()))
+        if arguments.first == "sync" { SyncProgram.run(Array(arguments.dropFirst())) }
+        await DefaultsCommand.main(arguments)
     }
 }
 

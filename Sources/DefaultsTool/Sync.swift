@@ -1,70 +1,72 @@
 import ArgumentParser
 import DefaultsToolSupport
 import Foundation
-import LiveDefaults
-import LiveDefaultsFleet
-import Logging
-import ServiceLifecycle
-import UnixSignals
 
-/// `defaults sync DOMAIN... --etcd URLS`: mirrors domains between this machine and etcd until SIGTERM or
-/// SIGINT (status 0).
-struct Sync: AsyncParsableCommand {
+/// `defaults sync DOMAIN... --etcd URLS` (a contract): runs the program `defaults-sync` with the arguments that
+/// follow the verb, as `git` runs `git-foo`. The fleet's HTTP stack (AsyncHTTPClient, SwiftNIO, swift-nio-ssl)
+/// lives in that program only, so every other verb starts without it.
+///
+/// ``Entry`` hands the verb over before the parser sees it, so `defaults sync --help` prints `defaults-sync`'s
+/// own help; this command is here for `defaults --help`'s list of verbs.
+struct Sync: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Keep domains in step with an etcd cluster, both ways, until interrupted.",
         discussion: """
-            Each domain's keys live in etcd under <prefix><domain>/<key> (prefix /livedefaults/), one etcd key \
-            per defaults key, the value an XML property list. Local changes (any program, any editor) reach etcd \
-            within milliseconds; etcd's changes are written into the local file through LiveDefaults' locked \
-            merge, so other local writers lose nothing. A restart reconciles: what changed only in etcd is \
-            taken, what changed only here is pushed, and when both changed etcd wins (logged as a conflict). \
-            etcd being unreachable is not fatal: the agent retries, local reads and writes go on. SIGTERM and \
-            SIGINT end it with status 0. See Docs/Fleet.md.
+            Runs the program \(SyncProgram.name), installed beside defaults (or on PATH): `defaults sync --help` \
+            lists its options. See Docs/Fleet.md.
             """)
 
-    @Option(help: "etcd's client URLs, separated by commas (tried in turn).") var etcd: String
-    @Option(help: "The etcd key prefix of every domain.") var prefix = "/livedefaults/"
-    @Option(help: "A PEM file of the certificate authorities of etcd's members.") var cacert: String?
-    @Option(help: "A PEM file with this client's certificate.") var cert: String?
-    @Option(help: "The PEM file of the client certificate's private key.") var key: String?
-    @Option(help: "etcd credentials as NAME:PASSWORD.") var user: String?
-    @Option(help: "Where each domain's sync state is kept (default: $XDG_CONFIG_HOME/.livedefaults-sync).")
-    var stateDirectory: String?
-    @Option(help: "Seconds between checks that an idle etcd member still serves.") var heartbeat = 1.0
-    @Flag(help: "Log every reconnection attempt and ignored key.") var verbose = false
-    @Argument(help: "The domains to keep in step.") var domains: [String]
+    @Argument(parsing: .captureForPassthrough, help: "DOMAIN... --etcd URLS [options]")
+    var arguments: [String] = []
 
-    func run() async {
-        var logger = Logger(label: "defaults-sync") { label in StreamLogHandler.standardError(label: label) }
-        logger.logLevel = verbose ? .debug : .info
-        let service: FleetSync
-        do {
-            let credentials = try user.map { text throws(FleetError) in try EtcdConnection.user(fromOption: text) }
-            let connection = try EtcdConnection(
-                endpoints: etcd, caCertificate: cacert, certificate: cert, privateKey: key, user: credentials)
-            guard heartbeat.isFinite, heartbeat >= 0.01, heartbeat <= 3600 else {
-                throw ToolError("--heartbeat takes seconds between 0.01 and 3600")
-            }
-            var configuration = Defaults.Configuration(
-                locations: .current, applicationDomain: domains.first ?? "", arguments: [], languages: [])
-            configuration.logger = ToolLog.logger
-            let store: Defaults
-            do { store = try Defaults(configuration: configuration) } catch { throw ToolError("\(error)") }
-            service = try FleetSync(
-                domains: domains, etcd: connection, defaults: store, layout: FleetLayout(prefix: prefix),
-                stateDirectory: stateDirectory, logger: logger,
-                timing: FleetSync.Timing(heartbeat: .milliseconds(Int64((heartbeat * 1000).rounded()))))
-        } catch {
-            fail(error)
+    func run() {
+        SyncProgram.run(arguments)
+    }
+}
+
+/// Finds and runs `defaults-sync`.
+enum SyncProgram {
+    static let name = "defaults-sync"
+
+    /// Replaces this process with `defaults-sync` (same process id, so a supervisor's SIGTERM reaches the agent
+    /// itself); returns only by exiting with status 1 and a message when the program is missing or cannot run.
+    static func run(_ arguments: [String]) -> Never {
+        guard let path = locate() else {
+            let beside = ownExecutable().map { " beside \($0) nor" } ?? ""
+            fail(
+                ToolError(
+                    "`defaults sync` runs the program \(name), which is neither\(beside) on PATH; build it with "
+                        + "`swift build -c release --traits Fleet --product \(name)` and install it beside defaults"))
         }
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        logger.info("syncing \(domains.joined(separator: ", ")) with \(etcd) (Ctrl-C to stop)")
-        do {
-            try await group.run()
-        } catch {
-            fail(error)
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        execv(path, argv)
+        let reason = String(cString: strerror(errno))
+        fail(ToolError("cannot run \(path): \(reason)"))
+    }
+
+    /// `defaults-sync` beside this executable (symbolic links followed), else the first on PATH.
+    static func locate() -> String? {
+        let files = FileManager.default
+        if let own = ownExecutable() {
+            let candidate = (own as NSString).deletingLastPathComponent + "/" + name
+            if files.isExecutableFile(atPath: candidate) { return candidate }
         }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        for directory in path.split(separator: ":") where !directory.isEmpty {
+            let candidate = "\(directory)/\(name)"
+            if files.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+
+    /// The running executable's resolved path: /proc/self/exe on Linux, else the invocation's own path when it
+    /// names one.
+    static func ownExecutable() -> String? {
+        if let resolved = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            return resolved
+        }
+        let invoked = CommandLine.arguments.first ?? ""
+        guard invoked.contains("/") else { return nil }
+        return URL(fileURLWithPath: invoked).resolvingSymlinksInPath().path
     }
 }

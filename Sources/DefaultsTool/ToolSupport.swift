@@ -66,10 +66,15 @@ struct DomainTarget {
     }
 
     /// A store whose application domain is this domain; errors it meets are collected for ``check(_:)``.
-    func store() throws -> ToolStore {
+    ///
+    /// It watches its files only for a verb that waits for changes (`watch`, and `doctor`, which reports how
+    /// the files are watched): a process that added inotify watches waits for the kernel when it exits (an
+    /// RCU grace period, 10 to 20 ms here), longer than the rest of a `defaults read`.
+    func store(watching: Defaults.Configuration.Watching = .off) throws -> ToolStore {
         let log = ErrorLog()
         var configuration = Defaults.Configuration(
             locations: locations, applicationDomain: name, arguments: [], languages: [])
+        configuration.watching = watching
         configuration.errorHandler = { error in log.append(error) }
         configuration.logger = ToolLog.logger
         let store: Defaults

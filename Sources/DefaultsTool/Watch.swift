@@ -26,7 +26,7 @@ struct Watch: AsyncParsableCommand {
         let schema: DomainSchema?
         do {
             let target = try DomainTarget(domain, host: host)
-            store = try target.store()
+            store = try target.store(watching: .automatic)
             schema = try? target.schema()
             _ = try store.contents()
             // From now on, what goes wrong (a file that breaks: its last known good version is kept) is said

@@ -1,126 +1,130 @@
-import Foundation
-import LiveDefaults
-import TestProcesses
+#if Fleet
+    import Foundation
+    import LiveDefaults
+    import TestProcesses
 
-#if canImport(Glibc)
-    import Glibc
+    #if canImport(Glibc)
+        import Glibc
+    #endif
+
+    /// One simulated machine: its own defaults directory (`XDG_CONFIG_HOME`), its own `defaults sync` agent (a
+    /// real process, the built `defaults` binary), and `defaults` commands run with its environment.
+    final class FleetHost: @unchecked Sendable {
+        // @unchecked: a host belongs to one test and is driven from one task at a time.
+
+        let name: String
+        let directory: String
+        let logPath: String
+        private var agent: Process?
+        /// Every agent process started on this host.
+        private var launched: [Process] = []
+
+        static let tool = builtExecutable(named: "defaults")
+
+        init(_ name: String) throws {
+            self.name = name
+            let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "fleet-\(name)-\(UUID().uuidString)")
+            directory = root.appendingPathComponent("config").path
+            logPath = root.appendingPathComponent("agent.log").path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        }
+
+        deinit {
+            for process in launched where process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+            // Under `swift test --sanitize=thread` the agents are sanitized too, but report into their own logs:
+            // pass a report on to this process's output, where CI looks for one.
+            if log.contains("ThreadSanitizer") || log.contains("AddressSanitizer") {
+                FileHandle.standardError.write(Data("agent \(name)'s log:\n\(log)\n".utf8))
+            }
+            try? FileManager.default.removeItem(atPath: (directory as NSString).deletingLastPathComponent)
+        }
+
+        var environment: [String: String] {
+            var environment = ProcessInfo.processInfo.environment
+            environment["XDG_CONFIG_HOME"] = directory
+            // Published schemas: the host's own (never the real home's).
+            environment["XDG_DATA_HOME"] = (directory as NSString).deletingLastPathComponent + "/data"
+            environment["LIVEDEFAULTS_SCHEMA_PATH"] = nil
+            return environment
+        }
+
+        /// Starts `defaults sync <domains> --etcd <endpoints> <options>` as this host's agent.
+        func startAgent(_ domains: [String], etcd endpoints: String, options: [String] = ["--heartbeat", "0.2"]) throws
+        {
+            agent = try launchAgent(domains, etcd: endpoints, options: options)
+        }
+
+        /// Starts a further `defaults sync` on this host (another domain), logging into the same log; it is killed
+        /// with the host unless the test stops it.
+        func launchAgent(_ domains: [String], etcd endpoints: String, options: [String] = ["--heartbeat", "0.2"]) throws
+            -> Process
+        {
+            let process = Process()
+            process.executableURL = Self.tool
+            process.arguments = ["sync"] + domains + ["--etcd", endpoints, "--verbose"] + options
+            process.environment = environment
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+            handle.seekToEndOfFile()
+            process.standardOutput = handle
+            process.standardError = handle
+            try process.run()
+            launched.append(process)
+            return process
+        }
+
+        var agentIsRunning: Bool { agent?.isRunning == true }
+
+        /// Sends a signal to the agent and waits for it to exit; its exit status (or the signal that ended it).
+        @discardableResult
+        func stopAgent(signal: Int32 = SIGTERM) -> (status: Int32, reason: Process.TerminationReason)? {
+            guard let agent else { return nil }
+            kill(agent.processIdentifier, signal)
+            agent.waitUntilExit()
+            self.agent = nil
+            return (agent.terminationStatus, agent.terminationReason)
+        }
+
+        /// The agent's log so far.
+        var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+        /// Runs the `defaults` command on this host; its status and output (standard error included).
+        @discardableResult
+        func defaults(_ arguments: String...) throws -> (status: Int32, output: String) {
+            let process = Process()
+            process.executableURL = Self.tool
+            process.arguments = arguments
+            process.environment = environment
+            let result = try runToEnd(process, errors: .merged)
+            return (result.status, result.output)
+        }
+
+        /// Runs the test helper with this host's directory as its first argument after the mode.
+        func helper(_ mode: String, _ arguments: String...) throws -> Process {
+            let process = try helperProcess([mode, directory] + arguments, environment: ["XDG_CONFIG_HOME": directory])
+            try process.run()
+            return process
+        }
+
+        /// The domain's file as it is on disk now (read afresh, not through a store).
+        func contents(_ domain: String) -> [String: PropertyList] {
+            guard let data = FileManager.default.contents(atPath: directory + "/" + domain + ".plist"),
+                case .dictionary(let contents)? = try? PropertyList.decode(data).value
+            else { return [:] }
+            return contents
+        }
+
+        func value(_ domain: String, _ key: String) -> PropertyList? {
+            contents(domain)[key]
+        }
+
+        /// A store on this host's files, as a program on that machine would have.
+        func store(_ domain: String) throws -> Defaults {
+            try Defaults(configuration: .rooted(at: directory, applicationDomain: domain))
+        }
+    }
 #endif
-
-/// One simulated machine: its own defaults directory (`XDG_CONFIG_HOME`), its own `defaults sync` agent (a
-/// real process, the built `defaults` binary), and `defaults` commands run with its environment.
-final class FleetHost: @unchecked Sendable {
-    // @unchecked: a host belongs to one test and is driven from one task at a time.
-
-    let name: String
-    let directory: String
-    let logPath: String
-    private var agent: Process?
-    /// Every agent process started on this host.
-    private var launched: [Process] = []
-
-    static let tool = builtExecutable(named: "defaults")
-
-    init(_ name: String) throws {
-        self.name = name
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-\(name)-\(UUID().uuidString)")
-        directory = root.appendingPathComponent("config").path
-        logPath = root.appendingPathComponent("agent.log").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-    }
-
-    deinit {
-        for process in launched where process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-        // Under `swift test --sanitize=thread` the agents are sanitized too, but report into their own logs:
-        // pass a report on to this process's output, where CI looks for one.
-        if log.contains("ThreadSanitizer") || log.contains("AddressSanitizer") {
-            FileHandle.standardError.write(Data("agent \(name)'s log:\n\(log)\n".utf8))
-        }
-        try? FileManager.default.removeItem(atPath: (directory as NSString).deletingLastPathComponent)
-    }
-
-    var environment: [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_CONFIG_HOME"] = directory
-        // Published schemas: the host's own (never the real home's).
-        environment["XDG_DATA_HOME"] = (directory as NSString).deletingLastPathComponent + "/data"
-        environment["LIVEDEFAULTS_SCHEMA_PATH"] = nil
-        return environment
-    }
-
-    /// Starts `defaults sync <domains> --etcd <endpoints> <options>` as this host's agent.
-    func startAgent(_ domains: [String], etcd endpoints: String, options: [String] = ["--heartbeat", "0.2"]) throws {
-        agent = try launchAgent(domains, etcd: endpoints, options: options)
-    }
-
-    /// Starts a further `defaults sync` on this host (another domain), logging into the same log; it is killed
-    /// with the host unless the test stops it.
-    func launchAgent(_ domains: [String], etcd endpoints: String, options: [String] = ["--heartbeat", "0.2"]) throws
-        -> Process
-    {
-        let process = Process()
-        process.executableURL = Self.tool
-        process.arguments = ["sync"] + domains + ["--etcd", endpoints, "--verbose"] + options
-        process.environment = environment
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        handle.seekToEndOfFile()
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        launched.append(process)
-        return process
-    }
-
-    var agentIsRunning: Bool { agent?.isRunning == true }
-
-    /// Sends a signal to the agent and waits for it to exit; its exit status (or the signal that ended it).
-    @discardableResult
-    func stopAgent(signal: Int32 = SIGTERM) -> (status: Int32, reason: Process.TerminationReason)? {
-        guard let agent else { return nil }
-        kill(agent.processIdentifier, signal)
-        agent.waitUntilExit()
-        self.agent = nil
-        return (agent.terminationStatus, agent.terminationReason)
-    }
-
-    /// The agent's log so far.
-    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
-
-    /// Runs the `defaults` command on this host; its status and output (standard error included).
-    @discardableResult
-    func defaults(_ arguments: String...) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = Self.tool
-        process.arguments = arguments
-        process.environment = environment
-        let result = try runToEnd(process, errors: .merged)
-        return (result.status, result.output)
-    }
-
-    /// Runs the test helper with this host's directory as its first argument after the mode.
-    func helper(_ mode: String, _ arguments: String...) throws -> Process {
-        let process = try helperProcess([mode, directory] + arguments, environment: ["XDG_CONFIG_HOME": directory])
-        try process.run()
-        return process
-    }
-
-    /// The domain's file as it is on disk now (read afresh, not through a store).
-    func contents(_ domain: String) -> [String: PropertyList] {
-        guard let data = FileManager.default.contents(atPath: directory + "/" + domain + ".plist"),
-            case .dictionary(let contents)? = try? PropertyList.decode(data).value
-        else { return [:] }
-        return contents
-    }
-
-    func value(_ domain: String, _ key: String) -> PropertyList? {
-        contents(domain)[key]
-    }
-
-    /// A store on this host's files, as a program on that machine would have.
-    func store(_ domain: String) throws -> Defaults {
-        try Defaults(configuration: .rooted(at: directory, applicationDomain: domain))
-    }
-}

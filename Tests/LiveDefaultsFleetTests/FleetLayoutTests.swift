@@ -1,249 +1,260 @@
-import Foundation
-import LiveDefaults
-import NIOCore
-import NIOHTTP1
-import TestProcesses
-import Testing
+#if Fleet
+    import Foundation
+    import LiveDefaults
+    import NIOCore
+    import NIOHTTP1
+    import TestProcesses
+    import Testing
 
-@testable import LiveDefaultsFleet
+    @testable import LiveDefaultsFleet
 
-@Suite("Fleet layout, sync state and options (no etcd needed)", .blockingWork)
-struct FleetLayoutTests {
-    let layout = FleetLayout()
+    @Suite("Fleet layout, sync state and options (no etcd needed)", .blockingWork)
+    struct FleetLayoutTests {
+        let layout = FleetLayout()
 
-    @Test("a defaults key maps to one etcd key under the domain's prefix, and back")
-    func keys() {
-        #expect(
-            layout.etcdKey(domain: "com.example.api", key: "RateLimit") == "/livedefaults/com.example.api/RateLimit")
-        let etcdKey = Data("/livedefaults/com.example.api/a/b c".utf8)
-        #expect(layout.defaultsKey(domain: "com.example.api", etcdKey: etcdKey) == "a/b c")
-        #expect(
-            layout.defaultsKey(domain: "com.example.api", etcdKey: Data("/livedefaults/com.example.api/".utf8)) == nil)
-        #expect(
-            layout.defaultsKey(domain: "com.example.api", etcdKey: Data("/livedefaults/com.example.apix/k".utf8)) == nil
-        )
-        #expect(
-            layout.defaultsKey(
-                domain: "com.example.api", etcdKey: Data("/livedefaults/com.example.api/".utf8) + Data([0xFF])) == nil)
-        #expect(FleetLayout(prefix: "/fleet").prefix == "/fleet/")
-    }
+        @Test("a defaults key maps to one etcd key under the domain's prefix, and back")
+        func keys() {
+            #expect(
+                layout.etcdKey(domain: "com.example.api", key: "RateLimit") == "/livedefaults/com.example.api/RateLimit"
+            )
+            let etcdKey = Data("/livedefaults/com.example.api/a/b c".utf8)
+            #expect(layout.defaultsKey(domain: "com.example.api", etcdKey: etcdKey) == "a/b c")
+            #expect(
+                layout.defaultsKey(domain: "com.example.api", etcdKey: Data("/livedefaults/com.example.api/".utf8))
+                    == nil)
+            #expect(
+                layout.defaultsKey(domain: "com.example.api", etcdKey: Data("/livedefaults/com.example.apix/k".utf8))
+                    == nil
+            )
+            #expect(
+                layout.defaultsKey(
+                    domain: "com.example.api", etcdKey: Data("/livedefaults/com.example.api/".utf8) + Data([0xFF]))
+                    == nil)
+            #expect(FleetLayout(prefix: "/fleet").prefix == "/fleet/")
+        }
 
-    @Test("a prefix's range end is the prefix with its last byte below 0xFF increased")
-    func rangeEnd() {
-        #expect(FleetLayout.rangeEnd(ofPrefix: Data("/a/".utf8)) == Data("/a0".utf8))
-        #expect(FleetLayout.rangeEnd(ofPrefix: Data([0x61, 0xFF, 0xFF])) == Data([0x62]))
-        #expect(FleetLayout.rangeEnd(ofPrefix: Data([0xFF])) == Data([0]))
-        #expect(FleetLayout.rangeEnd(ofPrefix: Data()) == Data([0]))
-    }
+        @Test("a prefix's range end is the prefix with its last byte below 0xFF increased")
+        func rangeEnd() {
+            #expect(FleetLayout.rangeEnd(ofPrefix: Data("/a/".utf8)) == Data("/a0".utf8))
+            #expect(FleetLayout.rangeEnd(ofPrefix: Data([0x61, 0xFF, 0xFF])) == Data([0x62]))
+            #expect(FleetLayout.rangeEnd(ofPrefix: Data([0xFF])) == Data([0]))
+            #expect(FleetLayout.rangeEnd(ofPrefix: Data()) == Data([0]))
+        }
 
-    @Test("values are XML property lists; any property-list format is read back")
-    func values() throws {
-        let value = PropertyList.dictionary(["Limit": .integer(50), "Hosts": .array([.string("a"), .string("b")])])
-        let bytes = try FleetLayout.encode(value)
-        #expect(String(decoding: bytes, as: UTF8.self).contains("<plist version=\"1.0\">"))
-        #expect(try FleetLayout.decode(bytes) == value)
-        #expect(try FleetLayout.decode(value.encoded(as: .binary)) == value)
-        #expect(try FleetLayout.decode(Data("<plist version=\"1.0\"><integer>7</integer></plist>".utf8)) == .integer(7))
-        #expect(try FleetLayout.decode(Data("\"plain words\"".utf8)) == .string("plain words"))
-        #expect(try FleetLayout.decode(Data("word".utf8)) == .string("word"))
-        // Old-style text quotes a string with spaces; bare words with a space are no property list.
-        #expect(throws: (any Error).self) { try FleetLayout.decode(Data("plain words".utf8)) }
-        #expect(throws: (any Error).self) { try FleetLayout.decode(Data("<plist><integer>x".utf8)) }
-    }
+        @Test("values are XML property lists; any property-list format is read back")
+        func values() throws {
+            let value = PropertyList.dictionary(["Limit": .integer(50), "Hosts": .array([.string("a"), .string("b")])])
+            let bytes = try FleetLayout.encode(value)
+            #expect(String(decoding: bytes, as: UTF8.self).contains("<plist version=\"1.0\">"))
+            #expect(try FleetLayout.decode(bytes) == value)
+            #expect(try FleetLayout.decode(value.encoded(as: .binary)) == value)
+            #expect(
+                try FleetLayout.decode(Data("<plist version=\"1.0\"><integer>7</integer></plist>".utf8)) == .integer(7))
+            #expect(try FleetLayout.decode(Data("\"plain words\"".utf8)) == .string("plain words"))
+            #expect(try FleetLayout.decode(Data("word".utf8)) == .string("word"))
+            // Old-style text quotes a string with spaces; bare words with a space are no property list.
+            #expect(throws: (any Error).self) { try FleetLayout.decode(Data("plain words".utf8)) }
+            #expect(throws: (any Error).self) { try FleetLayout.decode(Data("<plist><integer>x".utf8)) }
+        }
 
-    @Test("the sync state survives its file, deletions included, and a foreign file is no state")
-    func stateRoundTrip() throws {
-        var state = MirrorState(prefix: "/livedefaults/")
-        state.clusterID = 16_802_204_702_832_603_495
-        state.revision = 42
-        state.keys["Limit"] = MirrorState.Entry(revision: 40, value: .integer(5))
-        state.keys["Gone"] = MirrorState.Entry(revision: 41, value: nil)
-        let data = try state.encoded()
-        #expect(MirrorState.decode(data, prefix: "/livedefaults/") == state)
-        #expect(MirrorState.decode(data, prefix: "/other/") == nil)
-        #expect(MirrorState.decode(Data("junk".utf8), prefix: "/livedefaults/") == nil)
-        #expect(state.agreedRevision("Limit") == 40)
-        #expect(state.agreedRevision("Gone") == 0)
-        #expect(state.agreedRevision("Never") == 0)
-        state.pruneDeletions()
-        #expect(state.keys["Gone"] == nil && state.keys["Limit"] != nil)
-    }
+        @Test("the sync state survives its file, deletions included, and a foreign file is no state")
+        func stateRoundTrip() throws {
+            var state = MirrorState(prefix: "/livedefaults/")
+            state.clusterID = 16_802_204_702_832_603_495
+            state.revision = 42
+            state.keys["Limit"] = MirrorState.Entry(revision: 40, value: .integer(5))
+            state.keys["Gone"] = MirrorState.Entry(revision: 41, value: nil)
+            let data = try state.encoded()
+            #expect(MirrorState.decode(data, prefix: "/livedefaults/") == state)
+            #expect(MirrorState.decode(data, prefix: "/other/") == nil)
+            #expect(MirrorState.decode(Data("junk".utf8), prefix: "/livedefaults/") == nil)
+            #expect(state.agreedRevision("Limit") == 40)
+            #expect(state.agreedRevision("Gone") == 0)
+            #expect(state.agreedRevision("Never") == 0)
+            state.pruneDeletions()
+            #expect(state.keys["Gone"] == nil && state.keys["Limit"] != nil)
+        }
 
-    @Test("a second mirror of the same domain and user is refused while the first holds the state's lock")
-    func stateLock() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("state-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let first = try MirrorStateFile(directory: directory, domain: "com.example.api")
-        #expect(throws: FleetError.self) { try MirrorStateFile(directory: directory, domain: "com.example.api") }
-        _ = try MirrorStateFile(directory: directory, domain: "com.example.other")
-        withExtendedLifetime(first) {}
-    }
+        @Test("a second mirror of the same domain and user is refused while the first holds the state's lock")
+        func stateLock() throws {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("state-\(UUID().uuidString)")
+                .path
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let first = try MirrorStateFile(directory: directory, domain: "com.example.api")
+            #expect(throws: FleetError.self) { try MirrorStateFile(directory: directory, domain: "com.example.api") }
+            _ = try MirrorStateFile(directory: directory, domain: "com.example.other")
+            withExtendedLifetime(first) {}
+        }
 
-    @Test("endpoints and options are parsed as etcdctl takes them, with clear errors")
-    func connectionOptions() throws {
-        let connection = try EtcdConnection(endpoints: "127.0.0.1:2379, https://10.0.0.2:2379")
-        #expect(connection.endpoints.map(\.absoluteString) == ["http://127.0.0.1:2379", "https://10.0.0.2:2379"])
-        #expect(throws: FleetError.self) { try EtcdConnection(endpoints: "") }
-        #expect(throws: FleetError.self) { try EtcdConnection(endpoints: "ftp://x:1") }
-        #expect(throws: FleetError.self) { try EtcdConnection(endpoints: "127.0.0.1:2379", certificate: "/c.pem") }
-        let user = try EtcdConnection.user(fromOption: "fleet:pa:ss")
-        #expect(user.name == "fleet" && user.password == "pa:ss")
-        #expect(throws: FleetError.self) { try EtcdConnection.user(fromOption: "nocolon") }
-        #expect(throws: FleetError.self) {
-            try EtcdClient(
-                connection: EtcdConnection(endpoints: "https://127.0.0.1:1", caCertificate: "/nonexistent.pem"))
+        @Test("endpoints and options are parsed as etcdctl takes them, with clear errors")
+        func connectionOptions() throws {
+            let connection = try EtcdConnection(endpoints: "127.0.0.1:2379, https://10.0.0.2:2379")
+            #expect(connection.endpoints.map(\.absoluteString) == ["http://127.0.0.1:2379", "https://10.0.0.2:2379"])
+            #expect(throws: FleetError.self) { try EtcdConnection(endpoints: "") }
+            #expect(throws: FleetError.self) { try EtcdConnection(endpoints: "ftp://x:1") }
+            #expect(throws: FleetError.self) { try EtcdConnection(endpoints: "127.0.0.1:2379", certificate: "/c.pem") }
+            let user = try EtcdConnection.user(fromOption: "fleet:pa:ss")
+            #expect(user.name == "fleet" && user.password == "pa:ss")
+            #expect(throws: FleetError.self) { try EtcdConnection.user(fromOption: "nocolon") }
+            #expect(throws: FleetError.self) {
+                try EtcdClient(
+                    connection: EtcdConnection(endpoints: "https://127.0.0.1:1", caCertificate: "/nonexistent.pem"))
+            }
+        }
+
+        @Test("FleetSync refuses the global domain, invalid and repeated names")
+        func domainChecks() throws {
+            let etcd = try EtcdConnection(endpoints: "127.0.0.1:2379")
+            #expect(throws: FleetError.self) { try FleetSync(domains: [], etcd: etcd) }
+            #expect(throws: FleetError.self) { try FleetSync(domains: ["NSGlobalDomain"], etcd: etcd) }
+            #expect(throws: FleetError.self) { try FleetSync(domains: ["../x"], etcd: etcd) }
+            #expect(throws: FleetError.self) { try FleetSync(domains: ["a", "a"], etcd: etcd) }
+            #expect(FleetSync.defaultStateDirectory(for: .rooted(at: "/tmp/x/")) == "/tmp/x/.livedefaults-sync")
+        }
+
+        @Test("retry delays double from the minimum up to the maximum")
+        func retryDelays() {
+            let timing = FleetSync.Timing(minimumRetryDelay: .milliseconds(100), maximumRetryDelay: .seconds(1))
+            #expect(timing.retryDelay(afterFailures: 1) == .milliseconds(100))
+            #expect(timing.retryDelay(afterFailures: 2) == .milliseconds(200))
+            #expect(timing.retryDelay(afterFailures: 4) == .milliseconds(800))
+            #expect(timing.retryDelay(afterFailures: 5) == .seconds(1))
+            #expect(timing.retryDelay(afterFailures: Int.max) == .seconds(1))
         }
     }
 
-    @Test("FleetSync refuses the global domain, invalid and repeated names")
-    func domainChecks() throws {
-        let etcd = try EtcdConnection(endpoints: "127.0.0.1:2379")
-        #expect(throws: FleetError.self) { try FleetSync(domains: [], etcd: etcd) }
-        #expect(throws: FleetError.self) { try FleetSync(domains: ["NSGlobalDomain"], etcd: etcd) }
-        #expect(throws: FleetError.self) { try FleetSync(domains: ["../x"], etcd: etcd) }
-        #expect(throws: FleetError.self) { try FleetSync(domains: ["a", "a"], etcd: etcd) }
-        #expect(FleetSync.defaultStateDirectory(for: .rooted(at: "/tmp/x/")) == "/tmp/x/.livedefaults-sync")
-    }
-
-    @Test("retry delays double from the minimum up to the maximum")
-    func retryDelays() {
-        let timing = FleetSync.Timing(minimumRetryDelay: .milliseconds(100), maximumRetryDelay: .seconds(1))
-        #expect(timing.retryDelay(afterFailures: 1) == .milliseconds(100))
-        #expect(timing.retryDelay(afterFailures: 2) == .milliseconds(200))
-        #expect(timing.retryDelay(afterFailures: 4) == .milliseconds(800))
-        #expect(timing.retryDelay(afterFailures: 5) == .seconds(1))
-        #expect(timing.retryDelay(afterFailures: Int.max) == .seconds(1))
-    }
-}
-
-/// What etcd's gateway sends, and what a broken or hostile member could send instead: every line is a value
-/// or an error, never a trap.
-@Suite("etcd gateway messages", .blockingWork)
-struct EtcdMessageTests {
-    func parse(_ text: String) throws(FleetError) -> EtcdWatchResponse {
-        try EtcdClient.watchResponse(ByteBuffer(string: text), endpoint: "http://test")
-    }
-
-    @Test("a watch line's events, with 64-bit revisions as strings and IDs over Int64.max")
-    func events() throws {
-        let line = """
-            {"result":{"header":{"cluster_id":"16802204702832603495","revision":"9"},"events":[\
-            {"kv":{"key":"L2E=","mod_revision":"9","value":"eA=="}},{"type":"DELETE","kv":{"key":"L2I=","mod_revision":"9"}}]}}
-            """
-        let response = try parse(line)
-        #expect(response.header?.cluster_id?.value == 16_802_204_702_832_603_495)
-        #expect(response.events?.count == 2)
-        #expect(response.events?[0].kv?.key == Data("/a".utf8))
-        #expect(response.events?[0].kv?.value == Data("x".utf8))
-        #expect(response.events?[1].type == "DELETE")
-    }
-
-    @Test("a cancelled watch: compaction, a lost leader, an authentication failure")
-    func cancellations() {
-        #expect(throws: FleetError(.compacted, "http://test: the watch's revision was compacted (now 3)")) {
-            try parse(#"{"result":{"header":{},"canceled":true,"compact_revision":"3"}}"#)
+    /// What etcd's gateway sends, and what a broken or hostile member could send instead: every line is a value
+    /// or an error, never a trap.
+    @Suite("etcd gateway messages", .blockingWork)
+    struct EtcdMessageTests {
+        func parse(_ text: String) throws(FleetError) -> EtcdWatchResponse {
+            try EtcdClient.watchResponse(ByteBuffer(string: text), endpoint: "http://test")
         }
-        let noLeader = #"{"error":{"grpc_code":14,"http_code":503,"message":"etcdserver: no leader"}}"#
-        #expect(throws: FleetError(.unreachable, "http://test ended the watch: etcdserver: no leader")) {
-            try parse(noLeader)
-        }
-        #expect(throws: FleetError.self) { try parse(#"{"error":{"grpc_code":16,"message":"invalid auth token"}}"#) }
-    }
 
-    @Test("hostile lines are errors: not JSON, wrong types, numbers out of range, bad base64, no result")
-    func hostile() {
-        for line in [
-            "", "{", "null", "[]", #"{"result":"x"}"#, #"{"result":{"header":{"revision":"99999999999999999999"}}}"#,
-            #"{"result":{"header":{"revision":"-"}}}"#, #"{"result":{"events":[{"kv":{"key":"%%%"}}]}}"#,
-            #"{"result":{"header":{"cluster_id":"-1"}}}"#, #"{}"#, #"{"error":"text"}"#,
-            String(repeating: "[", count: 100_000),
-        ] {
-            #expect(throws: FleetError.self, "\(line.prefix(60))") { try parse(line) }
+        @Test("a watch line's events, with 64-bit revisions as strings and IDs over Int64.max")
+        func events() throws {
+            let line = """
+                {"result":{"header":{"cluster_id":"16802204702832603495","revision":"9"},"events":[\
+                {"kv":{"key":"L2E=","mod_revision":"9","value":"eA=="}},{"type":"DELETE","kv":{"key":"L2I=","mod_revision":"9"}}]}}
+                """
+            let response = try parse(line)
+            #expect(response.header?.cluster_id?.value == 16_802_204_702_832_603_495)
+            #expect(response.events?.count == 2)
+            #expect(response.events?[0].kv?.key == Data("/a".utf8))
+            #expect(response.events?[0].kv?.value == Data("x".utf8))
+            #expect(response.events?[1].type == "DELETE")
+        }
+
+        @Test("a cancelled watch: compaction, a lost leader, an authentication failure")
+        func cancellations() {
+            #expect(throws: FleetError(.compacted, "http://test: the watch's revision was compacted (now 3)")) {
+                try parse(#"{"result":{"header":{},"canceled":true,"compact_revision":"3"}}"#)
+            }
+            let noLeader = #"{"error":{"grpc_code":14,"http_code":503,"message":"etcdserver: no leader"}}"#
+            #expect(throws: FleetError(.unreachable, "http://test ended the watch: etcdserver: no leader")) {
+                try parse(noLeader)
+            }
+            #expect(throws: FleetError.self) {
+                try parse(#"{"error":{"grpc_code":16,"message":"invalid auth token"}}"#)
+            }
+        }
+
+        @Test("hostile lines are errors: not JSON, wrong types, numbers out of range, bad base64, no result")
+        func hostile() {
+            for line in [
+                "", "{", "null", "[]", #"{"result":"x"}"#,
+                #"{"result":{"header":{"revision":"99999999999999999999"}}}"#,
+                #"{"result":{"header":{"revision":"-"}}}"#, #"{"result":{"events":[{"kv":{"key":"%%%"}}]}}"#,
+                #"{"result":{"header":{"cluster_id":"-1"}}}"#, #"{}"#, #"{"error":"text"}"#,
+                String(repeating: "[", count: 100_000),
+            ] {
+                #expect(throws: FleetError.self, "\(line.prefix(60))") { try parse(line) }
+            }
+        }
+
+        @Test("an error answer's gRPC status decides: 14 tries the next endpoint, 16 renews the token")
+        func errorAnswers() {
+            func failure(_ status: HTTPResponseStatus, _ body: String) -> FleetError.Code {
+                EtcdClient.failure(status: status, body: ByteBuffer(string: body), endpoint: "e").code
+            }
+            #expect(failure(.serviceUnavailable, #"{"error":"etcdserver: no leader","code":14}"#) == .unreachable)
+            #expect(failure(.unauthorized, #"{"error":"invalid auth token","code":16}"#) == .authenticationFailed)
+            #expect(failure(.badRequest, #"{"error":"bad","code":3}"#) == .etcdError)
+            #expect(failure(.badGateway, "<html>not etcd</html>") == .etcdError)
         }
     }
 
-    @Test("an error answer's gRPC status decides: 14 tries the next endpoint, 16 renews the token")
-    func errorAnswers() {
-        func failure(_ status: HTTPResponseStatus, _ body: String) -> FleetError.Code {
-            EtcdClient.failure(status: status, body: ByteBuffer(string: body), endpoint: "e").code
+    /// Property tests over mutated input: whatever bytes a member or a damaged state file holds, parsing gives a
+    /// value or an error, never a trap (a seeded generator, so a failure repeats).
+    @Suite("Fleet input under mutation", .blockingWork)
+    struct FleetMutationTests {
+        /// A small xorshift generator: the same sequence for the same seed on every run.
+        struct Generator: RandomNumberGenerator {
+            var state: UInt64
+            mutating func next() -> UInt64 {
+                state ^= state << 13
+                state ^= state >> 7
+                state ^= state << 17
+                return state
+            }
         }
-        #expect(failure(.serviceUnavailable, #"{"error":"etcdserver: no leader","code":14}"#) == .unreachable)
-        #expect(failure(.unauthorized, #"{"error":"invalid auth token","code":16}"#) == .authenticationFailed)
-        #expect(failure(.badRequest, #"{"error":"bad","code":3}"#) == .etcdError)
-        #expect(failure(.badGateway, "<html>not etcd</html>") == .etcdError)
-    }
-}
 
-/// Property tests over mutated input: whatever bytes a member or a damaged state file holds, parsing gives a
-/// value or an error, never a trap (a seeded generator, so a failure repeats).
-@Suite("Fleet input under mutation", .blockingWork)
-struct FleetMutationTests {
-    /// A small xorshift generator: the same sequence for the same seed on every run.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            return state
+        /// `count` variants of `bytes`: bytes flipped, inserted, removed, the whole cut short.
+        static func mutations(of bytes: [UInt8], count: Int, seed: UInt64) -> [[UInt8]] {
+            var generator = Generator(state: seed)
+            let alphabet = Array(#"{}[]":,0123456789-"abcdefghijklmnopqrstuvwxyz\ "#.utf8) + [0, 0xFF, 0x80]
+            return (0..<count).map { _ in
+                var mutated = bytes
+                for _ in 0..<Int.random(in: 1...4, using: &generator) {
+                    let position = mutated.isEmpty ? 0 : Int.random(in: 0..<mutated.count, using: &generator)
+                    let byte = alphabet.randomElement(using: &generator) ?? 0
+                    switch Int.random(in: 0..<4, using: &generator) {
+                    case 0 where !mutated.isEmpty: mutated[position] = byte
+                    case 1: mutated.insert(byte, at: position)
+                    case 2 where !mutated.isEmpty: mutated.remove(at: position)
+                    default: mutated = Array(mutated.prefix(position))
+                    }
+                }
+                return mutated
+            }
         }
-    }
 
-    /// `count` variants of `bytes`: bytes flipped, inserted, removed, the whole cut short.
-    static func mutations(of bytes: [UInt8], count: Int, seed: UInt64) -> [[UInt8]] {
-        var generator = Generator(state: seed)
-        let alphabet = Array(#"{}[]":,0123456789-"abcdefghijklmnopqrstuvwxyz\ "#.utf8) + [0, 0xFF, 0x80]
-        return (0..<count).map { _ in
-            var mutated = bytes
-            for _ in 0..<Int.random(in: 1...4, using: &generator) {
-                let position = mutated.isEmpty ? 0 : Int.random(in: 0..<mutated.count, using: &generator)
-                let byte = alphabet.randomElement(using: &generator) ?? 0
-                switch Int.random(in: 0..<4, using: &generator) {
-                case 0 where !mutated.isEmpty: mutated[position] = byte
-                case 1: mutated.insert(byte, at: position)
-                case 2 where !mutated.isEmpty: mutated.remove(at: position)
-                default: mutated = Array(mutated.prefix(position))
+        @Test("mutated watch lines and error answers parse to a value or an error")
+        func watchLines() {
+            let lines = [
+                #"{"result":{"header":{"cluster_id":"16802204702832603495","revision":"9"},"events":[{"kv":{"key":"L2E=","mod_revision":"9","value":"eA=="}},{"type":"DELETE","kv":{"key":"L2I=","mod_revision":"9"}}]}}"#,
+                #"{"result":{"header":{},"canceled":true,"compact_revision":"3"}}"#,
+                #"{"error":{"grpc_code":14,"http_code":503,"message":"etcdserver: no leader"}}"#,
+            ]
+            var values = 0
+            for (index, line) in lines.enumerated() {
+                for mutated in Self.mutations(of: Array(line.utf8), count: 3_000, seed: 0x9E37_79B9 &+ UInt64(index)) {
+                    let buffer = ByteBuffer(bytes: mutated)
+                    if (try? EtcdClient.watchResponse(buffer, endpoint: "m")) != nil { values += 1 }
+                    _ = EtcdClient.failure(status: .badRequest, body: buffer, endpoint: "m")
                 }
             }
-            return mutated
+            #expect(values > 0, "some mutations are still valid lines")
         }
-    }
 
-    @Test("mutated watch lines and error answers parse to a value or an error")
-    func watchLines() {
-        let lines = [
-            #"{"result":{"header":{"cluster_id":"16802204702832603495","revision":"9"},"events":[{"kv":{"key":"L2E=","mod_revision":"9","value":"eA=="}},{"type":"DELETE","kv":{"key":"L2I=","mod_revision":"9"}}]}}"#,
-            #"{"result":{"header":{},"canceled":true,"compact_revision":"3"}}"#,
-            #"{"error":{"grpc_code":14,"http_code":503,"message":"etcdserver: no leader"}}"#,
-        ]
-        var values = 0
-        for (index, line) in lines.enumerated() {
-            for mutated in Self.mutations(of: Array(line.utf8), count: 3_000, seed: 0x9E37_79B9 &+ UInt64(index)) {
-                let buffer = ByteBuffer(bytes: mutated)
-                if (try? EtcdClient.watchResponse(buffer, endpoint: "m")) != nil { values += 1 }
-                _ = EtcdClient.failure(status: .badRequest, body: buffer, endpoint: "m")
+        @Test("mutated sync state files are a state or no state")
+        func stateFiles() throws {
+            var state = MirrorState(prefix: "/livedefaults/")
+            state.clusterID = 42
+            state.revision = 9
+            state.keys["Limit"] = MirrorState.Entry(revision: 8, value: .array([.integer(5), .string("x")]))
+            state.keys["Gone"] = MirrorState.Entry(revision: 9, value: nil)
+            for format in [PropertyList.Format.binary, .xml] {
+                guard case .dictionary(let root) = try PropertyList.decode(try state.encoded()).value else {
+                    Issue.record("the state is a dictionary")
+                    return
+                }
+                let bytes = Array(try PropertyList.dictionary(root).encoded(as: format))
+                for mutated in Self.mutations(of: bytes, count: 2_000, seed: 0xD1B5_4A32 &+ UInt64(bytes.count)) {
+                    _ = MirrorState.decode(Data(mutated), prefix: "/livedefaults/")
+                }
+                #expect(MirrorState.decode(Data(bytes), prefix: "/livedefaults/") == state)
             }
         }
-        #expect(values > 0, "some mutations are still valid lines")
     }
-
-    @Test("mutated sync state files are a state or no state")
-    func stateFiles() throws {
-        var state = MirrorState(prefix: "/livedefaults/")
-        state.clusterID = 42
-        state.revision = 9
-        state.keys["Limit"] = MirrorState.Entry(revision: 8, value: .array([.integer(5), .string("x")]))
-        state.keys["Gone"] = MirrorState.Entry(revision: 9, value: nil)
-        for format in [PropertyList.Format.binary, .xml] {
-            guard case .dictionary(let root) = try PropertyList.decode(try state.encoded()).value else {
-                Issue.record("the state is a dictionary")
-                return
-            }
-            let bytes = Array(try PropertyList.dictionary(root).encoded(as: format))
-            for mutated in Self.mutations(of: bytes, count: 2_000, seed: 0xD1B5_4A32 &+ UInt64(bytes.count)) {
-                _ = MirrorState.decode(Data(mutated), prefix: "/livedefaults/")
-            }
-            #expect(MirrorState.decode(Data(bytes), prefix: "/livedefaults/") == state)
-        }
-    }
-}
+#endif

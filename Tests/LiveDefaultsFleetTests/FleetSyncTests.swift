@@ -1,403 +1,420 @@
-import Foundation
-import LiveDefaults
-import Testing
-import TestProcesses
+#if Fleet
+    import Foundation
+    import LiveDefaults
+    import Testing
+    import TestProcesses
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+    #if canImport(Glibc)
+        import Glibc
+    #endif
 
-/// `defaults sync` agents, one per simulated host, against a real three-member etcd cluster on loopback.
-/// Serialized: each test runs its own cluster and agents, and three etcd members per test are enough for
-/// two cores.
-@Suite("Fleet sync through a real etcd cluster", .blockingWork, .serialized, .timeLimit(.minutes(3)))
-struct FleetSyncTests {
-    let domain = "com.example.api"
-    var etcdKey: String { "/livedefaults/\(domain)/" }
+    /// `defaults sync` agents, one per simulated host, against a real three-member etcd cluster on loopback.
+    /// Serialized: each test runs its own cluster and agents, and three etcd members per test are enough for
+    /// two cores.
+    @Suite("Fleet sync through a real etcd cluster", .blockingWork, .serialized, .timeLimit(.minutes(3)))
+    struct FleetSyncTests {
+        let domain = "com.example.api"
+        var etcdKey: String { "/livedefaults/\(domain)/" }
 
-    init() throws {
-        try #require(EtcdCluster.isInstalled, "etcd and etcdctl are needed: run Scripts/install-dependencies")
-    }
-
-    /// Fails the test with the agents' logs and the cluster's when a condition does not come true.
-    func expectEventually(
-        _ what: String, hosts: [FleetHost], cluster: EtcdCluster, timeout: Double = 30,
-        sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool
-    ) async {
-        let met = await eventually(timeout: timeout, condition)
-        if !met {
-            let logs = hosts.map { "--- agent \($0.name)\n\($0.log.suffix(3000))" }.joined(separator: "\n")
-            Issue.record("\(what) did not happen\n\(logs)\n\(cluster.logTail())", sourceLocation: sourceLocation)
+        init() throws {
+            try #require(EtcdCluster.isInstalled, "etcd and etcdctl are needed: run Scripts/install-dependencies")
         }
-    }
 
-    /// A started cluster and hosts A and B, each with an agent mirroring ``domain``.
-    func twoHostsInStep() throws -> (EtcdCluster, FleetHost, FleetHost) {
-        let cluster = try EtcdCluster.started()
-        let a = try FleetHost("a")
-        let b = try FleetHost("b")
-        try a.startAgent([domain], etcd: cluster.endpoints)
-        try b.startAgent([domain], etcd: cluster.endpoints)
-        return (cluster, a, b)
-    }
-
-    @Test("a write on host A reaches an observer on host C, and nothing echoes back")
-    func writeReachesObserver() async throws {
-        let cluster = try EtcdCluster.started()
-        let a = try FleetHost("a")
-        let c = try FleetHost("c")
-        try a.startAgent([domain], etcd: cluster.endpoints)
-        try c.startAgent([domain], etcd: cluster.endpoints)
-        let observer = try c.store(domain)
-        #expect(observer.value(forKey: "RateLimit") == nil)
-
-        #expect(try a.defaults("write", domain, "RateLimit", "-int", "50").status == 0)
-        await expectEventually("RateLimit = 50 on host C", hosts: [a, c], cluster: cluster) {
-            observer.value(forKey: "RateLimit") == .integer(50)
-        }
-        // The value in etcd is an XML property list other tools can read.
-        let stored = try #require(try cluster.value(etcdKey + "RateLimit"))
-        #expect(try PropertyList.decode(Data(stored.utf8)).value == .integer(50))
-        #expect(stored.contains("<integer>50</integer>"))
-
-        // No echo: once both agents agree, etcd's revision stays where it is.
-        let revision = try cluster.revision()
-        try await Task.sleep(for: .seconds(1))
-        #expect(try cluster.revision() == revision)
-
-        #expect(a.stopAgent()?.status == 0)
-        #expect(c.stopAgent()?.status == 0)
-    }
-
-    @Test("concurrent writers on three hosts: every host ends with every key")
-    func concurrentWritersLoseNothing() async throws {
-        let cluster = try EtcdCluster.started()
-        let hosts = try ["a", "b", "c"].map { try FleetHost($0) }
-        for host in hosts { try host.startAgent([domain], etcd: cluster.endpoints) }
-        // Each host writes 100 keys of its own in a burst while its agent applies the others' keys to the
-        // same file: the locked merge must keep every one.
-        let writers = try hosts.map { host in try host.helper("write-keys", domain, "\(host.name)-", "100") }
-        for writer in writers {
-            writer.waitUntilExit()
-            #expect(writer.terminationStatus == 0)
-        }
-        var expected: [String: PropertyList] = [:]
-        for host in hosts { for index in 0..<100 { expected["\(host.name)-\(index)"] = .integer(index) } }
-        for host in hosts {
-            await expectEventually("all 300 keys on host \(host.name)", hosts: hosts, cluster: cluster) {
-                host.contents(domain) == expected
+        /// Fails the test with the agents' logs and the cluster's when a condition does not come true.
+        func expectEventually(
+            _ what: String, hosts: [FleetHost], cluster: EtcdCluster, timeout: Double = 30,
+            sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool
+        ) async {
+            let met = await eventually(timeout: timeout, condition)
+            if !met {
+                let logs = hosts.map { "--- agent \($0.name)\n\($0.log.suffix(3000))" }.joined(separator: "\n")
+                Issue.record("\(what) did not happen\n\(logs)\n\(cluster.logTail())", sourceLocation: sourceLocation)
             }
         }
-        #expect(try cluster.keys(prefix: etcdKey).count == 300)
-        for host in hosts { #expect(host.stopAgent()?.status == 0) }
+
+        /// A started cluster and hosts A and B, each with an agent mirroring ``domain``.
+        func twoHostsInStep() throws -> (EtcdCluster, FleetHost, FleetHost) {
+            let cluster = try EtcdCluster.started()
+            let a = try FleetHost("a")
+            let b = try FleetHost("b")
+            try a.startAgent([domain], etcd: cluster.endpoints)
+            try b.startAgent([domain], etcd: cluster.endpoints)
+            return (cluster, a, b)
+        }
+
+        @Test("a write on host A reaches an observer on host C, and nothing echoes back")
+        func writeReachesObserver() async throws {
+            let cluster = try EtcdCluster.started()
+            let a = try FleetHost("a")
+            let c = try FleetHost("c")
+            try a.startAgent([domain], etcd: cluster.endpoints)
+            try c.startAgent([domain], etcd: cluster.endpoints)
+            let observer = try c.store(domain)
+            #expect(observer.value(forKey: "RateLimit") == nil)
+
+            #expect(try a.defaults("write", domain, "RateLimit", "-int", "50").status == 0)
+            await expectEventually("RateLimit = 50 on host C", hosts: [a, c], cluster: cluster) {
+                observer.value(forKey: "RateLimit") == .integer(50)
+            }
+            // The value in etcd is an XML property list other tools can read.
+            let stored = try #require(try cluster.value(etcdKey + "RateLimit"))
+            #expect(try PropertyList.decode(Data(stored.utf8)).value == .integer(50))
+            #expect(stored.contains("<integer>50</integer>"))
+
+            // No echo: once both agents agree, etcd's revision stays where it is.
+            let revision = try cluster.revision()
+            try await Task.sleep(for: .seconds(1))
+            #expect(try cluster.revision() == revision)
+
+            #expect(a.stopAgent()?.status == 0)
+            #expect(c.stopAgent()?.status == 0)
+        }
+
+        @Test("concurrent writers on three hosts: every host ends with every key")
+        func concurrentWritersLoseNothing() async throws {
+            let cluster = try EtcdCluster.started()
+            let hosts = try ["a", "b", "c"].map { try FleetHost($0) }
+            for host in hosts { try host.startAgent([domain], etcd: cluster.endpoints) }
+            // Each host writes 100 keys of its own in a burst while its agent applies the others' keys to the
+            // same file: the locked merge must keep every one.
+            let writers = try hosts.map { host in try host.helper("write-keys", domain, "\(host.name)-", "100") }
+            for writer in writers {
+                writer.waitUntilExit()
+                #expect(writer.terminationStatus == 0)
+            }
+            var expected: [String: PropertyList] = [:]
+            for host in hosts { for index in 0..<100 { expected["\(host.name)-\(index)"] = .integer(index) } }
+            for host in hosts {
+                await expectEventually("all 300 keys on host \(host.name)", hosts: hosts, cluster: cluster) {
+                    host.contents(domain) == expected
+                }
+            }
+            #expect(try cluster.keys(prefix: etcdKey).count == 300)
+            for host in hosts { #expect(host.stopAgent()?.status == 0) }
+        }
+
+        @Test("a host's published schema: etcd's values it refuses are not applied there, and none is pushed from it")
+        func schemaIsHonoured() async throws {
+            let (cluster, a, b) = try twoHostsInStep()
+            // Host A runs the program that published the schema (RateLimit: an integer in 1…100000).
+            #expect(try runHelper(["publish-schema", domain], environment: a.environment).status == 0)
+            try a.defaults("write", domain, "RateLimit", "-int", "250")
+            await expectEventually("RateLimit 250 on host B", hosts: [a, b], cluster: cluster) {
+                b.value(domain, "RateLimit") == .integer(250)
+            }
+            // Another writer puts a value against the schema into etcd, then a marker: A handles events in order,
+            // so once it has the marker it has decided on RateLimit.
+            try cluster.etcdctl(["put", etcdKey + "RateLimit", "<plist version=\"1.0\"><string>fifty</string></plist>"])
+            try cluster.etcdctl(["put", etcdKey + "Marker", "<plist version=\"1.0\"><integer>1</integer></plist>"])
+            await expectEventually("the marker on both hosts, fifty on host B", hosts: [a, b], cluster: cluster) {
+                a.value(domain, "Marker") == .integer(1) && b.value(domain, "Marker") == .integer(1)
+                    && b.value(domain, "RateLimit") == .string("fifty")
+            }
+            #expect(a.value(domain, "RateLimit") == .integer(250), "host A kept its valid value")
+            #expect(a.log.contains("refused by the local schema"))
+            // A valid value from etcd is taken again.
+            try cluster.etcdctl(["put", etcdKey + "RateLimit", "<plist version=\"1.0\"><integer>300</integer></plist>"])
+            await expectEventually("300 on host A", hosts: [a, b], cluster: cluster) {
+                a.value(domain, "RateLimit") == .integer(300)
+            }
+            // A refused value written on host A anyway (--no-validate) is not pushed; a valid key after it is.
+            #expect(try a.defaults("write", "--no-validate", domain, "RateLimit", "-int", "0").status == 0)
+            try a.defaults("write", domain, "After", "yes")
+            await expectEventually("After in etcd", hosts: [a, b], cluster: cluster) {
+                (try? cluster.value(etcdKey + "After")) != nil
+            }
+            #expect(try cluster.value(etcdKey + "RateLimit")?.contains("300") == true, "etcd keeps the valid value")
+            #expect(b.value(domain, "RateLimit") == .integer(300))
+            #expect(a.log.contains("is not pushed to etcd: the local schema refuses it"))
+        }
+
+        @Test("deletes propagate both ways: defaults delete on one host, etcdctl del in etcd")
+        func deletesPropagate() async throws {
+            let (cluster, a, b) = try twoHostsInStep()
+            try a.defaults("write", domain, "Keep", "yes")
+            try a.defaults("write", domain, "Gone", "soon")
+            try a.defaults("write", domain, "Removed", "in etcd")
+            await expectEventually("three keys on host B", hosts: [a, b], cluster: cluster) {
+                b.contents(domain).count == 3
+            }
+
+            #expect(try b.defaults("delete", domain, "Gone").status == 0)
+            await expectEventually("Gone deleted on host A", hosts: [a, b], cluster: cluster) {
+                a.value(domain, "Gone") == nil
+            }
+            #expect(try cluster.value(etcdKey + "Gone") == nil)
+
+            try cluster.etcdctl(["del", etcdKey + "Removed"])
+            await expectEventually("Removed deleted on both hosts", hosts: [a, b], cluster: cluster) {
+                a.value(domain, "Removed") == nil && b.value(domain, "Removed") == nil
+            }
+            #expect(a.contents(domain) == ["Keep": .string("yes")])
+            #expect(b.contents(domain) == ["Keep": .string("yes")])
+        }
+
+        @Test(
+            "an agent killed with SIGKILL catches up when restarted; its offline edits are pushed unless etcd changed the key"
+        )
+        func killedAgentCatchesUp() async throws {
+            let (cluster, a, b) = try twoHostsInStep()
+            for key in ["Stays", "Deleted", "Contested", "Changed"] { try b.defaults("write", domain, key, "v1") }
+            await expectEventually("four keys on host A", hosts: [a, b], cluster: cluster) {
+                a.contents(domain).count == 4
+            }
+
+            #expect(a.stopAgent(signal: SIGKILL)?.reason == .uncaughtSignal)
+            // While A's agent is away: the fleet changes and deletes keys, and A edits its file.
+            try b.defaults("write", domain, "Changed", "v2")
+            try b.defaults("write", domain, "Contested", "fleet")
+            try b.defaults("delete", domain, "Deleted")
+            try b.defaults("write", domain, "New", "from b")
+            await expectEventually("B's changes in etcd", hosts: [a, b], cluster: cluster) {
+                (try? cluster.keys(prefix: etcdKey).count) == 4 && (try? cluster.value(etcdKey + "New")) != nil
+            }
+            try a.defaults("write", domain, "Offline", "from a")
+            try a.defaults("write", domain, "Contested", "local")
+
+            try a.startAgent([domain], etcd: cluster.endpoints)
+            let expected: [String: PropertyList] = [
+                "Stays": .string("v1"), "Changed": .string("v2"), "Contested": .string("fleet"),
+                "New": .string("from b"),
+                "Offline": .string("from a"),
+            ]
+            await expectEventually("both hosts reconciled", hosts: [a, b], cluster: cluster) {
+                a.contents(domain) == expected && b.contents(domain) == expected
+            }
+            #expect(a.log.contains("conflict on \(domain) Contested"))
+        }
+
+        @Test("a corrupt local file is not taken for deletions: the fleet keeps its keys and the file is restored")
+        func corruptLocalFile() async throws {
+            let (cluster, a, b) = try twoHostsInStep()
+            for key in ["One", "Two", "Three"] { try a.defaults("write", domain, key, key.lowercased()) }
+            await expectEventually("three keys on host B", hosts: [a, b], cluster: cluster) {
+                b.contents(domain).count == 3
+            }
+
+            // Garbage where B's file was (renamed into place, as an editor saves).
+            let path = b.directory + "/\(domain).plist"
+            try Data("<plist><dict><key>One".utf8).write(to: URL(fileURLWithPath: path + ".tmp"))
+            #expect(rename(path + ".tmp", path) == 0)
+            let expected: [String: PropertyList] = [
+                "One": .string("one"), "Two": .string("two"), "Three": .string("three"),
+            ]
+            await expectEventually("B's file restored from etcd", hosts: [a, b], cluster: cluster) {
+                b.contents(domain) == expected
+            }
+            #expect(try cluster.keys(prefix: etcdKey).count == 3)
+            #expect(a.contents(domain) == expected)
+            #expect(b.log.contains("cannot be read"))
+            let kept = try FileManager.default.contentsOfDirectory(atPath: b.directory).filter {
+                $0.contains(".corrupt-")
+            }
+            #expect(kept.count == 1, "the corrupt file is kept aside for a person to look at")
+        }
+
+        @Test("a value etcd refuses (over its request limit) stays local; the keys beside it go on")
+        func refusedValue() async throws {
+            let (cluster, a, b) = try twoHostsInStep()
+            // Written together, in one burst: one transaction first, then key by key.
+            let store = try a.store(domain)
+            store.set(Data(repeating: 7, count: 2 << 20), forKey: "Huge")  // 2 MiB; etcd's default limit is 1.5 MiB
+            store.set("small", forKey: "Small")
+            #expect(store.synchronize())
+            await expectEventually("Small on host B", hosts: [a, b], cluster: cluster) {
+                b.value(domain, "Small") != nil
+            }
+            await expectEventually("the refusal logged", hosts: [a], cluster: cluster) {
+                a.log.contains("etcd refused")
+            }
+            #expect(b.value(domain, "Huge") == nil)
+            #expect(a.agentIsRunning)
+            try a.defaults("write", domain, "After", "1")
+            await expectEventually("a later write on host B", hosts: [a, b], cluster: cluster) {
+                b.value(domain, "After") != nil
+            }
+        }
+
+        @Test("one etcd member killed: the agents fail over to the others")
+        func memberKilled() async throws {
+            let cluster = try EtcdCluster.started()
+            let a = try FleetHost("a")
+            let b = try FleetHost("b")
+            // Both agents start on member 0.
+            try a.startAgent([domain], etcd: cluster.endpoints)
+            try b.startAgent([domain], etcd: cluster.endpoints)
+            try a.defaults("write", domain, "Before", "1")
+            await expectEventually("Before on host B", hosts: [a, b], cluster: cluster) {
+                b.value(domain, "Before") != nil
+            }
+
+            cluster.kill(0)
+            try a.defaults("write", domain, "After", "2")
+            await expectEventually("After on host B with member 0 dead", hosts: [a, b], cluster: cluster) {
+                b.value(domain, "After") == .string("2")
+            }
+            try b.defaults("write", domain, "Back", "3")
+            await expectEventually("Back on host A", hosts: [a, b], cluster: cluster) {
+                a.value(domain, "Back") == .string("3")
+            }
+            #expect(a.agentIsRunning && b.agentIsRunning)
+        }
+
+        @Test(
+            "etcd unreachable at start: the agent retries, local reads and writes work, and the write reaches etcd later"
+        )
+        func unreachableAtStart() async throws {
+            let cluster = try EtcdCluster()  // ports chosen, nothing listening yet
+            let a = try FleetHost("a")
+            try a.startAgent([domain], etcd: cluster.endpoints)
+            #expect(try a.defaults("write", domain, "Offline", "-int", "7").status == 0)
+            #expect(try a.defaults("read", domain, "Offline").output == "7\n")
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(a.agentIsRunning)
+
+            try cluster.start()
+            await expectEventually("the offline write in etcd", hosts: [a], cluster: cluster) {
+                (try? cluster.value(etcdKey + "Offline"))?.contains("<integer>7</integer>") == true
+            }
+            let b = try FleetHost("b")
+            try b.startAgent([domain], etcd: cluster.endpoints)
+            await expectEventually("Offline on host B", hosts: [a, b], cluster: cluster) {
+                b.value(domain, "Offline") == .integer(7)
+            }
+            #expect(a.stopAgent()?.status == 0)
+        }
+
+        @Test("a partition that heals: two members stopped and restarted, the writes made meanwhile arrive")
+        func partitionHeals() async throws {
+            let (cluster, a, b) = try twoHostsInStep()
+            try a.defaults("write", domain, "Round", "-int", "1")
+            await expectEventually("Round 1 on host B", hosts: [a, b], cluster: cluster) {
+                b.value(domain, "Round") == .integer(1)
+            }
+
+            // Members 1 and 2 go away: member 0 alone has no quorum, so etcd takes no writes.
+            cluster.stopMember(1)
+            cluster.stopMember(2)
+            #expect(try a.defaults("write", domain, "Round", "-int", "2").status == 0)
+            #expect(try b.defaults("write", domain, "During", "partition").status == 0)
+            try await Task.sleep(for: .seconds(1))
+            #expect(b.value(domain, "Round") == .integer(1))  // nothing crossed
+            #expect(a.agentIsRunning && b.agentIsRunning)
+
+            try cluster.restart(1)
+            try cluster.restart(2)
+            await expectEventually(
+                "the partition's writes on both hosts", hosts: [a, b], cluster: cluster, timeout: 60
+            ) {
+                b.value(domain, "Round") == .integer(2) && a.value(domain, "During") == .string("partition")
+            }
+        }
+
+        @Test("a watch whose revision was compacted away resynchronizes in full")
+        func compactedWatchResyncs() async throws {
+            let cluster = try EtcdCluster.started()
+            let b = try FleetHost("b")
+            // B talks to member 0 only, so that it is cut off while member 0 is down.
+            try b.startAgent([domain], etcd: cluster.members[0].clientURL)
+            try cluster.etcdctl(["put", etcdKey + "Version", "<plist version=\"1.0\"><integer>1</integer></plist>"])
+            await expectEventually("Version 1 on host B", hosts: [b], cluster: cluster) {
+                b.value(domain, "Version") == .integer(1)
+            }
+
+            cluster.kill(0)
+            #expect(cluster.waitUntilHealthy(members: [1, 2]), "members 1 and 2 elect a leader")
+            for version in 2...5 {
+                try cluster.etcdctl(
+                    ["put", etcdKey + "Version", "<plist version=\"1.0\"><integer>\(version)</integer></plist>"],
+                    members: [1, 2])
+            }
+            try cluster.etcdctl(["put", etcdKey + "Text", "\"plain words\""], members: [1, 2])
+            let current = try cluster.revision(members: [1, 2])
+            try cluster.etcdctl(["compact", String(current)], members: [1, 2])
+            try cluster.restart(0)
+
+            await expectEventually("Version 5 on host B after compaction", hosts: [b], cluster: cluster, timeout: 60) {
+                b.value(domain, "Version") == .integer(5) && b.value(domain, "Text") == .string("plain words")
+            }
+            #expect(b.log.contains("compacted"))
+        }
+
+        @Test("several agents on one machine for different domains; a second agent for the same domain is refused")
+        func agentsPerDomain() async throws {
+            let cluster = try EtcdCluster.started()
+            let a = try FleetHost("a")
+            let b = try FleetHost("b")
+            try a.startAgent([domain], etcd: cluster.endpoints)
+            let other = try a.launchAgent(["com.example.worker"], etcd: cluster.endpoints)
+            try b.startAgent([domain, "com.example.worker"], etcd: cluster.endpoints)
+
+            try b.defaults("write", domain, "Api", "1")
+            try b.defaults("write", "com.example.worker", "Worker", "2")
+            await expectEventually("both domains on host A", hosts: [a, b], cluster: cluster) {
+                a.value(domain, "Api") == .string("1") && a.value("com.example.worker", "Worker") == .string("2")
+            }
+            let duplicate = try a.defaults("sync", domain, "--etcd", cluster.endpoints)
+            #expect(duplicate.status == 1)
+            #expect(duplicate.output.contains("another agent is mirroring \(domain)"))
+            other.terminate()
+            other.waitUntilExit()
+            #expect(other.terminationStatus == 0)
+        }
+
+        @Test("etcd's authentication: --user passes credentials; without them the agent cannot sync")
+        func authentication() async throws {
+            let cluster = try EtcdCluster.started()
+            try cluster.etcdctl(["user", "add", "root:rootpw"])
+            try cluster.etcdctl(["user", "grant-role", "root", "root"])
+            try cluster.etcdctl(["user", "add", "fleet:s3cret:with:colons"])
+            try cluster.etcdctl(["role", "add", "fleet"])
+            try cluster.etcdctl(["role", "grant-permission", "fleet", "--prefix=true", "readwrite", "/livedefaults/"])
+            try cluster.etcdctl(["user", "grant-role", "fleet", "fleet"])
+            try cluster.etcdctl(["auth", "enable"])
+
+            let a = try FleetHost("a")
+            let b = try FleetHost("b")
+            try a.startAgent([domain], etcd: cluster.endpoints, options: ["--user", "fleet:s3cret:with:colons"])
+            try b.startAgent([domain], etcd: cluster.endpoints)  // no credentials
+            try a.defaults("write", domain, "Secret", "-int", "1")
+            await expectEventually("the write in etcd", hosts: [a], cluster: cluster) {
+                (try? cluster.etcdctl(["--user", "root:rootpw", "get", etcdKey + "Secret", "--print-value-only"]))?
+                    .contains("<integer>1</integer>") == true
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(b.value(domain, "Secret") == nil)
+            #expect(
+                b.log.contains("user name is empty") || b.log.lowercased().contains("permission denied")
+                    || b.log.lowercased().contains("token") || b.log.lowercased().contains("authentication"))
+        }
+
+        @Test("TLS: --cacert, --cert and --key reach a cluster that serves HTTPS only and asks for client certificates")
+        func tls() async throws {
+            let cluster = try EtcdCluster.started(tls: true)
+            let files = try #require(cluster.tls)
+            let a = try FleetHost("a")
+            let b = try FleetHost("b")
+            let options = ["--cacert", files.authority, "--cert", files.clientCertificate, "--key", files.clientKey]
+            try a.startAgent([domain], etcd: cluster.endpoints, options: options)
+            try b.startAgent([domain], etcd: cluster.endpoints, options: options)
+            try a.defaults("write", domain, "Secure", "-bool", "true")
+            await expectEventually("Secure on host B over TLS", hosts: [a, b], cluster: cluster) {
+                b.value(domain, "Secure") == .bool(true)
+            }
+            // Without the client certificate, the members refuse the agent: nothing arrives, and it says why.
+            let c = try FleetHost("c")
+            try c.startAgent([domain], etcd: cluster.endpoints, options: ["--cacert", files.authority])
+            // (Each member takes a moment to close a handshake without a certificate: ~2 s per endpoint.)
+            await expectEventually("the refused agent's warning", hosts: [c], cluster: cluster) {
+                c.log.contains("cannot reach etcd")
+            }
+            #expect(c.value(domain, "Secure") == nil)
+            #expect(c.agentIsRunning)
+            // A TLS file that does not exist is an error at start, exit status 1.
+            let missing = try a.defaults(
+                "sync", "com.example.other", "--etcd", cluster.endpoints, "--cacert", "/nonexistent.pem")
+            #expect(missing.status == 1)
+            #expect(missing.output.contains("cannot read the TLS file /nonexistent.pem"))
+        }
     }
-
-    @Test("a host's published schema: etcd's values it refuses are not applied there, and none is pushed from it")
-    func schemaIsHonoured() async throws {
-        let (cluster, a, b) = try twoHostsInStep()
-        // Host A runs the program that published the schema (RateLimit: an integer in 1…100000).
-        #expect(try runHelper(["publish-schema", domain], environment: a.environment).status == 0)
-        try a.defaults("write", domain, "RateLimit", "-int", "250")
-        await expectEventually("RateLimit 250 on host B", hosts: [a, b], cluster: cluster) {
-            b.value(domain, "RateLimit") == .integer(250)
-        }
-        // Another writer puts a value against the schema into etcd, then a marker: A handles events in order,
-        // so once it has the marker it has decided on RateLimit.
-        try cluster.etcdctl(["put", etcdKey + "RateLimit", "<plist version=\"1.0\"><string>fifty</string></plist>"])
-        try cluster.etcdctl(["put", etcdKey + "Marker", "<plist version=\"1.0\"><integer>1</integer></plist>"])
-        await expectEventually("the marker on both hosts, fifty on host B", hosts: [a, b], cluster: cluster) {
-            a.value(domain, "Marker") == .integer(1) && b.value(domain, "Marker") == .integer(1)
-                && b.value(domain, "RateLimit") == .string("fifty")
-        }
-        #expect(a.value(domain, "RateLimit") == .integer(250), "host A kept its valid value")
-        #expect(a.log.contains("refused by the local schema"))
-        // A valid value from etcd is taken again.
-        try cluster.etcdctl(["put", etcdKey + "RateLimit", "<plist version=\"1.0\"><integer>300</integer></plist>"])
-        await expectEventually("300 on host A", hosts: [a, b], cluster: cluster) {
-            a.value(domain, "RateLimit") == .integer(300)
-        }
-        // A refused value written on host A anyway (--no-validate) is not pushed; a valid key after it is.
-        #expect(try a.defaults("write", "--no-validate", domain, "RateLimit", "-int", "0").status == 0)
-        try a.defaults("write", domain, "After", "yes")
-        await expectEventually("After in etcd", hosts: [a, b], cluster: cluster) {
-            (try? cluster.value(etcdKey + "After")) != nil
-        }
-        #expect(try cluster.value(etcdKey + "RateLimit")?.contains("300") == true, "etcd keeps the valid value")
-        #expect(b.value(domain, "RateLimit") == .integer(300))
-        #expect(a.log.contains("is not pushed to etcd: the local schema refuses it"))
-    }
-
-    @Test("deletes propagate both ways: defaults delete on one host, etcdctl del in etcd")
-    func deletesPropagate() async throws {
-        let (cluster, a, b) = try twoHostsInStep()
-        try a.defaults("write", domain, "Keep", "yes")
-        try a.defaults("write", domain, "Gone", "soon")
-        try a.defaults("write", domain, "Removed", "in etcd")
-        await expectEventually("three keys on host B", hosts: [a, b], cluster: cluster) {
-            b.contents(domain).count == 3
-        }
-
-        #expect(try b.defaults("delete", domain, "Gone").status == 0)
-        await expectEventually("Gone deleted on host A", hosts: [a, b], cluster: cluster) {
-            a.value(domain, "Gone") == nil
-        }
-        #expect(try cluster.value(etcdKey + "Gone") == nil)
-
-        try cluster.etcdctl(["del", etcdKey + "Removed"])
-        await expectEventually("Removed deleted on both hosts", hosts: [a, b], cluster: cluster) {
-            a.value(domain, "Removed") == nil && b.value(domain, "Removed") == nil
-        }
-        #expect(a.contents(domain) == ["Keep": .string("yes")])
-        #expect(b.contents(domain) == ["Keep": .string("yes")])
-    }
-
-    @Test(
-        "an agent killed with SIGKILL catches up when restarted; its offline edits are pushed unless etcd changed the key"
-    )
-    func killedAgentCatchesUp() async throws {
-        let (cluster, a, b) = try twoHostsInStep()
-        for key in ["Stays", "Deleted", "Contested", "Changed"] { try b.defaults("write", domain, key, "v1") }
-        await expectEventually("four keys on host A", hosts: [a, b], cluster: cluster) { a.contents(domain).count == 4 }
-
-        #expect(a.stopAgent(signal: SIGKILL)?.reason == .uncaughtSignal)
-        // While A's agent is away: the fleet changes and deletes keys, and A edits its file.
-        try b.defaults("write", domain, "Changed", "v2")
-        try b.defaults("write", domain, "Contested", "fleet")
-        try b.defaults("delete", domain, "Deleted")
-        try b.defaults("write", domain, "New", "from b")
-        await expectEventually("B's changes in etcd", hosts: [a, b], cluster: cluster) {
-            (try? cluster.keys(prefix: etcdKey).count) == 4 && (try? cluster.value(etcdKey + "New")) != nil
-        }
-        try a.defaults("write", domain, "Offline", "from a")
-        try a.defaults("write", domain, "Contested", "local")
-
-        try a.startAgent([domain], etcd: cluster.endpoints)
-        let expected: [String: PropertyList] = [
-            "Stays": .string("v1"), "Changed": .string("v2"), "Contested": .string("fleet"), "New": .string("from b"),
-            "Offline": .string("from a"),
-        ]
-        await expectEventually("both hosts reconciled", hosts: [a, b], cluster: cluster) {
-            a.contents(domain) == expected && b.contents(domain) == expected
-        }
-        #expect(a.log.contains("conflict on \(domain) Contested"))
-    }
-
-    @Test("a corrupt local file is not taken for deletions: the fleet keeps its keys and the file is restored")
-    func corruptLocalFile() async throws {
-        let (cluster, a, b) = try twoHostsInStep()
-        for key in ["One", "Two", "Three"] { try a.defaults("write", domain, key, key.lowercased()) }
-        await expectEventually("three keys on host B", hosts: [a, b], cluster: cluster) {
-            b.contents(domain).count == 3
-        }
-
-        // Garbage where B's file was (renamed into place, as an editor saves).
-        let path = b.directory + "/\(domain).plist"
-        try Data("<plist><dict><key>One".utf8).write(to: URL(fileURLWithPath: path + ".tmp"))
-        #expect(rename(path + ".tmp", path) == 0)
-        let expected: [String: PropertyList] = [
-            "One": .string("one"), "Two": .string("two"), "Three": .string("three"),
-        ]
-        await expectEventually("B's file restored from etcd", hosts: [a, b], cluster: cluster) {
-            b.contents(domain) == expected
-        }
-        #expect(try cluster.keys(prefix: etcdKey).count == 3)
-        #expect(a.contents(domain) == expected)
-        #expect(b.log.contains("cannot be read"))
-        let kept = try FileManager.default.contentsOfDirectory(atPath: b.directory).filter { $0.contains(".corrupt-") }
-        #expect(kept.count == 1, "the corrupt file is kept aside for a person to look at")
-    }
-
-    @Test("a value etcd refuses (over its request limit) stays local; the keys beside it go on")
-    func refusedValue() async throws {
-        let (cluster, a, b) = try twoHostsInStep()
-        // Written together, in one burst: one transaction first, then key by key.
-        let store = try a.store(domain)
-        store.set(Data(repeating: 7, count: 2 << 20), forKey: "Huge")  // 2 MiB; etcd's default limit is 1.5 MiB
-        store.set("small", forKey: "Small")
-        #expect(store.synchronize())
-        await expectEventually("Small on host B", hosts: [a, b], cluster: cluster) { b.value(domain, "Small") != nil }
-        await expectEventually("the refusal logged", hosts: [a], cluster: cluster) { a.log.contains("etcd refused") }
-        #expect(b.value(domain, "Huge") == nil)
-        #expect(a.agentIsRunning)
-        try a.defaults("write", domain, "After", "1")
-        await expectEventually("a later write on host B", hosts: [a, b], cluster: cluster) {
-            b.value(domain, "After") != nil
-        }
-    }
-
-    @Test("one etcd member killed: the agents fail over to the others")
-    func memberKilled() async throws {
-        let cluster = try EtcdCluster.started()
-        let a = try FleetHost("a")
-        let b = try FleetHost("b")
-        // Both agents start on member 0.
-        try a.startAgent([domain], etcd: cluster.endpoints)
-        try b.startAgent([domain], etcd: cluster.endpoints)
-        try a.defaults("write", domain, "Before", "1")
-        await expectEventually("Before on host B", hosts: [a, b], cluster: cluster) { b.value(domain, "Before") != nil }
-
-        cluster.kill(0)
-        try a.defaults("write", domain, "After", "2")
-        await expectEventually("After on host B with member 0 dead", hosts: [a, b], cluster: cluster) {
-            b.value(domain, "After") == .string("2")
-        }
-        try b.defaults("write", domain, "Back", "3")
-        await expectEventually("Back on host A", hosts: [a, b], cluster: cluster) {
-            a.value(domain, "Back") == .string("3")
-        }
-        #expect(a.agentIsRunning && b.agentIsRunning)
-    }
-
-    @Test("etcd unreachable at start: the agent retries, local reads and writes work, and the write reaches etcd later")
-    func unreachableAtStart() async throws {
-        let cluster = try EtcdCluster()  // ports chosen, nothing listening yet
-        let a = try FleetHost("a")
-        try a.startAgent([domain], etcd: cluster.endpoints)
-        #expect(try a.defaults("write", domain, "Offline", "-int", "7").status == 0)
-        #expect(try a.defaults("read", domain, "Offline").output == "7\n")
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(a.agentIsRunning)
-
-        try cluster.start()
-        await expectEventually("the offline write in etcd", hosts: [a], cluster: cluster) {
-            (try? cluster.value(etcdKey + "Offline"))?.contains("<integer>7</integer>") == true
-        }
-        let b = try FleetHost("b")
-        try b.startAgent([domain], etcd: cluster.endpoints)
-        await expectEventually("Offline on host B", hosts: [a, b], cluster: cluster) {
-            b.value(domain, "Offline") == .integer(7)
-        }
-        #expect(a.stopAgent()?.status == 0)
-    }
-
-    @Test("a partition that heals: two members stopped and restarted, the writes made meanwhile arrive")
-    func partitionHeals() async throws {
-        let (cluster, a, b) = try twoHostsInStep()
-        try a.defaults("write", domain, "Round", "-int", "1")
-        await expectEventually("Round 1 on host B", hosts: [a, b], cluster: cluster) {
-            b.value(domain, "Round") == .integer(1)
-        }
-
-        // Members 1 and 2 go away: member 0 alone has no quorum, so etcd takes no writes.
-        cluster.stopMember(1)
-        cluster.stopMember(2)
-        #expect(try a.defaults("write", domain, "Round", "-int", "2").status == 0)
-        #expect(try b.defaults("write", domain, "During", "partition").status == 0)
-        try await Task.sleep(for: .seconds(1))
-        #expect(b.value(domain, "Round") == .integer(1))  // nothing crossed
-        #expect(a.agentIsRunning && b.agentIsRunning)
-
-        try cluster.restart(1)
-        try cluster.restart(2)
-        await expectEventually("the partition's writes on both hosts", hosts: [a, b], cluster: cluster, timeout: 60) {
-            b.value(domain, "Round") == .integer(2) && a.value(domain, "During") == .string("partition")
-        }
-    }
-
-    @Test("a watch whose revision was compacted away resynchronizes in full")
-    func compactedWatchResyncs() async throws {
-        let cluster = try EtcdCluster.started()
-        let b = try FleetHost("b")
-        // B talks to member 0 only, so that it is cut off while member 0 is down.
-        try b.startAgent([domain], etcd: cluster.members[0].clientURL)
-        try cluster.etcdctl(["put", etcdKey + "Version", "<plist version=\"1.0\"><integer>1</integer></plist>"])
-        await expectEventually("Version 1 on host B", hosts: [b], cluster: cluster) {
-            b.value(domain, "Version") == .integer(1)
-        }
-
-        cluster.kill(0)
-        #expect(cluster.waitUntilHealthy(members: [1, 2]), "members 1 and 2 elect a leader")
-        for version in 2...5 {
-            try cluster.etcdctl(
-                ["put", etcdKey + "Version", "<plist version=\"1.0\"><integer>\(version)</integer></plist>"],
-                members: [1, 2])
-        }
-        try cluster.etcdctl(["put", etcdKey + "Text", "\"plain words\""], members: [1, 2])
-        let current = try cluster.revision(members: [1, 2])
-        try cluster.etcdctl(["compact", String(current)], members: [1, 2])
-        try cluster.restart(0)
-
-        await expectEventually("Version 5 on host B after compaction", hosts: [b], cluster: cluster, timeout: 60) {
-            b.value(domain, "Version") == .integer(5) && b.value(domain, "Text") == .string("plain words")
-        }
-        #expect(b.log.contains("compacted"))
-    }
-
-    @Test("several agents on one machine for different domains; a second agent for the same domain is refused")
-    func agentsPerDomain() async throws {
-        let cluster = try EtcdCluster.started()
-        let a = try FleetHost("a")
-        let b = try FleetHost("b")
-        try a.startAgent([domain], etcd: cluster.endpoints)
-        let other = try a.launchAgent(["com.example.worker"], etcd: cluster.endpoints)
-        try b.startAgent([domain, "com.example.worker"], etcd: cluster.endpoints)
-
-        try b.defaults("write", domain, "Api", "1")
-        try b.defaults("write", "com.example.worker", "Worker", "2")
-        await expectEventually("both domains on host A", hosts: [a, b], cluster: cluster) {
-            a.value(domain, "Api") == .string("1") && a.value("com.example.worker", "Worker") == .string("2")
-        }
-        let duplicate = try a.defaults("sync", domain, "--etcd", cluster.endpoints)
-        #expect(duplicate.status == 1)
-        #expect(duplicate.output.contains("another agent is mirroring \(domain)"))
-        other.terminate()
-        other.waitUntilExit()
-        #expect(other.terminationStatus == 0)
-    }
-
-    @Test("etcd's authentication: --user passes credentials; without them the agent cannot sync")
-    func authentication() async throws {
-        let cluster = try EtcdCluster.started()
-        try cluster.etcdctl(["user", "add", "root:rootpw"])
-        try cluster.etcdctl(["user", "grant-role", "root", "root"])
-        try cluster.etcdctl(["user", "add", "fleet:s3cret:with:colons"])
-        try cluster.etcdctl(["role", "add", "fleet"])
-        try cluster.etcdctl(["role", "grant-permission", "fleet", "--prefix=true", "readwrite", "/livedefaults/"])
-        try cluster.etcdctl(["user", "grant-role", "fleet", "fleet"])
-        try cluster.etcdctl(["auth", "enable"])
-
-        let a = try FleetHost("a")
-        let b = try FleetHost("b")
-        try a.startAgent([domain], etcd: cluster.endpoints, options: ["--user", "fleet:s3cret:with:colons"])
-        try b.startAgent([domain], etcd: cluster.endpoints)  // no credentials
-        try a.defaults("write", domain, "Secret", "-int", "1")
-        await expectEventually("the write in etcd", hosts: [a], cluster: cluster) {
-            (try? cluster.etcdctl(["--user", "root:rootpw", "get", etcdKey + "Secret", "--print-value-only"]))?
-                .contains("<integer>1</integer>") == true
-        }
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(b.value(domain, "Secret") == nil)
-        #expect(
-            b.log.contains("user name is empty") || b.log.lowercased().contains("permission denied")
-                || b.log.lowercased().contains("token") || b.log.lowercased().contains("authentication"))
-    }
-
-    @Test("TLS: --cacert, --cert and --key reach a cluster that serves HTTPS only and asks for client certificates")
-    func tls() async throws {
-        let cluster = try EtcdCluster.started(tls: true)
-        let files = try #require(cluster.tls)
-        let a = try FleetHost("a")
-        let b = try FleetHost("b")
-        let options = ["--cacert", files.authority, "--cert", files.clientCertificate, "--key", files.clientKey]
-        try a.startAgent([domain], etcd: cluster.endpoints, options: options)
-        try b.startAgent([domain], etcd: cluster.endpoints, options: options)
-        try a.defaults("write", domain, "Secure", "-bool", "true")
-        await expectEventually("Secure on host B over TLS", hosts: [a, b], cluster: cluster) {
-            b.value(domain, "Secure") == .bool(true)
-        }
-        // Without the client certificate, the members refuse the agent: nothing arrives, and it says why.
-        let c = try FleetHost("c")
-        try c.startAgent([domain], etcd: cluster.endpoints, options: ["--cacert", files.authority])
-        // (Each member takes a moment to close a handshake without a certificate: ~2 s per endpoint.)
-        await expectEventually("the refused agent's warning", hosts: [c], cluster: cluster) {
-            c.log.contains("cannot reach etcd")
-        }
-        #expect(c.value(domain, "Secure") == nil)
-        #expect(c.agentIsRunning)
-        // A TLS file that does not exist is an error at start, exit status 1.
-        let missing = try a.defaults(
-            "sync", "com.example.other", "--etcd", cluster.endpoints, "--cacert", "/nonexistent.pem")
-        #expect(missing.status == 1)
-        #expect(missing.output.contains("cannot read the TLS file /nonexistent.pem"))
-    }
-}
+#endif

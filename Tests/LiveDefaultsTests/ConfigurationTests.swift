@@ -33,6 +33,56 @@ struct ConfigurationTests {
         #expect(await waitForValue(defaults, "Key") { $0 == "polled" })
     }
 
+    @Test("watching = .off: no watcher; another process's write shows after synchronize(), own writes at once")
+    func unwatchedStore() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("com.example.unwatched.plist")
+        try PersistenceTests.python(WatcherTests.pythonRenameWrite(path, ["Key": "first"]))
+        var configuration = Defaults.Configuration.rooted(
+            at: directory.path, applicationDomain: "com.example.unwatched")
+        configuration.watching = .off
+        let defaults = try Defaults(configuration: configuration)
+        #expect(defaults.fileWatcher == nil)
+        #expect(!FileWatcher.shared.isWatching(path))
+        #expect(defaults.string(forKey: "Key") == "first")
+        // No watcher exists that could deliver the write: the store keeps what it read until asked to look.
+        try PersistenceTests.python(WatcherTests.pythonRenameWrite(path, ["Key": "second", "Other": 1]))
+        #expect(defaults.string(forKey: "Key") == "first")
+        #expect(defaults.synchronize())
+        #expect(defaults.string(forKey: "Key") == "second")
+        // Its own writes are seen at once and reach the file, merged with the other writer's keys.
+        defaults.set("mine", forKey: "Key")
+        #expect(defaults.string(forKey: "Key") == "mine")
+        #expect(defaults.synchronize())
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let stored = try #require(PropertyListSerialization.propertyList(from: bytes, format: nil) as? [String: Any])
+        #expect(stored["Key"] as? String == "mine")
+        #expect(stored["Other"] as? Int == 1)
+    }
+
+    @Test("watching = .polling(interval:): polled without inotify; stores polling at one interval share a watcher")
+    func pollingOption() async throws {
+        let directory = TemporaryDirectory()
+        var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: "com.example.polled")
+        configuration.watching = .polling(interval: .milliseconds(20))
+        let defaults = try Defaults(configuration: configuration)
+        let other = try Defaults(configuration: configuration)
+        let watcher = try #require(defaults.fileWatcher)
+        #expect(watcher === other.fileWatcher)
+        #expect(watcher !== FileWatcher.shared)
+        #expect(watcher.pollInterval == .milliseconds(20))
+        let path = directory.file("com.example.polled.plist")
+        watcher.settle()
+        #expect(watcher.polledDirectories.contains(directory.path))
+        #expect(!FileWatcher.shared.isWatching(path))
+        try PersistenceTests.python(WatcherTests.pythonRenameWrite(path, ["Key": "polled"]))
+        #expect(await waitForValue(defaults, "Key") { $0 == "polled" })
+        // The default follows the configuration's watcher.
+        var automatic = configuration
+        automatic.watching = .automatic
+        #expect(try Defaults(configuration: automatic).fileWatcher === FileWatcher.shared)
+    }
+
     @Test("A store that goes away stops watching its files; two stores on one file share one registration")
     func storesUnwatchTheirFiles() throws {
         let directory = TemporaryDirectory()

@@ -34,15 +34,34 @@ extension Defaults {
         /// watching files (polling instead of inotify), at `.warning`. Nothing is logged at
         /// `.error` or above.
         public var logger: Logger
-        /// Watches the store's files for other processes' writes: the process's watcher unless you pass one
-        /// (a watcher that polls, or one with another poll interval).
+        /// Watches the store's files for other processes' writes, when ``watching`` is ``Watching/automatic``:
+        /// the process's watcher unless you pass one (a watcher that polls, or one with another poll interval).
         public var watcher: FileWatcher
+        /// How the store follows other processes' writes: ``Watching/automatic`` (inotify, through ``watcher``)
+        /// unless you choose polling, or no watching at all for a program that reads once and exits.
+        public var watching: Watching = .automatic
         /// The time the store follows: its change notifications' 1 ms gathering, the background writer's
         /// 0.5 ms wait for its files, the pauses while another program rewrites a file, the timestamp of a
         /// kept corrupt file. The real time unless you pass another clock, such as a ``ManualDefaultsClock``
         /// in a test. (A watcher's polling follows the clock the watcher was made with; a file shared by
         /// several stores of the process follows the clock of the store that opened it first.)
         public var clock: any DefaultsClock
+
+        /// How a store follows other processes' writes to its files.
+        public enum Watching: Sendable, Hashable {
+            /// Through ``Configuration/watcher``: inotify, polling only where inotify cannot see (a network
+            /// file system, no watches left, `LIVEDEFAULTS_WATCHER=poll`). The default.
+            case automatic
+            /// Every file's directory checked at this interval (at least a millisecond), without inotify: for
+            /// file systems whose changes inotify misses. Stores polling at the same interval share one watcher.
+            case polling(interval: Duration)
+            /// Not at all: the store reads a file when it first needs it and again on ``Defaults/synchronize()``
+            /// and ``Defaults/flush()``; its own writes are seen at once, as always. For a program that reads
+            /// or writes once and exits, such as the `defaults` command: watching costs it nothing while it
+            /// runs, but Linux waits for an RCU grace period (often 10 to 20 ms) when a process that added
+            /// inotify watches exits.
+            case off
+        }
 
         /// A configuration with explicit values; the rest default to the process's.
         public init(

@@ -131,6 +131,8 @@ public final class Defaults: Sendable {
     let valueCache = ValueReadCache()
     /// The owner given to files created for another user (see ``init(user:)``).
     let fileOwner: (uid_t, gid_t)?
+    /// The watcher the configuration's ``Configuration/watching`` chose; nil when the store does not watch.
+    let fileWatcher: FileWatcher?
 
     /// A store with a given configuration.
     ///
@@ -148,6 +150,7 @@ public final class Defaults: Sendable {
     init(validated configuration: Configuration, fileOwner: (uid_t, gid_t)?) {
         self.configuration = configuration
         self.fileOwner = fileOwner
+        fileWatcher = FileWatcher.resolving(configuration.watching, automatic: configuration.watcher)
         var initial = State(view: EffectiveView(readSlots: readSlots, missingKeys: missingKeys, valueCache: valueCache))
         initial.volatileDomains[DomainName.argument] = Defaults.parseArguments(configuration.arguments)
         initial.volatileDomains[DomainName.registration] = [:]
@@ -442,7 +445,7 @@ public final class Defaults: Sendable {
             file.loadIfNeeded()
             let token = file.addObserver { [weak self] event in self?.handle(event, domain: name, layer: layer) }
             // The store wires its files to the watcher; the watcher knows only the path.
-            configuration.watcher.watch(file.path, owner: file, logger: configuration.logger) { [weak file] event in
+            fileWatcher?.watch(file.path, owner: file, logger: configuration.logger) { [weak file] event in
                 file?.reload(verifyContents: event.writtenInPlace)
             }
             // A file that cannot be read is reported to every store that uses it.
@@ -455,7 +458,7 @@ public final class Defaults: Sendable {
     func detach(_ domain: PersistentDomain) {
         for entry in domain.files {
             entry.file.removeObserver(entry.token)
-            configuration.watcher.unwatch(entry.file.path, owner: entry.file)
+            fileWatcher?.unwatch(entry.file.path, owner: entry.file)
         }
     }
 

@@ -41,6 +41,27 @@ public final class FileWatcher: Sendable {
         pollInterval: FileWatcher.pollIntervalFromEnvironment,
         remoteFileSystem: RemoteFileSystem.detector(setting: Environment.value("LIVEDEFAULTS_WATCHER")))
 
+    /// The watcher a store configured with `watching` uses: `automatic` for ``Defaults/Configuration/Watching/automatic``,
+    /// one polling watcher per interval (made on first use, kept for the process) for
+    /// ``Defaults/Configuration/Watching/polling(interval:)``, none for ``Defaults/Configuration/Watching/off``.
+    static func resolving(_ watching: Defaults.Configuration.Watching, automatic: FileWatcher) -> FileWatcher? {
+        switch watching {
+        case .automatic: return automatic
+        case .off: return nil
+        case .polling(let interval):
+            let interval = max(.milliseconds(1), interval)
+            return pollingWatchers.withLock { watchers in
+                if let watcher = watchers[interval] { return watcher }
+                let watcher = FileWatcher(polling: true, pollInterval: interval)
+                watchers[interval] = watcher
+                return watcher
+            }
+        }
+    }
+
+    /// The polling watchers made for ``Defaults/Configuration/Watching/polling(interval:)``, by interval.
+    private static let pollingWatchers = Lock([Duration: FileWatcher]())
+
     /// How often polled directories are checked: `LIVEDEFAULTS_POLL_INTERVAL_MS`, else 100 ms.
     static var pollIntervalFromEnvironment: Duration {
         let milliseconds = Environment.value("LIVEDEFAULTS_POLL_INTERVAL_MS").flatMap { Int($0) }

@@ -1,297 +1,304 @@
-import AsyncHTTPClient
-import Foundation
-import Logging
-import NIOConcurrencyHelpers
-import NIOCore
-import NIOFoundationCompat
-import NIOHTTP1
-import NIOSSL
+#if Fleet
+    import AsyncHTTPClient
+    import Foundation
+    import Logging
+    import NIOConcurrencyHelpers
+    import NIOCore
+    import NIOFoundationCompat
+    import NIOHTTP1
+    import NIOSSL
 
-/// etcd's v3 API through its JSON gateway, over AsyncHTTPClient: the few calls a mirror needs (range, put,
-/// transactions, a streaming watch, authentication), with failover between the endpoints.
-///
-/// Failover: a request goes to the endpoint that answered last; when it cannot be reached, times out or
-/// answers "unavailable" (gRPC status 14: the member has no leader, or is stopping), the next endpoint is
-/// tried, each at most once per request. A watch runs against one endpoint; its caller moves on with
-/// ``endpointFailed(_:)`` when the stream breaks.
-///
-/// Authentication: with credentials, the first request (and any that etcd answers "unauthenticated", an
-/// expired token) authenticates first (`/v3/auth/authenticate`) and sends the token in `Authorization`.
-final class EtcdClient: Sendable {
-    let connection: EtcdConnection
-    private let http: HTTPClient
-    private let bases: [String]
-    private let state = NIOLockedValueBox(State())
-
-    private struct State {
-        var current = 0
-        var token: String?
-    }
-
-    /// The largest answer or watch line accepted (etcd's own request limit is 1.5 MiB by default; a watch
-    /// line may batch many events).
-    static let maximumResponseBytes = 64 << 20
-
-    /// A client for the connection's endpoints.
+    /// etcd's v3 API through its JSON gateway, over AsyncHTTPClient: the few calls a mirror needs (range, put,
+    /// transactions, a streaming watch, authentication), with failover between the endpoints.
     ///
-    /// - Throws: ``FleetError/Code-swift.enum/invalidOption`` when a TLS file cannot be read.
-    init(connection: EtcdConnection) throws(FleetError) {
-        self.connection = connection
-        bases = connection.endpoints.map { url in
-            var text = url.absoluteString
-            while text.hasSuffix("/") { text.removeLast() }
-            return text
-        }
-        var configuration = HTTPClient.Configuration()
-        let usesTLS = connection.endpoints.contains { $0.scheme?.lowercased() == "https" }
-        if usesTLS || connection.caCertificate != nil || connection.certificate != nil {
-            configuration.tlsConfiguration = try Self.tlsConfiguration(connection)
-        }
-        // A connection attempt to a member that is down fails fast on loopback (refused); a host that drops
-        // packets would hold a request for the whole default 10 s.
-        configuration.timeout = HTTPClient.Configuration.Timeout(connect: .seconds(2), read: nil)
-        http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-    }
+    /// Failover: a request goes to the endpoint that answered last; when it cannot be reached, times out or
+    /// answers "unavailable" (gRPC status 14: the member has no leader, or is stopping), the next endpoint is
+    /// tried, each at most once per request. A watch runs against one endpoint; its caller moves on with
+    /// ``endpointFailed(_:)`` when the stream breaks.
+    ///
+    /// Authentication: with credentials, the first request (and any that etcd answers "unauthenticated", an
+    /// expired token) authenticates first (`/v3/auth/authenticate`) and sends the token in `Authorization`.
+    final class EtcdClient: Sendable {
+        let connection: EtcdConnection
+        private let http: HTTPClient
+        private let bases: [String]
+        private let state = NIOLockedValueBox(State())
 
-    private static func tlsConfiguration(_ connection: EtcdConnection) throws(FleetError) -> TLSConfiguration {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        for path in [connection.caCertificate, connection.certificate, connection.privateKey].compactMap({ $0 })
-        where !FileManager.default.isReadableFile(atPath: path) {
-            throw FleetError(.invalidOption, "cannot read the TLS file \(path)")
+        private struct State {
+            var current = 0
+            var token: String?
         }
-        if let ca = connection.caCertificate { tls.trustRoots = .file(ca) }
-        if let certificate = connection.certificate, let key = connection.privateKey {
+
+        /// The largest answer or watch line accepted (etcd's own request limit is 1.5 MiB by default; a watch
+        /// line may batch many events).
+        static let maximumResponseBytes = 64 << 20
+
+        /// A client for the connection's endpoints.
+        ///
+        /// - Throws: ``FleetError/Code-swift.enum/invalidOption`` when a TLS file cannot be read.
+        init(connection: EtcdConnection) throws(FleetError) {
+            self.connection = connection
+            bases = connection.endpoints.map { url in
+                var text = url.absoluteString
+                while text.hasSuffix("/") { text.removeLast() }
+                return text
+            }
+            var configuration = HTTPClient.Configuration()
+            let usesTLS = connection.endpoints.contains { $0.scheme?.lowercased() == "https" }
+            if usesTLS || connection.caCertificate != nil || connection.certificate != nil {
+                configuration.tlsConfiguration = try Self.tlsConfiguration(connection)
+            }
+            // A connection attempt to a member that is down fails fast on loopback (refused); a host that drops
+            // packets would hold a request for the whole default 10 s.
+            configuration.timeout = HTTPClient.Configuration.Timeout(connect: .seconds(2), read: nil)
+            http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        }
+
+        private static func tlsConfiguration(_ connection: EtcdConnection) throws(FleetError) -> TLSConfiguration {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            for path in [connection.caCertificate, connection.certificate, connection.privateKey].compactMap({ $0 })
+            where !FileManager.default.isReadableFile(atPath: path) {
+                throw FleetError(.invalidOption, "cannot read the TLS file \(path)")
+            }
+            if let ca = connection.caCertificate { tls.trustRoots = .file(ca) }
+            if let certificate = connection.certificate, let key = connection.privateKey {
+                do {
+                    tls.certificateChain = try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) }
+                } catch {
+                    throw FleetError(.invalidOption, "\(certificate) holds no PEM certificate: \(error)")
+                }
+                do {
+                    tls.privateKey = .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))
+                } catch {
+                    throw FleetError(.invalidOption, "\(key) holds no PEM private key: \(error)")
+                }
+            }
+            return tls
+        }
+
+        /// Closes every connection. The client cannot be used afterwards.
+        func shutdown() async {
+            try? await http.shutdown()
+        }
+
+        /// The endpoint requests go to now (an index into the connection's endpoints).
+        var currentEndpoint: Int { state.withLockedValue { $0.current } }
+
+        /// The URL of an endpoint, for messages.
+        func endpointName(_ index: Int) -> String { bases[index % bases.count] }
+
+        /// Moves on from an endpoint that failed, unless another caller moved on already.
+        func endpointFailed(_ index: Int) {
+            state.withLockedValue { state in
+                if state.current == index { state.current = (index + 1) % bases.count }
+            }
+        }
+
+        // MARK: Calls
+
+        func range(key: Data, rangeEnd: Data?) async throws(FleetError) -> EtcdRangeResponse {
+            try await call("/v3/kv/range", EtcdRangeRequest(key: key, range_end: rangeEnd))
+        }
+
+        /// A linearizable read of at most one key under the prefix: answered only by a member that has a leader,
+        /// so a cheap check that the endpoint is part of a working cluster.
+        func checkHealth(key: Data, rangeEnd: Data, endpoint: Int) async throws(FleetError) {
+            let _: EtcdRangeResponse = try await call(
+                "/v3/kv/range", EtcdRangeRequest(key: key, range_end: rangeEnd, limit: EtcdInt64(1), count_only: true),
+                at: endpoint)
+        }
+
+        func txn(_ request: EtcdTxnRequest) async throws(FleetError) -> EtcdTxnResponse {
+            try await call("/v3/kv/txn", request)
+        }
+
+        /// Sends a request to the current endpoint, then to each other endpoint while they fail to answer.
+        func call<Request: Encodable & Sendable, Response: Decodable & Sendable>(
+            _ path: String, _ request: Request
+        ) async throws(FleetError) -> Response {
+            let first = currentEndpoint
+            var failure = FleetError(.unreachable, "no etcd endpoint")
+            for attempt in 0..<bases.count {
+                let index = (first + attempt) % bases.count
+                do {
+                    return try await call(path, request, at: index)
+                } catch  where error.code == .unreachable {
+                    endpointFailed(index)
+                    failure = error
+                }
+            }
+            throw failure
+        }
+
+        /// Sends a request to one endpoint, authenticating first when the connection has credentials and no
+        /// token is held, and once more when etcd says the token expired.
+        private func call<Request: Encodable & Sendable, Response: Decodable & Sendable>(
+            _ path: String, _ request: Request, at index: Int
+        ) async throws(FleetError) -> Response {
+            let body = try Self.encode(request)
+            var token = try await tokenIfNeeded(at: index, renew: false)
             do {
-                tls.certificateChain = try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) }
+                return try Self.decode(Response.self, from: try await post(path, body: body, token: token, at: index))
+            } catch  where error.code == .authenticationFailed && connection.credentials != nil {
+                token = try await tokenIfNeeded(at: index, renew: true)
+                return try Self.decode(Response.self, from: try await post(path, body: body, token: token, at: index))
+            }
+        }
+
+        private func tokenIfNeeded(at index: Int, renew: Bool) async throws(FleetError) -> String? {
+            guard let credentials = connection.credentials else { return nil }
+            if !renew, let token = state.withLockedValue({ $0.token }) { return token }
+            let body = try Self.encode(EtcdAuthenticateRequest(name: credentials.name, password: credentials.password))
+            let answer = try Self.decode(
+                EtcdAuthenticateResponse.self,
+                from: try await post("/v3/auth/authenticate", body: body, token: nil, at: index))
+            guard let token = answer.token, !token.isEmpty else {
+                throw FleetError(
+                    .authenticationFailed, "\(endpointName(index)) gave no token for user \(credentials.name)")
+            }
+            state.withLockedValue { $0.token = token }
+            return token
+        }
+
+        /// One POST of a JSON body; the answer's bytes on success, a ``FleetError`` otherwise.
+        private func post(_ path: String, body: Data, token: String?, at index: Int) async throws(FleetError)
+            -> ByteBuffer
+        {
+            let request = makeRequest(path, body: body, token: token, at: index)
+            let timeout = connection.requestTimeout.components
+            let nanoseconds = timeout.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+            let limit =
+                nanoseconds.overflow ? Int64.max : nanoseconds.partialValue &+ timeout.attoseconds / 1_000_000_000
+            do {
+                let response = try await http.execute(request, timeout: .nanoseconds(max(1, limit)))
+                let bytes = try await response.body.collect(upTo: Self.maximumResponseBytes)
+                if response.status.code / 100 != 2 {
+                    throw Self.failure(status: response.status, body: bytes, endpoint: bases[index])
+                }
+                return bytes
+            } catch let error as FleetError {
+                throw error
             } catch {
-                throw FleetError(.invalidOption, "\(certificate) holds no PEM certificate: \(error)")
+                throw FleetError(.unreachable, "\(bases[index]) did not answer \(path): \(error)")
             }
+        }
+
+        private func makeRequest(_ path: String, body: Data, token: String?, at index: Int) -> HTTPClientRequest {
+            var request = HTTPClientRequest(url: bases[index] + path)
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/json")
+            if let token { request.headers.add(name: "Authorization", value: token) }
+            request.body = .bytes(ByteBuffer(data: body))
+            return request
+        }
+
+        /// The error an answer other than 2xx stands for; gRPC status 14 (unavailable) counts as unreachable, so
+        /// that the next endpoint is tried, and 16 (unauthenticated) as a token to renew.
+        static func failure(status: HTTPResponseStatus, body: ByteBuffer, endpoint: String) -> FleetError {
+            let parsed = try? JSONDecoder().decode(EtcdErrorBody.self, from: Data(buffer: body))
+            let message = parsed?.message ?? parsed?.error ?? String(buffer: body).prefix(200).description
+            let text = "\(endpoint) answered \(status.code): \(message)"
+            switch parsed?.code {
+            case 14: return FleetError(.unreachable, text)
+            case 16: return FleetError(.authenticationFailed, text)
+            case 7: return FleetError(.authenticationFailed, text)
+            default: return FleetError(status.code == 503 ? .unreachable : .etcdError, text)
+            }
+        }
+
+        static func encode(_ value: some Encodable) throws(FleetError) -> Data {
+            do { return try JSONEncoder().encode(value) } catch {
+                throw FleetError(.invalidOption, "cannot encode a request for etcd: \(error)")
+            }
+        }
+
+        static func decode<Value: Decodable>(_ type: Value.Type, from bytes: ByteBuffer) throws(FleetError) -> Value {
+            do { return try JSONDecoder().decode(type, from: Data(buffer: bytes)) } catch {
+                throw FleetError(.malformedResponse, "etcd's answer could not be read: \(error)")
+            }
+        }
+
+        // MARK: Watch
+
+        /// Watches the keys from `key` up to `rangeEnd` starting at `revision` on one endpoint, handing each
+        /// response to `handle` in order, until the task is cancelled or the stream breaks.
+        ///
+        /// The request asks the member to cancel the watch when it loses its leader (the `hasleader` metadata
+        /// etcd's own clients send), so that a watch on the minority side of a partition ends instead of
+        /// staying silent.
+        ///
+        /// - Throws: ``FleetError/Code-swift.enum/compacted`` when `revision` was compacted away,
+        ///   ``FleetError/Code-swift.enum/unreachable`` when the stream could not be opened or ended, and whatever
+        ///   `handle` throws.
+        func watch(
+            key: Data, rangeEnd: Data, from revision: Int64, endpoint index: Int,
+            handle: (EtcdWatchResponse) async throws -> Void
+        ) async throws {
+            let body = try Self.encode(
+                EtcdWatchRequest(
+                    create_request: EtcdWatchCreateRequest(
+                        key: key, range_end: rangeEnd, start_revision: EtcdInt64(revision))))
+            let token = try await tokenIfNeeded(at: index, renew: false)
+            var request = makeRequest("/v3/watch", body: body, token: token, at: index)
+            request.headers.add(name: "Grpc-Metadata-hasleader", value: "true")
+            let response: HTTPClientResponse
             do {
-                tls.privateKey = .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))
+                response = try await http.execute(request, deadline: .distantFuture)
             } catch {
-                throw FleetError(.invalidOption, "\(key) holds no PEM private key: \(error)")
+                throw FleetError(.unreachable, "\(bases[index]) did not open a watch: \(error)")
             }
-        }
-        return tls
-    }
-
-    /// Closes every connection. The client cannot be used afterwards.
-    func shutdown() async {
-        try? await http.shutdown()
-    }
-
-    /// The endpoint requests go to now (an index into the connection's endpoints).
-    var currentEndpoint: Int { state.withLockedValue { $0.current } }
-
-    /// The URL of an endpoint, for messages.
-    func endpointName(_ index: Int) -> String { bases[index % bases.count] }
-
-    /// Moves on from an endpoint that failed, unless another caller moved on already.
-    func endpointFailed(_ index: Int) {
-        state.withLockedValue { state in
-            if state.current == index { state.current = (index + 1) % bases.count }
-        }
-    }
-
-    // MARK: Calls
-
-    func range(key: Data, rangeEnd: Data?) async throws(FleetError) -> EtcdRangeResponse {
-        try await call("/v3/kv/range", EtcdRangeRequest(key: key, range_end: rangeEnd))
-    }
-
-    /// A linearizable read of at most one key under the prefix: answered only by a member that has a leader,
-    /// so a cheap check that the endpoint is part of a working cluster.
-    func checkHealth(key: Data, rangeEnd: Data, endpoint: Int) async throws(FleetError) {
-        let _: EtcdRangeResponse = try await call(
-            "/v3/kv/range", EtcdRangeRequest(key: key, range_end: rangeEnd, limit: EtcdInt64(1), count_only: true),
-            at: endpoint)
-    }
-
-    func txn(_ request: EtcdTxnRequest) async throws(FleetError) -> EtcdTxnResponse {
-        try await call("/v3/kv/txn", request)
-    }
-
-    /// Sends a request to the current endpoint, then to each other endpoint while they fail to answer.
-    func call<Request: Encodable & Sendable, Response: Decodable & Sendable>(
-        _ path: String, _ request: Request
-    ) async throws(FleetError) -> Response {
-        let first = currentEndpoint
-        var failure = FleetError(.unreachable, "no etcd endpoint")
-        for attempt in 0..<bases.count {
-            let index = (first + attempt) % bases.count
-            do {
-                return try await call(path, request, at: index)
-            } catch  where error.code == .unreachable {
-                endpointFailed(index)
-                failure = error
-            }
-        }
-        throw failure
-    }
-
-    /// Sends a request to one endpoint, authenticating first when the connection has credentials and no
-    /// token is held, and once more when etcd says the token expired.
-    private func call<Request: Encodable & Sendable, Response: Decodable & Sendable>(
-        _ path: String, _ request: Request, at index: Int
-    ) async throws(FleetError) -> Response {
-        let body = try Self.encode(request)
-        var token = try await tokenIfNeeded(at: index, renew: false)
-        do {
-            return try Self.decode(Response.self, from: try await post(path, body: body, token: token, at: index))
-        } catch  where error.code == .authenticationFailed && connection.credentials != nil {
-            token = try await tokenIfNeeded(at: index, renew: true)
-            return try Self.decode(Response.self, from: try await post(path, body: body, token: token, at: index))
-        }
-    }
-
-    private func tokenIfNeeded(at index: Int, renew: Bool) async throws(FleetError) -> String? {
-        guard let credentials = connection.credentials else { return nil }
-        if !renew, let token = state.withLockedValue({ $0.token }) { return token }
-        let body = try Self.encode(EtcdAuthenticateRequest(name: credentials.name, password: credentials.password))
-        let answer = try Self.decode(
-            EtcdAuthenticateResponse.self,
-            from: try await post("/v3/auth/authenticate", body: body, token: nil, at: index))
-        guard let token = answer.token, !token.isEmpty else {
-            throw FleetError(.authenticationFailed, "\(endpointName(index)) gave no token for user \(credentials.name)")
-        }
-        state.withLockedValue { $0.token = token }
-        return token
-    }
-
-    /// One POST of a JSON body; the answer's bytes on success, a ``FleetError`` otherwise.
-    private func post(_ path: String, body: Data, token: String?, at index: Int) async throws(FleetError) -> ByteBuffer
-    {
-        let request = makeRequest(path, body: body, token: token, at: index)
-        let timeout = connection.requestTimeout.components
-        let nanoseconds = timeout.seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        let limit = nanoseconds.overflow ? Int64.max : nanoseconds.partialValue &+ timeout.attoseconds / 1_000_000_000
-        do {
-            let response = try await http.execute(request, timeout: .nanoseconds(max(1, limit)))
-            let bytes = try await response.body.collect(upTo: Self.maximumResponseBytes)
-            if response.status.code / 100 != 2 {
+            guard response.status.code / 100 == 2 else {
+                let bytes = (try? await response.body.collect(upTo: 1 << 16)) ?? ByteBuffer()
                 throw Self.failure(status: response.status, body: bytes, endpoint: bases[index])
             }
-            return bytes
-        } catch let error as FleetError {
-            throw error
-        } catch {
-            throw FleetError(.unreachable, "\(bases[index]) did not answer \(path): \(error)")
-        }
-    }
-
-    private func makeRequest(_ path: String, body: Data, token: String?, at index: Int) -> HTTPClientRequest {
-        var request = HTTPClientRequest(url: bases[index] + path)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        if let token { request.headers.add(name: "Authorization", value: token) }
-        request.body = .bytes(ByteBuffer(data: body))
-        return request
-    }
-
-    /// The error an answer other than 2xx stands for; gRPC status 14 (unavailable) counts as unreachable, so
-    /// that the next endpoint is tried, and 16 (unauthenticated) as a token to renew.
-    static func failure(status: HTTPResponseStatus, body: ByteBuffer, endpoint: String) -> FleetError {
-        let parsed = try? JSONDecoder().decode(EtcdErrorBody.self, from: Data(buffer: body))
-        let message = parsed?.message ?? parsed?.error ?? String(buffer: body).prefix(200).description
-        let text = "\(endpoint) answered \(status.code): \(message)"
-        switch parsed?.code {
-        case 14: return FleetError(.unreachable, text)
-        case 16: return FleetError(.authenticationFailed, text)
-        case 7: return FleetError(.authenticationFailed, text)
-        default: return FleetError(status.code == 503 ? .unreachable : .etcdError, text)
-        }
-    }
-
-    static func encode(_ value: some Encodable) throws(FleetError) -> Data {
-        do { return try JSONEncoder().encode(value) } catch {
-            throw FleetError(.invalidOption, "cannot encode a request for etcd: \(error)")
-        }
-    }
-
-    static func decode<Value: Decodable>(_ type: Value.Type, from bytes: ByteBuffer) throws(FleetError) -> Value {
-        do { return try JSONDecoder().decode(type, from: Data(buffer: bytes)) } catch {
-            throw FleetError(.malformedResponse, "etcd's answer could not be read: \(error)")
-        }
-    }
-
-    // MARK: Watch
-
-    /// Watches the keys from `key` up to `rangeEnd` starting at `revision` on one endpoint, handing each
-    /// response to `handle` in order, until the task is cancelled or the stream breaks.
-    ///
-    /// The request asks the member to cancel the watch when it loses its leader (the `hasleader` metadata
-    /// etcd's own clients send), so that a watch on the minority side of a partition ends instead of
-    /// staying silent.
-    ///
-    /// - Throws: ``FleetError/Code-swift.enum/compacted`` when `revision` was compacted away,
-    ///   ``FleetError/Code-swift.enum/unreachable`` when the stream could not be opened or ended, and whatever
-    ///   `handle` throws.
-    func watch(
-        key: Data, rangeEnd: Data, from revision: Int64, endpoint index: Int,
-        handle: (EtcdWatchResponse) async throws -> Void
-    ) async throws {
-        let body = try Self.encode(
-            EtcdWatchRequest(
-                create_request: EtcdWatchCreateRequest(
-                    key: key, range_end: rangeEnd, start_revision: EtcdInt64(revision))))
-        let token = try await tokenIfNeeded(at: index, renew: false)
-        var request = makeRequest("/v3/watch", body: body, token: token, at: index)
-        request.headers.add(name: "Grpc-Metadata-hasleader", value: "true")
-        let response: HTTPClientResponse
-        do {
-            response = try await http.execute(request, deadline: .distantFuture)
-        } catch {
-            throw FleetError(.unreachable, "\(bases[index]) did not open a watch: \(error)")
-        }
-        guard response.status.code / 100 == 2 else {
-            let bytes = (try? await response.body.collect(upTo: 1 << 16)) ?? ByteBuffer()
-            throw Self.failure(status: response.status, body: bytes, endpoint: bases[index])
-        }
-        var pending = ByteBuffer()
-        do {
-            for try await chunk in response.body {
-                var chunk = chunk
-                pending.writeBuffer(&chunk)
-                while let newline = pending.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
-                    let length = newline - pending.readerIndex
-                    guard let line = pending.readSlice(length: length) else { break }
-                    pending.moveReaderIndex(forwardBy: 1)
-                    try await handle(try Self.watchResponse(line, endpoint: bases[index]))
+            var pending = ByteBuffer()
+            do {
+                for try await chunk in response.body {
+                    var chunk = chunk
+                    pending.writeBuffer(&chunk)
+                    while let newline = pending.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
+                        let length = newline - pending.readerIndex
+                        guard let line = pending.readSlice(length: length) else { break }
+                        pending.moveReaderIndex(forwardBy: 1)
+                        try await handle(try Self.watchResponse(line, endpoint: bases[index]))
+                    }
+                    if pending.readableBytes > Self.maximumResponseBytes {
+                        throw FleetError(.malformedResponse, "\(bases[index]) sent a watch line over 64 MiB")
+                    }
+                    pending.discardReadBytes()
                 }
-                if pending.readableBytes > Self.maximumResponseBytes {
-                    throw FleetError(.malformedResponse, "\(bases[index]) sent a watch line over 64 MiB")
-                }
-                pending.discardReadBytes()
+            } catch let error as FleetError {
+                throw error
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                if Task.isCancelled { throw CancellationError() }
+                throw FleetError(.unreachable, "the watch on \(bases[index]) broke: \(error)")
             }
-        } catch let error as FleetError {
-            throw error
-        } catch is CancellationError {
-            throw CancellationError()
-        } catch {
             if Task.isCancelled { throw CancellationError() }
-            throw FleetError(.unreachable, "the watch on \(bases[index]) broke: \(error)")
+            throw FleetError(.unreachable, "\(bases[index]) ended the watch stream")
         }
-        if Task.isCancelled { throw CancellationError() }
-        throw FleetError(.unreachable, "\(bases[index]) ended the watch stream")
-    }
 
-    static func watchResponse(_ line: ByteBuffer, endpoint: String) throws(FleetError) -> EtcdWatchResponse {
-        let parsed = try decode(EtcdWatchStreamLine.self, from: line)
-        if let error = parsed.error {
-            // 14 (unavailable) is how a member that lost its leader ends a `hasleader` watch.
-            let text = "\(endpoint) ended the watch: \(error.message ?? "an error")"
-            throw FleetError(error.grpc_code == 16 || error.grpc_code == 7 ? .authenticationFailed : .unreachable, text)
-        }
-        guard let result = parsed.result else {
-            throw FleetError(.malformedResponse, "\(endpoint) sent a watch line without a result")
-        }
-        if result.canceled == true {
-            if let compacted = result.compact_revision, compacted.value > 0 {
-                throw FleetError(.compacted, "\(endpoint): the watch's revision was compacted (now \(compacted.value))")
+        static func watchResponse(_ line: ByteBuffer, endpoint: String) throws(FleetError) -> EtcdWatchResponse {
+            let parsed = try decode(EtcdWatchStreamLine.self, from: line)
+            if let error = parsed.error {
+                // 14 (unavailable) is how a member that lost its leader ends a `hasleader` watch.
+                let text = "\(endpoint) ended the watch: \(error.message ?? "an error")"
+                throw FleetError(
+                    error.grpc_code == 16 || error.grpc_code == 7 ? .authenticationFailed : .unreachable, text)
             }
-            throw FleetError(
-                .unreachable, "\(endpoint) cancelled the watch: \(result.cancel_reason ?? "no reason given")")
+            guard let result = parsed.result else {
+                throw FleetError(.malformedResponse, "\(endpoint) sent a watch line without a result")
+            }
+            if result.canceled == true {
+                if let compacted = result.compact_revision, compacted.value > 0 {
+                    throw FleetError(
+                        .compacted, "\(endpoint): the watch's revision was compacted (now \(compacted.value))")
+                }
+                throw FleetError(
+                    .unreachable, "\(endpoint) cancelled the watch: \(result.cancel_reason ?? "no reason given")")
+            }
+            return result
         }
-        return result
     }
-}
+#endif

@@ -1,150 +1,152 @@
-import Foundation
+#if Fleet
+    import Foundation
 
-// The messages of etcd's v3 API as its JSON gateway speaks them (etcd 3.4: `/v3/kv/range`, `/v3/kv/put`,
-// `/v3/kv/txn`, `/v3/kv/deleterange`, `/v3/watch`, `/v3/auth/authenticate`). The gateway is grpc-gateway's
-// mapping of the protobuf messages: field names in snake_case, `bytes` as base64 strings (JSONEncoder's default
-// for `Data`), 64-bit integers as decimal strings, fields with a zero value left out (so every field decodes as
-// optional), enums by name (`"DELETE"`; the zero value `PUT` is left out).
+    // The messages of etcd's v3 API as its JSON gateway speaks them (etcd 3.4: `/v3/kv/range`, `/v3/kv/put`,
+    // `/v3/kv/txn`, `/v3/kv/deleterange`, `/v3/watch`, `/v3/auth/authenticate`). The gateway is grpc-gateway's
+    // mapping of the protobuf messages: field names in snake_case, `bytes` as base64 strings (JSONEncoder's default
+    // for `Data`), 64-bit integers as decimal strings, fields with a zero value left out (so every field decodes as
+    // optional), enums by name (`"DELETE"`; the zero value `PUT` is left out).
 
-/// A 64-bit integer as the gateway writes it: a decimal string ("12"); a plain JSON number is accepted too.
-/// Revisions are signed (`EtcdInt64`); cluster and member IDs use the whole unsigned range (`EtcdUInt64`).
-struct EtcdInteger<Value: FixedWidthInteger & Codable & Sendable>: Codable, Sendable, Hashable {
-    var value: Value
+    /// A 64-bit integer as the gateway writes it: a decimal string ("12"); a plain JSON number is accepted too.
+    /// Revisions are signed (`EtcdInt64`); cluster and member IDs use the whole unsigned range (`EtcdUInt64`).
+    struct EtcdInteger<Value: FixedWidthInteger & Codable & Sendable>: Codable, Sendable, Hashable {
+        var value: Value
 
-    init(_ value: Value) { self.value = value }
+        init(_ value: Value) { self.value = value }
 
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if let text = try? container.decode(String.self) {
-            guard let value = Value(text) else {
-                throw DecodingError.dataCorruptedError(
-                    in: container, debugDescription: "not a \(Value.self): \(text.prefix(40))")
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let text = try? container.decode(String.self) {
+                guard let value = Value(text) else {
+                    throw DecodingError.dataCorruptedError(
+                        in: container, debugDescription: "not a \(Value.self): \(text.prefix(40))")
+                }
+                self.value = value
+            } else {
+                value = try container.decode(Value.self)
             }
-            self.value = value
-        } else {
-            value = try container.decode(Value.self)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(String(value))
         }
     }
 
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(String(value))
+    typealias EtcdInt64 = EtcdInteger<Int64>
+    typealias EtcdUInt64 = EtcdInteger<UInt64>
+
+    /// Every response's header: which cluster answered, at which revision of the store. (Fields the mirror does
+    /// not use, such as `member_id` and `raft_term`, are not decoded.)
+    struct EtcdResponseHeader: Decodable, Sendable {
+        var cluster_id: EtcdUInt64?
+        var revision: EtcdInt64?
     }
-}
 
-typealias EtcdInt64 = EtcdInteger<Int64>
-typealias EtcdUInt64 = EtcdInteger<UInt64>
+    /// A key and its value as etcd stores them (`mvccpb.KeyValue`).
+    struct EtcdKeyValue: Decodable, Sendable {
+        var key: Data?
+        var value: Data?
+        var mod_revision: EtcdInt64?
+    }
 
-/// Every response's header: which cluster answered, at which revision of the store. (Fields the mirror does
-/// not use, such as `member_id` and `raft_term`, are not decoded.)
-struct EtcdResponseHeader: Decodable, Sendable {
-    var cluster_id: EtcdUInt64?
-    var revision: EtcdInt64?
-}
+    struct EtcdRangeRequest: Encodable, Sendable {
+        var key: Data
+        var range_end: Data?
+        var limit: EtcdInt64?
+        var count_only: Bool?
+    }
 
-/// A key and its value as etcd stores them (`mvccpb.KeyValue`).
-struct EtcdKeyValue: Decodable, Sendable {
-    var key: Data?
-    var value: Data?
-    var mod_revision: EtcdInt64?
-}
+    struct EtcdRangeResponse: Decodable, Sendable {
+        var header: EtcdResponseHeader?
+        var kvs: [EtcdKeyValue]?
+    }
 
-struct EtcdRangeRequest: Encodable, Sendable {
-    var key: Data
-    var range_end: Data?
-    var limit: EtcdInt64?
-    var count_only: Bool?
-}
+    struct EtcdPutRequest: Encodable, Sendable {
+        var key: Data
+        var value: Data
+    }
 
-struct EtcdRangeResponse: Decodable, Sendable {
-    var header: EtcdResponseHeader?
-    var kvs: [EtcdKeyValue]?
-}
+    struct EtcdDeleteRangeRequest: Encodable, Sendable {
+        var key: Data
+        var range_end: Data?
+    }
 
-struct EtcdPutRequest: Encodable, Sendable {
-    var key: Data
-    var value: Data
-}
+    /// One comparison of a transaction: here always a key's `mod_revision` (0 for a key that does not exist).
+    struct EtcdCompare: Encodable, Sendable {
+        var key: Data
+        var target = "MOD"
+        var result = "EQUAL"
+        var mod_revision: EtcdInt64
+    }
 
-struct EtcdDeleteRangeRequest: Encodable, Sendable {
-    var key: Data
-    var range_end: Data?
-}
+    /// One operation of a transaction.
+    struct EtcdRequestOp: Encodable, Sendable {
+        var request_put: EtcdPutRequest?
+        var request_delete_range: EtcdDeleteRangeRequest?
+    }
 
-/// One comparison of a transaction: here always a key's `mod_revision` (0 for a key that does not exist).
-struct EtcdCompare: Encodable, Sendable {
-    var key: Data
-    var target = "MOD"
-    var result = "EQUAL"
-    var mod_revision: EtcdInt64
-}
+    struct EtcdTxnRequest: Encodable, Sendable {
+        var compare: [EtcdCompare]
+        var success: [EtcdRequestOp]
+        var failure: [EtcdRequestOp]
+    }
 
-/// One operation of a transaction.
-struct EtcdRequestOp: Encodable, Sendable {
-    var request_put: EtcdPutRequest?
-    var request_delete_range: EtcdDeleteRangeRequest?
-}
+    struct EtcdTxnResponse: Decodable, Sendable {
+        var header: EtcdResponseHeader?
+        var succeeded: Bool?
+    }
 
-struct EtcdTxnRequest: Encodable, Sendable {
-    var compare: [EtcdCompare]
-    var success: [EtcdRequestOp]
-    var failure: [EtcdRequestOp]
-}
+    struct EtcdAuthenticateRequest: Encodable, Sendable {
+        var name: String
+        var password: String
+    }
 
-struct EtcdTxnResponse: Decodable, Sendable {
-    var header: EtcdResponseHeader?
-    var succeeded: Bool?
-}
+    struct EtcdAuthenticateResponse: Decodable, Sendable {
+        var token: String?
+    }
 
-struct EtcdAuthenticateRequest: Encodable, Sendable {
-    var name: String
-    var password: String
-}
+    struct EtcdWatchCreateRequest: Encodable, Sendable {
+        var key: Data
+        var range_end: Data?
+        var start_revision: EtcdInt64?
+    }
 
-struct EtcdAuthenticateResponse: Decodable, Sendable {
-    var token: String?
-}
+    struct EtcdWatchRequest: Encodable, Sendable {
+        var create_request: EtcdWatchCreateRequest
+    }
 
-struct EtcdWatchCreateRequest: Encodable, Sendable {
-    var key: Data
-    var range_end: Data?
-    var start_revision: EtcdInt64?
-}
+    /// One event of a watch (`mvccpb.Event`): `type` is absent for a put, "DELETE" for a deletion.
+    struct EtcdEvent: Decodable, Sendable {
+        var type: String?
+        var kv: EtcdKeyValue?
+    }
 
-struct EtcdWatchRequest: Encodable, Sendable {
-    var create_request: EtcdWatchCreateRequest
-}
+    struct EtcdWatchResponse: Decodable, Sendable {
+        var header: EtcdResponseHeader?
+        var canceled: Bool?
+        var compact_revision: EtcdInt64?
+        var cancel_reason: String?
+        var events: [EtcdEvent]?
+    }
 
-/// One event of a watch (`mvccpb.Event`): `type` is absent for a put, "DELETE" for a deletion.
-struct EtcdEvent: Decodable, Sendable {
-    var type: String?
-    var kv: EtcdKeyValue?
-}
+    /// One line of the gateway's watch stream: a response, or the error that ended the stream.
+    struct EtcdWatchStreamLine: Decodable, Sendable {
+        var result: EtcdWatchResponse?
+        var error: EtcdStreamError?
+    }
 
-struct EtcdWatchResponse: Decodable, Sendable {
-    var header: EtcdResponseHeader?
-    var canceled: Bool?
-    var compact_revision: EtcdInt64?
-    var cancel_reason: String?
-    var events: [EtcdEvent]?
-}
+    /// The body of an error answer: `{"error": "...", "message": "...", "code": 14}` (a gRPC status code).
+    struct EtcdErrorBody: Decodable, Sendable {
+        var error: String?
+        var message: String?
+        var code: Int?
+    }
 
-/// One line of the gateway's watch stream: a response, or the error that ended the stream.
-struct EtcdWatchStreamLine: Decodable, Sendable {
-    var result: EtcdWatchResponse?
-    var error: EtcdStreamError?
-}
-
-/// The body of an error answer: `{"error": "...", "message": "...", "code": 14}` (a gRPC status code).
-struct EtcdErrorBody: Decodable, Sendable {
-    var error: String?
-    var message: String?
-    var code: Int?
-}
-
-/// The error that ends a watch stream: `{"error": {"grpc_code": 14, "http_code": 503, "message": "etcdserver:
-/// no leader"}}` (its `error` member is an object, not a string).
-struct EtcdStreamError: Decodable, Sendable {
-    var message: String?
-    var grpc_code: Int?
-}
+    /// The error that ends a watch stream: `{"error": {"grpc_code": 14, "http_code": 503, "message": "etcdserver:
+    /// no leader"}}` (its `error` member is an object, not a string).
+    struct EtcdStreamError: Decodable, Sendable {
+        var message: String?
+        var grpc_code: Int?
+    }
+#endif

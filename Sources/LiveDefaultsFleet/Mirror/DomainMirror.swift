@@ -1,387 +1,392 @@
-import Foundation
-import LiveDefaults
-import Logging
+#if Fleet
+    import Foundation
+    import LiveDefaults
+    import Logging
 
-/// Keeps one domain's file and its keys in etcd in step, both ways, until its task is cancelled.
-///
-/// One loop owns all of the mirror's state and handles, in turn, what its inbox collected: local changes (the
-/// store's change stream of the domain, which sees every process's writes) and the responses of an etcd
-/// watch on the domain's prefix. Every decision compares three things per key — the local value, etcd's
-/// value and revision, and the last agreement of the two kept in ``MirrorState`` — so the mirror's own writes
-/// come back as "nothing to do" on either side (no echo), and a restart can tell which side changed a key:
-///
-/// | etcd since agreement | local since agreement | action |
-/// |---|---|---|
-/// | changed | unchanged | take etcd's value (or deletion) locally |
-/// | unchanged | changed | push the local value (or deletion) with a transaction that holds only if etcd still has the agreed revision |
-/// | changed | changed | equal values: agree; otherwise etcd wins, the local edit is logged as a conflict |
-///
-/// Local changes are written through the store (`setValue(_:forKey:inDomain:layer:)`): the library's locked
-/// merge, which re-reads the file under its lock and changes only the mirrored key, so other writers of the
-/// same file lose nothing.
-final class DomainMirror {
-    let domain: String
-    let store: Defaults
-    let client: EtcdClient
-    let layout: FleetLayout
-    let stateFile: MirrorStateFile
-    let logger: Logger
-    let timing: FleetSync.Timing
-
-    private let inbox = MirrorInbox()
-    var state: MirrorState
-    let keyPrefix: Data
-    let keyRangeEnd: Data
-    /// Which watch the inbox's etcd events belong to; events of an older one are dropped.
-    private var generation = 0
-    private var connected = false
-    /// Whether etcd's values were written into the store since the last flush.
-    private var wroteLocally = false
-
-    init(
-        domain: String, store: Defaults, client: EtcdClient, layout: FleetLayout, stateDirectory: String,
-        logger: Logger, timing: FleetSync.Timing
-    ) throws(FleetError) {
-        self.domain = domain
-        self.store = store
-        self.client = client
-        self.layout = layout
-        self.logger = logger
-        self.timing = timing
-        stateFile = try MirrorStateFile(directory: stateDirectory, domain: domain)
-        state = stateFile.load(prefix: layout.prefix) ?? MirrorState(prefix: layout.prefix)
-        keyPrefix = Data(layout.domainPrefix(domain).utf8)
-        keyRangeEnd = FleetLayout.rangeEnd(ofPrefix: keyPrefix)
-    }
-
-    /// Mirrors until the task is cancelled; returns after the last local write is on disk and the state saved.
-    func run() async throws {
-        let changes = try store.changes(inDomain: domain)
-        // Subscribed before the first look at the file, so that no change slips between the two.
-        let iterator = changes.makeAsyncIterator()
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { [inbox] in
-                var iterator = iterator
-                while let change = await iterator.next() {
-                    inbox.post(.localChange(key: change.key))
-                }
-            }
-            // A file that breaks changes no value (the store keeps its last known good version): it is
-            // looked at once per heartbeat, and reported when it turns unreadable.
-            group.addTask { [inbox, store, domain, heartbeat = timing.heartbeat] in
-                var broken = false
-                while !Task.isCancelled {
-                    do { try await Task.sleep(for: heartbeat) } catch { return }
-                    let isBroken = store.problem(inDomain: domain) != nil
-                    if isBroken && !broken { inbox.post(.localFileBroken) }
-                    broken = isBroken
-                }
-            }
-            await loop()
-            inbox.close()
-            group.cancelAll()
-        }
-        try? await store.flush()
-        try? stateFile.save(state)
-    }
-
-    private func loop() async {
-        var failures = 0
-        var needsReconciliation = true
-        var watchTasks: [Task<Void, Never>] = []
-        var watchEndpoint = 0
-        defer { for task in watchTasks { task.cancel() } }
-        // Keys changed locally and not yet pushed; kept while etcd is away.
-        var dirty = Set<String>()
-        while !Task.isCancelled {
-            if !connected {
-                if failures > 0 {
-                    try? await Task.sleep(for: timing.retryDelay(afterFailures: failures))
-                    if Task.isCancelled { break }
-                }
-                if needsReconciliation {
-                    do throws(FleetError) {
-                        try await reconcile()
-                        needsReconciliation = false
-                        dirty.removeAll()  // the reconciliation compared every key
-                    } catch {
-                        failures += 1
-                        reportFailure("cannot reach etcd for \(domain), retrying: \(error)", failures: failures)
-                        continue
-                    }
-                }
-                for task in watchTasks { task.cancel() }
-                generation += 1
-                watchEndpoint = client.currentEndpoint
-                watchTasks = startWatch(generation: generation, endpoint: watchEndpoint)
-                connected = true
-            }
-            let events = await inbox.takeAll()
-            var watchFailure: FleetError?
-            var applied = false
-            for event in events {
-                switch event {
-                case .localChange(let key):
-                    dirty.insert(key)
-                case .watched(let eventGeneration, let response):
-                    guard eventGeneration == generation, watchFailure == nil else { continue }
-                    if failures > 0 {
-                        logger.info("connected to etcd again at \(client.endpointName(watchEndpoint)) for \(domain)")
-                        failures = 0
-                    }
-                    applyWatched(response)
-                    applied = true
-                case .watchFailed(let eventGeneration, let error):
-                    guard eventGeneration == generation else { continue }
-                    watchFailure = error
-                case .localFileBroken:
-                    if let problem = localFileProblem() { restoreFromAgreement(problem) }
-                }
-            }
-            if wroteLocally {
-                // On disk now rather than after the background writer's gathering pause: other processes on
-                // this host see the fleet's change sooner (the file is one write either way).
-                wroteLocally = false
-                try? await store.flush()
-            }
-            if applied { saveState() }
-            if let watchFailure {
-                connected = false
-                if watchFailure.code == .compacted {
-                    // The events since the last applied revision are gone: compare everything again.
-                    logger.info("\(watchFailure.message); resynchronizing \(domain)")
-                    needsReconciliation = true
-                } else {
-                    failures += 1
-                    reportFailure(
-                        "lost the etcd watch for \(domain), reconnecting: \(watchFailure.message)", failures: failures)
-                    client.endpointFailed(watchEndpoint)
-                }
-                continue
-            }
-            if !dirty.isEmpty {
-                let keys = dirty
-                dirty.removeAll()
-                do throws(FleetError) {
-                    try await push(keys)
-                    saveState()
-                } catch {
-                    dirty.formUnion(keys)
-                    failures += 1
-                    reportFailure(
-                        "cannot push local changes of \(domain) to etcd, reconnecting: \(error)", failures: failures)
-                    connected = false
-                }
-            }
-        }
-    }
-
-    /// The first failure in a row is a warning; the retries after it are debug messages.
-    private func reportFailure(_ message: String, failures: Int) {
-        logger.log(level: failures == 1 ? .warning : .debug, "\(message)")
-    }
-
-    func saveState() {
-        state.pruneDeletions()
-        do { try stateFile.save(state) } catch { logger.error("\(error)") }
-    }
-
-    // MARK: Watch
-
-    /// Starts the watch of this generation and its health check; both report into the inbox.
-    private func startWatch(generation: Int, endpoint: Int) -> [Task<Void, Never>] {
-        let start = state.revision + 1
-        let (client, inbox, key, rangeEnd, heartbeat) = (
-            self.client, self.inbox, keyPrefix, keyRangeEnd, timing.heartbeat
-        )
-        let watch = Task {
-            do {
-                try await client.watch(key: key, rangeEnd: rangeEnd, from: start, endpoint: endpoint) { response in
-                    inbox.post(.watched(generation: generation, response))
-                }
-            } catch let error as FleetError {
-                inbox.post(.watchFailed(generation: generation, error))
-            } catch {
-                if !Task.isCancelled {
-                    inbox.post(.watchFailed(generation: generation, FleetError(.unreachable, "\(error)")))
-                }
-            }
-        }
-        // A member cut off from the others, or one that stopped answering without closing the connection,
-        // may leave the watch silent: a linearizable read on the same member says whether it still serves.
-        let health = Task {
-            while !Task.isCancelled {
-                do { try await Task.sleep(for: heartbeat) } catch { return }
-                do throws(FleetError) {
-                    try await client.checkHealth(key: key, rangeEnd: rangeEnd, endpoint: endpoint)
-                } catch {
-                    if !Task.isCancelled { inbox.post(.watchFailed(generation: generation, error)) }
-                    return
-                }
-            }
-        }
-        return [watch, health]
-    }
-
-    private func applyWatched(_ response: EtcdWatchResponse) {
-        for event in response.events ?? [] {
-            guard let kv = event.kv, let etcdKey = kv.key, let revision = kv.mod_revision?.value else { continue }
-            state.revision = max(state.revision, revision)
-            guard let key = layout.defaultsKey(domain: domain, etcdKey: etcdKey) else {
-                logger.debug("ignored an etcd key under \(domain)'s prefix that names no defaults key")
-                continue
-            }
-            if let known = state.keys[key], known.revision >= revision { continue }  // our own push, echoed
-            if event.type == "DELETE" {
-                takeFromEtcd(key: key, value: nil, revision: revision)
-            } else {
-                guard let value = decodeValue(kv.value, key: key, revision: revision) else { continue }
-                takeFromEtcd(key: key, value: value, revision: revision)
-            }
-        }
-        if let revision = response.header?.revision?.value, response.events?.isEmpty ?? true {
-            // A progress notification: nothing up to this revision concerns the domain.
-            state.revision = max(state.revision, revision)
-        }
-    }
-
-    func decodeValue(_ bytes: Data?, key: String, revision: Int64) -> PropertyList? {
-        do {
-            return try FleetLayout.decode(bytes ?? Data())
-        } catch {
-            logger.error(
-                "etcd's value of \(domain) \(key) (revision \(revision)) is not a property list; the key is left as it is: \(error)"
-            )
-            return nil
-        }
-    }
-
-    /// Why the domain's published schema (as this machine has it) refuses a value, if it does. Looked up
-    /// each time (a value from etcd is rare next to the file's reads), so that a schema published after the
-    /// agent started applies at once; one that cannot be read is logged and refuses nothing.
-    func schemaRefusal(key: String, value: PropertyList?) -> SchemaViolation? {
-        guard let value else { return nil }
-        do {
-            return try store.publishedSchema(forDomain: domain)?.violation(forKey: key, value: value)
-        } catch {
-            logger.warning("the schema of \(domain) cannot be read, so values are not checked: \(error)")
-            return nil
-        }
-    }
-
-    /// Takes etcd's value (nil: deletion) of a key at a revision: the agreement first, then the file.
+    /// Keeps one domain's file and its keys in etcd in step, both ways, until its task is cancelled.
     ///
-    /// A value the local schema refuses is not taken: the local value stays and becomes the agreement at that
-    /// revision (so it is not pushed back over etcd's either); the next valid value from etcd is taken.
-    func takeFromEtcd(key: String, value: PropertyList?, revision: Int64) {
-        let local = localValue(key)
-        if let violation = schemaRefusal(key: key, value: value) {
-            logger.error(
-                "etcd's value of \(domain) \(key) (revision \(revision)) is refused by the local schema, so the local value stays: \(violation)"
-            )
-            state.keys[key] = MirrorState.Entry(revision: revision, value: local)
-            return
-        }
-        let agreed = state.keys[key]?.value
-        state.keys[key] = MirrorState.Entry(revision: revision, value: value)
-        guard local != value else { return }
-        if local != agreed {
-            logger.warning(
-                "conflict on \(domain) \(key): the local change was not yet in etcd when etcd's revision \(revision) changed the key; etcd's value wins"
-            )
-        }
-        writeLocal(key: key, value: value)
-    }
+    /// One loop owns all of the mirror's state and handles, in turn, what its inbox collected: local changes (the
+    /// store's change stream of the domain, which sees every process's writes) and the responses of an etcd
+    /// watch on the domain's prefix. Every decision compares three things per key — the local value, etcd's
+    /// value and revision, and the last agreement of the two kept in ``MirrorState`` — so the mirror's own writes
+    /// come back as "nothing to do" on either side (no echo), and a restart can tell which side changed a key:
+    ///
+    /// | etcd since agreement | local since agreement | action |
+    /// |---|---|---|
+    /// | changed | unchanged | take etcd's value (or deletion) locally |
+    /// | unchanged | changed | push the local value (or deletion) with a transaction that holds only if etcd still has the agreed revision |
+    /// | changed | changed | equal values: agree; otherwise etcd wins, the local edit is logged as a conflict |
+    ///
+    /// Local changes are written through the store (`setValue(_:forKey:inDomain:layer:)`): the library's locked
+    /// merge, which re-reads the file under its lock and changes only the mirrored key, so other writers of the
+    /// same file lose nothing.
+    final class DomainMirror {
+        let domain: String
+        let store: Defaults
+        let client: EtcdClient
+        let layout: FleetLayout
+        let stateFile: MirrorStateFile
+        let logger: Logger
+        let timing: FleetSync.Timing
 
-    func localValue(_ key: String) -> PropertyList? {
-        store.persistentDomainContents(forName: domain)?[key]
-    }
+        private let inbox = MirrorInbox()
+        var state: MirrorState
+        let keyPrefix: Data
+        let keyRangeEnd: Data
+        /// Which watch the inbox's etcd events belong to; events of an older one are dropped.
+        private var generation = 0
+        private var connected = false
+        /// Whether etcd's values were written into the store since the last flush.
+        private var wroteLocally = false
 
-    func writeLocal(key: String, value: PropertyList?) {
-        do {
-            try store.setValue(value, forKey: key, inDomain: domain, layer: .currentUser)
-            wroteLocally = true
-        } catch {
-            logger.error("cannot apply etcd's \(domain) \(key) locally: \(error)")
+        init(
+            domain: String, store: Defaults, client: EtcdClient, layout: FleetLayout, stateDirectory: String,
+            logger: Logger, timing: FleetSync.Timing
+        ) throws(FleetError) {
+            self.domain = domain
+            self.store = store
+            self.client = client
+            self.layout = layout
+            self.logger = logger
+            self.timing = timing
+            stateFile = try MirrorStateFile(directory: stateDirectory, domain: domain)
+            state = stateFile.load(prefix: layout.prefix) ?? MirrorState(prefix: layout.prefix)
+            keyPrefix = Data(layout.domainPrefix(domain).utf8)
+            keyRangeEnd = FleetLayout.rangeEnd(ofPrefix: keyPrefix)
         }
-    }
 
-    // MARK: Push
-
-    /// Pushes the keys whose local value differs from the agreement: one transaction per chunk that holds only
-    /// if etcd still has every key at its agreed revision; when one fails, key by key.
-    func push(_ keys: Set<String>) async throws(FleetError) {
-        if let problem = localFileProblem() { return restoreFromAgreement(problem) }
-        let contents = store.persistentDomainContents(forName: domain) ?? [:]
-        var changed: [(key: String, value: PropertyList?)] = []
-        for key in keys.sorted() where contents[key] != state.keys[key]?.value {
-            if let violation = schemaRefusal(key: key, value: contents[key]) {
-                // Written with `defaults write --no-validate`, or by a program that ignores the schema.
-                logger.error("\(domain) \(key) is not pushed to etcd: the local schema refuses it: \(violation)")
-                continue
-            }
-            changed.append((key, contents[key]))
-        }
-        var start = 0
-        while start < changed.count {
-            let chunk = Array(changed[start..<min(start + timing.keysPerTransaction, changed.count)])
-            start += chunk.count
-            if chunk.count > 1 {
-                do throws(FleetError) {
-                    if try await pushTogether(chunk) { continue }
-                } catch  where error.code == .etcdError {
-                    // Refused as a whole (too large a request, say): key by key below.
+        /// Mirrors until the task is cancelled; returns after the last local write is on disk and the state saved.
+        func run() async throws {
+            let changes = try store.changes(inDomain: domain)
+            // Subscribed before the first look at the file, so that no change slips between the two.
+            let iterator = changes.makeAsyncIterator()
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { [inbox] in
+                    var iterator = iterator
+                    while let change = await iterator.next() {
+                        inbox.post(.localChange(key: change.key))
+                    }
                 }
-            }
-            for item in chunk {
-                do throws(FleetError) {
-                    _ = try await pushTogether([item])
-                } catch  where error.code == .etcdError {
-                    // etcd refuses this key (a value over its request limit, no permission): the others go on;
-                    // the key stays local and is tried again at the next reconciliation.
-                    logger.error("etcd refused \(domain) \(item.key), which stays local: \(error.message)")
+                // A file that breaks changes no value (the store keeps its last known good version): it is
+                // looked at once per heartbeat, and reported when it turns unreadable.
+                group.addTask { [inbox, store, domain, heartbeat = timing.heartbeat] in
+                    var broken = false
+                    while !Task.isCancelled {
+                        do { try await Task.sleep(for: heartbeat) } catch { return }
+                        let isBroken = store.problem(inDomain: domain) != nil
+                        if isBroken && !broken { inbox.post(.localFileBroken) }
+                        broken = isBroken
+                    }
                 }
+                await loop()
+                inbox.close()
+                group.cancelAll()
             }
+            try? await store.flush()
+            try? stateFile.save(state)
         }
-    }
 
-    /// One transaction for some keys; false (and, for a single key, a logged conflict) when etcd changed one of
-    /// them since the agreement.
-    private func pushTogether(_ items: [(key: String, value: PropertyList?)]) async throws(FleetError) -> Bool {
-        var compares: [EtcdCompare] = []
-        var operations: [EtcdRequestOp] = []
-        var encoded: [(key: String, value: PropertyList?)] = []
-        for (key, value) in items {
-            let etcdKey = Data(layout.etcdKey(domain: domain, key: key).utf8)
-            compares.append(EtcdCompare(key: etcdKey, mod_revision: EtcdInt64(state.agreedRevision(key))))
-            if let value {
-                let bytes: Data
-                do { bytes = try FleetLayout.encode(value) } catch {
-                    logger.error("\(domain) \(key) cannot be written as XML for etcd, so it stays local: \(error)")
+        private func loop() async {
+            var failures = 0
+            var needsReconciliation = true
+            var watchTasks: [Task<Void, Never>] = []
+            var watchEndpoint = 0
+            defer { for task in watchTasks { task.cancel() } }
+            // Keys changed locally and not yet pushed; kept while etcd is away.
+            var dirty = Set<String>()
+            while !Task.isCancelled {
+                if !connected {
+                    if failures > 0 {
+                        try? await Task.sleep(for: timing.retryDelay(afterFailures: failures))
+                        if Task.isCancelled { break }
+                    }
+                    if needsReconciliation {
+                        do throws(FleetError) {
+                            try await reconcile()
+                            needsReconciliation = false
+                            dirty.removeAll()  // the reconciliation compared every key
+                        } catch {
+                            failures += 1
+                            reportFailure("cannot reach etcd for \(domain), retrying: \(error)", failures: failures)
+                            continue
+                        }
+                    }
+                    for task in watchTasks { task.cancel() }
+                    generation += 1
+                    watchEndpoint = client.currentEndpoint
+                    watchTasks = startWatch(generation: generation, endpoint: watchEndpoint)
+                    connected = true
+                }
+                let events = await inbox.takeAll()
+                var watchFailure: FleetError?
+                var applied = false
+                for event in events {
+                    switch event {
+                    case .localChange(let key):
+                        dirty.insert(key)
+                    case .watched(let eventGeneration, let response):
+                        guard eventGeneration == generation, watchFailure == nil else { continue }
+                        if failures > 0 {
+                            logger.info(
+                                "connected to etcd again at \(client.endpointName(watchEndpoint)) for \(domain)")
+                            failures = 0
+                        }
+                        applyWatched(response)
+                        applied = true
+                    case .watchFailed(let eventGeneration, let error):
+                        guard eventGeneration == generation else { continue }
+                        watchFailure = error
+                    case .localFileBroken:
+                        if let problem = localFileProblem() { restoreFromAgreement(problem) }
+                    }
+                }
+                if wroteLocally {
+                    // On disk now rather than after the background writer's gathering pause: other processes on
+                    // this host see the fleet's change sooner (the file is one write either way).
+                    wroteLocally = false
+                    try? await store.flush()
+                }
+                if applied { saveState() }
+                if let watchFailure {
+                    connected = false
+                    if watchFailure.code == .compacted {
+                        // The events since the last applied revision are gone: compare everything again.
+                        logger.info("\(watchFailure.message); resynchronizing \(domain)")
+                        needsReconciliation = true
+                    } else {
+                        failures += 1
+                        reportFailure(
+                            "lost the etcd watch for \(domain), reconnecting: \(watchFailure.message)",
+                            failures: failures)
+                        client.endpointFailed(watchEndpoint)
+                    }
                     continue
                 }
-                operations.append(EtcdRequestOp(request_put: EtcdPutRequest(key: etcdKey, value: bytes)))
-            } else {
-                operations.append(EtcdRequestOp(request_delete_range: EtcdDeleteRangeRequest(key: etcdKey)))
+                if !dirty.isEmpty {
+                    let keys = dirty
+                    dirty.removeAll()
+                    do throws(FleetError) {
+                        try await push(keys)
+                        saveState()
+                    } catch {
+                        dirty.formUnion(keys)
+                        failures += 1
+                        reportFailure(
+                            "cannot push local changes of \(domain) to etcd, reconnecting: \(error)", failures: failures
+                        )
+                        connected = false
+                    }
+                }
             }
-            encoded.append((key, value))
         }
-        guard !operations.isEmpty else { return true }
-        let answer = try await client.txn(EtcdTxnRequest(compare: compares, success: operations, failure: []))
-        guard answer.succeeded == true else {
-            if items.count == 1 {
+
+        /// The first failure in a row is a warning; the retries after it are debug messages.
+        private func reportFailure(_ message: String, failures: Int) {
+            logger.log(level: failures == 1 ? .warning : .debug, "\(message)")
+        }
+
+        func saveState() {
+            state.pruneDeletions()
+            do { try stateFile.save(state) } catch { logger.error("\(error)") }
+        }
+
+        // MARK: Watch
+
+        /// Starts the watch of this generation and its health check; both report into the inbox.
+        private func startWatch(generation: Int, endpoint: Int) -> [Task<Void, Never>] {
+            let start = state.revision + 1
+            let (client, inbox, key, rangeEnd, heartbeat) = (
+                self.client, self.inbox, keyPrefix, keyRangeEnd, timing.heartbeat
+            )
+            let watch = Task {
+                do {
+                    try await client.watch(key: key, rangeEnd: rangeEnd, from: start, endpoint: endpoint) { response in
+                        inbox.post(.watched(generation: generation, response))
+                    }
+                } catch let error as FleetError {
+                    inbox.post(.watchFailed(generation: generation, error))
+                } catch {
+                    if !Task.isCancelled {
+                        inbox.post(.watchFailed(generation: generation, FleetError(.unreachable, "\(error)")))
+                    }
+                }
+            }
+            // A member cut off from the others, or one that stopped answering without closing the connection,
+            // may leave the watch silent: a linearizable read on the same member says whether it still serves.
+            let health = Task {
+                while !Task.isCancelled {
+                    do { try await Task.sleep(for: heartbeat) } catch { return }
+                    do throws(FleetError) {
+                        try await client.checkHealth(key: key, rangeEnd: rangeEnd, endpoint: endpoint)
+                    } catch {
+                        if !Task.isCancelled { inbox.post(.watchFailed(generation: generation, error)) }
+                        return
+                    }
+                }
+            }
+            return [watch, health]
+        }
+
+        private func applyWatched(_ response: EtcdWatchResponse) {
+            for event in response.events ?? [] {
+                guard let kv = event.kv, let etcdKey = kv.key, let revision = kv.mod_revision?.value else { continue }
+                state.revision = max(state.revision, revision)
+                guard let key = layout.defaultsKey(domain: domain, etcdKey: etcdKey) else {
+                    logger.debug("ignored an etcd key under \(domain)'s prefix that names no defaults key")
+                    continue
+                }
+                if let known = state.keys[key], known.revision >= revision { continue }  // our own push, echoed
+                if event.type == "DELETE" {
+                    takeFromEtcd(key: key, value: nil, revision: revision)
+                } else {
+                    guard let value = decodeValue(kv.value, key: key, revision: revision) else { continue }
+                    takeFromEtcd(key: key, value: value, revision: revision)
+                }
+            }
+            if let revision = response.header?.revision?.value, response.events?.isEmpty ?? true {
+                // A progress notification: nothing up to this revision concerns the domain.
+                state.revision = max(state.revision, revision)
+            }
+        }
+
+        func decodeValue(_ bytes: Data?, key: String, revision: Int64) -> PropertyList? {
+            do {
+                return try FleetLayout.decode(bytes ?? Data())
+            } catch {
+                logger.error(
+                    "etcd's value of \(domain) \(key) (revision \(revision)) is not a property list; the key is left as it is: \(error)"
+                )
+                return nil
+            }
+        }
+
+        /// Why the domain's published schema (as this machine has it) refuses a value, if it does. Looked up
+        /// each time (a value from etcd is rare next to the file's reads), so that a schema published after the
+        /// agent started applies at once; one that cannot be read is logged and refuses nothing.
+        func schemaRefusal(key: String, value: PropertyList?) -> SchemaViolation? {
+            guard let value else { return nil }
+            do {
+                return try store.publishedSchema(forDomain: domain)?.violation(forKey: key, value: value)
+            } catch {
+                logger.warning("the schema of \(domain) cannot be read, so values are not checked: \(error)")
+                return nil
+            }
+        }
+
+        /// Takes etcd's value (nil: deletion) of a key at a revision: the agreement first, then the file.
+        ///
+        /// A value the local schema refuses is not taken: the local value stays and becomes the agreement at that
+        /// revision (so it is not pushed back over etcd's either); the next valid value from etcd is taken.
+        func takeFromEtcd(key: String, value: PropertyList?, revision: Int64) {
+            let local = localValue(key)
+            if let violation = schemaRefusal(key: key, value: value) {
+                logger.error(
+                    "etcd's value of \(domain) \(key) (revision \(revision)) is refused by the local schema, so the local value stays: \(violation)"
+                )
+                state.keys[key] = MirrorState.Entry(revision: revision, value: local)
+                return
+            }
+            let agreed = state.keys[key]?.value
+            state.keys[key] = MirrorState.Entry(revision: revision, value: value)
+            guard local != value else { return }
+            if local != agreed {
                 logger.warning(
-                    "conflict on \(domain) \(items[0].key): etcd changed it since the last agreement; etcd's value wins"
+                    "conflict on \(domain) \(key): the local change was not yet in etcd when etcd's revision \(revision) changed the key; etcd's value wins"
                 )
             }
-            return false
+            writeLocal(key: key, value: value)
         }
-        guard let revision = answer.header?.revision?.value else {
-            throw FleetError(.malformedResponse, "etcd's answer to a transaction has no revision")
+
+        func localValue(_ key: String) -> PropertyList? {
+            store.persistentDomainContents(forName: domain)?[key]
         }
-        for (key, value) in encoded {
-            state.keys[key] = MirrorState.Entry(revision: revision, value: value)
+
+        func writeLocal(key: String, value: PropertyList?) {
+            do {
+                try store.setValue(value, forKey: key, inDomain: domain, layer: .currentUser)
+                wroteLocally = true
+            } catch {
+                logger.error("cannot apply etcd's \(domain) \(key) locally: \(error)")
+            }
         }
-        return true
+
+        // MARK: Push
+
+        /// Pushes the keys whose local value differs from the agreement: one transaction per chunk that holds only
+        /// if etcd still has every key at its agreed revision; when one fails, key by key.
+        func push(_ keys: Set<String>) async throws(FleetError) {
+            if let problem = localFileProblem() { return restoreFromAgreement(problem) }
+            let contents = store.persistentDomainContents(forName: domain) ?? [:]
+            var changed: [(key: String, value: PropertyList?)] = []
+            for key in keys.sorted() where contents[key] != state.keys[key]?.value {
+                if let violation = schemaRefusal(key: key, value: contents[key]) {
+                    // Written with `defaults write --no-validate`, or by a program that ignores the schema.
+                    logger.error("\(domain) \(key) is not pushed to etcd: the local schema refuses it: \(violation)")
+                    continue
+                }
+                changed.append((key, contents[key]))
+            }
+            var start = 0
+            while start < changed.count {
+                let chunk = Array(changed[start..<min(start + timing.keysPerTransaction, changed.count)])
+                start += chunk.count
+                if chunk.count > 1 {
+                    do throws(FleetError) {
+                        if try await pushTogether(chunk) { continue }
+                    } catch  where error.code == .etcdError {
+                        // Refused as a whole (too large a request, say): key by key below.
+                    }
+                }
+                for item in chunk {
+                    do throws(FleetError) {
+                        _ = try await pushTogether([item])
+                    } catch  where error.code == .etcdError {
+                        // etcd refuses this key (a value over its request limit, no permission): the others go on;
+                        // the key stays local and is tried again at the next reconciliation.
+                        logger.error("etcd refused \(domain) \(item.key), which stays local: \(error.message)")
+                    }
+                }
+            }
+        }
+
+        /// One transaction for some keys; false (and, for a single key, a logged conflict) when etcd changed one of
+        /// them since the agreement.
+        private func pushTogether(_ items: [(key: String, value: PropertyList?)]) async throws(FleetError) -> Bool {
+            var compares: [EtcdCompare] = []
+            var operations: [EtcdRequestOp] = []
+            var encoded: [(key: String, value: PropertyList?)] = []
+            for (key, value) in items {
+                let etcdKey = Data(layout.etcdKey(domain: domain, key: key).utf8)
+                compares.append(EtcdCompare(key: etcdKey, mod_revision: EtcdInt64(state.agreedRevision(key))))
+                if let value {
+                    let bytes: Data
+                    do { bytes = try FleetLayout.encode(value) } catch {
+                        logger.error("\(domain) \(key) cannot be written as XML for etcd, so it stays local: \(error)")
+                        continue
+                    }
+                    operations.append(EtcdRequestOp(request_put: EtcdPutRequest(key: etcdKey, value: bytes)))
+                } else {
+                    operations.append(EtcdRequestOp(request_delete_range: EtcdDeleteRangeRequest(key: etcdKey)))
+                }
+                encoded.append((key, value))
+            }
+            guard !operations.isEmpty else { return true }
+            let answer = try await client.txn(EtcdTxnRequest(compare: compares, success: operations, failure: []))
+            guard answer.succeeded == true else {
+                if items.count == 1 {
+                    logger.warning(
+                        "conflict on \(domain) \(items[0].key): etcd changed it since the last agreement; etcd's value wins"
+                    )
+                }
+                return false
+            }
+            guard let revision = answer.header?.revision?.value else {
+                throw FleetError(.malformedResponse, "etcd's answer to a transaction has no revision")
+            }
+            for (key, value) in encoded {
+                state.keys[key] = MirrorState.Entry(revision: revision, value: value)
+            }
+            return true
+        }
     }
-}
+#endif

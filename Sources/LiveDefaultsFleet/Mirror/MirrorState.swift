@@ -1,136 +1,138 @@
-import Foundation
-import LiveDefaults
+#if Fleet
+    import Foundation
+    import LiveDefaults
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
+    #if canImport(Glibc)
+        import Glibc
+    #elseif canImport(Musl)
+        import Musl
+    #endif
 
-/// What a mirror knows of its last agreement with etcd, kept in a file so that a restarted agent can tell
-/// who changed a key while it was away: for each key, the value both sides had and the etcd revision that
-/// wrote it; the cluster it was agreed with; the revision up to which etcd's events were applied.
-///
-/// The file is `<state directory>/<domain>.plist` (binary property list); beside it `<domain>.lock` is held
-/// with `flock` for as long as a mirror runs, so that two agents never mirror the same domain of one user at
-/// once. A missing, unreadable or foreign (other cluster, other prefix) file means "never synced": etcd's
-/// keys are taken and local keys etcd lacks are pushed.
-struct MirrorState: Equatable {
-    struct Entry: Equatable {
-        /// The etcd revision that last wrote the key (`mod_revision`).
-        var revision: Int64
-        /// The value both sides had at that revision; nil when the revision deleted the key (kept until
-        /// every event up to it was applied, so that the deletion's echo is known as ours).
-        var value: PropertyList?
-    }
-
-    /// The revision a transaction expects the key at: the agreed one, or 0 (no such key) after a deletion.
-    func agreedRevision(_ key: String) -> Int64 {
-        guard let entry = keys[key], entry.value != nil else { return 0 }
-        return entry.revision
-    }
-
-    /// Forgets deletions whose events were all applied.
-    mutating func pruneDeletions() {
-        keys = keys.filter { $0.value.value != nil || $0.value.revision > revision }
-    }
-
-    var clusterID: UInt64?
-    var prefix: String
-    /// All of etcd's events up to this revision were applied.
-    var revision: Int64 = 0
-    var keys: [String: Entry] = [:]
-
-    static let formatVersion = 1
-
-    init(prefix: String) {
-        self.prefix = prefix
-    }
-
-    // MARK: File
-
-    func encoded() throws -> Data {
-        var entries: [String: PropertyList] = [:]
-        for (key, entry) in keys {
-            var fields: [String: PropertyList] = ["Revision": .integer(Int(entry.revision))]
-            fields["Value"] = entry.value
-            entries[key] = .dictionary(fields)
-        }
-        var root: [String: PropertyList] = [
-            "Format": .integer(Self.formatVersion), "Prefix": .string(prefix),
-            "Revision": .integer(Int(revision)), "Keys": .dictionary(entries),
-        ]
-        if let clusterID { root["Cluster"] = .string(String(clusterID)) }
-        return try PropertyList.dictionary(root).encoded(as: .binary)
-    }
-
-    /// The state a file holds, or nil when it is not a state file of this version and prefix.
-    static func decode(_ data: Data, prefix: String) -> MirrorState? {
-        guard case .dictionary(let root)? = try? PropertyList.decode(data).value,
-            case .integer(Self.formatVersion)? = root["Format"],
-            case .string(prefix)? = root["Prefix"],
-            case .integer(let revision)? = root["Revision"], revision >= 0,
-            case .dictionary(let entries)? = root["Keys"]
-        else { return nil }
-        var state = MirrorState(prefix: prefix)
-        state.revision = Int64(revision)
-        if case .string(let text)? = root["Cluster"] { state.clusterID = UInt64(text) }
-        for (key, item) in entries {
-            guard case .dictionary(let fields) = item, case .integer(let revision)? = fields["Revision"],
-                revision > 0
-            else { return nil }
-            state.keys[key] = Entry(revision: Int64(revision), value: fields["Value"])
-        }
-        return state
-    }
-}
-
-/// The file of a mirror's state and the lock that keeps a second agent away from the domain.
-final class MirrorStateFile {
-    let path: String
-    private let lockDescriptor: Int32
-
-    /// Opens (creating the directory) and locks the state file of a domain.
+    /// What a mirror knows of its last agreement with etcd, kept in a file so that a restarted agent can tell
+    /// who changed a key while it was away: for each key, the value both sides had and the etcd revision that
+    /// wrote it; the cluster it was agreed with; the revision up to which etcd's events were applied.
     ///
-    /// - Throws: ``FleetError/Code-swift.enum/stateUnavailable`` when the directory cannot be made or another
-    ///   process mirrors the domain already.
-    init(directory: String, domain: String) throws(FleetError) {
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw FleetError(.stateUnavailable, "cannot create the sync state directory \(directory): \(error)")
+    /// The file is `<state directory>/<domain>.plist` (binary property list); beside it `<domain>.lock` is held
+    /// with `flock` for as long as a mirror runs, so that two agents never mirror the same domain of one user at
+    /// once. A missing, unreadable or foreign (other cluster, other prefix) file means "never synced": etcd's
+    /// keys are taken and local keys etcd lacks are pushed.
+    struct MirrorState: Equatable {
+        struct Entry: Equatable {
+            /// The etcd revision that last wrote the key (`mod_revision`).
+            var revision: Int64
+            /// The value both sides had at that revision; nil when the revision deleted the key (kept until
+            /// every event up to it was applied, so that the deletion's echo is known as ours).
+            var value: PropertyList?
         }
-        path = directory + "/" + domain + ".plist"
-        let lockPath = directory + "/" + domain + ".lock"
-        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw FleetError(.stateUnavailable, "cannot open \(lockPath): \(String(cString: strerror(errno)))")
+
+        /// The revision a transaction expects the key at: the agreed one, or 0 (no such key) after a deletion.
+        func agreedRevision(_ key: String) -> Int64 {
+            guard let entry = keys[key], entry.value != nil else { return 0 }
+            return entry.revision
         }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            close(descriptor)
-            throw FleetError(
-                .stateUnavailable,
-                "another agent is mirroring \(domain) for this user already (it holds \(lockPath))")
+
+        /// Forgets deletions whose events were all applied.
+        mutating func pruneDeletions() {
+            keys = keys.filter { $0.value.value != nil || $0.value.revision > revision }
         }
-        lockDescriptor = descriptor
+
+        var clusterID: UInt64?
+        var prefix: String
+        /// All of etcd's events up to this revision were applied.
+        var revision: Int64 = 0
+        var keys: [String: Entry] = [:]
+
+        static let formatVersion = 1
+
+        init(prefix: String) {
+            self.prefix = prefix
+        }
+
+        // MARK: File
+
+        func encoded() throws -> Data {
+            var entries: [String: PropertyList] = [:]
+            for (key, entry) in keys {
+                var fields: [String: PropertyList] = ["Revision": .integer(Int(entry.revision))]
+                fields["Value"] = entry.value
+                entries[key] = .dictionary(fields)
+            }
+            var root: [String: PropertyList] = [
+                "Format": .integer(Self.formatVersion), "Prefix": .string(prefix),
+                "Revision": .integer(Int(revision)), "Keys": .dictionary(entries),
+            ]
+            if let clusterID { root["Cluster"] = .string(String(clusterID)) }
+            return try PropertyList.dictionary(root).encoded(as: .binary)
+        }
+
+        /// The state a file holds, or nil when it is not a state file of this version and prefix.
+        static func decode(_ data: Data, prefix: String) -> MirrorState? {
+            guard case .dictionary(let root)? = try? PropertyList.decode(data).value,
+                case .integer(Self.formatVersion)? = root["Format"],
+                case .string(prefix)? = root["Prefix"],
+                case .integer(let revision)? = root["Revision"], revision >= 0,
+                case .dictionary(let entries)? = root["Keys"]
+            else { return nil }
+            var state = MirrorState(prefix: prefix)
+            state.revision = Int64(revision)
+            if case .string(let text)? = root["Cluster"] { state.clusterID = UInt64(text) }
+            for (key, item) in entries {
+                guard case .dictionary(let fields) = item, case .integer(let revision)? = fields["Revision"],
+                    revision > 0
+                else { return nil }
+                state.keys[key] = Entry(revision: Int64(revision), value: fields["Value"])
+            }
+            return state
+        }
     }
 
-    deinit {
-        close(lockDescriptor)  // releases the flock
-    }
+    /// The file of a mirror's state and the lock that keeps a second agent away from the domain.
+    final class MirrorStateFile {
+        let path: String
+        private let lockDescriptor: Int32
 
-    func load(prefix: String) -> MirrorState? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        return MirrorState.decode(data, prefix: prefix)
-    }
+        /// Opens (creating the directory) and locks the state file of a domain.
+        ///
+        /// - Throws: ``FleetError/Code-swift.enum/stateUnavailable`` when the directory cannot be made or another
+        ///   process mirrors the domain already.
+        init(directory: String, domain: String) throws(FleetError) {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw FleetError(.stateUnavailable, "cannot create the sync state directory \(directory): \(error)")
+            }
+            path = directory + "/" + domain + ".plist"
+            let lockPath = directory + "/" + domain + ".lock"
+            let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else {
+                throw FleetError(.stateUnavailable, "cannot open \(lockPath): \(String(cString: strerror(errno)))")
+            }
+            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+                close(descriptor)
+                throw FleetError(
+                    .stateUnavailable,
+                    "another agent is mirroring \(domain) for this user already (it holds \(lockPath))")
+            }
+            lockDescriptor = descriptor
+        }
 
-    /// Replaces the file atomically (a temporary file renamed over it). Not synced to disk: a state lost in a
-    /// crash only makes the next reconciliation compare values instead of revisions (see Docs/Fleet.md).
-    func save(_ state: MirrorState) throws(FleetError) {
-        do {
-            try state.encoded().write(to: URL(fileURLWithPath: path), options: .atomic)
-        } catch {
-            throw FleetError(.stateUnavailable, "cannot write the sync state \(path): \(error)")
+        deinit {
+            close(lockDescriptor)  // releases the flock
+        }
+
+        func load(prefix: String) -> MirrorState? {
+            guard let data = FileManager.default.contents(atPath: path) else { return nil }
+            return MirrorState.decode(data, prefix: prefix)
+        }
+
+        /// Replaces the file atomically (a temporary file renamed over it). Not synced to disk: a state lost in a
+        /// crash only makes the next reconciliation compare values instead of revisions (see Docs/Fleet.md).
+        func save(_ state: MirrorState) throws(FleetError) {
+            do {
+                try state.encoded().write(to: URL(fileURLWithPath: path), options: .atomic)
+            } catch {
+                throw FleetError(.stateUnavailable, "cannot write the sync state \(path): \(error)")
+            }
         }
     }
-}
+#endif
