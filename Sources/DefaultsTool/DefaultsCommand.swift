@@ -3,6 +3,8 @@ import ArgumentParser
 /// `defaults`: read and write LiveDefaults (and Foundation.UserDefaults) domains from the command line, as
 /// macOS `defaults(1)` does, and watch them change live.
 struct DefaultsCommand: AsyncParsableCommand {
+    // Every verb names itself (commandName): a name derived from the type costs a dynamic cast per verb at
+    // start-up, each a scan of every protocol conformance in the process (Docs/Benchmarks.md).
     static let configuration = CommandConfiguration(
         commandName: "defaults",
         abstract:

@@ -4,7 +4,8 @@ import LiveDefaults
 
 /// `defaults delete domain [key]`.
 struct Delete: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Delete a key, or a whole domain (its file).")
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Delete a key, or a whole domain (its file).")
 
     @OptionGroup var host: HostOptions
     @Argument var domain: String

@@ -7,6 +7,7 @@ import LiveDefaults
 /// up a domain, and where a key's value comes from.
 struct Doctor: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "doctor",
         abstract: "Explain what the watcher sees and where each value comes from (exit 1 when something is wrong).",
         discussion: """
             Without a domain: the watcher (inotify or polling, and why) and the inotify limits with this \

@@ -4,7 +4,8 @@ import LiveDefaults
 
 /// `defaults domains`.
 struct Domains: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the domains, separated by commas.")
+    static let configuration = CommandConfiguration(
+        commandName: "domains", abstract: "List the domains, separated by commas.")
 
     func run() {
         emit(DefaultsLocations.current.persistentDomainNames().joined(separator: ", "))

@@ -6,6 +6,7 @@ import LiveDefaults
 /// `defaults export domain path|-`.
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "export",
         abstract: "Write a domain to a file as an XML property list, or to standard output with -.")
 
     @OptionGroup var host: HostOptions

@@ -6,6 +6,7 @@ import LiveDefaults
 /// `defaults find word`.
 struct Find: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "find",
         abstract: "Find domains, keys and values containing a word (ignoring case).")
 
     @OptionGroup var host: HostOptions

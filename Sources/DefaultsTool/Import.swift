@@ -6,6 +6,7 @@ import LiveDefaults
 /// `defaults import domain path|-`.
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "import",
         abstract: "Replace a domain with a property-list file (XML, binary or old-style), or standard input with -.",
         discussion: """
             The whole file is checked against the domain's published schema before any of it is written: one \

@@ -5,6 +5,7 @@ import LiveDefaults
 /// `defaults read [domain [key]]`.
 struct Read: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "read",
         abstract: "Print every domain, one domain, or one key.",
         discussion: """
             Strings and numbers print bare, containers and domains as old-style property lists. Keys the \

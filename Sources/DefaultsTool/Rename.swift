@@ -4,7 +4,7 @@ import LiveDefaults
 
 /// `defaults rename domain old new`.
 struct Rename: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Rename a key, keeping its value.")
+    static let configuration = CommandConfiguration(commandName: "rename", abstract: "Rename a key, keeping its value.")
 
     @OptionGroup var host: HostOptions
     @Argument var domain: String

@@ -107,6 +107,7 @@ struct SchemaVerb: ParsableCommand {
 /// `defaults describe domain [key]`.
 struct Describe: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "describe",
         abstract: "Describe a domain's keys from its published schema, with the values in effect.",
         discussion: """
             For each key (or the one named): its type, default, range or choices, summary, whether it is secret, \
@@ -161,6 +162,7 @@ struct Describe: ParsableCommand {
 /// `defaults reset domain key`.
 struct Reset: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "reset",
         abstract: "Remove the user's value of a key, and print the value that shows now.",
         discussion: """
             The key goes from the user's file of the domain (or the per-host one with -currentHost); what a \

@@ -10,6 +10,7 @@ import Foundation
 /// own help; this command is here for `defaults --help`'s list of verbs.
 struct Sync: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "sync",
         abstract: "Keep domains in step with an etcd cluster, both ways, until interrupted.",
         discussion: """
             Runs the program \(SyncProgram.name), installed beside defaults (or on PATH): `defaults sync --help` \

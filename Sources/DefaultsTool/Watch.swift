@@ -7,6 +7,7 @@ import LiveDefaults
 /// `defaults watch domain [key]`: one line per change of the effective value, until interrupted.
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "watch",
         abstract: "Print one line per change of a domain (or one key), whoever makes it, until interrupted.",
         discussion: """
             Lines are "<domain> <key> = <value>" (old-style, on one line) or "<domain> <key> removed"; with \

@@ -5,6 +5,7 @@ import LiveDefaults
 /// `defaults write domain key value` and `defaults write domain plist`.
 struct Write: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "write",
         abstract: "Write a key, or replace a whole domain with a dictionary.",
         discussion: """
             defaults write <domain> <key> <value>            a bare value is an old-style plist: 42, "A B", (a, b), { k = v; }
