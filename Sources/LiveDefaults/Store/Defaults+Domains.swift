@@ -251,10 +251,10 @@ extension Defaults {
     /// directory (only root, or the user themself, normally can). Files that a root process creates there
     /// are given to that user.
     public convenience init?(user userName: String) {
-        guard let entry = getpwnam(userName) else { return nil }
-        let home = String(cString: entry.pointee.pw_dir)
-        let uid = entry.pointee.pw_uid
-        let gid = entry.pointee.pw_gid
+        guard let account = UserAccount(named: userName) else { return nil }
+        let home = account.home
+        let uid = account.uid
+        let gid = account.gid
         let directory = home + "/.config"
         let probe = FileSystem.owner(ofPath: directory) != nil ? directory : home
         guard geteuid() == uid || access(probe, R_OK | X_OK) == 0 else { return nil }
