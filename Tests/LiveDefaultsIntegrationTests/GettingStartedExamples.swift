@@ -72,6 +72,8 @@ struct GettingStartedExamples {
         let path = NSTemporaryDirectory() + "livedefaults-guide-\(UUID().uuidString)"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         setenv("XDG_CONFIG_HOME", path, 1)
+        // Removed when the test process exits (the tests of the suite may run in any order).
+        atexit { try? FileManager.default.removeItem(atPath: GettingStartedExamples.home) }
         return path
     }()
 

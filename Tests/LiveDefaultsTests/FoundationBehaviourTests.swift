@@ -9,23 +9,48 @@ import Testing
 /// swift-corelibs-foundation's own test cases and against Foundation on Linux).
 @Suite("Behaves as Foundation does where code is ported from it", .blockingWork)
 struct FoundationBehaviourTests {
-    @Test("setPersistentDomain and removePersistentDomain post didChangeNotification, also outside the search list")
+    @Test("setPersistentDomain and removePersistentDomain post didChangeNotification once per call, as Foundation")
     func persistentDomainNotifications() throws {
         let directory = TemporaryDirectory()
-        let defaults = try directory.store("com.example.app")
-        let posts = Lock(0)
+        let first = try directory.store("com.example.app")
+        let second = try directory.store("com.example.app")
+        let sentinel = try directory.store("com.example.sentinel")
+        let posts = Lock([ObjectIdentifier: Int]())
         let observer = NotificationCenter.default.addObserver(
-            forName: Defaults.didChangeNotification, object: defaults, queue: nil
-        ) { _ in posts.withLock { $0 += 1 } }
+            forName: Defaults.didChangeNotification, object: nil, queue: nil
+        ) { notification in
+            guard let store = notification.object as? Defaults else { return }
+            posts.withLock { $0[ObjectIdentifier(store), default: 0] += 1 }
+        }
         defer { NotificationCenter.default.removeObserver(observer) }
-        defaults.setPersistentDomain(["Key": 1], forName: "com.example.elsewhere")
-        #expect(eventually { posts.withLock { $0 } >= 1 })
-        let afterSet = posts.withLock { $0 }
-        defaults.removePersistentDomain(forName: "com.example.elsewhere")
+        func count(_ store: Defaults) -> Int { posts.withLock { $0[ObjectIdentifier(store)] ?? 0 } }
+        // Foundation's own test: removing a domain that does not exist, setting it, removing it from another
+        // store, in quick succession, posts exactly three notifications.
+        first.removePersistentDomain(forName: "com.example.elsewhere")
+        first.setPersistentDomain(["Key": 1, "Other": "x"], forName: "com.example.elsewhere")
+        #expect(second.persistentDomain(forName: "com.example.elsewhere")?["Key"] as? Int == 1)
+        second.removePersistentDomain(forName: "com.example.elsewhere")
         // Gone at once, as in Foundation, though the file's removal is written in the background.
-        #expect(defaults.persistentDomain(forName: "com.example.elsewhere") == nil)
-        #expect(eventually { posts.withLock { $0 } > afterSet })
-        #expect(defaults.persistentDomain(forName: "com.example.elsewhere") == nil)
+        #expect(first.persistentDomain(forName: "com.example.elsewhere") == nil)
+        // Posts are delivered in the order they were scheduled: the sentinel's, scheduled last, shows that
+        // every earlier one has arrived, so the counts are final.
+        sentinel.removePersistentDomain(forName: "com.example.sentinel")
+        #expect(eventually { count(sentinel) == 1 })
+        #expect(count(first) == 2)
+        #expect(count(second) == 1)
+        // The application domain (in both stores' search list) through a whole-domain call: one post from the
+        // store that called, one from the other store, whose view changed.
+        first.setPersistentDomain(["Shown": true], forName: "com.example.app")
+        sentinel.removePersistentDomain(forName: "com.example.sentinel")
+        #expect(eventually { count(sentinel) == 2 })
+        #expect(count(first) == 3)
+        #expect(count(second) == 2)
+        // Sets are still gathered: a burst of them posts far fewer notifications than it has sets.
+        for index in 0..<200 { first.set(index, forKey: "Burst") }
+        sentinel.removePersistentDomain(forName: "com.example.sentinel")
+        #expect(eventually { count(sentinel) == 3 })
+        #expect(count(first) - 3 < 50)
+        #expect(count(first) > 3)
     }
 
     @Test("string(forKey:) of a number or a Boolean is its string value")

@@ -174,18 +174,26 @@ extension Defaults {
 
     /// Replaces the contents of one layer of a persistent domain (by default the current-user file);
     /// observers of the domain in any store of the process see the change at once, and it is on disk within
-    /// milliseconds. An empty dictionary removes the file. ``didChangeNotification`` is posted, as Foundation
-    /// posts it, also when the domain is not in this store's search list.
+    /// milliseconds. An empty dictionary removes the file. ``didChangeNotification`` is posted once for each
+    /// call, as Foundation posts it: also when nothing changed, and when the domain is not in this store's
+    /// search list (`set` posts once for a burst of changes).
     ///
     /// - Throws: ``DefaultsError/invalidDomainName(_:reason:)``.
     public func setPersistentDomainContents(
         _ domain: [String: PropertyList], forName domainName: String, layer: PreferenceLayer = .currentUser
     ) throws(DefaultsError) {
         try DomainName.validate(domainName)
+        // One post per call, as Foundation posts one (also when nothing changed, and for a domain outside the
+        // search list). The call claims the store's pending post first, so that the merged view's change,
+        // delivered during `replace`, does not schedule a second; when a burst of sets has one scheduled
+        // already, that one stays theirs and the call posts its own beside it.
+        let claimed = state.withLock { state in
+            guard !state.notificationPending else { return false }
+            state.notificationPending = true
+            return true
+        }
         file(forDomain: domainName, layer: layer).replace(with: domain)
-        // A domain of the search list posts through the merged view's change (when a value changed); any
-        // other would post nothing.
-        if state.withLock({ $0.persistent[domainName]?.inSearchList != true }) { requestDidChangeNotification() }
+        postDidChange(clearingPending: claimed)
     }
 
     /// Replaces the contents of a persistent domain with Foundation-typed values. Like Foundation's, it does

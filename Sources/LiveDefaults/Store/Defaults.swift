@@ -601,17 +601,6 @@ public final class Defaults: Sendable {
         }
     }
 
-    /// Schedules a ``didChangeNotification`` for a change that the merged view does not show (a persistent
-    /// domain outside the search list), unless one is already on its way.
-    func requestDidChangeNotification() {
-        let mustPost = state.withLock { state in
-            guard !state.notificationPending else { return false }
-            state.notificationPending = true
-            return true
-        }
-        if mustPost { postDidChange() }
-    }
-
     /// Posts ``didChangeNotification`` shortly after a change, once for a burst of changes: a post costs
     /// more than the change itself, and observers of this notification re-read what they need anyway.
     ///
@@ -619,12 +608,13 @@ public final class Defaults: Sendable {
     /// thread for nearly every `set` (the queue drains faster than a loop of sets refills it), and that
     /// wake-up cost more than the rest of the `set` (measured: about 0.8 of 2.9 µs).
     ///
-    /// The caller has set ``State/notificationPending``; the post clears it.
-    func postDidChange() {
+    /// A caller that set ``State/notificationPending`` passes `clearingPending: true`, and the post clears it;
+    /// a whole-domain call that found a post already pending schedules one of its own (false).
+    func postDidChange(clearingPending: Bool = true) {
         configuration.clock.schedule(after: Defaults.notificationDelay, on: Defaults.notificationQueue) {
             [weak self] in
             guard let self else { return }
-            self.state.withLock { $0.notificationPending = false }
+            if clearingPending { self.state.withLock { $0.notificationPending = false } }
             NotificationCenter.default.post(name: Defaults.didChangeNotification, object: self)
         }
     }
