@@ -64,7 +64,7 @@ final class Sandbox: Sendable {
         process.standardOutput = output
         process.standardError = error
         process.standardInput = standardInput
-        try process.run()
+        try runSpawning(process)
         if let input { standardInput.fileHandleForWriting.write(Data(input.utf8)) }
         try standardInput.fileHandleForWriting.close()
         let printed = output.fileHandleForReading.readDataToEndOfFile()
@@ -73,6 +73,45 @@ final class Sandbox: Sendable {
         return Result(
             status: process.terminationStatus, output: String(decoding: printed, as: UTF8.self),
             error: String(decoding: logged, as: UTF8.self))
+    }
+
+    /// Starts a process, retrying while its executable is "busy" (ETXTBSY) for up to 10 s.
+    ///
+    /// A binary a test has just copied can be briefly held open for writing by a child that another test
+    /// thread is spawning at that moment (it inherits descriptors until it executes); `exec` then fails with
+    /// ETXTBSY until that child has executed. ``copyExecutable(_:to:)`` opens its copy close-on-exec, which
+    /// makes the window short; this closes it.
+    static func runSpawning(_ process: Process) throws {
+        let deadline = Date().addingTimeInterval(10)
+        while true {
+            do {
+                return try process.run()
+            } catch let error as NSError {
+                let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError
+                guard underlying?.domain == NSPOSIXErrorDomain, underlying?.code == Int(ETXTBSY), Date() < deadline
+                else { throw error }
+                usleep(10_000)
+            }
+        }
+    }
+
+    /// Copies an executable (mode 0755) through a close-on-exec descriptor, so that no child spawned meanwhile
+    /// keeps it open for writing (see ``runSpawning(_:)``).
+    static func copyExecutable(_ source: URL, to destination: String) throws {
+        let bytes = try Data(contentsOf: source)
+        let descriptor = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(descriptor) }
+        try bytes.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(descriptor, base + offset, buffer.count - offset)
+                if written < 0, errno == EINTR { continue }
+                guard written > 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                offset += written
+            }
+        }
     }
 
     /// Runs and expects success; returns standard output.
@@ -103,7 +142,7 @@ final class Sandbox: Sendable {
             let binary = file("bin/defaults")
             try FileManager.default.createDirectory(atPath: file("bin"), withIntermediateDirectories: true)
             if !FileManager.default.fileExists(atPath: binary) {
-                try FileManager.default.copyItem(atPath: toolURL.path, toPath: binary)
+                try Self.copyExecutable(toolURL, to: binary)
             }
             chmod(path, 0o755)
             chmod(file("bin"), 0o755)

@@ -28,7 +28,7 @@ struct SyncProgramTests {
         let alone = sandbox.file("bin")
         try FileManager.default.createDirectory(atPath: alone, withIntermediateDirectories: true)
         let copy = URL(fileURLWithPath: alone + "/defaults")
-        try FileManager.default.copyItem(at: toolURL, to: copy)
+        try Sandbox.copyExecutable(toolURL, to: copy.path)
         let result = try Sandbox.execute(
             copy, ["sync", "com.example.app", "--etcd", "http://127.0.0.1:1"],
             environment: sandbox.environment(["PATH": sandbox.file("empty-path")]))
@@ -50,7 +50,7 @@ struct SyncProgramTests {
         for directory in [alone, tools] {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }
-        try FileManager.default.copyItem(at: toolURL, to: URL(fileURLWithPath: alone + "/defaults"))
+        try Sandbox.copyExecutable(toolURL, to: alone + "/defaults")
         let sync = toolURL.deletingLastPathComponent().appendingPathComponent("defaults-sync")
         try FileManager.default.createSymbolicLink(atPath: tools + "/defaults-sync", withDestinationPath: sync.path)
         let result = try Sandbox.execute(
