@@ -63,6 +63,34 @@ struct ClockTests {
         #expect(posts.withLock { $0 } == 1, "one notification for the burst")
     }
 
+    @Test("stores with different clocks or owners get files of their own, and meet through the disk")
+    func filesFollowTheirStoresConfiguration() async throws {
+        let registry = DomainFileRegistry()
+        let manual = ManualDefaultsClock()
+        let path = "/nonexistent/registry/com.example.plist"
+        let system = registry.file(atPath: path)
+        #expect(registry.file(atPath: path) === system, "the same configuration shares one file")
+        #expect(registry.file(atPath: path, clock: manual) !== system)
+        #expect(registry.file(atPath: path, clock: manual).clock === manual)
+        #expect(registry.file(atPath: path, owner: (4242, 4242)) !== system)
+        #expect(registry.file(atPath: path, owner: (4242, 4242)).owner?.0 == 4242)
+
+        // The store that opens the path first does not impose its clock on the next one.
+        let directory = TemporaryDirectory()
+        let first = try directory.store("com.example.clock.shared")
+        let second = try directory.store("com.example.clock.shared", clock: manual)
+        second.set(7, forKey: "Written")
+        #expect(second.integer(forKey: "Written") == 7)
+        // The write waits on the second store's clock, not on the first store's.
+        #expect(manual.pendingDelays.contains(.microseconds(500)))
+        manual.advance(by: .microseconds(500))
+        // The first store sees it as it sees another process's write: through the disk and its watcher.
+        #expect(await eventually(timeout: 10) { first.integer(forKey: "Written") == 7 })
+        first.set(8, forKey: "Written")
+        #expect(first.synchronize())
+        #expect(await eventually(timeout: 10) { second.integer(forKey: "Written") == 8 })
+    }
+
     @Test("the background writer writes a file when the file's clock has moved 0.5 ms")
     func writerFollowsTheClock() async throws {
         let directory = TemporaryDirectory()

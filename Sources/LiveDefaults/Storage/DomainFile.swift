@@ -21,7 +21,8 @@ final class DomainFile: Sendable {
     /// Files created for another user (a store opened with `init?(user:)` by root) are handed to them.
     let owner: (uid_t, gid_t)?
     /// The time this file's waits follow (the settle pauses, the background writer's delay) and the clock
-    /// that names a kept corrupt copy: that of the store that opened the file first.
+    /// that names a kept corrupt copy: that of the stores sharing the file (``DomainFileRegistry`` gives a
+    /// store with another clock a file of its own).
     let clock: any DefaultsClock
 
     private struct State {

@@ -573,14 +573,18 @@ public final class Defaults: Sendable {
         case .changed(let deltas, let origin):
             let (mustPost, resumptions, refusals): (Bool, [Resumption], [SchemaViolation]) = state.withLock {
                 state in
-                let attachment = state.persistent[domain]
+                // The application domain is in the search list once attached (``State/applicationFile`` is set
+                // then); asking the attachments would hash its name again on every `set`.
+                let inSearchList =
+                    domain == configuration.applicationDomain
+                    ? state.applicationFile != nil : state.persistent[domain]?.inSearchList == true
                 var applied = EffectiveView.Applied()
-                if attachment?.inSearchList == true {
+                if inSearchList {
                     let keys = deltas.map { EffectiveView.ResolvedKey(key: $0.key, value: resolve($0.key, state)) }
                     applied = state.view.apply(.keys(keys, domain: domain, origin: origin)) ?? applied
                 }
                 // The domain's own changes, for streams that follow it whatever the search list shows.
-                if let attachment, state.view.followsDomain(domain) {
+                if state.view.followsDomain(domain), let attachment = state.persistent[domain] {
                     for delta in deltas {
                         let new = attachment.value(forKey: delta.key)
                         let old = attachment.value(forKey: delta.key, replacing: (layer, delta.old))

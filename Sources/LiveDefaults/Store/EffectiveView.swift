@@ -94,6 +94,9 @@ struct EffectiveView {
     /// happens here, when a value changes, so that a typed read costs no check. Kept by name, and changed in
     /// place, so that a change costs one lookup of the name whatever the number of slots.
     private var slotsByName: [String: [SlotGuard]] = [:]
+    /// Two bits per name in ``slotsByName``, from the FNV hash a change computes anyway: a change of a key no
+    /// typed key reads (a clear bit) skips the dictionary, whose lookup hashes the name again.
+    private var slotNames = SlotNameBits()
     let readSlots: ScalarReadSlots
     let missingKeys: MissingKeyFilter
     let valueCache: ValueReadCache
@@ -124,7 +127,7 @@ struct EffectiveView {
                 guard old != resolved.value else { continue }
                 applied.changed = true
                 valueCache.update(key, hash: hash, to: resolved.value)
-                if !slotsByName.isEmpty, let index = slotsByName.index(forKey: key) {
+                if slotNames.mayContain(hash), let index = slotsByName.index(forKey: key) {
                     for position in slotsByName.values[index].indices {
                         Self.write(
                             &slotsByName.values[index][position], resolved.value, to: readSlots,
@@ -185,6 +188,7 @@ struct EffectiveView {
         var refusals: [SchemaViolation] = []
         let shown = Self.write(&guarded, value, to: readSlots, refusals: &refusals)
         slotsByName[name, default: []].append(guarded)
+        slotNames.insert(FastHash.hash(name))
         return (shown, refusals)
     }
 
@@ -340,5 +344,28 @@ struct EffectiveView {
             if let resume = buffer.signal() { resumptions.append(resume) }
         }
         return resumptions
+    }
+}
+
+/// A set of names that answers "certainly not in it" without hashing a name again: two bits of 512 per name,
+/// taken from independent parts of its ``FastHash``. Bits are only added (a slot is never given up), so a clear
+/// bit is proof.
+struct SlotNameBits {
+    private var words = [UInt64](repeating: 0, count: 8)
+
+    mutating func insert(_ hash: UInt64) {
+        let (first, second) = Self.bits(hash)
+        words[first >> 6] |= 1 << UInt64(first & 63)
+        words[second >> 6] |= 1 << UInt64(second & 63)
+    }
+
+    func mayContain(_ hash: UInt64) -> Bool {
+        let (first, second) = Self.bits(hash)
+        return words[first >> 6] & (1 << UInt64(first & 63)) != 0
+            && words[second >> 6] & (1 << UInt64(second & 63)) != 0
+    }
+
+    private static func bits(_ hash: UInt64) -> (Int, Int) {
+        (Int(truncatingIfNeeded: hash & 511), Int(truncatingIfNeeded: (hash >> 23) & 511))
     }
 }
