@@ -1,6 +1,7 @@
 #if Fleet
     import Foundation
     import TestProcesses
+    import Testing
 
     #if canImport(Glibc)
         import Glibc
@@ -185,6 +186,10 @@
 
         /// Whether Debian's etcd and etcdctl are installed (Scripts/install-dependencies installs them).
         static var isInstalled: Bool { (try? which("etcd")) != nil && (try? which("etcdctl")) != nil }
+        /// Why the suites that need a cluster are skipped where etcd is missing (they run wherever the
+        /// project's scripts ran: Scripts/test and CI install it).
+        static let notInstalled: Comment =
+            "etcd and etcdctl are not installed: Scripts/install-dependencies installs Debian's etcd-server and etcd-client"
 
         static func which(_ name: String) throws -> String {
             let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"

@@ -8,12 +8,11 @@
     import TestProcesses
 
     /// FleetSync in process, as a server runs it in its own service group instead of a separate agent.
-    @Suite("FleetSync as a Service in a server's process", .serialized, .timeLimit(.minutes(3)))
+    @Suite(
+        "FleetSync as a Service in a server's process", .serialized, .timeLimit(.minutes(3)),
+        .enabled(if: EtcdCluster.isInstalled, EtcdCluster.notInstalled)
+    )
     struct FleetSyncServiceTests {
-        init() throws {
-            try #require(EtcdCluster.isInstalled, "etcd and etcdctl are needed: run Scripts/install-dependencies")
-        }
-
         @Test("an in-process FleetSync and another host's agent keep a domain in step; graceful shutdown ends it")
         func inProcessService() async throws {
             let domain = "com.example.server"
