@@ -123,12 +123,19 @@ struct FoundationBehaviourTests {
         }
     }
 
-    @Test("a Float reads back with its own digits, as Foundation's: 12.34, not 12.34000015258789")
+    @Test("a Float reads back as Foundation's: \"12.34\" as a string, the float's own value as a double")
     func floatDigits() throws {
         let defaults = try TemporaryDirectory().store()
         defaults.set(Float(12.34), forKey: "Float")
         #expect(defaults.string(forKey: "Float") == "12.34")
-        #expect(defaults.double(forKey: "Float") == 12.34 && defaults.float(forKey: "Float") == Float(12.34))
+        #expect(defaults.double(forKey: "Float") == Double(Float(12.34)))
+        #expect(defaults.float(forKey: "Float") == Float(12.34))
+        // A double that no Float holds exactly prints as the double.
+        defaults.set(12.34, forKey: "Double")
+        #expect(defaults.string(forKey: "Double") == "12.34")
+        #expect(defaults.double(forKey: "Double") == 12.34)
+        defaults.set(0.1 + 0.2, forKey: "Sum")
+        #expect(defaults.string(forKey: "Sum") == "0.30000000000000004")
         defaults.set(Float(0.1) as Any, forKey: "Any")
         #expect(defaults.string(forKey: "Any") == "0.1")
         defaults.set(Float.greatestFiniteMagnitude, forKey: "Large")
@@ -139,6 +146,29 @@ struct FoundationBehaviourTests {
         #expect(defaults.double(forKey: "NaN").isNaN)
         defaults.set(-Float.leastNonzeroMagnitude, forKey: "Tiny")
         #expect(defaults.float(forKey: "Tiny") == -Float.leastNonzeroMagnitude)
+    }
+
+    @Test("a persistent domain set by one store reads back exactly from another, dates to the sub-second")
+    func persistentDomainReadsBackExactly() throws {
+        let directory = TemporaryDirectory()
+        let first = try directory.store()
+        let second = try directory.store()
+        let date = Date(timeIntervalSince1970: 1_700_000_000.123_456)
+        first.setPersistentDomain(["When": date, "Nested": ["When": date]], forName: "com.example.outside")
+        // Written to disk (where an XML date keeps whole seconds), then asked for through another store.
+        #expect(first.synchronize())
+        let read = second.persistentDomain(forName: "com.example.outside")
+        #expect(read?["When"] as? Date == date)
+        #expect((read?["Nested"] as? [String: Any])?["When"] as? Date == date)
+        // Another process's write to the kept file is still seen.
+        let other = TemporaryDirectory()
+        let writer = try other.store("com.example.outside")
+        writer.set(42, forKey: "Other")
+        #expect(writer.synchronize())
+        try FileManager.default.removeItem(atPath: directory.file("com.example.outside.plist"))
+        try FileManager.default.copyItem(
+            atPath: other.file("com.example.outside.plist"), toPath: directory.file("com.example.outside.plist"))
+        #expect(second.persistentDomain(forName: "com.example.outside")?["Other"] as? Int == 42)
     }
 
     @Test("of callers creating one volatile domain at once, exactly one succeeds", .blockingWork)

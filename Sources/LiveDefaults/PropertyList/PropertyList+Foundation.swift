@@ -39,7 +39,7 @@ extension PropertyList {
         case let value as Bool where type(of: value as Any) == Bool.self: return .bool(value)
         case let value as Int where type(of: value as Any) == Int.self: return .integer(value)
         case let value as Double where type(of: value as Any) == Double.self: return .real(value)
-        case let value as Float where type(of: value as Any) == Float.self: return .real(value.asStoredDouble)
+        case let value as Float where type(of: value as Any) == Float.self: return .real(Double(value))
         case let value as Date: return .date(value)
         case let value as Data: return .data(value)
         default: break
@@ -80,14 +80,5 @@ extension PropertyList {
         if kind == "f" || kind == "d" { return .real(number.doubleValue) }
         if kind == "Q" || kind == "L", number.uint64Value > UInt64(Int.max) { return .real(number.doubleValue) }
         return .integer(number.intValue)
-    }
-}
-
-extension Float {
-    /// The double a `Float` is stored as: the one its shortest decimal form names (12.34, not the binary
-    /// float's exact 12.340000152587890625), so that it prints and reads back as Foundation's do.
-    var asStoredDouble: Double {
-        guard isFinite else { return Double(self) }
-        return Double(description) ?? Double(self)
     }
 }

@@ -34,6 +34,15 @@ enum Coercion {
         }
     }
 
+    /// How `string(forKey:)` prints a real: a value that a `Float` holds exactly prints as that `Float`, any
+    /// other as its `Double`. Foundation keeps a stored `Float` a float, so `set(Float(12.34))` reads back as
+    /// "12.34" from `string(forKey:)` and as 12.34000015258789 from `double(forKey:)`; the store keeps the
+    /// exact double, and this gives the string.
+    static func string(_ real: Double) -> String {
+        if let float = Float(exactly: real) { return "\(float)" }
+        return "\(real)"
+    }
+
     /// `NSString.integerValue`: leading white space, an optional sign, then decimal digits up to the first
     /// other character ("42abc" is 42, "abc" is 0); saturates at `Int.min`/`Int.max`.
     static func integerPrefix(_ string: String) -> Int {

@@ -158,6 +158,9 @@ extension Defaults {
     ) -> [String: PropertyList]? {
         guard (try? DomainName.validate(domainName)) != nil else { return nil }
         let file = file(forDomain: domainName, layer: layer)
+        // A file this store does not watch (outside its search list, or a store that does not watch) may be
+        // kept open: it is read again when another process changed it (one stat when nothing did).
+        file.reload()
         guard file.exists else { return nil }
         return file.contents
     }

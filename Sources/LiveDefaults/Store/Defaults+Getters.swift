@@ -20,7 +20,7 @@ extension Defaults {
         switch value(forKey: key) {
         case .string(let string): string
         case .integer(let integer): String(integer)
-        case .real(let real): "\(real)"
+        case .real(let real): Coercion.string(real)
         case .bool(let bool): bool ? "1" : "0"
         default: nil
         }
@@ -107,7 +107,7 @@ extension Defaults {
     public func set(_ value: Int, forKey key: String) { set(PropertyList.integer(value), forKey: key) }
     /// Stores a `Float` as a real with the `Float`'s shortest decimal digits, as Foundation's property lists
     /// do: `Float(12.34)` reads back as the string "12.34" and the double 12.34 (not 12.34000015258789).
-    public func set(_ value: Float, forKey key: String) { set(PropertyList.real(value.asStoredDouble), forKey: key) }
+    public func set(_ value: Float, forKey key: String) { set(PropertyList.real(Double(value)), forKey: key) }
     /// Stores a `Double`.
     public func set(_ value: Double, forKey key: String) { set(PropertyList.real(value), forKey: key) }
     /// Stores a Boolean.

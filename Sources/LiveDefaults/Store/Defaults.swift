@@ -113,6 +113,10 @@ public final class Defaults: Sendable {
         var suiteStores: [String: Defaults] = [:]
         /// The stored values already reported as unreadable for a typed key, so each is logged once.
         var reportedConversions: [String: PropertyList] = [:]
+        /// Files of domains outside the search list that this store reached last (``file(forDomain:layer:)``),
+        /// kept open so that what the store wrote there reads back exactly as written: a file opened again
+        /// would be parsed from disk, where an XML date has whole seconds. At most ``recentFileLimit``.
+        var recentFiles: [DomainFile] = []
 
         init(view: EffectiveView) {
             self.view = view
@@ -375,10 +379,21 @@ public final class Defaults: Sendable {
 
     func file(forDomain domain: String, layer: PreferenceLayer) -> DomainFile {
         if let known = state.withLock({ $0.persistent[domain]?.file(layer) }) { return known }
-        return DomainFileRegistry.shared.file(
+        let file = DomainFileRegistry.shared.file(
             atPath: configuration.locations.path(forDomain: domain, layer: layer),
             owner: fileOwner, clock: configuration.clock)
+        let released: DomainFile? = state.withLock { state in
+            state.recentFiles.removeAll { $0 === file }
+            state.recentFiles.append(file)
+            return state.recentFiles.count > Self.recentFileLimit ? state.recentFiles.removeFirst() : nil
+        }
+        // A file's last release (and its deinit) happens outside the store's lock.
+        withExtendedLifetime(released) {}
+        return file
     }
+
+    /// How many files of domains outside the search list a store keeps open (``State/recentFiles``).
+    static let recentFileLimit = 32
 
     func allFiles() -> [DomainFile] {
         state.withLock { $0.persistent.values.flatMap { $0.files.map(\.file) } }
