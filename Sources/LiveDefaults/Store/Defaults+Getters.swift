@@ -105,8 +105,8 @@ extension Defaults {
 
     /// Stores an integer.
     public func set(_ value: Int, forKey key: String) { set(PropertyList.integer(value), forKey: key) }
-    /// Stores a `Float` as a real with the `Float`'s shortest decimal digits, as Foundation's property lists
-    /// do: `Float(12.34)` reads back as the string "12.34" and the double 12.34 (not 12.34000015258789).
+    /// Stores a `Float` as a real holding the `Float`'s exact value, and reads back as Foundation's does:
+    /// `Float(12.34)` gives the string "12.34" and the double 12.34000015258789 (`Double(Float(12.34))`).
     public func set(_ value: Float, forKey key: String) { set(PropertyList.real(Double(value)), forKey: key) }
     /// Stores a `Double`.
     public func set(_ value: Double, forKey key: String) { set(PropertyList.real(value), forKey: key) }
