@@ -90,6 +90,7 @@ let package = Package(
         .executableTarget(
             name: "DefaultsSyncTool",
             dependencies: [
+                "DefaultsToolSupport",
                 "LiveDefaults",
                 "LiveDefaultsFleet",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsToolSupport
 import Foundation
 import LiveDefaults
 import LiveDefaultsFleet
@@ -42,17 +43,11 @@ struct SyncCommand: AsyncParsableCommand {
         #else
             // The package was built without its trait Fleet, so LiveDefaultsFleet holds no etcd client.
             fail(
-                SyncError(
+                ToolError(
                     "this defaults-sync was built without fleet support; build it with "
                         + "`swift build -c release --traits Fleet --product defaults-sync` (Docs/Fleet.md)"))
         #endif
     }
-}
-
-/// A message for a person, printed as `defaults: <message>` with exit status 1.
-struct SyncError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }
 
 /// Prints the error as the `defaults` command prints its own, and exits with status 1.
@@ -72,13 +67,13 @@ func fail(_ error: any Error) -> Never {
                 let connection = try EtcdConnection(
                     endpoints: etcd, caCertificate: cacert, certificate: cert, privateKey: key, user: credentials)
                 guard heartbeat.isFinite, heartbeat >= 0.01, heartbeat <= 3600 else {
-                    throw SyncError("--heartbeat takes seconds between 0.01 and 3600")
+                    throw ToolError("--heartbeat takes seconds between 0.01 and 3600")
                 }
                 var configuration = Defaults.Configuration(
                     locations: .current, applicationDomain: domains.first ?? "", arguments: [], languages: [])
                 configuration.logger = Self.storeLogger
                 let store: Defaults
-                do { store = try Defaults(configuration: configuration) } catch { throw SyncError("\(error)") }
+                do { store = try Defaults(configuration: configuration) } catch { throw ToolError("\(error)") }
                 service = try FleetSync(
                     domains: domains, etcd: connection, defaults: store, layout: FleetLayout(prefix: prefix),
                     stateDirectory: stateDirectory, logger: logger,
