@@ -42,6 +42,39 @@ struct LockDisciplineTests {
         store.withLock { $0 = nil }
     }
 
+    @Test("an error handler that blocks does not hold up another domain's change")
+    func blockedHandlerDelaysNoChange() throws {
+        let directory = TemporaryDirectory()
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let reported = Lock<[DefaultsError]>([])
+        var slowConfiguration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: "com.example.slow")
+        slowConfiguration.errorHandler = { error in
+            reported.withLock { $0.append(error) }
+            entered.signal()
+            // Blocks until the other domain's change was seen, or for 10 s at most: a handler on the watcher's
+            // queue would hold that change back for as long.
+            _ = release.wait(timeout: .now() + 10)
+        }
+        let slow = try Defaults(configuration: slowConfiguration)
+        let other = try directory.store("com.example.other")
+        slow.set(1, forKey: "Key")
+        #expect(slow.synchronize())
+        #expect(other.integer(forKey: "Key") == 0)
+
+        // Another program breaks the slow store's file: its handler is called, and blocks.
+        try directory.write("com.example.slow.plist", "<plist><dict><key>Key</key><integer>2")
+        #expect(entered.wait(timeout: .now() + 20) == .success, "the broken file was never reported")
+        // While it blocks, another program writes the other domain: the watcher still sees it.
+        try PropertyList.dictionary(["Key": 7]).encoded().write(
+            to: URL(fileURLWithPath: directory.file("com.example.other.plist")), options: .atomic)
+        let seen = eventually(timeout: 5) { other.integer(forKey: "Key") == 7 }
+        release.signal()
+        #expect(seen, "a blocked error handler held up the watcher")
+        #expect(slow.integer(forKey: "Key") == 1, "the broken file took the last known good value away")
+        #expect(reported.withLock { $0.first?.keepsLastKnownGood } == true)
+    }
+
     @Test("a writer waiting for a file that may be mid-write does not hold the file lock while it waits")
     func noSleepUnderFileLock() throws {
         let directory = TemporaryDirectory()

@@ -22,11 +22,18 @@ extension Defaults {
         public var arguments: [String]
         /// Preferred languages, most preferred first; each names a volatile domain in the search list.
         public var languages: [String]
-        /// Called (on the thread that found it) for every error that has no caller to throw to: a corrupt
-        /// file found while loading, a failed background write. Errors are also logged, at `.info` (they
-        /// are reported through ``Defaults/lastError`` and this handler, so the log is not the only place),
-        /// or at `.notice` for a file that broke while the store keeps serving its last known good version
+        /// Called for every error that has no caller to throw to: a corrupt file found while loading, a
+        /// failed background write. Errors are also logged, at `.info` (they are reported through
+        /// ``Defaults/lastError`` and this handler, so the log is not the only place), or at `.notice` for a
+        /// file that broke while the store keeps serving its last known good version
         /// (``DefaultsError/keepsLastKnownGood``).
+        ///
+        /// An error found by a call of yours (a refused `set`) is handled on your thread before the call
+        /// returns. One found in the background (another program's broken file, a failed background write)
+        /// is kept in ``Defaults/lastError`` at once, then logged and handled on a serial queue of the
+        /// store's, in the order found: never on the thread that watches files, so a handler that blocks
+        /// delays no change of any domain. ``Defaults/synchronize()`` and ``Defaults/flush()`` return after
+        /// the errors found before them were handled (except when called from the handler itself).
         public var errorHandler: (@Sendable (DefaultsError) -> Void)?
         /// Where the store logs (label `LiveDefaults` unless you pass your own). Conditions a caller also
         /// hears of through the API are logged at `.info`; a stored value a typed key cannot read, and a file

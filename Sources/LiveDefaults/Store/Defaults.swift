@@ -137,6 +137,9 @@ public final class Defaults: Sendable {
     let fileOwner: (uid_t, gid_t)?
     /// The watcher the configuration's ``Configuration/watching`` chose; nil when the store does not watch.
     let fileWatcher: FileWatcher?
+    /// Where errors found without a caller to throw to reach the log and the error handler (see
+    /// ``record(_:)``): off the threads that found them, the watcher's among them.
+    let reports: DispatchQueue
 
     /// A store with a given configuration.
     ///
@@ -155,6 +158,8 @@ public final class Defaults: Sendable {
         self.configuration = configuration
         self.fileOwner = fileOwner
         fileWatcher = FileWatcher.resolving(configuration.watching, automatic: configuration.watcher)
+        reports = DispatchQueue(label: "LiveDefaults.reports")
+        reports.setSpecific(key: Self.reportQueueKey, value: true)
         var initial = State(view: EffectiveView(readSlots: readSlots, missingKeys: missingKeys, valueCache: valueCache))
         initial.volatileDomains[DomainName.argument] = Defaults.parseArguments(configuration.arguments)
         initial.volatileDomains[DomainName.registration] = [:]
@@ -315,7 +320,9 @@ public final class Defaults: Sendable {
     /// - Returns: false when a write failed (the error is in ``lastError`` and was logged).
     @discardableResult
     public func synchronize() -> Bool {
-        writeAllAndReload().isEmpty
+        let failures = writeAllAndReload()
+        deliverReports()
+        return failures.isEmpty
     }
 
     /// Like ``synchronize()``, without blocking the caller's thread.
@@ -324,7 +331,9 @@ public final class Defaults: Sendable {
     public func flush() async throws(DefaultsError) {
         let failures: [DefaultsError] = await withCheckedContinuation { continuation in
             DispatchQueue.global(qos: .utility).async {
-                continuation.resume(returning: self.writeAllAndReload())
+                let failures = self.writeAllAndReload()
+                self.deliverReports()
+                continuation.resume(returning: failures)
             }
         }
         if let first = failures.first { throw first }
@@ -365,15 +374,46 @@ public final class Defaults: Sendable {
     /// ``lastError`` and passed to the error handler, in that order, with no lock held. A file that broke
     /// under a running store, which keeps serving its last known good version, is logged at `.notice`: the
     /// program goes on with settings that no longer match the disk, and an operator should hear of it.
-    func record(_ error: DefaultsError) {
-        if error.keepsLastKnownGood || error.code == .invalidValue {
-            configuration.logger.notice("\(error)")
-        } else {
-            configuration.logger.info("\(error)")
+    ///
+    /// Found by a caller's own call (a refused `set`, a failed `synchronize`), it is reported on the caller's
+    /// thread before the call returns. Found in the background (`deferred`: the watcher's queue, the
+    /// background writer), it is kept in ``lastError`` at once and reaches the log and the handler on the
+    /// store's report queue: the handler and the log are user code, and on the watcher's queue a handler
+    /// that blocks would hold up change detection for every domain of the process. ``synchronize()`` and
+    /// ``flush()`` return after the reports deferred before them were delivered.
+    func record(_ error: DefaultsError, deferred: Bool = false) {
+        let logger = configuration.logger
+        let handler = configuration.errorHandler
+        let deliver: @Sendable () -> Void = {
+            if error.keepsLastKnownGood || error.code == .invalidValue {
+                logger.notice("\(error)")
+            } else {
+                logger.info("\(error)")
+            }
         }
-        state.withLock { $0.lastError = error }
-        configuration.errorHandler?(error)
+        if deferred {
+            state.withLock { $0.lastError = error }
+            reports.async {
+                deliver()
+                handler?(error)
+            }
+        } else {
+            deliver()
+            state.withLock { $0.lastError = error }
+            handler?(error)
+        }
     }
+
+    /// Waits until the reports recorded so far reached the log and the error handler; at once when called
+    /// from a report (a handler that calls ``synchronize()`` must not wait for itself, nor for another
+    /// store's report that may be waiting for it).
+    func deliverReports() {
+        guard DispatchQueue.getSpecific(key: Self.reportQueueKey) == nil else { return }
+        reports.sync {}
+    }
+
+    /// Marks every store's report queue, so that ``deliverReports()`` knows it runs inside a report.
+    static let reportQueueKey = DispatchSpecificKey<Bool>()
 
     // MARK: Internals
 
@@ -464,7 +504,8 @@ public final class Defaults: Sendable {
                 file?.reload(verifyContents: event.writtenInPlace)
             }
             // A file that cannot be read is reported to every store that uses it.
-            if let failure = file.currentFailure { handle(.failed(failure), domain: name, layer: layer) }
+            // (Found by the caller's call, so reported on its thread.)
+            if let failure = file.currentFailure { record(failure) }
             files.append((layer, file, token))
         }
         return PersistentDomain(files: files)
@@ -584,7 +625,7 @@ public final class Defaults: Sendable {
     func handle(_ event: DomainFile.Event, domain: String, layer: PreferenceLayer) {
         switch event {
         case .failed(let error):
-            record(error)
+            record(error, deferred: true)
         case .changed(let deltas, let origin):
             let (mustPost, resumptions, refusals): (Bool, [Resumption], [SchemaViolation]) = state.withLock {
                 state in
@@ -615,7 +656,7 @@ public final class Defaults: Sendable {
                 return (mustPost, applied.resumptions, Self.firstReports(of: applied.refusals, &state))
             }
             for resume in resumptions { resume() }
-            for violation in refusals { record(.invalidValue(violation, domain: domain)) }
+            for violation in refusals { record(.invalidValue(violation, domain: domain), deferred: true) }
             if mustPost { postDidChange() }
         }
     }
