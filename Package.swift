@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "LiveDefaults", targets: ["LiveDefaults"]),
+        // For tests of programs that use LiveDefaults: a clock that moves when told, observer counts.
+        .library(name: "LiveDefaultsTesting", targets: ["LiveDefaultsTesting"]),
         .executable(name: "defaults", targets: ["DefaultsTool"]),
         // `defaults sync`, a program of its own that `defaults` runs (as git runs git-foo): the fleet's HTTP stack
         // stays out of the `defaults` binary. Syncs only when built with the trait Fleet.
@@ -44,6 +46,11 @@ let package = Package(
         .target(
             name: "LiveDefaults",
             dependencies: ["CLiveDefaultsSystem", .product(name: "Logging", package: "swift-log")]
+        ),
+        // Test doubles and hooks, kept out of the core module's API (as swift-configuration's ConfigurationTesting).
+        .target(
+            name: "LiveDefaultsTesting",
+            dependencies: ["LiveDefaults"]
         ),
         // The one system call Swift's Glibc module does not export (statfs, to tell network file systems).
         .target(name: "CLiveDefaultsSystem"),
@@ -117,13 +124,15 @@ let package = Package(
         ),
         .testTarget(
             name: "LiveDefaultsTests",
-            dependencies: ["LiveDefaults", "LiveDefaultsTestHelper", "PlistOracle", "TestProcesses"]
+            dependencies: [
+                "LiveDefaults", "LiveDefaultsTestHelper", "LiveDefaultsTesting", "PlistOracle", "TestProcesses",
+            ]
         ),
         .testTarget(
             name: "LiveDefaultsIntegrationTests",
             dependencies: [
                 "LiveDefaults", "LiveDefaultsConfiguration", "LiveDefaultsService", "LiveDefaultsTestHelper",
-                "PlistOracle", "TestProcesses",
+                "LiveDefaultsTesting", "PlistOracle", "TestProcesses",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ConfigurationTesting", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

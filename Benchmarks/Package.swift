@@ -32,6 +32,7 @@ let package = Package(
             dependencies: [
                 "BenchmarkSupport", .product(name: "LiveDefaults", package: "LiveDefaults"),
                 .product(name: "LiveDefaultsConfiguration", package: "LiveDefaults"),
+                .product(name: "LiveDefaultsTesting", package: "LiveDefaults"),
                 .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),

@@ -32,6 +32,7 @@ let package = Package(
             name: "DaemonCoreTests",
             dependencies: [
                 "DaemonCore", "ConfigDaemon", .product(name: "LiveDefaults", package: "LiveDefaults"),
+                .product(name: "LiveDefaultsTesting", package: "LiveDefaults"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),

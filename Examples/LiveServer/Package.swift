@@ -35,6 +35,7 @@ let package = Package(
                 "App",
                 "LiveServer",
                 .product(name: "LiveDefaults", package: "LiveDefaults"),
+                .product(name: "LiveDefaultsTesting", package: "LiveDefaults"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

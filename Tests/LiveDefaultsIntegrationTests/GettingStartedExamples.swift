@@ -3,13 +3,14 @@ import Foundation
 import LiveDefaults
 import LiveDefaultsConfiguration
 import LiveDefaultsService
+import LiveDefaultsTesting
 import ServiceLifecycle
 import TestProcesses
 import Testing
 import UnixSignals  // `.sigterm` (this target enables MemberImportVisibility)
 
-// The two integration sections of Docs/GettingStarted.md (and the DocC catalog's copy), compiled and run
-// here: `docsShowThisCode` fails when a line of their code is not in this file, in the same order.
+// The integration sections of Docs/GettingStarted.md (and the DocC catalog's copy), and its testing section,
+// compiled and run here: `docsShowThisCode` fails when a line of their code is not in this file, in the same order.
 
 /// A stand-in for the reader's rate limiter.
 final class Limiter: @unchecked Sendable {
@@ -65,6 +66,17 @@ func serviceExample() async throws {
     try await group.run()  // SIGTERM: the loop ends, pending writes reach the disk
 }
 
+/// The guide's testing example: a store on a manual clock, whose write reaches the disk when told.
+func testingExample(directory: String) throws -> Defaults {
+    let clock = ManualDefaultsClock()
+    var configuration = Defaults.Configuration.rooted(at: directory, applicationDomain: "MyServer")
+    configuration.clock = clock
+    let defaults = try Defaults(configuration: configuration)
+    defaults.set(1, forKey: "Limit")  // the write to disk now waits for the clock
+    clock.advance(by: .milliseconds(1))  // ... and goes now
+    return defaults
+}
+
 @Suite("Getting started: swift-configuration and services", .serialized)
 struct GettingStartedExamples {
     /// `Defaults.standard` uses the current user's directory: this test process's is a temporary one.
@@ -88,7 +100,10 @@ struct GettingStartedExamples {
             .deletingLastPathComponent()
         for guide in ["Docs/GettingStarted.md", "Sources/LiveDefaults/LiveDefaults.docc/GettingStarted.md"] {
             let text = try String(contentsOfFile: root.appendingPathComponent(guide).path, encoding: .utf8)
-            for heading in ["Using LiveDefaults with swift-configuration", "In a server: services and shutdown"] {
+            for heading in [
+                "Using LiveDefaults with swift-configuration", "In a server: services and shutdown",
+                "Testing code that uses settings",
+            ] where guide.hasPrefix("Docs/") || !heading.hasPrefix("Testing") {
                 guard let section = text.components(separatedBy: heading).dropFirst().first else {
                     Issue.record("\(guide) has no section \"\(heading)\"")
                     continue
@@ -119,6 +134,19 @@ struct GettingStartedExamples {
         #expect(name == "server")
         #expect(limiter.received == [250])
         #expect(defaults.synchronize())
+    }
+
+    @Test("the testing example's write waits for its clock, then reaches the disk")
+    func testing() throws {
+        let directory = NSTemporaryDirectory() + "livedefaults-guide-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let defaults = try testingExample(directory: directory)
+        let file = defaults.configuration.locations.path(forDomain: "MyServer", layer: .currentUser)
+        #expect(defaults.integer(forKey: "Limit") == 1)
+        // Written by the background writer once the clock moved: no synchronize() here.
+        #expect(eventually(timeout: 20) { FileManager.default.fileExists(atPath: file) })
+        let stored = try PropertyList.decode(Data(contentsOf: URL(fileURLWithPath: file))).value
+        #expect(stored.dictionaryValue?["Limit"] == 1)
     }
 
     @Test("the service example's group shuts down gracefully: its loop ended, its writes on disk")

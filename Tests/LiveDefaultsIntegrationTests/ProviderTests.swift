@@ -2,6 +2,7 @@ import Configuration
 import ConfigurationTesting
 import Foundation
 import LiveDefaults
+import LiveDefaultsTesting
 import LiveDefaultsConfiguration
 import TestProcesses
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import LiveDefaults
+import LiveDefaultsTesting
 import LiveDefaultsService
 import PlistOracle
 import ServiceLifecycle

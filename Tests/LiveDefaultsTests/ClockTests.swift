@@ -5,6 +5,7 @@ import TestProcesses
 import Testing
 
 @testable import LiveDefaults
+import LiveDefaultsTesting
 
 /// Every wait the library takes follows the store's clock (``Defaults/Configuration/clock``): with a
 /// ``ManualDefaultsClock`` a test says exactly when each one ends.

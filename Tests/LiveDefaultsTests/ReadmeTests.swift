@@ -3,6 +3,7 @@ import TestProcesses
 import Testing
 
 @testable import LiveDefaults
+import LiveDefaultsTesting
 
 /// The README's tour, compiled and run against a temporary directory, so that the first code a newcomer
 /// reads keeps working.

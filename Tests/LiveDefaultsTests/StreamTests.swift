@@ -3,6 +3,7 @@ import TestProcesses
 import Testing
 
 @testable import LiveDefaults
+import LiveDefaultsTesting
 
 @Suite("Change streams: current value, newest wins, lifetime")
 struct StreamTests {

@@ -5,6 +5,7 @@ import TestProcesses
 import Testing
 
 @testable import LiveDefaults
+import LiveDefaultsTesting
 
 struct HandlerStruct {
     @Default<Int> var rateLimit: Int

@@ -5,6 +5,7 @@ import TestProcesses
 import Testing
 
 @testable import LiveDefaults
+import LiveDefaultsTesting
 
 /// Another process's write reaches this process without `synchronize()`, however it was written.
 @Suite("Watcher: other processes' writes, live")

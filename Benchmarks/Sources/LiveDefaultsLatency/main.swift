@@ -16,6 +16,7 @@ import Foundation
 import Glibc
 import LiveDefaults
 import LiveDefaultsConfiguration
+import LiveDefaultsTesting
 import Synchronization
 
 func fail(_ message: String) -> Never {

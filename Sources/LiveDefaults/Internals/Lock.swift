@@ -14,19 +14,23 @@ import Glibc
 ///
 /// The mutex is not recursive: a body must not take the same lock again, and (house rule) must not call user
 /// code, log, post notifications or resume continuations — collect what to do and do it after `withLock`.
-struct Lock<Value>: @unchecked Sendable {
+///
+/// `package`: LiveDefaultsTesting's clock uses it too, so that its state is checked under ThreadSanitizer.
+package struct Lock<Value>: @unchecked Sendable {
     // @unchecked: every access to the value goes through `withLock`, under the mutex; the value is never
     // handed out by reference. `Value` itself may hold non-Sendable parts only if no body lets them escape,
-    // which the callers (all in this module) keep to.
+    // which the callers (all in this package) keep to.
     private let storage: Storage
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         storage = Storage.make(value)
     }
 
     /// Runs `body` with exclusive access to the value.
     @inline(__always)
-    func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+    package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure)
+        -> Result
+    {
         try storage.withLockedValue(body)
     }
 

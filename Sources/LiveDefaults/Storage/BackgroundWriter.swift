@@ -6,7 +6,7 @@ import Foundation
 /// Edits are coalesced: the first edit to a clean file schedules one write ``delay`` later on a single
 /// serial queue, and every edit made until then rides along. The delay is measured by the file's clock
 /// (``DomainFile/clock``): files are grouped by clock, each group with its own scheduled write, so that a
-/// store on a ``ManualDefaultsClock`` writes when its test advances the clock. Files with unwritten edits
+/// store on a `ManualDefaultsClock` writes when its test advances the clock. Files with unwritten edits
 /// are held strongly here, so edits survive the store that made them; at normal process exit an `atexit`
 /// handler writes whatever is still pending.
 final class BackgroundWriter: Sendable {

@@ -9,7 +9,7 @@ extension Defaults {
     /// ```swift
     /// var configuration = Defaults.Configuration(applicationDomain: "com.example.server")
     /// configuration.logger = logger                       // the application's logger, its level
-    /// configuration.watcher = FileWatcher(polling: true)  // e.g. a file system without inotify
+    /// configuration.watching = .polling(interval: .milliseconds(100))  // a file system inotify cannot see
     /// let defaults = try Defaults(configuration: configuration)
     /// ```
     public struct Configuration: Sendable {
@@ -42,22 +42,23 @@ extension Defaults {
         /// `.error` or above.
         public var logger: Logger
         /// Watches the store's files for other processes' writes, when ``watching`` is ``Watching/automatic``:
-        /// the process's watcher unless you pass one (a watcher that polls, or one with another poll interval).
-        public var watcher: FileWatcher
-        /// How the store follows other processes' writes: ``Watching/automatic`` (inotify, through ``watcher``)
-        /// unless you choose polling, or no watching at all for a program that reads once and exits.
+        /// the process's watcher unless a test of this package sets its own (one with a manual clock, a
+        /// watch limit). Programs choose with ``watching``.
+        package var watcher: FileWatcher = .shared
+        /// How the store follows other processes' writes: ``Watching/automatic`` (inotify) unless you choose
+        /// polling, or no watching at all for a program that reads once and exits.
         public var watching: Watching = .automatic
         /// The time the store follows: its change notifications' 1 ms gathering, the background writer's
         /// 0.5 ms wait for its files, the pauses while another program rewrites a file, the timestamp of a
-        /// kept corrupt file. The real time unless you pass another clock, such as a ``ManualDefaultsClock``
-        /// in a test. (A watcher's polling follows the clock the watcher was made with; a file shared by
-        /// several stores of the process follows the clock of the store that opened it first.)
+        /// kept corrupt file. The real time unless you pass another clock, such as `ManualDefaultsClock` (in
+        /// the `LiveDefaultsTesting` product) in a test. Stores with different clocks keep files of their
+        /// own, which meet through the disk (see Docs/Architecture.md). Polling follows the real time.
         public var clock: any DefaultsClock
 
         /// How a store follows other processes' writes to its files.
         public enum Watching: Sendable, Hashable {
-            /// Through ``Configuration/watcher``: inotify, polling only where inotify cannot see (a network
-            /// file system, no watches left, `LIVEDEFAULTS_WATCHER=poll`). The default.
+            /// The process's one watcher: inotify, polling only where inotify cannot see (a network file
+            /// system, no watches left, `LIVEDEFAULTS_WATCHER=poll`). The default.
             case automatic
             /// Every file's directory checked at this interval (at least a millisecond), without inotify: for
             /// file systems whose changes inotify misses. Stores polling at the same interval share one watcher.
@@ -78,7 +79,7 @@ extension Defaults {
             languages: [String] = Configuration.preferredLanguages(),
             errorHandler: (@Sendable (DefaultsError) -> Void)? = nil,
             logger: Logger = Logger(label: "LiveDefaults"),
-            watcher: FileWatcher = .shared,
+            watching: Watching = .automatic,
             clock: any DefaultsClock = SystemDefaultsClock.shared
         ) {
             self.locations = locations
@@ -87,7 +88,7 @@ extension Defaults {
             self.languages = languages
             self.errorHandler = errorHandler
             self.logger = logger
-            self.watcher = watcher
+            self.watching = watching
             self.clock = clock
         }
 

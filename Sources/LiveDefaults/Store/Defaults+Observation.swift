@@ -68,14 +68,14 @@ extension Defaults {
         for resume in resumptions { resume() }
     }
 
-    /// Whether ``finishStreams()`` was called.
-    public var streamsFinished: Bool {
+    /// Whether ``finishStreams()`` was called (public as `streamsFinished` in LiveDefaultsTesting).
+    package var streamsAreFinished: Bool {
         state.withLock { $0.view.streamsFinished }
     }
 
-    /// The number of live stream iterators on this store (diagnostics: it returns to zero when their tasks
-    /// end).
-    public var activeObserverCount: Int {
+    /// The number of live stream iterators on this store (public as `activeObserverCount` in
+    /// LiveDefaultsTesting).
+    package var liveIteratorCount: Int {
         state.withLock { $0.view.subscribers.count }
     }
 

@@ -32,11 +32,11 @@ import Logging
 /// - A directory on a network or user-space file system (NFS, SMB/CIFS, FUSE, 9p, Ceph…: ``RemoteFileSystem``),
 ///   where inotify cannot see other machines' writes, is polled as well, with one notice saying why;
 ///   `LIVEDEFAULTS_WATCHER=inotify` keeps inotify there.
-public final class FileWatcher: Sendable {
+package final class FileWatcher: Sendable {
     /// The process's watcher: inotify, unless `LIVEDEFAULTS_WATCHER=poll` is set (or a directory lies on a
     /// network file system, unless `LIVEDEFAULTS_WATCHER=inotify` is set); polling (where needed) every
     /// `LIVEDEFAULTS_POLL_INTERVAL_MS` milliseconds, else 100 ms.
-    public static let shared = FileWatcher(
+    package static let shared = FileWatcher(
         forcePolling: Environment.value("LIVEDEFAULTS_WATCHER") == "poll",
         pollInterval: FileWatcher.pollIntervalFromEnvironment,
         remoteFileSystem: RemoteFileSystem.detector(setting: Environment.value("LIVEDEFAULTS_WATCHER")))
@@ -75,13 +75,13 @@ public final class FileWatcher: Sendable {
             | IN_ONLYDIR)
 
     /// How a watched path is followed, for diagnostics (``status(ofPath:)``).
-    public struct Status: Sendable, Hashable {
+    package struct Status: Sendable, Hashable {
         /// Whether the path's changes are seen through inotify or by polling.
-        public var isPolled: Bool
+        package var isPolled: Bool
         /// Why the path is polled, when it is.
-        public var reason: String?
+        package var reason: String?
         /// The symbolic links the watcher follows for the path (empty for a plain path).
-        public var links: [String]
+        package var links: [String]
     }
 
     /// What a registrant hears: its file may have changed.
@@ -128,7 +128,7 @@ public final class FileWatcher: Sendable {
     private let clock: any DefaultsClock
     private let state = Lock(State())
     /// How often directories that cannot be watched with inotify are checked: at least a millisecond.
-    public let pollInterval: Duration
+    package let pollInterval: Duration
     /// The most inotify watches this watcher adds before it polls instead (tests simulate the limit).
     private let watchLimit: Int
     /// Why inotify is not used at all, when it is not.
@@ -144,7 +144,7 @@ public final class FileWatcher: Sendable {
     ///   - pollInterval: How often polled directories are checked (at least a millisecond; any longer
     ///     interval, however long, is taken as it is).
     ///   - clock: The time the polling follows (a ``ManualDefaultsClock`` lets a test say when polls happen).
-    public convenience init(
+    package convenience init(
         polling: Bool = false, pollInterval: Duration = .milliseconds(100),
         clock: any DefaultsClock = SystemDefaultsClock.shared
     ) {
@@ -196,7 +196,7 @@ public final class FileWatcher: Sendable {
     /// How the watcher follows a path registered with it: inotify or polling (and why), and the links it
     /// follows. Registrations take effect on the watcher's queue: call it after the store that registered
     /// the path has opened, as `defaults doctor` does.
-    public func status(ofPath path: String) -> Status {
+    package func status(ofPath path: String) -> Status {
         settle()
         let directory = PathComponents.directory(of: path)
         return state.withLock { state in

@@ -2,7 +2,7 @@ import CLiveDefaultsSystem
 
 /// File systems whose files other machines can change: inotify reports only the changes made through this
 /// machine's kernel, so a watch on them stays silent when another host writes. Directories on them are
-/// polled (see ``FileWatcher``).
+/// polled (see `FileWatcher`).
 public enum RemoteFileSystem {
     /// The `statfs` magic numbers of network and user-space file systems, with their usual names.
     static let magicNumbers: [UInt: String] = [

@@ -1,6 +1,7 @@
 import DaemonCore
 import Foundation
 import LiveDefaults
+import LiveDefaultsTesting
 import ServiceLifecycle
 import Synchronization
 import Testing

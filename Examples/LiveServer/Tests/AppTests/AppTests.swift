@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import LiveDefaults
+import LiveDefaultsTesting
 import ServiceLifecycle
 import Synchronization
 import Testing
