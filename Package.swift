@@ -3,7 +3,11 @@ import PackageDescription
 
 let package = Package(
     name: "LiveDefaults",
-    platforms: [.macOS(.v15)],
+    // Platforms: built and tested on Linux only (Debian, Swift 6.3), and no other platform is claimed. The
+    // core library reaches the operating system through one file (Sources/LiveDefaults/Internals/Platform.swift,
+    // Scripts/check-platform); CI also builds and runs the suite with inotify compiled out
+    // (-DLIVEDEFAULTS_POLLING_ONLY), the polling watcher another platform would start with. Nothing has been
+    // built on macOS, so no Apple platform is declared (README, "Platforms").
     products: [
         .library(name: "LiveDefaults", targets: ["LiveDefaults"]),
         // For tests of programs that use LiveDefaults: a clock that moves when told, observer counts.

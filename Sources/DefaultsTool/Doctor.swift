@@ -97,7 +97,10 @@ struct WatcherReport {
 
     static func current() -> WatcherReport {
         var report = WatcherReport()
-        switch ProcessInfo.processInfo.environment["LIVEDEFAULTS_WATCHER"] {
+        switch Inotify.isCompiledIn ? ProcessInfo.processInfo.environment["LIVEDEFAULTS_WATCHER"] : "none" {
+        case "none":
+            report.method = "polling"
+            report.reason = "this build has no inotify (LIVEDEFAULTS_POLLING_ONLY): every directory is polled"
         case "poll":
             report.method = "polling"
             report.reason = "LIVEDEFAULTS_WATCHER=poll"

@@ -60,10 +60,19 @@
             #expect(try PropertyList.decode(Data(stored.utf8)).value == .integer(50))
             #expect(stored.contains("<integer>50</integer>"))
 
-            // No echo: once both agents agree, etcd's revision stays where it is.
+            // No echo: once both agents agree, each write costs etcd one revision. Proved by a round trip
+            // rather than a wait: a marker from A reaches C, then one from C reaches A; an echo of anything
+            // C applied before would have been pushed before C's own marker.
             let revision = try cluster.revision()
-            try await Task.sleep(for: .seconds(1))
-            #expect(try cluster.revision() == revision)
+            #expect(try a.defaults("write", domain, "MarkerA", "-int", "1").status == 0)
+            await expectEventually("host A's marker on host C", hosts: [a, c], cluster: cluster) {
+                observer.value(forKey: "MarkerA") == .integer(1)
+            }
+            #expect(try c.defaults("write", domain, "MarkerC", "-int", "1").status == 0)
+            await expectEventually("host C's marker on host A", hosts: [a, c], cluster: cluster) {
+                a.value(domain, "MarkerC") == .integer(1)
+            }
+            #expect(try cluster.revision() == revision + 2, "two writes, two revisions: no echo")
 
             #expect(a.stopAgent()?.status == 0)
             #expect(c.stopAgent()?.status == 0)
@@ -268,7 +277,8 @@
             try a.startAgent([domain], etcd: cluster.endpoints)
             #expect(try a.defaults("write", domain, "Offline", "-int", "7").status == 0)
             #expect(try a.defaults("read", domain, "Offline").output == "7\n")
-            try await Task.sleep(for: .milliseconds(500))
+            // The agent tried, failed, and keeps running.
+            #expect(await eventually(timeout: 30) { a.log.contains("cannot reach etcd for \(domain), retrying") })
             #expect(a.agentIsRunning)
 
             try cluster.start()
@@ -296,8 +306,8 @@
             cluster.stopMember(2)
             #expect(try a.defaults("write", domain, "Round", "-int", "2").status == 0)
             #expect(try b.defaults("write", domain, "During", "partition").status == 0)
-            try await Task.sleep(for: .seconds(1))
-            #expect(b.value(domain, "Round") == .integer(1))  // nothing crossed
+            // (No "nothing crossed" check here: no event would prove that the agents had had their chance.
+            // What the partition must not do is lose the writes: they arrive once the quorum is back.)
             #expect(a.agentIsRunning && b.agentIsRunning)
 
             try cluster.restart(1)
@@ -380,11 +390,13 @@
                 (try? cluster.etcdctl(["--user", "root:rootpw", "get", etcdKey + "Secret", "--print-value-only"]))?
                     .contains("<integer>1</integer>") == true
             }
-            try await Task.sleep(for: .milliseconds(500))
-            #expect(b.value(domain, "Secret") == nil)
-            #expect(
+            // B's agent was refused (the event that proves it tried), and so has not the value.
+            let refused = await eventually(timeout: 30) {
                 b.log.contains("user name is empty") || b.log.lowercased().contains("permission denied")
-                    || b.log.lowercased().contains("token") || b.log.lowercased().contains("authentication"))
+                    || b.log.lowercased().contains("token") || b.log.lowercased().contains("authentication")
+            }
+            #expect(refused, "\(b.log)")
+            #expect(b.value(domain, "Secret") == nil)
         }
 
         @Test("TLS: --cacert, --cert and --key reach a cluster that serves HTTPS only and asks for client certificates")

@@ -52,15 +52,16 @@ struct ClockTests {
         defer { NotificationCenter.default.removeObserver(observer) }
         for value in 0..<3 { defaults.set(value, forKey: "Counter") }
         #expect(clock.pendingDelays.contains(.milliseconds(1)))
-        // Real time passes; the store's does not.
-        try await Task.sleep(for: .milliseconds(50))
+        // The post is work the clock holds: while it is pending, it has not run (no wait stands in for that).
         #expect(posts.withLock { $0 } == 0)
         clock.advance(by: .microseconds(999))
-        try await Task.sleep(for: .milliseconds(20))
+        #expect(clock.pendingDelays.contains(.milliseconds(1)), "not due after 999 µs")
         #expect(posts.withLock { $0 } == 0)
         clock.advance(by: .microseconds(1))
         #expect(await eventually(timeout: 10) { posts.withLock { $0 } == 1 })
-        try await Task.sleep(for: .milliseconds(20))
+        // Nothing else is scheduled, and the queue the posts run on has drained: no second post can come.
+        #expect(!clock.pendingDelays.contains(.milliseconds(1)))
+        Defaults.notificationQueue.sync {}
         #expect(posts.withLock { $0 } == 1, "one notification for the burst")
     }
 
@@ -128,7 +129,8 @@ struct ClockTests {
         try FileManager.default.copyItem(
             atPath: other.file("com.example.clock.poll.plist"),
             toPath: directory.file("com.example.clock.poll.plist"))
-        try await Task.sleep(for: .milliseconds(100))
+        // The next poll is still work the clock holds, so it has not run.
+        #expect(clock.pendingDelays == [.seconds(5)])
         #expect(defaults.object(forKey: "Key") == nil, "no poll has happened yet")
         clock.advance(by: .seconds(5))
         #expect(await eventually(timeout: 10) { defaults.integer(forKey: "Key") == 42 })

@@ -44,7 +44,10 @@ struct RemoteFileSystemTests {
         #expect(RemoteFileSystem.detector(setting: "poll", detect: nfs)("/mnt/share") == "nfs")
     }
 
-    @Test("A directory on a remote file system is polled, with one notice saying why, and changes arrive")
+    @Test(
+        "A directory on a remote file system is polled, with one notice saying why, and changes arrive",
+        .enabled(if: inotifyIsCompiledIn, "inotify's own behaviour: this build polls (LIVEDEFAULTS_POLLING_ONLY)")
+    )
     func remoteDirectoryIsPolled() async throws {
         let directory = TemporaryDirectory()
         let remote = directory.path
@@ -74,7 +77,10 @@ struct RemoteFileSystemTests {
         #expect(!local.status(ofPath: directory.file("com.example.local.plist")).isPolled)
     }
 
-    @Test("A real FUSE mount (bindfs) is detected and polled: a write beside it, which inotify never reports, arrives")
+    @Test(
+        "A real FUSE mount (bindfs) is detected and polled: a write beside it, which inotify never reports, arrives",
+        .enabled(if: inotifyIsCompiledIn, "inotify's own behaviour: this build polls (LIVEDEFAULTS_POLLING_ONLY)")
+    )
     func realFuseMount() async throws {
         let directory = TemporaryDirectory()
         let source = directory.file("source")

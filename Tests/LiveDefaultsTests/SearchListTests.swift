@@ -305,7 +305,7 @@ struct SearchListTests {
         /// Every post scheduled so far has been delivered: the post (a moment after the change) clears the
         /// pending flag, then posts on the notification queue.
         func delivered() {
-            while defaults.state.withLock({ $0.notificationPending }) { usleep(1_000) }
+            #expect(eventually(timeout: 20) { !defaults.state.withLock { $0.notificationPending } })
             Defaults.notificationQueue.sync {}
         }
         defaults.set(1, forKey: "A")

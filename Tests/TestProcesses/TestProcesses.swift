@@ -97,6 +97,17 @@ public func builtExecutable(named name: String) -> URL {
     return executable.appendingPathComponent(name)
 }
 
+/// Whether the library under test watches with inotify: false in a build with LIVEDEFAULTS_POLLING_ONLY (what
+/// another platform would run; CI builds and runs the suite that way too), where tests of inotify's own
+/// behaviour are skipped.
+public let inotifyIsCompiledIn: Bool = {
+    #if os(Linux) && !LIVEDEFAULTS_POLLING_ONLY
+        true
+    #else
+        false
+    #endif
+}()
+
 /// Waits for a condition with a generous timeout, polling; never a fixed sleep.
 public func eventually(timeout: Double = 30, _ condition: () -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)

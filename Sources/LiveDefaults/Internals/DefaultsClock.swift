@@ -43,10 +43,7 @@ public final class SystemDefaultsClock: DefaultsClock {
 
     /// Sleeps for `duration` (resuming the sleep when a signal interrupts it).
     public func pause(for duration: Duration) {
-        let total = Self.nanoseconds(duration)
-        var request = timespec(tv_sec: total / 1_000_000_000, tv_nsec: total % 1_000_000_000)
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+        sleepThread(nanoseconds: Self.nanoseconds(duration))
     }
 
     /// A duration in whole nanoseconds, clamped to `0...Int.max` (a negative one is no wait at all).

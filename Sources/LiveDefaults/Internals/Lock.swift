@@ -1,5 +1,3 @@
-import Glibc
-
 /// A value behind a `pthread_mutex_t`: the one lock type of the library.
 ///
 /// Why not `Synchronization.Mutex`: on Linux, ThreadSanitizer (Swift 6.3.1) does not see `Mutex.withLock` as
@@ -34,15 +32,12 @@ package struct Lock<Value>: @unchecked Sendable {
         try storage.withLockedValue(body)
     }
 
-    private final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
+    private final class Storage: ManagedBuffer<Value, SystemMutex> {
         static func make(_ value: Value) -> Storage {
             let buffer = Storage.create(minimumCapacity: 1) { _ in value }
             // `create` is declared to return the base class; it builds an instance of the class it is called on.
             let storage = unsafeDowncast(buffer, to: Storage.self)
-            storage.withUnsafeMutablePointerToElements { mutex in
-                mutex.initialize(to: pthread_mutex_t())
-                pthread_mutex_init(mutex, nil)
-            }
+            storage.withUnsafeMutablePointerToElements { mutex in mutex.initializeMutex() }
             return storage
         }
 
@@ -51,17 +46,14 @@ package struct Lock<Value>: @unchecked Sendable {
             _ body: (inout Value) throws(Failure) -> Result
         ) throws(Failure) -> Result {
             try withUnsafeMutablePointers { value, mutex throws(Failure) -> Result in
-                pthread_mutex_lock(mutex)
-                defer { pthread_mutex_unlock(mutex) }
+                mutex.lockMutex()
+                defer { mutex.unlockMutex() }
                 return try body(&value.pointee)
             }
         }
 
         deinit {
-            withUnsafeMutablePointerToElements { mutex in
-                pthread_mutex_destroy(mutex)
-                mutex.deinitialize(count: 1)
-            }
+            withUnsafeMutablePointerToElements { mutex in mutex.destroyMutex() }
         }
     }
 }
@@ -72,24 +64,22 @@ package struct Lock<Value>: @unchecked Sendable {
 /// ThreadSanitizer then reports the value's (empty) accesses as races with the mutex itself.
 final class CriticalSection: @unchecked Sendable {
     // @unchecked: the mutex is the only state, and pthread mutexes are made to be shared between threads.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let mutex: UnsafeMutablePointer<SystemMutex>
 
     init() {
         mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
+        mutex.initializeMutex()
     }
 
     deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
+        mutex.destroyMutex()
         mutex.deallocate()
     }
 
     /// Runs `body` while no other thread runs a body of this section.
     func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        mutex.lockMutex()
+        defer { mutex.unlockMutex() }
         return try body()
     }
 }

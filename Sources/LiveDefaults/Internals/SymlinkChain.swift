@@ -1,5 +1,3 @@
-import Glibc
-
 /// The symbolic links a path goes through, and what it resolves to now.
 ///
 /// A Kubernetes ConfigMap or Secret volume never changes a file in place: every file is a link
@@ -47,8 +45,7 @@ public struct SymlinkChain: Sendable, Hashable {
                 continue
             }
             let candidate = absolute(resolved + [component])
-            var info = stat()
-            guard problem == nil, lstat(candidate, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else {
+            guard problem == nil, FileSystem.isSymbolicLink(candidate) else {
                 resolved.append(component)
                 continue
             }
@@ -57,8 +54,9 @@ public struct SymlinkChain: Sendable, Hashable {
                 resolved.append(component)
                 continue
             }
-            guard let destination = readLink(candidate) else {
-                problem = "cannot read the symbolic link \(candidate): \(String(cString: strerror(errno)))"
+            let destination: String
+            do throws(SystemError) { destination = try FileSystem.readLink(candidate) } catch {
+                problem = "cannot read the symbolic link \(candidate): \(systemErrorText(error.errno))"
                 resolved.append(component)
                 continue
             }
@@ -69,17 +67,8 @@ public struct SymlinkChain: Sendable, Hashable {
         return SymlinkChain(links: links, target: absolute(resolved), problem: problem)
     }
 
-    /// Where a link points, as written in it; nil when it cannot be read.
-    static func readLink(_ path: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink(path, &buffer, buffer.count - 1)
-        guard count >= 0 else { return nil }
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
     /// Whether `path` itself (not what it points to) is a symbolic link.
     static func isLink(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
+        FileSystem.isSymbolicLink(path)
     }
 }

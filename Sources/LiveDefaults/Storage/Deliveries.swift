@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 
 /// Counts a file's changes that were found under its disk lock and are not yet told to the observers, so
 /// that a thread which re-read the file and found nothing new can wait for another thread's news of it.
@@ -48,17 +47,13 @@ final class Deliveries: @unchecked Sendable {
         setDepth(depth)
     }
 
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        pthread_key_create(&key, nil)
-        return key
-    }()
+    private static let depthWord = ThreadLocalWord()
 
     private static func depth() -> Int {
-        Int(bitPattern: pthread_getspecific(key))
+        depthWord.value
     }
 
     private static func setDepth(_ depth: Int) {
-        pthread_setspecific(key, UnsafeRawPointer(bitPattern: depth))
+        depthWord.value = depth
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import Synchronization
 
 /// The in-process state of one domain file, shared by every store in the process that uses it.
@@ -19,7 +18,7 @@ final class DomainFile: Sendable {
 
     let path: String
     /// Files created for another user (a store opened with `init?(user:)` by root) are handed to them.
-    let owner: (uid_t, gid_t)?
+    let owner: (UserID, GroupID)?
     /// The time this file's waits follow (the settle pauses, the background writer's delay) and the clock
     /// that names a kept corrupt copy: that of the stores sharing the file (``DomainFileRegistry`` gives a
     /// store with another clock a file of its own).
@@ -70,7 +69,7 @@ final class DomainFile: Sendable {
     /// is released): ``settle()`` waits for them.
     private let deliveries = Deliveries()
 
-    init(path: String, owner: (uid_t, gid_t)? = nil, clock: any DefaultsClock = SystemDefaultsClock.shared) {
+    init(path: String, owner: (UserID, GroupID)? = nil, clock: any DefaultsClock = SystemDefaultsClock.shared) {
         self.path = path
         self.owner = owner
         self.clock = clock
@@ -338,14 +337,14 @@ final class DomainFile: Sendable {
             // call less on every write.
             do throws(SystemError) {
                 lock = try FileSystem.lockExclusively(lockPath)
-            } catch  where error.errno == ENOENT {
+            } catch  where error.isNoSuchFile {
                 try FileSystem.createDirectory(directory)
                 lock = try FileSystem.lockExclusively(lockPath)
             }
         } catch {
             return failure(error)
         }
-        defer { close(lock) }
+        defer { FileSystem.close(lock) }
         // A domain file that is a symbolic link (into a Kubernetes volume, a dotfiles repository) is written
         // through: the file it resolves to is replaced, beside itself, and the link stays a link. Replacing
         // the link would quietly cut the domain off from what it points to; a target in a read-only volume
@@ -390,7 +389,7 @@ final class DomainFile: Sendable {
                 // Never overwrite what we cannot read: keep it aside under a name that says why. The edits
                 // are merged onto the last version this process read (its last known good, empty when it
                 // read none), so that no key it knew of is lost from the disk.
-                let kept = "\(destination).corrupt-\(Self.wholeSeconds(clock.now))-\(getpid())"
+                let kept = "\(destination).corrupt-\(Self.wholeSeconds(clock.now))-\(CurrentProcess.id)"
                 do throws(SystemError) { try FileSystem.move(destination, to: kept) } catch { return failure(error) }
                 keptAside = .corruptFile(path: path, reason, keptAs: kept)
                 base = cachedDisk

@@ -1,5 +1,3 @@
-import Glibc
-
 /// One ``DomainFile`` per path and file configuration per process, so that every store using a domain shares
 /// its cache, sees the others' writes at once, and writes through one coalescing writer.
 ///
@@ -15,8 +13,8 @@ final class DomainFileRegistry: Sendable {
     /// What tells two files of one path apart: the path and the file configuration.
     struct Key: Hashable {
         var path: String
-        var ownerUser: uid_t?
-        var ownerGroup: gid_t?
+        var ownerUser: UserID?
+        var ownerGroup: GroupID?
         var clock: ObjectIdentifier
     }
 
@@ -38,7 +36,7 @@ final class DomainFileRegistry: Sendable {
     /// The file at `path` for this owner and clock: the one already open in the process with the same
     /// configuration, else a new one.
     func file(
-        atPath path: String, owner: (uid_t, gid_t)? = nil, clock: any DefaultsClock = SystemDefaultsClock.shared
+        atPath path: String, owner: (UserID, GroupID)? = nil, clock: any DefaultsClock = SystemDefaultsClock.shared
     ) -> DomainFile {
         let key = Key(path: path, ownerUser: owner?.0, ownerGroup: owner?.1, clock: ObjectIdentifier(clock))
         return files.withLock { files in

@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 
 /// Domains and the search list: registration, suites, volatile and persistent domains, forced keys.
 extension Defaults {
@@ -268,7 +267,7 @@ extension Defaults {
         let gid = account.gid
         let directory = home + "/.config"
         let probe = FileSystem.owner(ofPath: directory) != nil ? directory : home
-        guard geteuid() == uid || access(probe, R_OK | X_OK) == 0 else { return nil }
+        guard CurrentProcess.effectiveUserID == uid || FileSystem.canSearch(probe) else { return nil }
         var locations = DefaultsLocations.current
         locations.userDirectory = directory
         locations.userName = userName
@@ -276,7 +275,8 @@ extension Defaults {
         if (try? DomainName.validate(configuration.applicationDomain)) == nil {
             configuration.applicationDomain = "LiveDefaults"
         }
-        self.init(validated: configuration, fileOwner: geteuid() == 0 && uid != 0 ? (uid, gid) : nil)
+        self.init(
+            validated: configuration, fileOwner: CurrentProcess.effectiveUserID == 0 && uid != 0 ? (uid, gid) : nil)
     }
 
     private func converted(_ values: [String: Any], context: String) -> [String: PropertyList] {

@@ -1,5 +1,4 @@
 public import Foundation
-import Glibc
 import Logging
 
 /// A user-defaults store: Foundation's `UserDefaults` model, on the same files, shared safely between
@@ -134,7 +133,7 @@ public final class Defaults: Sendable {
     /// ``ValueReadCache``); written only by the ``EffectiveView``.
     let valueCache = ValueReadCache()
     /// The owner given to files created for another user (see ``init(user:)``).
-    let fileOwner: (uid_t, gid_t)?
+    let fileOwner: (UserID, GroupID)?
     /// The watcher the configuration's ``Configuration/watching`` chose; nil when the store does not watch.
     let fileWatcher: FileWatcher?
     /// Where errors found without a caller to throw to reach the log and the error handler (see
@@ -148,13 +147,13 @@ public final class Defaults: Sendable {
         try self.init(configuration: configuration, fileOwner: nil)
     }
 
-    convenience init(configuration: Configuration, fileOwner: (uid_t, gid_t)?) throws(DefaultsError) {
+    convenience init(configuration: Configuration, fileOwner: (UserID, GroupID)?) throws(DefaultsError) {
         try DomainName.validate(configuration.applicationDomain)
         self.init(validated: configuration, fileOwner: fileOwner)
     }
 
     /// The designated initialiser; the application domain must already be valid.
-    init(validated configuration: Configuration, fileOwner: (uid_t, gid_t)?) {
+    init(validated configuration: Configuration, fileOwner: (UserID, GroupID)?) {
         self.configuration = configuration
         self.fileOwner = fileOwner
         fileWatcher = FileWatcher.resolving(configuration.watching, automatic: configuration.watcher)

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Glibc
 import Logging
 
 /// Watches the directories of the files that stores registered and tells them when another process (or a
@@ -67,12 +66,6 @@ package final class FileWatcher: Sendable {
         let milliseconds = Environment.value("LIVEDEFAULTS_POLL_INTERVAL_MS").flatMap { Int($0) }
         return .milliseconds(max(1, milliseconds ?? 100))
     }
-
-    /// The events every watch asks for. One mask for all watches, because adding a watch for a path that is
-    /// already watched replaces its mask.
-    private static let mask = UInt32(
-        IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
-            | IN_ONLYDIR)
 
     /// How a watched path is followed, for diagnostics (``status(ofPath:)``).
     package struct Status: Sendable, Hashable {
@@ -163,13 +156,18 @@ package final class FileWatcher: Sendable {
         self.clock = clock
         self.watchLimit = watchLimit
         self.remoteFileSystem = remoteFileSystem
-        let descriptor = forcePolling ? -1 : inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-        if descriptor >= 0 {
-            inotifyUnavailable = nil
+        var descriptor: Int32 = -1
+        if forcePolling {
+            inotifyUnavailable = "polling chosen (LIVEDEFAULTS_WATCHER=poll or polling: true)"
         } else {
-            inotifyUnavailable =
-                forcePolling
-                ? "polling chosen (LIVEDEFAULTS_WATCHER=poll or polling: true)" : String(cString: strerror(errno))
+            switch Inotify.open() {
+            case .success(let opened):
+                descriptor = opened
+                inotifyUnavailable = nil
+            case .failure(let error):
+                inotifyUnavailable =
+                    Inotify.isCompiledIn ? systemErrorText(error.errno) : "this build has no inotify: polling only"
+            }
         }
         self.descriptor = descriptor
         if descriptor >= 0 {
@@ -185,7 +183,7 @@ package final class FileWatcher: Sendable {
 
     deinit {
         source?.cancel()
-        if descriptor >= 0 { close(descriptor) }
+        if descriptor >= 0 { FileSystem.close(descriptor) }
     }
 
     var overflowCount: Int { state.withLock { $0.overflows } }
@@ -318,13 +316,15 @@ package final class FileWatcher: Sendable {
                         ))
                     continue
                 }
-                let wd = inotify_add_watch(descriptor, path, Self.mask)
-                if wd < 0 {
-                    let code = errno
-                    if code == ENOENT || code == ENOTDIR {
+                let wd: Int32
+                switch Inotify.addWatch(descriptor, directory: path) {
+                case .success(let watch):
+                    wd = watch
+                case .failure(let error):
+                    if error.isNotFound {
                         changed = true  // it vanished meanwhile; look again
                     } else {
-                        polled.append((path, String(cString: strerror(code)), false))
+                        polled.append((path, systemErrorText(error.errno), false))
                     }
                     continue
                 }
@@ -338,7 +338,7 @@ package final class FileWatcher: Sendable {
             for path in current.subtracting(wanted.keys) {
                 if let wd = state.withLock({ $0.watchDescriptors.removeValue(forKey: path) }) {
                     state.withLock { _ = $0.watchedPaths.removeValue(forKey: wd) }
-                    inotify_rm_watch(descriptor, wd)
+                    Inotify.removeWatch(descriptor, wd)
                 }
             }
             // Poll the registered directories that would have needed these watches, grouped by reason.
@@ -413,8 +413,7 @@ package final class FileWatcher: Sendable {
     private static func nearestExisting(_ path: String) -> String {
         var candidate = path
         while true {
-            var info = stat()
-            if stat(candidate, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return candidate }
+            if FileSystem.isDirectory(candidate) { return candidate }
             let parent = PathComponents.directory(of: candidate)
             if parent == candidate || parent.isEmpty { return "/" }
             candidate = parent
@@ -424,12 +423,6 @@ package final class FileWatcher: Sendable {
     // MARK: Events
 
     private func readEvents() {
-        // Not zero-filled: only the bytes read() returns are looked at (zeroing 64 KiB cost more than the
-        // rest of handling a batch of events).
-        let bufferSize = 64 * 1024
-        let buffer = UnsafeMutableRawBufferPointer.allocate(
-            byteCount: bufferSize, alignment: MemoryLayout<inotify_event>.alignment)
-        defer { buffer.deallocate() }
         /// The files to reload, in order, and those an in-place writer closed (see below).
         var touchedFiles: [String] = []
         var writtenInPlace: Set<String> = []
@@ -441,55 +434,42 @@ package final class FileWatcher: Sendable {
         /// Watches of directories that were removed or moved away.
         var deadDescriptors: Set<Int32> = []
         var overflowed = false
-        while true {
-            let count = read(descriptor, buffer.baseAddress, bufferSize)
-            if count <= 0 { break }
-            var offset = 0
-            while offset + MemoryLayout<inotify_event>.size <= count {
-                let event = buffer.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
-                let (wd, mask, nameLength) = (event.wd, event.mask, Int(event.len))
-                let nameStart = offset + MemoryLayout<inotify_event>.size
-                // The kernel never splits an event; a length past what was read ends the batch, never a trap.
-                guard nameLength <= count - nameStart else { break }
-                let name = String(
-                    decoding: UnsafeRawBufferPointer(rebasing: buffer[nameStart..<(nameStart + nameLength)])
-                        .prefix { $0 != 0 }, as: UTF8.self)
-                offset = nameStart + nameLength
-                if mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                    overflowed = true
-                    continue
+        Inotify.readEvents(descriptor) { event in
+            let kind = event.kind
+            if kind.contains(.overflow) {
+                overflowed = true
+                return
+            }
+            guard let directory = state.withLock({ $0.watchedPaths[event.watch] }) else { return }
+            if !kind.isDisjoint(with: .watchEnded) {
+                // The watched directory is gone or moved: this watch no longer watches its path, even if a
+                // new directory of that name exists by the time the event is read.
+                touchedDirectories = true
+                deadDescriptors.insert(event.watch)
+                return
+            }
+            let path = directory == "/" ? "/" + event.name : directory + "/" + event.name
+            if !kind.contains(.isDirectory) && !kind.isDisjoint(with: [.created, .movedTo]) {
+                replaced.insert(path)
+                // A new file brings its close-after-write; a new symbolic link (symlink(2)) brings nothing more.
+                if kind.contains(.created) {
+                    if isFollowed(path) && SymlinkChain.isLink(path) { touchedFiles.append(path) }
+                    return
                 }
-                guard let directory = state.withLock({ $0.watchedPaths[wd] }) else { continue }
-                if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 {
-                    // The watched directory is gone or moved: this watch no longer watches its path, even if
-                    // a new directory of that name exists by the time the event is read.
+            }
+            if kind.contains(.isDirectory) {
+                // A directory appeared or vanished below a watched one: maybe one we wait for, or one on a
+                // link chain. Others (a volume's new timestamped directory, the one it replaced) change
+                // nothing here, and cost nothing: a volume swap is handled by its `..data` rename alone.
+                if concernsRegistrants(directory: path) {
                     touchedDirectories = true
-                    deadDescriptors.insert(wd)
-                    continue
+                    changedDirectories.append(path)
                 }
-                let path = directory == "/" ? "/" + name : directory + "/" + name
-                if mask & UInt32(IN_ISDIR) == 0 && mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
-                    replaced.insert(path)
-                    // A new file brings its IN_CLOSE_WRITE; a new symbolic link (symlink(2)) brings nothing more.
-                    if mask & UInt32(IN_CREATE) != 0 {
-                        if isFollowed(path) && SymlinkChain.isLink(path) { touchedFiles.append(path) }
-                        continue
-                    }
-                }
-                if mask & UInt32(IN_ISDIR) != 0 {
-                    // A directory appeared or vanished below a watched one: maybe one we wait for, or one on
-                    // a link chain. Others (a volume's new timestamped directory, the one it replaced) change
-                    // nothing here, and cost nothing: a volume swap is handled by its `..data` rename alone.
-                    if concernsRegistrants(directory: path) {
-                        touchedDirectories = true
-                        changedDirectories.append(path)
-                    }
-                    continue
-                }
-                if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE) != 0 {
-                    touchedFiles.append(path)
-                    if mask & UInt32(IN_CLOSE_WRITE) != 0 { writtenInPlace.insert(path) }
-                }
+                return
+            }
+            if !kind.isDisjoint(with: [.closedAfterWriting, .movedTo, .movedFrom, .deleted]) {
+                touchedFiles.append(path)
+                if kind.contains(.closedAfterWriting) { writtenInPlace.insert(path) }
             }
         }
         if overflowed {
@@ -511,8 +491,7 @@ package final class FileWatcher: Sendable {
             // Drop watches whose directory is gone or was replaced, then watch or await what is registered.
             let stale = state.withLock { state in
                 state.watchDescriptors.filter { path, wd in
-                    var info = stat()
-                    return deadDescriptors.contains(wd) || stat(path, &info) != 0
+                    deadDescriptors.contains(wd) || !FileSystem.exists(path)
                 }
             }
             for (path, wd) in stale {
@@ -520,7 +499,7 @@ package final class FileWatcher: Sendable {
                     state.watchDescriptors.removeValue(forKey: path)
                     state.watchedPaths.removeValue(forKey: wd)
                 }
-                inotify_rm_watch(descriptor, wd)
+                Inotify.removeWatch(descriptor, wd)
                 reloadFiles(under: path)
             }
             // A directory on some chain may be the one that came or went (a volume's timestamped directory):

@@ -1,0 +1,485 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+// What the library asks of the operating system, all in this one file: the file system calls, the lock and
+// thread-local primitives, the environment, the user database, and inotify. No other file of the module
+// imports the C library or calls it (Scripts/check-platform checks, in CI). The library is built and tested
+// on Linux only; inotify is compiled in on Linux unless LIVEDEFAULTS_POLLING_ONLY is defined, which is what
+// another platform gets: the watcher then polls (CI builds and runs the whole suite that way too).
+
+/// A user id and a group id, as the system gives them.
+typealias UserID = uid_t
+typealias GroupID = gid_t
+
+/// What identifies one version of a file: if none of these changed, the contents did not either (every
+/// writer here replaces files by rename, which changes the inode; Foundation's in-place writes change the
+/// size or the nanosecond mtime).
+struct FileStamp: Sendable, Hashable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modifiedSeconds: Int
+    var modifiedNanoseconds: Int
+}
+
+/// A system call that failed, with its errno.
+struct SystemError: Error, Sendable {
+    var errno: Int32
+    var operation: String
+
+    var message: String { "\(operation): \(systemErrorText(errno))" }
+
+    /// Whether the path (or a directory on it) does not exist: `ENOENT`, `ENOTDIR`.
+    var isNotFound: Bool { errno == ENOENT || errno == ENOTDIR }
+
+    /// Whether it was `ENOENT` alone: no such file or directory.
+    var isNoSuchFile: Bool { errno == ENOENT }
+}
+
+/// Thin wrappers over the system calls the storage layer needs, each returning or throwing the errno.
+enum FileSystem {
+    static func stamp(atPath path: String) throws(SystemError) -> FileStamp? {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw SystemError(errno: errno, operation: "stat")
+        }
+        return FileStamp(info)
+    }
+
+    static func stamp(descriptor: Int32) throws(SystemError) -> FileStamp {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw SystemError(errno: errno, operation: "fstat") }
+        return FileStamp(info)
+    }
+
+    /// Reads a whole file; nil when it does not exist. Also returns the stamp of exactly the version read.
+    static func read(atPath path: String) throws(SystemError) -> (Data, FileStamp)? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw SystemError(errno: errno, operation: "open")
+        }
+        defer { close(descriptor) }
+        let before = try stamp(descriptor: descriptor)
+        // Read into malloc'd memory that the Data then owns: no zero-filling and no second copy (both cost
+        // page faults on a large domain, in the process's first milliseconds). One byte more than the size,
+        // to see the end of the file in the same loop; grown if the file grew meanwhile.
+        var capacity = Int(max(before.size, 0)) + 1
+        guard var buffer = malloc(capacity) else { throw SystemError(errno: ENOMEM, operation: "read") }
+        var total = 0
+        while true {
+            if total == capacity {
+                capacity = max(4096, capacity * 2)
+                guard let grown = realloc(buffer, capacity) else {
+                    free(buffer)
+                    throw SystemError(errno: ENOMEM, operation: "read")
+                }
+                buffer = grown
+            }
+            let count = systemRead(descriptor, buffer + total, capacity - total)
+            if count < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                free(buffer)
+                throw SystemError(errno: code, operation: "read")
+            }
+            if count == 0 { break }
+            total += count
+        }
+        let data = Data(bytesNoCopy: buffer, count: total, deallocator: .free)
+        return (data, try stamp(descriptor: descriptor))
+    }
+
+    /// Creates a directory and its missing parents with mode 0700 (existing ones are left as they are).
+    static func createDirectory(_ path: String) throws(SystemError) {
+        if mkdir(path, 0o700) == 0 || errno == EEXIST { return }
+        guard errno == ENOENT else { throw SystemError(errno: errno, operation: "mkdir") }
+        let parent = PathComponents.directory(of: path)
+        guard !parent.isEmpty, parent != path else { throw SystemError(errno: ENOENT, operation: "mkdir") }
+        try createDirectory(parent)
+        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw SystemError(errno: errno, operation: "mkdir") }
+    }
+
+    /// Opens (creating, 0600) a lock file and takes an exclusive `flock` on it; closing the descriptor unlocks.
+    static func lockExclusively(_ path: String) throws(SystemError) -> Int32 {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw SystemError(errno: errno, operation: "open lock file") }
+        while flock(descriptor, LOCK_EX) != 0 {
+            if errno == EINTR { continue }
+            let code = errno
+            close(descriptor)
+            throw SystemError(errno: code, operation: "flock")
+        }
+        return descriptor
+    }
+
+    /// Writes `data` to a new temporary file beside `path` (mode 0600), flushes it to the disk, and renames it
+    /// over `path`: readers see the old file or the new one, never a mix, even if this process is killed.
+    static func replaceAtomically(_ path: String, with data: Data, owner: (UserID, GroupID)? = nil) throws(SystemError)
+        -> FileStamp
+    {
+        let directory = PathComponents.directory(of: path)
+        let name = PathComponents.name(of: path)
+        let temporary = "\(directory)/.\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw SystemError(errno: errno, operation: "create temporary file") }
+        var succeeded = false
+        defer {
+            if !succeeded {
+                close(descriptor)
+                unlink(temporary)
+            }
+        }
+        let writeError: Int32 = data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) -> Int32 in
+            var written = 0
+            while written < buffer.count {
+                let count = write(descriptor, buffer.baseAddress! + written, buffer.count - written)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                written += count
+            }
+            return 0
+        }
+        if writeError != 0 { throw SystemError(errno: writeError, operation: "write") }
+        if let (uid, gid) = owner { _ = fchown(descriptor, uid, gid) }
+        // The data must be on the disk before the rename can be (else a crash may leave an empty file under
+        // the domain's name); `fdatasync` is enough for that and skips the timestamps `fsync` also writes.
+        guard fdatasync(descriptor) == 0 else { throw SystemError(errno: errno, operation: "fdatasync") }
+        let stamp = try stamp(descriptor: descriptor)
+        guard rename(temporary, path) == 0 else { throw SystemError(errno: errno, operation: "rename") }
+        succeeded = true
+        close(descriptor)
+        return stamp
+    }
+
+    /// Removes temporary files that `replaceAtomically` left beside `path` in processes that no longer run
+    /// (killed between creating the temporary and renaming it). Call it with the file's lock held; files of
+    /// live processes are left alone.
+    ///
+    /// - Returns: the names removed.
+    @discardableResult
+    static func removeStaleTemporaries(of path: String) -> [String] {
+        let directory = PathComponents.directory(of: path)
+        let prefix = ".\(PathComponents.name(of: path)).tmp-"
+        var removed: [String] = []
+        for name in contentsOfDirectory(directory) where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count).prefix(while: { $0 != "-" })), pid > 0 else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH, unlink("\(directory)/\(name)") == 0 { removed.append(name) }
+        }
+        return removed
+    }
+
+    static func remove(_ path: String) throws(SystemError) {
+        if unlink(path) != 0 && errno != ENOENT { throw SystemError(errno: errno, operation: "unlink") }
+    }
+
+    static func move(_ source: String, to destination: String) throws(SystemError) {
+        guard rename(source, destination) == 0 else { throw SystemError(errno: errno, operation: "rename") }
+    }
+
+    /// The names in a directory (not `.` and `..`); empty when it does not exist.
+    static func contentsOfDirectory(_ path: String) -> [String] {
+        guard let directory = opendir(path) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// The owner of a path, used so that a store opened for another user (as root) leaves that user's files
+    /// owned by that user.
+    static func owner(ofPath path: String) -> (UserID, GroupID)? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return (info.st_uid, info.st_gid)
+    }
+    /// Closes a descriptor this module opened.
+    static func close(_ descriptor: Int32) {
+        _ = systemClose(descriptor)
+    }
+
+    /// Whether `path` names a directory (following links).
+    static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// Whether anything exists at `path` (following links).
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    /// Whether `path` itself (not what it points to) is a symbolic link.
+    static func isSymbolicLink(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
+    }
+
+    /// Where a link points, as written in it.
+    static func readLink(_ path: String) throws(SystemError) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count >= 0 else { throw SystemError(errno: errno, operation: "readlink") }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Whether this process may list and enter the directory at `path`.
+    static func canSearch(_ path: String) -> Bool {
+        access(path, R_OK | X_OK) == 0
+    }
+}
+
+/// The running process.
+enum CurrentProcess {
+    static var id: Int32 { getpid() }
+    /// The effective user id (0 for root).
+    static var effectiveUserID: UserID { geteuid() }
+}
+
+/// The text of an errno value.
+func systemErrorText(_ code: Int32) -> String {
+    String(cString: strerror(code))
+}
+
+/// `read(2)` and `close(2)` under names that the wrappers' own `read` and `close` do not shadow.
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
+}
+
+private func systemClose(_ descriptor: Int32) -> Int32 {
+    close(descriptor)
+}
+
+extension FileStamp {
+    init(_ info: stat) {
+        self.init(
+            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+            modifiedSeconds: Int(info.st_mtim.tv_sec), modifiedNanoseconds: Int(info.st_mtim.tv_nsec))
+    }
+}
+
+// MARK: Environment
+
+/// One environment variable, read with `getenv`.
+///
+/// `ProcessInfo.processInfo.environment` builds a dictionary of the whole environment on every access;
+/// opening a store asked it three times, a measurable part of opening a domain in a new process.
+enum Environment {
+    static func value(_ name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        return String(cString: value)
+    }
+}
+
+// MARK: Users
+
+/// A user account from the system's user database (`/etc/passwd`, or NSS).
+///
+/// Looked up with `getpwnam_r`, which writes into a buffer of ours: `getpwnam` returns a static record that
+/// another thread's lookup (ours or any library's) may overwrite while it is read.
+struct UserAccount: Sendable, Equatable {
+    var name: String
+    var home: String
+    var uid: UserID
+    var gid: GroupID
+
+    /// The largest buffer a lookup grows to (`ERANGE` doubles it from `sysconf(_SC_GETPW_R_SIZE_MAX)`).
+    static let bufferLimit = 1 << 20
+
+    /// The account named `name`; nil when there is none, the name holds a NUL, or the lookup failed.
+    init?(named name: String) {
+        guard !name.isEmpty, !name.utf8.contains(0) else { return nil }
+        let suggested = sysconf(Int32(_SC_GETPW_R_SIZE_MAX))
+        var size = suggested > 0 ? min(Int(suggested), Self.bufferLimit) : 1024
+        while true {
+            var record = passwd()
+            var result: UnsafeMutablePointer<passwd>?
+            var found: (home: String, uid: UserID, gid: GroupID)?
+            let status = withUnsafeTemporaryAllocation(of: CChar.self, capacity: size) { buffer -> Int32 in
+                guard let base = buffer.baseAddress else { return ENOMEM }
+                let status = getpwnam_r(name, &record, base, size, &result)
+                if status == 0, result != nil, let directory = record.pw_dir {
+                    found = (String(cString: directory), record.pw_uid, record.pw_gid)
+                }
+                return status
+            }
+            if let found {
+                self.name = name
+                home = found.home
+                uid = found.uid
+                gid = found.gid
+                return
+            }
+            guard status == ERANGE, size < Self.bufferLimit else { return nil }
+            size = min(size * 2, Self.bufferLimit)
+        }
+    }
+}
+
+// MARK: Threads
+
+/// The mutex ``Lock`` and ``CriticalSection`` are built on: `pthread_mutex_t`, which ThreadSanitizer sees.
+typealias SystemMutex = pthread_mutex_t
+
+extension UnsafeMutablePointer where Pointee == SystemMutex {
+    /// Initialises the (allocated, uninitialised) mutex.
+    func initializeMutex() {
+        initialize(to: pthread_mutex_t())
+        pthread_mutex_init(self, nil)
+    }
+
+    func lockMutex() { pthread_mutex_lock(self) }
+    func unlockMutex() { pthread_mutex_unlock(self) }
+
+    /// Destroys the mutex and deinitialises the memory.
+    func destroyMutex() {
+        pthread_mutex_destroy(self)
+        deinitialize(count: 1)
+    }
+}
+
+/// A word of storage per thread, zero until a thread sets it.
+struct ThreadLocalWord: @unchecked Sendable {
+    // @unchecked: a pthread key is an index, the same for every thread; each thread's value is its own.
+    private let key: pthread_key_t
+
+    init() {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        self.key = key
+    }
+
+    var value: Int {
+        get { Int(bitPattern: pthread_getspecific(key)) }
+        nonmutating set { pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue)) }
+    }
+}
+
+/// Sleeps the calling thread for `nanoseconds`, resuming the sleep when a signal interrupts it.
+func sleepThread(nanoseconds total: Int) {
+    var request = timespec(tv_sec: total / 1_000_000_000, tv_nsec: total % 1_000_000_000)
+    var remaining = timespec()
+    while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+}
+
+// MARK: inotify
+
+/// The kernel's notification of changes in watched directories: inotify, where it is compiled in (Linux,
+/// unless LIVEDEFAULTS_POLLING_ONLY is defined). Without it, ``open()`` says why and the watcher polls.
+package enum Inotify {
+    #if os(Linux) && !LIVEDEFAULTS_POLLING_ONLY
+        /// Whether inotify is compiled in (the `defaults doctor` command says so).
+        package static let isCompiledIn = true
+    #else
+        package static let isCompiledIn = false
+    #endif
+
+    /// What happened to a name in a watched directory (or to the directory itself).
+    struct Event {
+        struct Kind: OptionSet {
+            let rawValue: UInt32
+            #if os(Linux) && !LIVEDEFAULTS_POLLING_ONLY
+                static let closedAfterWriting = Kind(rawValue: UInt32(IN_CLOSE_WRITE))
+                static let movedTo = Kind(rawValue: UInt32(IN_MOVED_TO))
+                static let movedFrom = Kind(rawValue: UInt32(IN_MOVED_FROM))
+                static let created = Kind(rawValue: UInt32(IN_CREATE))
+                static let deleted = Kind(rawValue: UInt32(IN_DELETE))
+                /// The watched directory itself was deleted or moved, or its watch removed.
+                static let watchEnded = Kind(rawValue: UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
+                static let isDirectory = Kind(rawValue: UInt32(IN_ISDIR))
+                /// The kernel's queue overflowed: events were lost.
+                static let overflow = Kind(rawValue: UInt32(IN_Q_OVERFLOW))
+            #else
+                static let closedAfterWriting = Kind(rawValue: 1 << 0)
+                static let movedTo = Kind(rawValue: 1 << 1)
+                static let movedFrom = Kind(rawValue: 1 << 2)
+                static let created = Kind(rawValue: 1 << 3)
+                static let deleted = Kind(rawValue: 1 << 4)
+                static let watchEnded = Kind(rawValue: 1 << 5)
+                static let isDirectory = Kind(rawValue: 1 << 6)
+                static let overflow = Kind(rawValue: 1 << 7)
+            #endif
+        }
+
+        var watch: Int32
+        var kind: Kind
+        /// The name in the directory; empty for events of the directory itself.
+        var name: String
+    }
+
+    /// A new non-blocking, close-on-exec instance, or why there is none.
+    static func open() -> Result<Int32, SystemError> {
+        #if os(Linux) && !LIVEDEFAULTS_POLLING_ONLY
+            let descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+            return descriptor >= 0
+                ? .success(descriptor) : .failure(SystemError(errno: errno, operation: "inotify_init1"))
+        #else
+            return .failure(SystemError(errno: ENOSYS, operation: "inotify (not compiled in)"))
+        #endif
+    }
+
+    /// Watches a directory for every change the watcher follows (one mask for all watches: adding a watch
+    /// for a path already watched replaces its mask).
+    static func addWatch(_ descriptor: Int32, directory path: String) -> Result<Int32, SystemError> {
+        #if os(Linux) && !LIVEDEFAULTS_POLLING_ONLY
+            let mask = UInt32(
+                IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF
+                    | IN_MOVE_SELF | IN_ONLYDIR)
+            let watch = inotify_add_watch(descriptor, path, mask)
+            return watch >= 0 ? .success(watch) : .failure(SystemError(errno: errno, operation: "inotify_add_watch"))
+        #else
+            return .failure(SystemError(errno: ENOSYS, operation: "inotify (not compiled in)"))
+        #endif
+    }
+
+    static func removeWatch(_ descriptor: Int32, _ watch: Int32) {
+        #if os(Linux) && !LIVEDEFAULTS_POLLING_ONLY
+            inotify_rm_watch(descriptor, watch)
+        #endif
+    }
+
+    /// Reads every event queued on the descriptor, in order, until none is left.
+    ///
+    /// The buffer is not zero-filled: only the bytes `read` returns are looked at (zeroing 64 KiB per batch
+    /// cost more than the rest of handling it). An event whose name would run past what was read ends the
+    /// batch (the kernel never splits an event), never a trap.
+    static func readEvents(_ descriptor: Int32, _ body: (Event) -> Void) {
+        #if os(Linux) && !LIVEDEFAULTS_POLLING_ONLY
+            let bufferSize = 64 * 1024
+            let header = MemoryLayout<inotify_event>.size
+            let buffer = UnsafeMutableRawBufferPointer.allocate(
+                byteCount: bufferSize, alignment: MemoryLayout<inotify_event>.alignment)
+            defer { buffer.deallocate() }
+            while true {
+                let count = read(descriptor, buffer.baseAddress, bufferSize)
+                if count <= 0 { break }
+                var offset = 0
+                while offset + header <= count {
+                    let event = buffer.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
+                    let nameStart = offset + header
+                    let nameLength = Int(event.len)
+                    guard nameLength <= count - nameStart else { break }
+                    let name = String(
+                        decoding: UnsafeRawBufferPointer(rebasing: buffer[nameStart..<(nameStart + nameLength)])
+                            .prefix { $0 != 0 }, as: UTF8.self)
+                    offset = nameStart + nameLength
+                    body(Event(watch: event.wd, kind: Event.Kind(rawValue: event.mask), name: name))
+                }
+            }
+        #endif
+    }
+}
