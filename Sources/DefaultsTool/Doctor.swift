@@ -97,19 +97,22 @@ struct WatcherReport {
 
     static func current() -> WatcherReport {
         var report = WatcherReport()
-        switch Inotify.isCompiledIn ? ProcessInfo.processInfo.environment["LIVEDEFAULTS_WATCHER"] : "none" {
-        case "none":
+        if !Inotify.isCompiledIn {
+            // Whatever LIVEDEFAULTS_WATCHER says (`none` included, which is only an unknown setting).
             report.method = "polling"
             report.reason = "this build has no inotify (LIVEDEFAULTS_POLLING_ONLY): every directory is polled"
-        case "poll":
-            report.method = "polling"
-            report.reason = "LIVEDEFAULTS_WATCHER=poll"
-        case "inotify":
-            report.reason = "LIVEDEFAULTS_WATCHER=inotify: inotify even on network file systems"
-        case let other?:
-            report.reason = "LIVEDEFAULTS_WATCHER=\(other) is not a known setting (inotify or poll); inotify"
-        case nil:
-            report.reason = "the default; directories on network or FUSE file systems are polled"
+        } else {
+            switch ProcessInfo.processInfo.environment["LIVEDEFAULTS_WATCHER"] {
+            case "poll":
+                report.method = "polling"
+                report.reason = "LIVEDEFAULTS_WATCHER=poll"
+            case "inotify":
+                report.reason = "LIVEDEFAULTS_WATCHER=inotify: inotify even on network file systems"
+            case let other?:
+                report.reason = "LIVEDEFAULTS_WATCHER=\(other) is not a known setting (inotify or poll); inotify"
+            case nil:
+                report.reason = "the default; directories on network or FUSE file systems are polled"
+            }
         }
         for name in ["max_user_instances", "max_user_watches", "max_queued_events"] {
             if let text = try? String(contentsOfFile: "/proc/sys/fs/inotify/\(name)", encoding: .utf8),

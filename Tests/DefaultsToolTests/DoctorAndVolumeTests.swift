@@ -85,6 +85,13 @@ struct DoctorAndVolumeTests {
         let polled = try sandbox.ok(["doctor"], environment: ["LIVEDEFAULTS_WATCHER": "poll"])
         #expect(
             polled.contains(inotifyIsCompiledIn ? "watcher: polling (LIVEDEFAULTS_WATCHER=poll)" : "watcher: polling"))
+        // An unknown setting is only that, whatever its name.
+        let unknown = try sandbox.ok(["doctor"], environment: ["LIVEDEFAULTS_WATCHER": "none"])
+        #expect(
+            unknown.contains(
+                inotifyIsCompiledIn
+                    ? "LIVEDEFAULTS_WATCHER=none is not a known setting" : "watcher: polling (this build has no inotify"
+            ))
     }
 
     @Test("doctor: a forced value, a volume's link chain, a broken file and a link to nothing, exit 1")
