@@ -369,38 +369,30 @@ public final class Defaults: Sendable {
         return own
     }
 
-    /// An error with no caller to throw to: logged (at `.info`: the API reports it too), kept in
-    /// ``lastError`` and passed to the error handler, in that order, with no lock held. A file that broke
-    /// under a running store, which keeps serving its last known good version, is logged at `.notice`: the
-    /// program goes on with settings that no longer match the disk, and an operator should hear of it.
+    /// An error with no caller to throw to: kept in ``lastError``, then logged (at `.info`: the API reports it
+    /// too) and passed to the error handler, with no lock held. A file that broke under a running store, which
+    /// keeps serving its last known good version, is logged at `.notice`: the program goes on with settings
+    /// that no longer match the disk, and an operator should hear of it.
     ///
     /// Found by a caller's own call (a refused `set`, a failed `synchronize`), it is reported on the caller's
     /// thread before the call returns. Found in the background (`deferred`: the watcher's queue, the
-    /// background writer), it is kept in ``lastError`` at once and reaches the log and the handler on the
-    /// store's report queue: the handler and the log are user code, and on the watcher's queue a handler
-    /// that blocks would hold up change detection for every domain of the process. ``synchronize()`` and
-    /// ``flush()`` return after the reports deferred before them were delivered.
+    /// background writer), it reaches the log and the handler on the store's report queue: the handler and
+    /// the log are user code, and on the watcher's queue a handler that blocks would hold up change detection
+    /// for every domain of the process. ``synchronize()`` and ``flush()`` return after the reports deferred
+    /// before them were delivered.
     func record(_ error: DefaultsError, deferred: Bool = false) {
+        state.withLock { $0.lastError = error }
         let logger = configuration.logger
         let handler = configuration.errorHandler
-        let deliver: @Sendable () -> Void = {
+        let report: @Sendable () -> Void = {
             if error.keepsLastKnownGood || error.code == .invalidValue {
                 logger.notice("\(error)")
             } else {
                 logger.info("\(error)")
             }
-        }
-        if deferred {
-            state.withLock { $0.lastError = error }
-            reports.async {
-                deliver()
-                handler?(error)
-            }
-        } else {
-            deliver()
-            state.withLock { $0.lastError = error }
             handler?(error)
         }
+        if deferred { reports.async(execute: report) } else { report() }
     }
 
     /// Waits until the reports recorded so far reached the log and the error handler; at once when called
