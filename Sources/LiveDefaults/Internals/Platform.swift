@@ -206,6 +206,7 @@ enum FileSystem {
         guard stat(path, &info) == 0 else { return nil }
         return (info.st_uid, info.st_gid)
     }
+
     /// Closes a descriptor this module opened.
     static func close(_ descriptor: Int32) {
         _ = systemClose(descriptor)

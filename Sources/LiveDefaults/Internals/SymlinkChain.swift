@@ -66,9 +66,4 @@ public struct SymlinkChain: Sendable, Hashable {
         }
         return SymlinkChain(links: links, target: absolute(resolved), problem: problem)
     }
-
-    /// Whether `path` itself (not what it points to) is a symbolic link.
-    static func isLink(_ path: String) -> Bool {
-        FileSystem.isSymbolicLink(path)
-    }
 }

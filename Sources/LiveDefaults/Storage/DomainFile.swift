@@ -424,7 +424,7 @@ final class DomainFile: Sendable {
     /// Where a write of `path` goes: the path itself, or, when it is a symbolic link that resolves, the file
     /// it resolves to (which may not exist yet).
     static func writeDestination(_ path: String) -> String {
-        guard SymlinkChain.isLink(path) else { return path }
+        guard FileSystem.isSymbolicLink(path) else { return path }
         let chain = SymlinkChain.resolve(path)
         return chain.problem == nil ? chain.target : path
     }

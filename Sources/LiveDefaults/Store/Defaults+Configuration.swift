@@ -167,3 +167,26 @@ extension Defaults {
         return result
     }
 }
+
+extension Defaults.Configuration.Watching {
+    /// The watcher a store configured so uses: `automatic` (the configuration's watcher) for
+    /// ``automatic``, one polling watcher per interval (made on first use, kept for the process) for
+    /// ``polling(interval:)``, none for ``off``.
+    func watcher(automatic: FileWatcher) -> FileWatcher? {
+        switch self {
+        case .automatic: return automatic
+        case .off: return nil
+        case .polling(let interval):
+            let interval = max(.milliseconds(1), interval)
+            return Self.pollingWatchers.withLock { watchers in
+                if let watcher = watchers[interval] { return watcher }
+                let watcher = FileWatcher(polling: true, pollInterval: interval)
+                watchers[interval] = watcher
+                return watcher
+            }
+        }
+    }
+
+    /// The polling watchers made for ``polling(interval:)``, by interval.
+    private static let pollingWatchers = Lock([Duration: FileWatcher]())
+}

@@ -156,7 +156,7 @@ public final class Defaults: Sendable {
     init(validated configuration: Configuration, fileOwner: (UserID, GroupID)?) {
         self.configuration = configuration
         self.fileOwner = fileOwner
-        fileWatcher = FileWatcher.resolving(configuration.watching, automatic: configuration.watcher)
+        fileWatcher = configuration.watching.watcher(automatic: configuration.watcher)
         reports = DispatchQueue(label: "LiveDefaults.reports")
         reports.setSpecific(key: Self.reportQueueKey, value: true)
         var initial = State(view: EffectiveView(readSlots: readSlots, missingKeys: missingKeys, valueCache: valueCache))

@@ -40,27 +40,6 @@ package final class FileWatcher: Sendable {
         pollInterval: FileWatcher.pollIntervalFromEnvironment,
         remoteFileSystem: RemoteFileSystem.detector(setting: Environment.value("LIVEDEFAULTS_WATCHER")))
 
-    /// The watcher a store configured with `watching` uses: `automatic` for ``Defaults/Configuration/Watching/automatic``,
-    /// one polling watcher per interval (made on first use, kept for the process) for
-    /// ``Defaults/Configuration/Watching/polling(interval:)``, none for ``Defaults/Configuration/Watching/off``.
-    static func resolving(_ watching: Defaults.Configuration.Watching, automatic: FileWatcher) -> FileWatcher? {
-        switch watching {
-        case .automatic: return automatic
-        case .off: return nil
-        case .polling(let interval):
-            let interval = max(.milliseconds(1), interval)
-            return pollingWatchers.withLock { watchers in
-                if let watcher = watchers[interval] { return watcher }
-                let watcher = FileWatcher(polling: true, pollInterval: interval)
-                watchers[interval] = watcher
-                return watcher
-            }
-        }
-    }
-
-    /// The polling watchers made for ``Defaults/Configuration/Watching/polling(interval:)``, by interval.
-    private static let pollingWatchers = Lock([Duration: FileWatcher]())
-
     /// How often polled directories are checked: `LIVEDEFAULTS_POLL_INTERVAL_MS`, else 100 ms.
     static var pollIntervalFromEnvironment: Duration {
         let milliseconds = Environment.value("LIVEDEFAULTS_POLL_INTERVAL_MS").flatMap { Int($0) }
@@ -395,7 +374,7 @@ package final class FileWatcher: Sendable {
         }
         let fileChains = pending.map { path -> (String, SymlinkChain?) in
             let directory = PathComponents.directory(of: path)
-            if plainDirectories.contains(directory) && !SymlinkChain.isLink(path) { return (path, nil) }
+            if plainDirectories.contains(directory) && !FileSystem.isSymbolicLink(path) { return (path, nil) }
             return (path, SymlinkChain.resolve(path))
         }
         return state.withLock { state in
@@ -453,7 +432,7 @@ package final class FileWatcher: Sendable {
                 replaced.insert(path)
                 // A new file brings its close-after-write; a new symbolic link (symlink(2)) brings nothing more.
                 if kind.contains(.created) {
-                    if isFollowed(path) && SymlinkChain.isLink(path) { touchedFiles.append(path) }
+                    if isFollowed(path) && FileSystem.isSymbolicLink(path) { touchedFiles.append(path) }
                     return
                 }
             }
@@ -534,7 +513,7 @@ package final class FileWatcher: Sendable {
             // A link or target on some chain changed: those chains are worked out again, and so is a
             // registered link. A plain file renamed into place costs one lstat, to see whether it is a link.
             relinked.formUnion(dependents)
-            if isChained || (!direct.isEmpty && replaced.contains(path) && SymlinkChain.isLink(path)) {
+            if isChained || (!direct.isEmpty && replaced.contains(path) && FileSystem.isSymbolicLink(path)) {
                 relinked.insert(path)
             }
         }
