@@ -305,7 +305,7 @@ struct SearchListTests {
         /// Every post scheduled so far has been delivered: the post (a moment after the change) clears the
         /// pending flag, then posts on the notification queue.
         func delivered() {
-            #expect(eventually(timeout: 20) { !defaults.state.withLock { $0.notificationPending } })
+            #expect(eventually(timeout: 20) { !defaults.notificationPending.withLock { $0 } })
             Defaults.notificationQueue.sync {}
         }
         defaults.set(1, forKey: "A")

@@ -109,9 +109,9 @@ extension Defaults {
     func fillReadSlot(_ key: DefaultsKeys) -> PropertyList? {
         let (value, refusals) = state.withLock { state in
             let filled = state.view.fillSlot(key.slot, forKey: key.name, validate: { [key] in key.violation($0) })
-            return (filled.value, Self.firstReports(of: filled.refusals, &state))
+            return (filled.value, filled.refusals)
         }
-        report(refusals)
+        report(firstReports(of: refusals))
         return value
     }
 
@@ -123,19 +123,9 @@ extension Defaults {
         return (try? Value(propertyList: stored)) ?? key.defaultValue
     }
 
-    /// The refusals not reported before (a refused value is reported once per key, however many slots,
-    /// streams and reads meet it). Under the store's lock.
-    static func firstReports(of refusals: [SchemaViolation], _ state: inout State) -> [SchemaViolation] {
-        refusals.filter { violation in
-            guard state.reportedConversions[violation.key] != violation.value else { return false }
-            state.reportedConversions[violation.key] = violation.value
-            return true
-        }
-    }
-
     /// Reports a stored value a typed key refuses, unless it was reported before.
     func reportRefusal(_ violation: SchemaViolation) {
-        report(state.withLock { Self.firstReports(of: [violation], &$0) })
+        report(firstReports(of: [violation]))
     }
 
     /// Reports stored values that typed keys refuse (no lock held): logged at `.notice`, ``lastError``, the
@@ -153,9 +143,9 @@ extension Defaults {
         do {
             return try Value(propertyList: stored)
         } catch {
-            let mustReport = state.withLock { state in
-                guard state.reportedConversions[key.name] != stored else { return false }
-                state.reportedConversions[key.name] = stored
+            let mustReport = typedKeys.withLock { typed in
+                guard typed.reportedRefusals[key.name] != stored else { return false }
+                typed.reportedRefusals[key.name] = stored
                 return true
             }
             if mustReport {
@@ -213,7 +203,7 @@ extension Defaults {
 
     func store(forSuite suite: String?) -> Defaults {
         guard let suite, suite != configuration.applicationDomain else { return self }
-        if let existing = state.withLock({ $0.suiteStores[suite] }) { return existing }
+        if let existing = typedKeys.withLock({ $0.suiteStores[suite] }) { return existing }
         var suiteConfiguration = configuration
         suiteConfiguration.applicationDomain = suite
         let created: Defaults
@@ -224,32 +214,10 @@ extension Defaults {
             configuration.logger.notice("typed keys of suite \(suite): \(error); they read their defaults")
             return self
         }
-        return state.withLock { state in
-            if let raced = state.suiteStores[suite] { return raced }
-            state.suiteStores[suite] = created
+        return typedKeys.withLock { typed in
+            if let raced = typed.suiteStores[suite] { return raced }
+            typed.suiteStores[suite] = created
             return created
-        }
-    }
-
-    /// The first domain in the search list that has the key (forced values first), for messages.
-    public func domainProviding(_ key: String) -> String? {
-        state.withLock { state in
-            for entry in state.searchList {
-                if case .persistent(let name) = entry, let domain = state.persistent[name],
-                    domain.files.contains(where: { $0.layer.isManaged && $0.file.value(forKey: key) != nil })
-                {
-                    return name
-                }
-            }
-            for entry in state.searchList {
-                switch entry {
-                case .volatile(let name):
-                    if state.volatileDomains[name]?[key] != nil { return name }
-                case .persistent(let name):
-                    if let domain = state.persistent[name], domain.value(forKey: key) != nil { return name }
-                }
-            }
-            return nil
         }
     }
 }

@@ -143,3 +143,31 @@ public struct DefaultsSnapshots: AsyncSequence, Sendable {
         }
     }
 }
+
+/// Typed change streams over the store's ``Defaults/updates(forKey:emitCurrentValue:)``.
+extension Defaults {
+    /// A key's typed value now and after every change (see ``TypedKeyUpdates``).
+    ///
+    /// - Parameters:
+    ///   - key: The typed key to follow.
+    ///   - emitCurrentValue: Whether the first element is the value when iteration starts (the default);
+    ///     pass false for changes only.
+    public func updates<Value>(_ key: DefaultsKey<Value>, emitCurrentValue: Bool = true) -> TypedKeyUpdates<Value> {
+        let store = store(for: key)
+        // The key's guard follows the key from now on: a value refused later reads as the last valid one.
+        store.guardKey(key)
+        return TypedKeyUpdates(
+            base: store.updates(forKey: key.name, emitCurrentValue: emitCurrentValue), key: key, store: WeakStore(store)
+        )
+    }
+
+    /// Consistent snapshots of several keys, one whenever any of them changes (see ``DefaultsSnapshots``).
+    public func updates(of keys: DefaultsKeys..., emitCurrentValue: Bool = true) -> DefaultsSnapshots {
+        updates(of: keys, emitCurrentValue: emitCurrentValue)
+    }
+
+    /// Consistent snapshots of several keys (an array of keys).
+    public func updates(of keys: [DefaultsKeys], emitCurrentValue: Bool = true) -> DefaultsSnapshots {
+        DefaultsSnapshots(store: WeakStore(self), keys: keys.map(\.name), emitCurrentValue: emitCurrentValue)
+    }
+}

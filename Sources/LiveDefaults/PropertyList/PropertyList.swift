@@ -47,6 +47,19 @@ extension PropertyList {
         }
     }
 
+    /// The value as messages show it: strings as they are, numbers and dates plainly (ISO 8601), other
+    /// kinds as their description.
+    var plainText: String {
+        switch self {
+        case .string(let string): string
+        case .integer(let integer): "\(integer)"
+        case .real(let real): "\(real)"
+        case .bool(let bool): bool ? "true" : "false"
+        case .date(let date): date.formatted(.iso8601)
+        default: "\(self)"
+        }
+    }
+
     /// The string, when the value is a string.
     public var stringValue: String? {
         if case .string(let value) = self { return value }

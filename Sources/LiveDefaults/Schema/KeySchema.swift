@@ -130,25 +130,13 @@ public struct KeySchema: Sendable, Hashable {
     public var accepted: String {
         var text = type?.withArticle ?? "any value"
         switch (minimum, maximum) {
-        case (let low?, let high?): text += " in \(Self.text(low))…\(Self.text(high))"
-        case (let low?, nil): text += " of at least \(Self.text(low))"
-        case (nil, let high?): text += " of at most \(Self.text(high))"
+        case (let low?, let high?): text += " in \(low.plainText)…\(high.plainText)"
+        case (let low?, nil): text += " of at least \(low.plainText)"
+        case (nil, let high?): text += " of at most \(high.plainText)"
         case (nil, nil): break
         }
-        if let choices { text += ", one of: " + choices.map(Self.text).joined(separator: ", ") }
+        if let choices { text += ", one of: " + choices.map(\.plainText).joined(separator: ", ") }
         return text
-    }
-
-    /// A value as messages show it: strings as they are, numbers and dates plainly.
-    static func text(_ value: PropertyList) -> String {
-        switch value {
-        case .string(let string): string
-        case .integer(let integer): "\(integer)"
-        case .real(let real): "\(real)"
-        case .bool(let bool): bool ? "true" : "false"
-        case .date(let date): date.formatted(.iso8601)
-        default: "\(value)"
-        }
     }
 
     /// Equal values, an integer equal to a real counting as the same number.
@@ -171,53 +159,5 @@ public struct KeySchema: Sendable, Hashable {
         case (.date(let a), .date(let b)): return order(a, b)
         default: return nil
         }
-    }
-}
-
-/// A value that a key's schema refuses, with what the key accepts.
-public struct SchemaViolation: Error, Sendable, Hashable, CustomStringConvertible {
-    /// Why the value was refused.
-    public enum Reason: String, Sendable, Hashable {
-        /// Of another type than the key's.
-        case wrongType
-        /// Outside the key's range.
-        case outOfRange
-        /// Not one of the key's choices.
-        case notAChoice
-        /// The key's type cannot read it (a typed key only: a dictionary that does not decode, say).
-        case unreadable
-    }
-
-    /// The key.
-    public var key: String
-    /// The value refused.
-    public var value: PropertyList
-    /// Why.
-    public var reason: Reason
-    /// What the key accepts, in words (``KeySchema/accepted``).
-    public var accepted: String
-    /// Whether the value is a secret, so that messages leave it out.
-    public var isSecret = false
-
-    /// A violation.
-    public init(key: String, value: PropertyList, reason: Reason, accepted: String, isSecret: Bool = false) {
-        self.key = key
-        self.value = value
-        self.reason = reason
-        self.accepted = accepted
-        self.isSecret = isSecret
-    }
-
-    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
-    public var description: String {
-        let shown = isSecret ? "<secret>" : "\(value.typeName) \(KeySchema.text(value))"
-        let why =
-            switch reason {
-            case .wrongType: "is of another type"
-            case .outOfRange: "is out of range"
-            case .notAChoice: "is not one of the choices"
-            case .unreadable: "cannot be read as the key's type"
-            }
-        return "key \"\(key)\" accepts \(accepted); the value (\(shown)) \(why)"
     }
 }

@@ -28,9 +28,9 @@ extension Defaults {
             suiteName != DomainName.global
         else { return }
         let added = state.withLock { state in
-            guard !state.suites.contains(suiteName) else { return false }
-            state.suites.append(suiteName)
-            state.suitesVersion &+= 1
+            guard !state.search.suites.contains(suiteName) else { return false }
+            state.search.suites.append(suiteName)
+            state.search.suitesVersion &+= 1
             return true
         }
         if added { rebuildSearchList() }
@@ -39,9 +39,9 @@ extension Defaults {
     /// Removes a suite from the search list.
     public func removeSuite(named suiteName: String) {
         let removed = state.withLock { state in
-            guard let index = state.suites.firstIndex(of: suiteName) else { return false }
-            state.suites.remove(at: index)
-            state.suitesVersion &+= 1
+            guard let index = state.search.suites.firstIndex(of: suiteName) else { return false }
+            state.search.suites.remove(at: index)
+            state.search.suitesVersion &+= 1
             return true
         }
         if removed { rebuildSearchList() }
@@ -50,7 +50,7 @@ extension Defaults {
     /// The domain names searched, in order, with `NSArgumentDomain` first and `NSRegistrationDomain` last.
     public var searchList: [String] {
         state.withLock { state in
-            state.searchList.map { entry in
+            state.search.entries.map { entry in
                 switch entry {
                 case .volatile(let name), .persistent(let name): name
                 }
@@ -189,11 +189,7 @@ extension Defaults {
         // search list). The call claims the store's pending post first, so that the merged view's change,
         // delivered during `replace`, does not schedule a second; when a burst of sets has one scheduled
         // already, that one stays theirs and the call posts its own beside it.
-        let claimed = state.withLock { state in
-            guard !state.notificationPending else { return false }
-            state.notificationPending = true
-            return true
-        }
+        let claimed = claimNotification()
         file(forDomain: domainName, layer: layer).replace(with: domain)
         postDidChange(clearingPending: claimed)
     }
@@ -239,7 +235,7 @@ extension Defaults {
         // Asked under the store's lock (store, then file: the order every lookup takes), without copying the
         // list of files.
         let attached: Bool? = state.withLock { state in
-            state.persistent[domain].map { domain in
+            state.search.persistent[domain].map { domain in
                 domain.files.contains { $0.layer.isManaged && $0.file.value(forKey: key) != nil }
             }
         }
@@ -289,5 +285,27 @@ extension Defaults {
             }
         }
         return result
+    }
+
+    /// The first domain in the search list that has the key (forced values first), for messages.
+    public func domainProviding(_ key: String) -> String? {
+        state.withLock { state in
+            for entry in state.search.entries {
+                if case .persistent(let name) = entry, let domain = state.search.persistent[name],
+                    domain.files.contains(where: { $0.layer.isManaged && $0.file.value(forKey: key) != nil })
+                {
+                    return name
+                }
+            }
+            for entry in state.search.entries {
+                switch entry {
+                case .volatile(let name):
+                    if state.volatileDomains[name]?[key] != nil { return name }
+                case .persistent(let name):
+                    if let domain = state.search.persistent[name], domain.value(forKey: key) != nil { return name }
+                }
+            }
+            return nil
+        }
     }
 }

@@ -32,31 +32,6 @@ extension Defaults {
         return KeyChanges(store: WeakStore(self), domain: domain)
     }
 
-    /// A key's typed value now and after every change (see ``TypedKeyUpdates``).
-    ///
-    /// - Parameters:
-    ///   - key: The typed key to follow.
-    ///   - emitCurrentValue: Whether the first element is the value when iteration starts (the default);
-    ///     pass false for changes only.
-    public func updates<Value>(_ key: DefaultsKey<Value>, emitCurrentValue: Bool = true) -> TypedKeyUpdates<Value> {
-        let store = store(for: key)
-        // The key's guard follows the key from now on: a value refused later reads as the last valid one.
-        store.guardKey(key)
-        return TypedKeyUpdates(
-            base: store.updates(forKey: key.name, emitCurrentValue: emitCurrentValue), key: key, store: WeakStore(store)
-        )
-    }
-
-    /// Consistent snapshots of several keys, one whenever any of them changes (see ``DefaultsSnapshots``).
-    public func updates(of keys: DefaultsKeys..., emitCurrentValue: Bool = true) -> DefaultsSnapshots {
-        updates(of: keys, emitCurrentValue: emitCurrentValue)
-    }
-
-    /// Consistent snapshots of several keys (an array of keys).
-    public func updates(of keys: [DefaultsKeys], emitCurrentValue: Bool = true) -> DefaultsSnapshots {
-        DefaultsSnapshots(store: WeakStore(self), keys: keys.map(\.name), emitCurrentValue: emitCurrentValue)
-    }
-
     /// Ends every change stream of this store, for a graceful shutdown: each `for await` loop over
     /// ``updates(forKey:emitCurrentValue:)``, ``changes()``, typed updates or snapshots ends once it has
     /// taken what it was already given, and a stream asked for later ends at once (after its current value,
@@ -95,15 +70,15 @@ extension Defaults {
             let id = state.withLock { $0.view.subscribeChanges(buffer: buffer) }
             return ChangeSubscription(id: id, buffer: buffer, store: WeakStore(self))
         }
-        let attached = state.withLock { $0.persistent[domain] != nil }
+        let attached = state.withLock { $0.search.persistent[domain] != nil }
         let fresh = attached ? nil : attach(domain)
         let (id, unused): (UInt64, PersistentDomain?) = state.withLock { state in
             var unused = fresh
-            if state.persistent[domain] == nil, let fresh {
-                state.persistent[domain] = fresh
+            if state.search.persistent[domain] == nil, let fresh {
+                state.search.persistent[domain] = fresh
                 unused = nil
             }
-            state.persistent[domain]?.streams += 1
+            state.search.persistent[domain]?.streams += 1
             return (state.view.subscribeChanges(inDomain: domain, buffer: buffer), unused)
         }
         if let unused { detach(unused) }
@@ -134,9 +109,9 @@ extension Defaults {
             case .all(let buffer):
                 return (buffer, nil)
             case .domain(let domain, let buffer):
-                state.persistent[domain]?.streams -= 1
-                if let attachment = state.persistent[domain], attachment.streams == 0, !attachment.inSearchList {
-                    state.persistent.removeValue(forKey: domain)
+                state.search.persistent[domain]?.streams -= 1
+                if let attachment = state.search.persistent[domain], attachment.streams == 0, !attachment.inSearchList {
+                    state.search.persistent.removeValue(forKey: domain)
                     return (buffer, attachment)
                 }
                 return (buffer, nil)

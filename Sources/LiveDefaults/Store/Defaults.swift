@@ -83,46 +83,74 @@ public final class Defaults: Sendable {
         }
     }
 
-    struct State {
+    /// The search list and what it flattens to, for lookups that hash no domain name. Part of ``State``:
+    /// ``sources`` holds copies of the volatile domains' contents, so the two change in one critical section.
+    struct SearchList {
+        /// Suites added with ``addSuite(named:)``, in order.
         var suites: [String] = []
         /// Counts changes to ``suites``: a search-list rebuild that read an older count publishes nothing
         /// and starts over, so two concurrent `addSuite` calls cannot drop each other's suite.
         var suitesVersion = 0
-        var volatileDomains: [String: [String: PropertyList]] = [:]
+        /// The attached persistent domains: those of the list, and those followed by domain streams.
         var persistent: [String: PersistentDomain] = [:]
-        var searchList: [SearchEntry] = []
-        /// The effective values, the read slots, the missing-key filter and the streams: changed only through
-        /// ``EffectiveView/apply(_:)``.
-        var view: EffectiveView
-        var lastError: DefaultsError?
-        /// The search list flattened for ``resolve(_:_:)``: forced files first, then each non-empty volatile
-        /// domain or file in order. Rebuilt with the search list and the volatile domains, so a lookup walks
-        /// two arrays without hashing a domain name.
+        /// The domains in search order.
+        var entries: [SearchEntry] = []
+        /// The list flattened for ``resolve(_:_:)``: forced files first, then each non-empty volatile domain
+        /// or file in order, so a lookup walks two arrays without hashing a domain name.
         var forcedFiles: [Unmanaged<DomainFile>] = []
         var sources: [Source] = []
         /// The application domain's current-user file and its managed (forced) files: what every `set`
         /// needs, at hand without a lookup.
         /// Unretained, like the flattened list: the application domain is always in the search list, so
-        /// ``State/persistent`` holds these files for the store's whole life.
+        /// ``persistent`` holds these files for the store's whole life.
         var applicationFile: Unmanaged<DomainFile>?
         var applicationForcedFiles: [Unmanaged<DomainFile>] = []
-        /// Whether a didChangeNotification post is already scheduled (posts are coalesced).
-        var notificationPending = false
-        /// Stores for the suites of typed keys (``DefaultsKey/suite``), created on first use.
-        var suiteStores: [String: Defaults] = [:]
-        /// The stored values already reported as unreadable for a typed key, so each is logged once.
-        var reportedConversions: [String: PropertyList] = [:]
-        /// Files of domains outside the search list that this store reached last (``file(forDomain:layer:)``),
-        /// kept open so that what the store wrote there reads back exactly as written: a file opened again
-        /// would be parsed from disk, where an XML date has whole seconds. At most ``recentFileLimit``.
-        var recentFiles: [DomainFile] = []
+    }
+
+    /// What the store's reads come from, under one lock (``state``). Invariant: ``SearchList/sources`` is
+    /// the flattening of ``SearchList/entries`` over the attached files and ``volatileDomains``, and the
+    /// view's values are the merge of those sources; whoever changes one of the three brings the others in
+    /// line in the same critical section (``flattenSearchList(_:)``, ``EffectiveView/apply(_:)``), or hands
+    /// a newer whole view to ``rebuildMerged(changedDomain:)``, which the view's generation keeps ordered.
+    struct State {
+        /// Owned by the search-list functions (``rebuildSearchList()``, ``attach(_:)``, the suites).
+        var search = SearchList()
+        /// Owned by the volatile-domain functions (``Defaults/setVolatileDomain(_:forName:)`` and friends):
+        /// the argument and registration domains, the languages' domains, and any the program adds.
+        var volatileDomains: [String: [String: PropertyList]] = [:]
+        /// The effective values, the read slots, the missing-key filter and the streams: changed only through
+        /// ``EffectiveView/apply(_:)``.
+        var view: EffectiveView
 
         init(view: EffectiveView) {
             self.view = view
         }
     }
 
+    /// What the store keeps for typed keys (Keys/), under its own lock (``typedKeys``), independent of
+    /// ``State``: a suite's store is made at most once (``store(forSuite:)`` publishes the first made), and
+    /// a refused value is reported once per key (``firstReports(of:)``).
+    struct TypedKeyState {
+        /// Stores for the suites of typed keys, made on first use.
+        var suiteStores: [String: Defaults] = [:]
+        /// The last stored value reported as refused or unreadable for each key.
+        var reportedRefusals: [String: PropertyList] = [:]
+    }
+
     let state: Lock<State>
+    /// Typed keys' suite stores and reported refusals (see ``TypedKeyState``).
+    let typedKeys = Lock(TypedKeyState())
+    /// Whether a ``didChangeNotification`` post is scheduled: set by the change that schedules one, cleared
+    /// by that post just before it posts, so a change made before the clearing rides along with it (the
+    /// view changed first) and a change after schedules its own. Its own lock, never held with another.
+    let notificationPending = Lock(false)
+    /// The most recent error with no caller to throw to (``lastError``); its own lock.
+    let latestError = Lock<DefaultsError?>(nil)
+    /// Files of domains outside the search list that this store reached last (``file(forDomain:layer:)``),
+    /// kept open so that what the store wrote there reads back exactly as written: a file opened again
+    /// would be parsed from disk, where an XML date has whole seconds. At most ``recentFileLimit``; its own
+    /// lock, and a released file's last release happens outside it.
+    let recentFiles = Lock<[DomainFile]>([])
     /// Typed keys' effective scalar values, read without the lock (see ``ScalarReadSlots``); written only by
     /// the ``EffectiveView``.
     @usableFromInline let readSlots = ScalarReadSlots()
@@ -196,7 +224,7 @@ public final class Defaults: Sendable {
 
     deinit {
         // Streams finish when their store goes away.
-        let (domains, resumptions) = state.withLock { ($0.persistent, $0.view.finishAll()) }
+        let (domains, resumptions) = state.withLock { ($0.search.persistent, $0.view.finishAll()) }
         for domain in domains.values { detach(domain) }
         for resume in resumptions { resume() }
     }
@@ -246,7 +274,7 @@ public final class Defaults: Sendable {
 
     /// The most recent error that had no caller to throw to (corrupt file, failed background write).
     public var lastError: DefaultsError? {
-        state.withLock { $0.lastError }
+        latestError.withLock { $0 }
     }
 
     // MARK: Writing
@@ -272,8 +300,8 @@ public final class Defaults: Sendable {
         if domain == configuration.applicationDomain, layer == .currentUser {
             let (file, forced) = state.withLock { state in
                 (
-                    state.applicationFile,
-                    state.applicationForcedFiles.contains {
+                    state.search.applicationFile,
+                    state.search.applicationForcedFiles.contains {
                         $0._withUnsafeGuaranteedRef { $0.value(forKey: key) } != nil
                     }
                 )
@@ -381,7 +409,7 @@ public final class Defaults: Sendable {
     /// for every domain of the process. ``synchronize()`` and ``flush()`` return after the reports deferred
     /// before them were delivered.
     func record(_ error: DefaultsError, deferred: Bool = false) {
-        state.withLock { $0.lastError = error }
+        latestError.withLock { $0 = error }
         let logger = configuration.logger
         let handler = configuration.errorHandler
         let report: @Sendable () -> Void = {
@@ -405,272 +433,4 @@ public final class Defaults: Sendable {
 
     /// Marks every store's report queue, so that ``deliverReports()`` knows it runs inside a report.
     static let reportQueueKey = DispatchSpecificKey<Bool>()
-
-    // MARK: Internals
-
-    func file(forDomain domain: String, layer: PreferenceLayer) -> DomainFile {
-        if let known = state.withLock({ $0.persistent[domain]?.file(layer) }) { return known }
-        let file = DomainFileRegistry.shared.file(
-            atPath: configuration.locations.path(forDomain: domain, layer: layer),
-            owner: fileOwner, clock: configuration.clock)
-        let released: DomainFile? = state.withLock { state in
-            state.recentFiles.removeAll { $0 === file }
-            state.recentFiles.append(file)
-            return state.recentFiles.count > Self.recentFileLimit ? state.recentFiles.removeFirst() : nil
-        }
-        // A file's last release (and its deinit) happens outside the store's lock.
-        withExtendedLifetime(released) {}
-        return file
-    }
-
-    /// How many files of domains outside the search list a store keeps open (``State/recentFiles``).
-    static let recentFileLimit = 32
-
-    func allFiles() -> [DomainFile] {
-        state.withLock { $0.persistent.values.flatMap { $0.files.map(\.file) } }
-    }
-
-    /// Recomputes the search list from the application domain, suites and languages, attaches the files of
-    /// every persistent domain in it, and rebuilds the merged view.
-    func rebuildSearchList() {
-        while !tryRebuildSearchList() {}
-        rebuildMerged(changedDomain: DomainName.argument)
-    }
-
-    /// One attempt of ``rebuildSearchList()``; false, having published nothing, when the suites changed
-    /// meanwhile.
-    private func tryRebuildSearchList() -> Bool {
-        var list: [SearchEntry] = [.volatile(DomainName.argument), .persistent(configuration.applicationDomain)]
-        let (suites, version) = state.withLock { ($0.suites, $0.suitesVersion) }
-        list += suites.map { .persistent($0) }
-        list.append(.persistent(DomainName.global))
-        list += configuration.languages.map { .volatile($0) }
-        list.append(.volatile(DomainName.registration))
-
-        var seen: Set<SearchEntry> = []
-        list = list.filter { seen.insert($0).inserted }
-        let needed = Set(
-            list.compactMap { entry -> String? in
-                if case .persistent(let name) = entry { return name }
-                return nil
-            })
-        let attached = state.withLock { Set($0.persistent.keys) }
-        var added: [String: PersistentDomain] = [:]
-        for name in needed.subtracting(attached) { added[name] = attach(name) }
-        let (published, detached): (Bool, [PersistentDomain]) = state.withLock { state in
-            // Files attached here that another rebuild attached first are not needed twice.
-            var detached: [PersistentDomain] = []
-            for (name, domain) in added {
-                if state.persistent[name] == nil { state.persistent[name] = domain } else { detached.append(domain) }
-            }
-            guard state.suitesVersion == version else { return (false, detached) }
-            state.searchList = list
-            flattenSearchList(&state)
-            for name in Array(state.persistent.keys) {
-                state.persistent[name]?.inSearchList = needed.contains(name)
-                if let domain = state.persistent[name], !domain.inSearchList, domain.streams == 0 {
-                    detached.append(domain)
-                    state.persistent.removeValue(forKey: name)
-                }
-            }
-            return (true, detached)
-        }
-        for domain in detached { detach(domain) }
-        return published
-    }
-
-    /// Loads and watches the files of a persistent domain, and observes them for this store.
-    func attach(_ name: String) -> PersistentDomain {
-        var files: [(layer: PreferenceLayer, file: DomainFile, token: UInt64)] = []
-        for layer in PreferenceLayer.searchOrder {
-            let file = DomainFileRegistry.shared.file(
-                atPath: configuration.locations.path(forDomain: name, layer: layer),
-                owner: fileOwner, clock: configuration.clock)
-            // Loaded before observing: the first load is not a change (the merged view is rebuilt next), and
-            // a 10,000-key domain would otherwise be resolved key by key.
-            file.loadIfNeeded()
-            let token = file.addObserver { [weak self] event in self?.handle(event, domain: name, layer: layer) }
-            // The store wires its files to the watcher; the watcher knows only the path.
-            fileWatcher?.watch(file.path, owner: file, logger: configuration.logger) { [weak file] event in
-                file?.reload(verifyContents: event.writtenInPlace)
-            }
-            // A file that cannot be read is reported to every store that uses it.
-            // (Found by the caller's call, so reported on its thread.)
-            if let failure = file.currentFailure { record(failure) }
-            files.append((layer, file, token))
-        }
-        return PersistentDomain(files: files)
-    }
-
-    func detach(_ domain: PersistentDomain) {
-        for entry in domain.files {
-            entry.file.removeObserver(entry.token)
-            fileWatcher?.unwatch(entry.file.path, owner: entry.file)
-        }
-    }
-
-    /// Rebuilds the merged view from scratch (after a change of the search list or of a volatile domain)
-    /// and reports the effective changes, attributed to `changedDomain`.
-    func rebuildMerged(changedDomain: String) {
-        while !tryRebuildMerged(changedDomain: changedDomain) {}
-    }
-
-    /// One attempt of ``rebuildMerged(changedDomain:)``; false, having published nothing, when `merged`
-    /// changed while the new view was computed.
-    private func tryRebuildMerged(changedDomain: String) -> Bool {
-        let sources = state.withLock { state in
-            (state.searchList, state.volatileDomains, state.persistent, state.view.generation)
-        }
-        let (list, volatiles, persistent, generation) = sources
-        // Every source's contents in precedence order: forced values first, then the search list.
-        var layers: [[String: PropertyList]] = []
-        for entry in list {
-            if case .persistent(let name) = entry {
-                for item in persistent[name]?.files ?? [] where item.layer.isManaged {
-                    layers.append(item.file.contents)
-                }
-            }
-        }
-        for entry in list {
-            switch entry {
-            case .volatile(let name):
-                layers.append(volatiles[name] ?? [:])
-            case .persistent(let name):
-                for item in persistent[name]?.files ?? [] where !item.layer.isManaged {
-                    layers.append(item.file.contents)
-                }
-            }
-        }
-        let merged = Self.merge(layers.filter { !$0.isEmpty })
-        let outcome = state.withLock { state in
-            state.view.apply(.all(merged, domain: changedDomain, basedOn: generation)).map { applied in
-                (applied.resumptions, Self.firstReports(of: applied.refusals, &state))
-            }
-        }
-        guard let (resumptions, refusals) = outcome else { return false }
-        for resume in resumptions { resume() }
-        for violation in refusals { record(.invalidValue(violation, domain: changedDomain)) }
-        return true
-    }
-
-    /// The merged view of layers given in precedence order (first wins).
-    ///
-    /// Starts from the largest layer as it is (sharing its storage, no copy while nothing else changes it)
-    /// and resolves only the keys of the other layers: opening a 10,000-key domain then costs no 10,000
-    /// insertions, and the view takes no memory of its own until something overrides the large layer.
-    static func merge(_ layers: [[String: PropertyList]]) -> [String: PropertyList] {
-        guard let largest = layers.indices.max(by: { layers[$0].count < layers[$1].count }) else { return [:] }
-        var merged = layers[largest]
-        for (index, layer) in layers.enumerated() where index != largest {
-            for key in layer.keys {
-                guard let effective = layers.lazy.compactMap({ $0[key] }).first else { continue }
-                if merged[key] != effective { merged[key] = effective }
-            }
-        }
-        return merged
-    }
-
-    /// Recomputes ``State/forcedFiles`` and ``State/sources`` from the search list.
-    func flattenSearchList(_ state: inout State) {
-        var forced: [Unmanaged<DomainFile>] = []
-        var sources: [Source] = []
-        for entry in state.searchList {
-            switch entry {
-            case .volatile(let name):
-                if let contents = state.volatileDomains[name], !contents.isEmpty { sources.append(.volatile(contents)) }
-            case .persistent(let name):
-                for item in state.persistent[name]?.files ?? [] {
-                    let file = Unmanaged.passUnretained(item.file)
-                    if item.layer.isManaged { forced.append(file) } else { sources.append(.file(file)) }
-                }
-            }
-        }
-        state.forcedFiles = forced
-        state.sources = sources
-        let application = state.persistent[configuration.applicationDomain]
-        state.applicationFile = application?.file(.currentUser).map { Unmanaged.passUnretained($0) }
-        state.applicationForcedFiles =
-            application?.files.compactMap {
-                $0.layer.isManaged ? Unmanaged.passUnretained($0.file) : nil
-            } ?? []
-    }
-
-    /// The effective value of one key, walking the search list: forced values first, then the domains in order.
-    func resolve(_ key: String, _ state: State) -> PropertyList? {
-        for file in state.forcedFiles {
-            if let value = file._withUnsafeGuaranteedRef({ $0.value(forKey: key) }) { return value }
-        }
-        for source in state.sources {
-            switch source {
-            case .volatile(let contents):
-                if let value = contents[key] { return value }
-            case .file(let file):
-                if let value = file._withUnsafeGuaranteedRef({ $0.value(forKey: key) }) { return value }
-            }
-        }
-        return nil
-    }
-
-    /// A file of one of the store's domains changed (by this process or another): update the merged view
-    /// for the keys involved and tell observers about effective changes.
-    func handle(_ event: DomainFile.Event, domain: String, layer: PreferenceLayer) {
-        switch event {
-        case .failed(let error):
-            record(error, deferred: true)
-        case .changed(let deltas, let origin):
-            let (mustPost, resumptions, refusals): (Bool, [Resumption], [SchemaViolation]) = state.withLock {
-                state in
-                // The application domain is in the search list once attached (``State/applicationFile`` is set
-                // then); asking the attachments would hash its name again on every `set`.
-                let inSearchList =
-                    domain == configuration.applicationDomain
-                    ? state.applicationFile != nil : state.persistent[domain]?.inSearchList == true
-                var applied = EffectiveView.Applied()
-                if inSearchList {
-                    let keys = deltas.map { EffectiveView.ResolvedKey(key: $0.key, value: resolve($0.key, state)) }
-                    applied = state.view.apply(.keys(keys, domain: domain, origin: origin)) ?? applied
-                }
-                // The domain's own changes, for streams that follow it whatever the search list shows.
-                if state.view.followsDomain(domain), let attachment = state.persistent[domain] {
-                    for delta in deltas {
-                        let new = attachment.value(forKey: delta.key)
-                        let old = attachment.value(forKey: delta.key, replacing: (layer, delta.old))
-                        guard old != new else { continue }
-                        let change = KeyChange(
-                            domain: domain, key: delta.key, oldValue: old, newValue: new, origin: origin)
-                        applied.resumptions += state.view.deliverDomainChange(change)
-                    }
-                }
-                // One post per burst: only the change that finds none scheduled schedules one.
-                let mustPost = applied.changed && !state.notificationPending
-                if mustPost { state.notificationPending = true }
-                return (mustPost, applied.resumptions, Self.firstReports(of: applied.refusals, &state))
-            }
-            for resume in resumptions { resume() }
-            for violation in refusals { record(.invalidValue(violation, domain: domain), deferred: true) }
-            if mustPost { postDidChange() }
-        }
-    }
-
-    /// Posts ``didChangeNotification`` shortly after a change, once for a burst of changes: a post costs
-    /// more than the change itself, and observers of this notification re-read what they need anyway.
-    ///
-    /// The post waits ``notificationDelay`` rather than being queued at once: an immediate `async` wakes a
-    /// thread for nearly every `set` (the queue drains faster than a loop of sets refills it), and that
-    /// wake-up cost more than the rest of the `set` (measured: about 0.8 of 2.9 µs).
-    ///
-    /// A caller that set ``State/notificationPending`` passes `clearingPending: true`, and the post clears it;
-    /// a whole-domain call that found a post already pending schedules one of its own (false).
-    func postDidChange(clearingPending: Bool = true) {
-        configuration.clock.schedule(after: Defaults.notificationDelay, on: Defaults.notificationQueue) {
-            [weak self] in
-            guard let self else { return }
-            if clearingPending { self.state.withLock { $0.notificationPending = false } }
-            NotificationCenter.default.post(name: Defaults.didChangeNotification, object: self)
-        }
-    }
-
-    static let notificationQueue = DispatchQueue(label: "LiveDefaults.notifications")
-    /// How long ``didChangeNotification`` waits for more changes to ride along.
-    static let notificationDelay: Duration = .milliseconds(1)
 }

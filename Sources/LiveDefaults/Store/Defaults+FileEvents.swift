@@ -1,0 +1,90 @@
+import Foundation
+
+/// What a change of one of the store's files does: the effective view and its streams, the refusals of typed
+/// keys' values, and the coalesced didChangeNotification.
+extension Defaults {
+    /// A file of one of the store's domains changed (by this process or another): update the merged view
+    /// for the keys involved and tell observers about effective changes.
+    func handle(_ event: DomainFile.Event, domain: String, layer: PreferenceLayer) {
+        switch event {
+        case .failed(let error):
+            record(error, deferred: true)
+        case .changed(let deltas, let origin):
+            let (changed, resumptions, refusals): (Bool, [Resumption], [SchemaViolation]) = state.withLock {
+                state in
+                // The application domain is in the search list once attached (``State/applicationFile`` is set
+                // then); asking the attachments would hash its name again on every `set`.
+                let inSearchList =
+                    domain == configuration.applicationDomain
+                    ? state.search.applicationFile != nil : state.search.persistent[domain]?.inSearchList == true
+                var applied = EffectiveView.Applied()
+                if inSearchList {
+                    let keys = deltas.map { EffectiveView.ResolvedKey(key: $0.key, value: resolve($0.key, state)) }
+                    applied = state.view.apply(.keys(keys, domain: domain, origin: origin)) ?? applied
+                }
+                // The domain's own changes, for streams that follow it whatever the search list shows.
+                if state.view.followsDomain(domain), let attachment = state.search.persistent[domain] {
+                    for delta in deltas {
+                        let new = attachment.value(forKey: delta.key)
+                        let old = attachment.value(forKey: delta.key, replacing: (layer, delta.old))
+                        guard old != new else { continue }
+                        let change = KeyChange(
+                            domain: domain, key: delta.key, oldValue: old, newValue: new, origin: origin)
+                        applied.resumptions += state.view.deliverDomainChange(change)
+                    }
+                }
+                return (applied.changed, applied.resumptions, applied.refusals)
+            }
+            for resume in resumptions { resume() }
+            for violation in firstReports(of: refusals) {
+                record(.invalidValue(violation, domain: domain), deferred: true)
+            }
+            // One post per burst: only the change that finds none scheduled schedules one.
+            if changed, claimNotification() { postDidChange() }
+        }
+    }
+
+    /// Marks a post as scheduled; false when one already was (the caller's change rides along with it).
+    func claimNotification() -> Bool {
+        notificationPending.withLock { pending in
+            guard !pending else { return false }
+            pending = true
+            return true
+        }
+    }
+
+    /// The refusals not reported before: a refused value is reported once per key, however many slots,
+    /// streams and reads meet it.
+    func firstReports(of refusals: [SchemaViolation]) -> [SchemaViolation] {
+        guard !refusals.isEmpty else { return [] }
+        return typedKeys.withLock { typed in
+            refusals.filter { violation in
+                guard typed.reportedRefusals[violation.key] != violation.value else { return false }
+                typed.reportedRefusals[violation.key] = violation.value
+                return true
+            }
+        }
+    }
+
+    /// Posts ``didChangeNotification`` shortly after a change, once for a burst of changes: a post costs
+    /// more than the change itself, and observers of this notification re-read what they need anyway.
+    ///
+    /// The post waits ``notificationDelay`` rather than being queued at once: an immediate `async` wakes a
+    /// thread for nearly every `set` (the queue drains faster than a loop of sets refills it), and that
+    /// wake-up cost more than the rest of the `set` (measured: about 0.8 of 2.9 µs).
+    ///
+    /// A caller that set ``notificationPending`` passes `clearingPending: true`, and the post clears it;
+    /// a whole-domain call that found a post already pending schedules one of its own (false).
+    func postDidChange(clearingPending: Bool = true) {
+        configuration.clock.schedule(after: Defaults.notificationDelay, on: Defaults.notificationQueue) {
+            [weak self] in
+            guard let self else { return }
+            if clearingPending { self.notificationPending.withLock { $0 = false } }
+            NotificationCenter.default.post(name: Defaults.didChangeNotification, object: self)
+        }
+    }
+
+    static let notificationQueue = DispatchQueue(label: "LiveDefaults.notifications")
+    /// How long ``didChangeNotification`` waits for more changes to ride along.
+    static let notificationDelay: Duration = .milliseconds(1)
+}

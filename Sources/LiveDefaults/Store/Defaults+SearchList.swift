@@ -1,0 +1,210 @@
+/// The search list: attaching the files of its persistent domains, flattening it for lookups, merging the
+/// effective view, and the files of domains outside it.
+extension Defaults {
+    /// The file of one layer of a persistent domain: the attached one when the domain is, else the process's
+    /// file for the path, kept among the ``recentFiles``.
+    func file(forDomain domain: String, layer: PreferenceLayer) -> DomainFile {
+        if let known = state.withLock({ $0.search.persistent[domain]?.file(layer) }) { return known }
+        let file = DomainFileRegistry.shared.file(
+            atPath: configuration.locations.path(forDomain: domain, layer: layer),
+            owner: fileOwner, clock: configuration.clock)
+        let released: DomainFile? = recentFiles.withLock { recent in
+            recent.removeAll { $0 === file }
+            recent.append(file)
+            return recent.count > Self.recentFileLimit ? recent.removeFirst() : nil
+        }
+        // A file's last release (and its deinit) happens outside the lock.
+        withExtendedLifetime(released) {}
+        return file
+    }
+
+    /// How many files of domains outside the search list a store keeps open (``recentFiles``).
+    static let recentFileLimit = 32
+
+    func allFiles() -> [DomainFile] {
+        state.withLock { $0.search.persistent.values.flatMap { $0.files.map(\.file) } }
+    }
+
+    /// Recomputes the search list from the application domain, suites and languages, attaches the files of
+    /// every persistent domain in it, and rebuilds the merged view.
+    func rebuildSearchList() {
+        while !tryRebuildSearchList() {}
+        rebuildMerged(changedDomain: DomainName.argument)
+    }
+
+    /// One attempt of ``rebuildSearchList()``; false, having published nothing, when the suites changed
+    /// meanwhile.
+    private func tryRebuildSearchList() -> Bool {
+        var list: [SearchEntry] = [.volatile(DomainName.argument), .persistent(configuration.applicationDomain)]
+        let (suites, version) = state.withLock { ($0.search.suites, $0.search.suitesVersion) }
+        list += suites.map { .persistent($0) }
+        list.append(.persistent(DomainName.global))
+        list += configuration.languages.map { .volatile($0) }
+        list.append(.volatile(DomainName.registration))
+
+        var seen: Set<SearchEntry> = []
+        list = list.filter { seen.insert($0).inserted }
+        let needed = Set(
+            list.compactMap { entry -> String? in
+                if case .persistent(let name) = entry { return name }
+                return nil
+            })
+        let attached = state.withLock { Set($0.search.persistent.keys) }
+        var added: [String: PersistentDomain] = [:]
+        for name in needed.subtracting(attached) { added[name] = attach(name) }
+        let (published, detached): (Bool, [PersistentDomain]) = state.withLock { state in
+            // Files attached here that another rebuild attached first are not needed twice.
+            var detached: [PersistentDomain] = []
+            for (name, domain) in added {
+                if state.search.persistent[name] == nil {
+                    state.search.persistent[name] = domain
+                } else {
+                    detached.append(domain)
+                }
+            }
+            guard state.search.suitesVersion == version else { return (false, detached) }
+            state.search.entries = list
+            flattenSearchList(&state)
+            for name in Array(state.search.persistent.keys) {
+                state.search.persistent[name]?.inSearchList = needed.contains(name)
+                if let domain = state.search.persistent[name], !domain.inSearchList, domain.streams == 0 {
+                    detached.append(domain)
+                    state.search.persistent.removeValue(forKey: name)
+                }
+            }
+            return (true, detached)
+        }
+        for domain in detached { detach(domain) }
+        return published
+    }
+
+    /// Loads and watches the files of a persistent domain, and observes them for this store.
+    func attach(_ name: String) -> PersistentDomain {
+        var files: [(layer: PreferenceLayer, file: DomainFile, token: UInt64)] = []
+        for layer in PreferenceLayer.searchOrder {
+            let file = DomainFileRegistry.shared.file(
+                atPath: configuration.locations.path(forDomain: name, layer: layer),
+                owner: fileOwner, clock: configuration.clock)
+            // Loaded before observing: the first load is not a change (the merged view is rebuilt next), and
+            // a 10,000-key domain would otherwise be resolved key by key.
+            file.loadIfNeeded()
+            let token = file.addObserver { [weak self] event in self?.handle(event, domain: name, layer: layer) }
+            // The store wires its files to the watcher; the watcher knows only the path.
+            fileWatcher?.watch(file.path, owner: file, logger: configuration.logger) { [weak file] event in
+                file?.reload(verifyContents: event.writtenInPlace)
+            }
+            // A file that cannot be read is reported to every store that uses it.
+            // (Found by the caller's call, so reported on its thread.)
+            if let failure = file.currentFailure { record(failure) }
+            files.append((layer, file, token))
+        }
+        return PersistentDomain(files: files)
+    }
+
+    func detach(_ domain: PersistentDomain) {
+        for entry in domain.files {
+            entry.file.removeObserver(entry.token)
+            fileWatcher?.unwatch(entry.file.path, owner: entry.file)
+        }
+    }
+
+    /// Rebuilds the merged view from scratch (after a change of the search list or of a volatile domain)
+    /// and reports the effective changes, attributed to `changedDomain`.
+    func rebuildMerged(changedDomain: String) {
+        while !tryRebuildMerged(changedDomain: changedDomain) {}
+    }
+
+    /// One attempt of ``rebuildMerged(changedDomain:)``; false, having published nothing, when `merged`
+    /// changed while the new view was computed.
+    private func tryRebuildMerged(changedDomain: String) -> Bool {
+        let sources = state.withLock { state in
+            (state.search.entries, state.volatileDomains, state.search.persistent, state.view.generation)
+        }
+        let (list, volatiles, persistent, generation) = sources
+        // Every source's contents in precedence order: forced values first, then the search list.
+        var layers: [[String: PropertyList]] = []
+        for entry in list {
+            if case .persistent(let name) = entry {
+                for item in persistent[name]?.files ?? [] where item.layer.isManaged {
+                    layers.append(item.file.contents)
+                }
+            }
+        }
+        for entry in list {
+            switch entry {
+            case .volatile(let name):
+                layers.append(volatiles[name] ?? [:])
+            case .persistent(let name):
+                for item in persistent[name]?.files ?? [] where !item.layer.isManaged {
+                    layers.append(item.file.contents)
+                }
+            }
+        }
+        let merged = Self.merge(layers.filter { !$0.isEmpty })
+        let outcome = state.withLock { state in
+            state.view.apply(.all(merged, domain: changedDomain, basedOn: generation))
+        }
+        guard let outcome else { return false }
+        for resume in outcome.resumptions { resume() }
+        for violation in firstReports(of: outcome.refusals) { record(.invalidValue(violation, domain: changedDomain)) }
+        return true
+    }
+
+    /// The merged view of layers given in precedence order (first wins).
+    ///
+    /// Starts from the largest layer as it is (sharing its storage, no copy while nothing else changes it)
+    /// and resolves only the keys of the other layers: opening a 10,000-key domain then costs no 10,000
+    /// insertions, and the view takes no memory of its own until something overrides the large layer.
+    static func merge(_ layers: [[String: PropertyList]]) -> [String: PropertyList] {
+        guard let largest = layers.indices.max(by: { layers[$0].count < layers[$1].count }) else { return [:] }
+        var merged = layers[largest]
+        for (index, layer) in layers.enumerated() where index != largest {
+            for key in layer.keys {
+                guard let effective = layers.lazy.compactMap({ $0[key] }).first else { continue }
+                if merged[key] != effective { merged[key] = effective }
+            }
+        }
+        return merged
+    }
+
+    /// Recomputes ``State/forcedFiles`` and ``State/sources`` from the search list.
+    func flattenSearchList(_ state: inout State) {
+        var forced: [Unmanaged<DomainFile>] = []
+        var sources: [Source] = []
+        for entry in state.search.entries {
+            switch entry {
+            case .volatile(let name):
+                if let contents = state.volatileDomains[name], !contents.isEmpty { sources.append(.volatile(contents)) }
+            case .persistent(let name):
+                for item in state.search.persistent[name]?.files ?? [] {
+                    let file = Unmanaged.passUnretained(item.file)
+                    if item.layer.isManaged { forced.append(file) } else { sources.append(.file(file)) }
+                }
+            }
+        }
+        state.search.forcedFiles = forced
+        state.search.sources = sources
+        let application = state.search.persistent[configuration.applicationDomain]
+        state.search.applicationFile = application?.file(.currentUser).map { Unmanaged.passUnretained($0) }
+        state.search.applicationForcedFiles =
+            application?.files.compactMap {
+                $0.layer.isManaged ? Unmanaged.passUnretained($0.file) : nil
+            } ?? []
+    }
+
+    /// The effective value of one key, walking the search list: forced values first, then the domains in order.
+    func resolve(_ key: String, _ state: State) -> PropertyList? {
+        for file in state.search.forcedFiles {
+            if let value = file._withUnsafeGuaranteedRef({ $0.value(forKey: key) }) { return value }
+        }
+        for source in state.search.sources {
+            switch source {
+            case .volatile(let contents):
+                if let value = contents[key] { return value }
+            case .file(let file):
+                if let value = file._withUnsafeGuaranteedRef({ $0.value(forKey: key) }) { return value }
+            }
+        }
+        return nil
+    }
+}
