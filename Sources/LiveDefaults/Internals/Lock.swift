@@ -4,7 +4,7 @@
 /// a lock, so every access to state guarded by one is reported as a data race and the suite cannot run under
 /// `--sanitize=thread` (see Docs/Reliability.md, "Concurrency checked"). TSan intercepts `pthread_mutex_*`,
 /// so it checks our locking instead of drowning real races in false ones. Uncontended, the two cost the same
-/// (both a compare-and-swap in and out; measured with Benchmarks/run, Docs/Benchmarks.md); the hot read paths
+/// (both a compare-and-swap in and out; Benchmarks/run compares them); the hot read paths
 /// (typed keys, missing keys) take no lock at all.
 ///
 /// Value and mutex share one allocation (`ManagedBuffer`): taking the lock is one pointer away, and the value

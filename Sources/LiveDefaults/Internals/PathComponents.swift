@@ -1,6 +1,6 @@
 /// The two path operations the library needs, on `String` directly: `NSString`'s `deletingLastPathComponent`
-/// and `lastPathComponent` bridge the string and normalise it first, which measured about a third of a
-/// million instructions a call on first use and most of the watcher's work when a store opened.
+/// and `lastPathComponent` bridge the string and normalise it first, costly on first use, on the path of
+/// every store that opens.
 ///
 /// Same results as `NSString` for the paths the library builds (absolute or relative, repeated and trailing
 /// slashes allowed): `/a/b/c` → `/a/b` and `c`; `/a` → `/` and `a`; `/` → `/` and `/`; `a` → `` and `a`;

@@ -10,8 +10,7 @@ import Foundation
 ///
 /// Speed matters here: opening a domain is mostly this parse. The reader works on the bytes in place (no
 /// copy), recognises element names without making strings, parses integers straight from the bytes, and
-/// builds each dictionary at its final size (measured on a 10,000-key file: 12 ms before, see
-/// `Docs/Benchmarks.md` for after).
+/// builds each dictionary at its final size (the open rows of `Docs/Benchmarks.md` measure it).
 struct XMLPropertyListReader: ~Copyable {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var position = 0
@@ -37,7 +36,7 @@ struct XMLPropertyListReader: ~Copyable {
         case plist, dict, array, key, string, integer, real, `true`, `false`, date, data, unknown
 
         /// The element whose name the bytes spell: the name's bytes packed into one integer and compared
-        /// with the packed names (comparing byte slices generically cost hundreds of instructions a tag).
+        /// with the packed names (comparing byte slices generically is a loop through generic code).
         init(_ bytes: UnsafeBufferPointer<UInt8>, _ name: Range<Int>) {
             guard name.count <= 7 else {
                 self = .unknown
@@ -187,7 +186,8 @@ struct XMLPropertyListReader: ~Copyable {
     /// `<real>`, `<true/>` or `<false/>` with plain text (no references, CDATA or comments) and exact tags.
     /// Returns nil, having consumed nothing, for anything else, which the general path then reads (and
     /// reports if it is malformed): the two paths agree on every input this one accepts. It exists because
-    /// the general path's tag-by-tag steps were most of the time to open a large domain.
+    /// nearly every entry of a settings file has this shape, and taking it tag by tag costs several times
+    /// more.
     private mutating func simpleEntry() -> (String, PropertyList)? {
         let start = position
         guard literal("<key>", at: position), let (nameRange, nameIsASCII) = plainRun(from: position + 5),
@@ -247,7 +247,7 @@ struct XMLPropertyListReader: ~Copyable {
     }
 
     /// The text of a plain run; nil when it is not valid UTF-8. ASCII is valid UTF-8 and takes the contiguous,
-    /// specialised initialiser (the validating one is generic over the slice type and was a tenth of the parse).
+    /// specialised initialiser (the validating one is generic over the slice type, hence slow).
     private func makeString(_ range: Range<Int>, isASCII: Bool) -> String? {
         if isASCII { return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) }
         return String(validating: bytes[range], as: UTF8.self)
@@ -515,7 +515,7 @@ struct XMLPropertyListReader: ~Copyable {
 
     /// Decimal or `0x` hexadecimal, with an optional sign, as CF accepts. Values beyond `Int` become reals.
     /// The text without leading and trailing XML white space (space, tab, CR, LF). Byte-wise: Foundation's
-    /// `trimmingCharacters(in:)` bridges through NSString and was a tenth of the time to open a large file.
+    /// `trimmingCharacters(in:)` bridges through NSString.
     static func trimmed(_ text: String) -> Substring {
         let utf8 = text.utf8
         func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }

@@ -70,8 +70,8 @@ extension Defaults {
     /// more than the change itself, and observers of this notification re-read what they need anyway.
     ///
     /// The post waits ``notificationDelay`` rather than being queued at once: an immediate `async` wakes a
-    /// thread for nearly every `set` (the queue drains faster than a loop of sets refills it), and that
-    /// wake-up cost more than the rest of the `set` (measured: about 0.8 of 2.9 µs).
+    /// thread for nearly every `set` (the queue drains faster than a loop of sets refills it), and a
+    /// wake-up costs more than the rest of a `set`.
     ///
     /// A caller that set ``notificationPending`` passes `clearingPending: true`, and the post clears it;
     /// a whole-domain call that found a post already pending schedules one of its own (false).

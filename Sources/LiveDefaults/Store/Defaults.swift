@@ -49,7 +49,7 @@ public final class Defaults: Sendable {
         case volatile([String: PropertyList])
         /// Unretained: ``State/persistent`` holds the file for as long as the flattened list names it, and a
         /// lookup then costs no reference counting (which, for an object that is also referenced weakly,
-        /// takes the slow path: measured at a fifth of a `set`).
+        /// takes the runtime's slow side-table path).
         case file(Unmanaged<DomainFile>)
     }
 

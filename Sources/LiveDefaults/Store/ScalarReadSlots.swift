@@ -5,8 +5,8 @@ public import Synchronization
 /// when it is a scalar (integer, real, Boolean, date) or missing, readable without the store's lock and
 /// without hashing the key's name.
 ///
-/// A typed read through the locked merged dictionary costs a lock and a string hash (about 55 ns measured,
-/// where `integer(forKey:)` costs 32 ns); through a slot it costs a few loads. Strings, data and
+/// A typed read through the locked merged dictionary costs a lock and a string hash; through a slot it
+/// costs a few loads (the figures are in Docs/Benchmarks.md, "Why the read paths"). Strings, data and
 /// collections are reference-counted, so a slot only marks them as "other", and their reads take the locked
 /// path.
 ///

@@ -4,7 +4,7 @@ import Synchronization
 /// effective values of the keys a store has read, found without the store's lock and without SipHash.
 ///
 /// A read through the locked merged dictionary costs a lock, a SipHash of the name and a `Dictionary` probe
-/// (about 720 instructions and 45 ns measured, a third of it the hash); through this cache it costs the
+/// (the hash a third of it: Docs/Benchmarks.md, "Why the read paths"); through this cache it costs the
 /// ``FastHash`` the missing-key filter computed anyway, a probe of an open-addressing table, and two atomic
 /// additions that mark the reader's presence.
 ///
