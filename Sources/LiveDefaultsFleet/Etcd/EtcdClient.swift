@@ -27,7 +27,15 @@
         private struct State {
             var current = 0
             var token: String?
+            var requestsInProgress = 0
         }
+
+        /// How many requests (watches included) are under way: zero whenever every caller's task has ended, which
+        /// is what ``shutdown()`` needs (tests check it).
+        var requestsInProgress: Int { state.withLockedValue { $0.requestsInProgress } }
+
+        private func started() { state.withLockedValue { $0.requestsInProgress += 1 } }
+        private func ended() { state.withLockedValue { $0.requestsInProgress -= 1 } }
 
         /// The largest answer or watch line accepted (etcd's own request limit is 1.5 MiB by default; a watch
         /// line may batch many events).
@@ -165,6 +173,8 @@
             -> ByteBuffer
         {
             let request = makeRequest(path, body: body, token: token, at: index)
+            started()
+            defer { ended() }
             let timeout = connection.requestTimeout.components
             let nanoseconds = timeout.seconds.multipliedReportingOverflow(by: 1_000_000_000)
             let limit =
@@ -240,6 +250,8 @@
                         key: key, range_end: rangeEnd, start_revision: EtcdInt64(revision))))
             let token = try await tokenIfNeeded(at: index, renew: false)
             var request = makeRequest("/v3/watch", body: body, token: token, at: index)
+            started()
+            defer { ended() }
             request.headers.add(name: "Grpc-Metadata-hasleader", value: "true")
             let response: HTTPClientResponse
             do {

@@ -29,7 +29,8 @@
         let logger: Logger
         let timing: FleetSync.Timing
 
-        private let inbox = MirrorInbox()
+        /// Where the mirror's tasks report; given by tests that watch what waits in it.
+        let inbox: MirrorInbox
         var state: MirrorState
         let keyPrefix: Data
         let keyRangeEnd: Data
@@ -41,9 +42,10 @@
 
         init(
             domain: String, store: Defaults, client: EtcdClient, layout: FleetLayout, stateDirectory: String,
-            logger: Logger, timing: FleetSync.Timing
+            logger: Logger, timing: FleetSync.Timing, inbox: MirrorInbox = MirrorInbox()
         ) throws(FleetError) {
             self.domain = domain
+            self.inbox = inbox
             self.store = store
             self.client = client
             self.layout = layout
@@ -56,15 +58,19 @@
         }
 
         /// Mirrors until the task is cancelled; returns after the last local write is on disk and the state saved.
+        ///
+        /// Every task the mirror starts — the local change stream, the file check, each connection's watch and
+        /// health check — is a child of one task group, so none outlives `run()`: the etcd client the caller
+        /// shuts down afterwards has no request of the mirror's left.
         func run() async throws {
             let changes = try store.changes(inDomain: domain)
             // Subscribed before the first look at the file, so that no change slips between the two.
             let iterator = changes.makeAsyncIterator()
-            await withTaskGroup(of: Void.self) { group in
+            await withDiscardingTaskGroup { group in
                 group.addTask { [inbox] in
                     var iterator = iterator
                     while let change = await iterator.next() {
-                        inbox.post(.localChange(key: change.key))
+                        inbox.postLocalChange(key: change.key)
                     }
                 }
                 // A file that breaks changes no value (the store keeps its last known good version): it is
@@ -74,11 +80,11 @@
                     while !Task.isCancelled {
                         do { try await Task.sleep(for: heartbeat) } catch { return }
                         let isBroken = store.problem(inDomain: domain) != nil
-                        if isBroken && !broken { inbox.post(.localFileBroken) }
+                        if isBroken && !broken { inbox.postLocalFileBroken() }
                         broken = isBroken
                     }
                 }
-                await loop()
+                await loop(&group)
                 inbox.close()
                 group.cancelAll()
             }
@@ -86,12 +92,13 @@
             try? stateFile.save(state)
         }
 
-        private func loop() async {
+        private func loop(_ group: inout DiscardingTaskGroup) async {
             var failures = 0
             var needsReconciliation = true
-            var watchTasks: [Task<Void, Never>] = []
             var watchEndpoint = 0
-            defer { for task in watchTasks { task.cancel() } }
+            // Ends the current connection's watch and health check (they are children of `group`).
+            var stopWatch: AsyncStream<Void>.Continuation?
+            defer { stopWatch?.finish() }
             // Keys changed locally and not yet pushed; kept while etcd is away.
             var dirty = Set<String>()
             while !Task.isCancelled {
@@ -111,53 +118,42 @@
                             continue
                         }
                     }
-                    for task in watchTasks { task.cancel() }
+                    stopWatch?.finish()
                     generation += 1
                     watchEndpoint = client.currentEndpoint
-                    watchTasks = startWatch(generation: generation, endpoint: watchEndpoint)
+                    stopWatch = startWatch(in: &group, generation: generation, endpoint: watchEndpoint)
                     connected = true
                 }
-                let events = await inbox.takeAll()
-                var watchFailure: FleetError?
-                var applied = false
-                for event in events {
-                    switch event {
-                    case .localChange(let key):
-                        dirty.insert(key)
-                    case .watched(let eventGeneration, let response):
-                        guard eventGeneration == generation, watchFailure == nil else { continue }
-                        if failures > 0 {
-                            logger.info(
-                                "connected to etcd again at \(client.endpointName(watchEndpoint)) for \(domain)")
-                            failures = 0
-                        }
-                        applyWatched(response)
-                        applied = true
-                    case .watchFailed(let eventGeneration, let error):
-                        guard eventGeneration == generation else { continue }
-                        watchFailure = error
-                    case .localFileBroken:
-                        if let problem = localFileProblem() { restoreFromAgreement(problem) }
+                let batch = await inbox.takeAll()
+                dirty.formUnion(batch.localKeys)
+                let watchFailure = batch.watchFailure.flatMap { $0.generation == generation ? $0.error : nil }
+                let applied = batch.watched && batch.watchGeneration == generation
+                if applied {
+                    if failures > 0 {
+                        logger.info("connected to etcd again at \(client.endpointName(watchEndpoint)) for \(domain)")
+                        failures = 0
                     }
+                    applyWatched(batch.eventsInOrder, progress: batch.progressRevision)
                 }
+                if batch.localFileBroken, let problem = localFileProblem() { restoreFromAgreement(problem) }
                 if wroteLocally {
                     // On disk now rather than after the background writer's gathering pause: other processes on
                     // this host see the fleet's change sooner (the file is one write either way).
                     wroteLocally = false
                     try? await store.flush()
                 }
+                // The agreement is saved once the values it records are on disk.
                 if applied { saveState() }
-                if let watchFailure {
+                if let failure = watchFailure {
                     connected = false
-                    if watchFailure.code == .compacted {
+                    if failure.code == .compacted {
                         // The events since the last applied revision are gone: compare everything again.
-                        logger.info("\(watchFailure.message); resynchronizing \(domain)")
+                        logger.info("\(failure.message); resynchronizing \(domain)")
                         needsReconciliation = true
                     } else {
                         failures += 1
                         reportFailure(
-                            "lost the etcd watch for \(domain), reconnecting: \(watchFailure.message)",
-                            failures: failures)
+                            "lost the etcd watch for \(domain), reconnecting: \(failure.message)", failures: failures)
                         client.endpointFailed(watchEndpoint)
                     }
                     continue
@@ -192,43 +188,59 @@
 
         // MARK: Watch
 
-        /// Starts the watch of this generation and its health check; both report into the inbox.
-        private func startWatch(generation: Int, endpoint: Int) -> [Task<Void, Never>] {
+        /// Starts the watch of this generation and its health check in `group`; both report into the inbox. They
+        /// end when one of them fails, when the returned continuation is finished (a newer connection replaces
+        /// them), or when the group is cancelled.
+        private func startWatch(in group: inout DiscardingTaskGroup, generation: Int, endpoint: Int)
+            -> AsyncStream<Void>.Continuation
+        {
             let start = state.revision + 1
             let (client, inbox, key, rangeEnd, heartbeat) = (
                 self.client, self.inbox, keyPrefix, keyRangeEnd, timing.heartbeat
             )
-            let watch = Task {
-                do {
-                    try await client.watch(key: key, rangeEnd: rangeEnd, from: start, endpoint: endpoint) { response in
-                        inbox.post(.watched(generation: generation, response))
+            let (stopped, stop) = AsyncStream.makeStream(of: Void.self)
+            group.addTask {
+                await withTaskGroup(of: Void.self) { connection in
+                    connection.addTask {
+                        do {
+                            try await client.watch(key: key, rangeEnd: rangeEnd, from: start, endpoint: endpoint) {
+                                response in inbox.postWatched(generation: generation, response)
+                            }
+                        } catch let error as FleetError {
+                            inbox.postWatchFailed(generation: generation, error)
+                        } catch {
+                            if !Task.isCancelled {
+                                inbox.postWatchFailed(generation: generation, FleetError(.unreachable, "\(error)"))
+                            }
+                        }
                     }
-                } catch let error as FleetError {
-                    inbox.post(.watchFailed(generation: generation, error))
-                } catch {
-                    if !Task.isCancelled {
-                        inbox.post(.watchFailed(generation: generation, FleetError(.unreachable, "\(error)")))
+                    // A member cut off from the others, or one that stopped answering without closing the
+                    // connection, may leave the watch silent: a linearizable read on the same member says whether
+                    // it still serves.
+                    connection.addTask {
+                        while !Task.isCancelled {
+                            do { try await Task.sleep(for: heartbeat) } catch { return }
+                            do throws(FleetError) {
+                                try await client.checkHealth(key: key, rangeEnd: rangeEnd, endpoint: endpoint)
+                            } catch {
+                                if !Task.isCancelled { inbox.postWatchFailed(generation: generation, error) }
+                                return
+                            }
+                        }
                     }
+                    connection.addTask {
+                        for await _ in stopped {}
+                    }
+                    // Whichever ends first (a failure reported, or the stop) ends the others.
+                    _ = await connection.next()
+                    connection.cancelAll()
                 }
             }
-            // A member cut off from the others, or one that stopped answering without closing the connection,
-            // may leave the watch silent: a linearizable read on the same member says whether it still serves.
-            let health = Task {
-                while !Task.isCancelled {
-                    do { try await Task.sleep(for: heartbeat) } catch { return }
-                    do throws(FleetError) {
-                        try await client.checkHealth(key: key, rangeEnd: rangeEnd, endpoint: endpoint)
-                    } catch {
-                        if !Task.isCancelled { inbox.post(.watchFailed(generation: generation, error)) }
-                        return
-                    }
-                }
-            }
-            return [watch, health]
+            return stop
         }
 
-        private func applyWatched(_ response: EtcdWatchResponse) {
-            for event in response.events ?? [] {
+        private func applyWatched(_ events: [EtcdEvent], progress: Int64?) {
+            for event in events {
                 guard let kv = event.kv, let etcdKey = kv.key, let revision = kv.mod_revision?.value else { continue }
                 state.revision = max(state.revision, revision)
                 guard let key = layout.defaultsKey(domain: domain, etcdKey: etcdKey) else {
@@ -243,9 +255,9 @@
                     takeFromEtcd(key: key, value: value, revision: revision)
                 }
             }
-            if let revision = response.header?.revision?.value, response.events?.isEmpty ?? true {
+            if let progress {
                 // A progress notification: nothing up to this revision concerns the domain.
-                state.revision = max(state.revision, revision)
+                state.revision = max(state.revision, progress)
             }
         }
 

@@ -1,23 +1,76 @@
 #if Fleet
+    import Foundation
     import NIOConcurrencyHelpers
 
-    /// What a mirror's loop reacts to.
-    enum MirrorEvent: Sendable {
-        /// A key of the domain changed in the local file (any process, the mirror's own writes included).
-        case localChange(key: String)
-        /// A response of the etcd watch of one connection generation.
-        case watched(generation: Int, EtcdWatchResponse)
-        /// The watch (or the health check beside it) of one generation failed.
-        case watchFailed(generation: Int, FleetError)
+    /// What a mirror's loop reacts to, gathered since it last looked: at most one entry per key, so that
+    /// however fast the file and etcd change while the loop is busy (a push waiting for etcd, say), what waits
+    /// is bounded by the number of keys, never by the number of changes.
+    struct MirrorBatch: Sendable {
+        /// Keys of the domain changed in the local file (any process, the mirror's own writes included). Only the
+        /// key: the loop reads the file's current value when it pushes.
+        var localKeys: Set<String> = []
+        /// The connection generation of ``watchedEvents`` and ``progressRevision``; events of an older
+        /// generation are dropped when a newer one arrives.
+        var watchGeneration = 0
+        /// The newest event of each etcd key the watch reported (a later event of a key replaces an earlier
+        /// one: the mirror would apply both in turn and keep the second).
+        var watchedEvents: [Data: EtcdEvent] = [:]
+        /// The highest revision etcd reported, in a response without events, as having nothing more for the
+        /// prefix (a progress notification).
+        var progressRevision: Int64?
+        /// Whether ``watchGeneration`` received anything (events or a progress notification).
+        var watched = false
+        /// The watch (or the health check beside it) of a generation failed: the newest generation's failure.
+        var watchFailure: (generation: Int, error: FleetError)?
         /// The domain's local file cannot be read any more (the store keeps serving its last known good version,
         /// so no change says so): the mirror writes the agreed values back.
-        case localFileBroken
+        var localFileBroken = false
+
+        var isEmpty: Bool { localKeys.isEmpty && !watched && watchFailure == nil && !localFileBroken }
+
+        /// How many entries wait: keys, watched keys, and one each for a progress notification, a failure and a
+        /// broken file.
+        var pendingCount: Int {
+            localKeys.count + watchedEvents.count + (progressRevision == nil ? 0 : 1) + (watchFailure == nil ? 0 : 1)
+                + (localFileBroken ? 1 : 0)
+        }
+
+        /// The watched events in etcd's order (by revision).
+        var eventsInOrder: [EtcdEvent] {
+            watchedEvents.values.sorted { ($0.kv?.mod_revision?.value ?? 0) < ($1.kv?.mod_revision?.value ?? 0) }
+        }
+
+        mutating func addWatched(generation: Int, _ response: EtcdWatchResponse) {
+            guard generation >= watchGeneration else { return }
+            if generation > watchGeneration {
+                watchGeneration = generation
+                watchedEvents = [:]
+                progressRevision = nil
+            }
+            watched = true
+            let events = response.events ?? []
+            for event in events {
+                guard let key = event.kv?.key else { continue }
+                let revision = event.kv?.mod_revision?.value ?? 0
+                if let known = watchedEvents[key]?.kv?.mod_revision?.value, known > revision { continue }
+                watchedEvents[key] = event
+            }
+            if events.isEmpty, let revision = response.header?.revision?.value {
+                progressRevision = max(progressRevision ?? revision, revision)
+            }
+        }
+
+        mutating func addFailure(generation: Int, _ error: FleetError) {
+            if let known = watchFailure, known.generation > generation { return }
+            watchFailure = (generation, error)
+        }
     }
 
-    /// The mirror's inbox: producers append events; the loop takes everything that arrived at once, so that a
-    /// burst of local changes becomes one etcd transaction.
+    /// The mirror's inbox: producers (the local change stream, the watch, the health check, the file check) add
+    /// to one ``MirrorBatch``; the loop takes it whole, so that a burst of local changes becomes one etcd
+    /// transaction and a burst of etcd events one pass over the file. Bounded: one entry per key.
     final class MirrorInbox: Sendable {
-        private let events = NIOLockedValueBox<[MirrorEvent]>([])
+        private let batch = NIOLockedValueBox(MirrorBatch())
         private let doorbell: AsyncStream<Void>
         private let ring: AsyncStream<Void>.Continuation
 
@@ -25,22 +78,43 @@
             (doorbell, ring) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         }
 
-        func post(_ event: MirrorEvent) {
-            events.withLockedValue { $0.append(event) }
+        func postLocalChange(key: String) {
+            batch.withLockedValue { _ = $0.localKeys.insert(key) }
             ring.yield()
         }
 
-        /// Waits until at least one event is there (or the task is cancelled: then the result may be empty),
-        /// and takes them all.
-        func takeAll() async -> [MirrorEvent] {
+        func postWatched(generation: Int, _ response: EtcdWatchResponse) {
+            batch.withLockedValue { $0.addWatched(generation: generation, response) }
+            ring.yield()
+        }
+
+        func postWatchFailed(generation: Int, _ error: FleetError) {
+            batch.withLockedValue { $0.addFailure(generation: generation, error) }
+            ring.yield()
+        }
+
+        func postLocalFileBroken() {
+            batch.withLockedValue { $0.localFileBroken = true }
+            ring.yield()
+        }
+
+        /// How many entries wait to be taken (see ``MirrorBatch/pendingCount``).
+        var pendingCount: Int {
+            batch.withLockedValue { $0.pendingCount }
+        }
+
+        /// Waits until something is there (or the task is cancelled, or the inbox closed: then the batch may be
+        /// empty), and takes it all.
+        func takeAll() async -> MirrorBatch {
             var iterator = doorbell.makeAsyncIterator()
             while true {
-                let taken = events.withLockedValue { events -> [MirrorEvent] in
-                    defer { events.removeAll(keepingCapacity: true) }
-                    return events
+                let taken = batch.withLockedValue { batch -> MirrorBatch in
+                    // The generation stays, so that an older watch's late events are still recognised as old.
+                    defer { batch = MirrorBatch(watchGeneration: batch.watchGeneration) }
+                    return batch
                 }
                 if !taken.isEmpty || Task.isCancelled { return taken }
-                if await iterator.next() == nil { return [] }
+                if await iterator.next() == nil { return taken }
             }
         }
 
