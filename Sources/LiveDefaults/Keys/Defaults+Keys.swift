@@ -143,11 +143,7 @@ extension Defaults {
         do {
             return try Value(propertyList: stored)
         } catch {
-            let mustReport = typedKeys.withLock { typed in
-                guard typed.reportedRefusals[key.name] != stored else { return false }
-                typed.reportedRefusals[key.name] = stored
-                return true
-            }
+            let mustReport = typedKeys.withLock { $0.isFirstReport(of: stored, forKey: key.name) }
             if mustReport {
                 let domain = domainProviding(key.name) ?? "?"
                 // The caller gets the default and carries on; nothing for the API to report: a notice.

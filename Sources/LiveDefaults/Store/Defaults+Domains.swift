@@ -235,9 +235,7 @@ extension Defaults {
         // Asked under the store's lock (store, then file: the order every lookup takes), without copying the
         // list of files.
         let attached: Bool? = state.withLock { state in
-            state.search.persistent[domain].map { domain in
-                domain.files.contains { $0.layer.isManaged && $0.file.value(forKey: key) != nil }
-            }
+            state.search.persistent[domain].map { $0.forces(key) }
         }
         if let attached { return attached }
         guard (try? DomainName.validate(domain)) != nil else { return false }
@@ -291,9 +289,7 @@ extension Defaults {
     public func domainProviding(_ key: String) -> String? {
         state.withLock { state in
             for entry in state.search.entries {
-                if case .persistent(let name) = entry, let domain = state.search.persistent[name],
-                    domain.files.contains(where: { $0.layer.isManaged && $0.file.value(forKey: key) != nil })
-                {
+                if case .persistent(let name) = entry, state.search.persistent[name]?.forces(key) == true {
                     return name
                 }
             }

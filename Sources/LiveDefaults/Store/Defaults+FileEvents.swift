@@ -12,7 +12,7 @@ extension Defaults {
         case .changed(let deltas, let origin):
             let (changed, resumptions, refusals): (Bool, [Resumption], [SchemaViolation]) = state.withLock {
                 state in
-                // The application domain is in the search list once attached (``State/applicationFile`` is set
+                // The application domain is in the search list once attached (``SearchList/applicationFile`` is set
                 // then); asking the attachments would hash its name again on every `set`.
                 let inSearchList =
                     domain == configuration.applicationDomain
@@ -58,11 +58,7 @@ extension Defaults {
     func firstReports(of refusals: [SchemaViolation]) -> [SchemaViolation] {
         guard !refusals.isEmpty else { return [] }
         return typedKeys.withLock { typed in
-            refusals.filter { violation in
-                guard typed.reportedRefusals[violation.key] != violation.value else { return false }
-                typed.reportedRefusals[violation.key] = violation.value
-                return true
-            }
+            refusals.filter { typed.isFirstReport(of: $0.value, forKey: $0.key) }
         }
     }
 

@@ -167,7 +167,7 @@ extension Defaults {
         return merged
     }
 
-    /// Recomputes ``State/forcedFiles`` and ``State/sources`` from the search list.
+    /// Recomputes ``SearchList/forcedFiles``, ``SearchList/sources`` and the application files from the search list.
     func flattenSearchList(_ state: inout State) {
         var forced: [Unmanaged<DomainFile>] = []
         var sources: [Source] = []

@@ -47,7 +47,7 @@ public final class Defaults: Sendable {
     enum Source {
         /// A volatile domain's contents (a copy that shares storage with ``State/volatileDomains``).
         case volatile([String: PropertyList])
-        /// Unretained: ``State/persistent`` holds the file for as long as the flattened list names it, and a
+        /// Unretained: ``SearchList/persistent`` holds the file for as long as the flattened list names it, and a
         /// lookup then costs no reference counting (which, for an object that is also referenced weakly,
         /// takes the runtime's slow side-table path).
         case file(Unmanaged<DomainFile>)
@@ -68,6 +68,11 @@ public final class Defaults: Sendable {
 
         func file(_ layer: PreferenceLayer) -> DomainFile? {
             files.first { $0.layer == layer }?.file
+        }
+
+        /// Whether a managed (forced) layer of the domain has the key.
+        func forces(_ key: String) -> Bool {
+            files.contains { $0.layer.isManaged && $0.file.value(forKey: key) != nil }
         }
 
         /// The domain's own value of a key: the first layer that has it, managed layers included. With
@@ -135,6 +140,13 @@ public final class Defaults: Sendable {
         var suiteStores: [String: Defaults] = [:]
         /// The last stored value reported as refused or unreadable for each key.
         var reportedRefusals: [String: PropertyList] = [:]
+
+        /// Records that `value` of `key` is being reported; false when it was the last one reported for the key.
+        mutating func isFirstReport(of value: PropertyList, forKey key: String) -> Bool {
+            guard reportedRefusals[key] != value else { return false }
+            reportedRefusals[key] = value
+            return true
+        }
     }
 
     let state: Lock<State>
