@@ -2,19 +2,20 @@ import ArgumentParser
 import DefaultsToolSupport
 import Foundation
 import LiveDefaults
-import LiveDefaultsFleet
 import Logging
-import ServiceLifecycle
-import UnixSignals
+
+#if Fleet
+    import LiveDefaultsFleet
+    import ServiceLifecycle
+    import UnixSignals
+#endif
 
 /// `defaults sync DOMAIN... --etcd URLS`: mirrors domains between this machine and etcd until SIGTERM or
-/// SIGINT (status 0). The `defaults` command runs this program for its `sync` verb, with the arguments that
-/// follow the verb.
-@main
+/// SIGINT (status 0). `defaults sync --status DOMAIN...`: whether a running agent has them in step.
 struct SyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "defaults sync",
-        abstract: "Keep domains in step with an etcd cluster, both ways, until interrupted.",
+        commandName: "sync",
+        abstract: "Keep domains in step with an etcd cluster, both ways, until interrupted; or show their status.",
         discussion: """
             Each domain's keys live in etcd under <prefix><domain>/<key> (prefix /livedefaults/), one etcd key \
             per defaults key, the value an XML property list. Local changes (any program, any editor) reach etcd \
@@ -22,61 +23,58 @@ struct SyncCommand: AsyncParsableCommand {
             merge, so other local writers lose nothing. A restart reconciles: what changed only in etcd is \
             taken, what changed only here is pushed, and when both changed etcd wins (logged as a conflict). \
             etcd being unreachable is not fatal: the agent retries, local reads and writes go on. SIGTERM and \
-            SIGINT end it with status 0. See Docs/Fleet.md.
+            SIGINT end it with status 0.
+
+            With --status (no etcd options needed), prints what the agent running on this machine says of each \
+            domain — connection, revisions applied, keys waiting to be pushed, conflicts, last error — and exits \
+            0 only when every one is in step. See Docs/Fleet.md.
             """)
 
-    @Option(help: "etcd's client URLs, separated by commas (tried in turn).") var etcd: String
-    @Option(help: "The etcd key prefix of every domain.") var prefix = "/livedefaults/"
-    @Option(help: "A PEM file of the certificate authorities of etcd's members.") var cacert: String?
-    @Option(help: "A PEM file with this client's certificate.") var cert: String?
-    @Option(help: "The PEM file of the client certificate's private key.") var key: String?
-    @Option(help: "etcd credentials as NAME:PASSWORD.") var user: String?
+    @OptionGroup var connection: EtcdOptions
     @Option(help: "Where each domain's sync state is kept (default: $XDG_CONFIG_HOME/.livedefaults-sync).")
     var stateDirectory: String?
     @Option(help: "Seconds between checks that an idle etcd member still serves.") var heartbeat = 1.0
     @Flag(help: "Log every reconnection attempt and ignored key.") var verbose = false
+    @Flag(help: "Print the status of the domains' agent instead of syncing; exit 0 only when all are in step.")
+    var status = false
+    @Flag(help: "With --status: print JSON.") var json = false
     @Argument(help: "The domains to keep in step.") var domains: [String]
+
+    func validate() throws {
+        if !status && connection.etcd == nil {
+            throw ValidationError("Missing expected argument '--etcd <etcd>' (needed unless --status)")
+        }
+        if json && !status { throw ValidationError("--json goes with --status") }
+    }
 
     func run() async {
         #if Fleet
-            await sync()
+            if status { printStatus() } else { await sync() }
         #else
-            // The package was built without its trait Fleet, so LiveDefaultsFleet holds no etcd client.
-            fail(
-                ToolError(
-                    "this defaults-sync was built without fleet support; build it with "
-                        + "`swift build -c release --traits Fleet --product defaults-sync` (Docs/Fleet.md)"))
+            fail(builtWithoutFleet)
         #endif
     }
 }
 
-/// Prints the error as the `defaults` command prints its own, and exits with status 1.
-func fail(_ error: any Error) -> Never {
-    FileHandle.standardError.write(Data("defaults: \(error)\n".utf8))
-    exit(1)
-}
-
 #if Fleet
     extension SyncCommand {
+        var resolvedStateDirectory: String {
+            stateDirectory ?? FleetSync.defaultStateDirectory(for: .current)
+        }
+
         func sync() async {
             var logger = Logger(label: "defaults-sync") { label in StreamLogHandler.standardError(label: label) }
             logger.logLevel = verbose ? .debug : .info
             let service: FleetSync
+            let etcd = connection.etcd ?? ""
             do {
-                let credentials = try user.map { text throws(FleetError) in try EtcdConnection.user(fromOption: text) }
-                let connection = try EtcdConnection(
-                    endpoints: etcd, caCertificate: cacert, certificate: cert, privateKey: key, user: credentials)
+                let etcdConnection = try connection.connection()
                 guard heartbeat.isFinite, heartbeat >= 0.01, heartbeat <= 3600 else {
                     throw ToolError("--heartbeat takes seconds between 0.01 and 3600")
                 }
-                var configuration = Defaults.Configuration(
-                    locations: .current, applicationDomain: domains.first ?? "", arguments: [], languages: [])
-                configuration.logger = Self.storeLogger
-                let store: Defaults
-                do { store = try Defaults(configuration: configuration) } catch { throw ToolError("\(error)") }
                 service = try FleetSync(
-                    domains: domains, etcd: connection, defaults: store, layout: FleetLayout(prefix: prefix),
-                    stateDirectory: stateDirectory, logger: logger,
+                    domains: domains, etcd: etcdConnection, defaults: try Self.store(domains.first ?? ""),
+                    layout: FleetLayout(prefix: connection.prefix), stateDirectory: stateDirectory, logger: logger,
                     timing: FleetSync.Timing(heartbeat: .milliseconds(Int64((heartbeat * 1000).rounded()))))
             } catch {
                 fail(error)
@@ -92,6 +90,14 @@ func fail(_ error: any Error) -> Never {
             }
         }
 
+        /// The store whose files are synced: the current user's, logging warnings only.
+        static func store(_ applicationDomain: String) throws -> Defaults {
+            var configuration = Defaults.Configuration(
+                locations: .current, applicationDomain: applicationDomain, arguments: [], languages: [])
+            configuration.logger = storeLogger
+            do { return try Defaults(configuration: configuration) } catch { throw ToolError("\(error)") }
+        }
+
         /// The store's logger: warnings only (a directory watched by polling), on standard error; the agent's own
         /// lines go through its own logger.
         static let storeLogger: Logger = {
@@ -99,5 +105,25 @@ func fail(_ error: any Error) -> Never {
             logger.logLevel = .warning
             return logger
         }()
+
+        func printStatus() {
+            let reports = domains.map { SyncStatusReport(domain: $0, stateDirectory: resolvedStateDirectory) }
+            if json {
+                print(Output.json(reports.map(StatusText.jsonObject)))
+            } else {
+                print(reports.map(StatusText.text).joined(separator: "\n"), terminator: "")
+            }
+            if !reports.allSatisfy(\.inStep) { Foundation.exit(1) }
+        }
+    }
+
+    extension EtcdOptions {
+        /// The connection these options describe.
+        func connection() throws -> EtcdConnection {
+            guard let etcd else { throw ToolError("--etcd URLS is needed") }
+            let credentials = try user.map { text throws(FleetError) in try EtcdConnection.user(fromOption: text) }
+            return try EtcdConnection(
+                endpoints: etcd, caCertificate: cacert, certificate: cert, privateKey: key, user: credentials)
+        }
     }
 #endif

@@ -1,12 +1,13 @@
 import ArgumentParser
 
-/// Rewrites macOS-style arguments into what the parser understands, then runs the command; `sync` goes to the
-/// `defaults-sync` program untouched (its options, `--help` included, are its own).
+/// Rewrites macOS-style arguments into what the parser understands, then runs the command; the fleet's verbs
+/// (`sync`, `history`, `rollback`) go to the `defaults-sync` program untouched (their options, `--help` included,
+/// are its own).
 @main
 enum Entry {
     static func main() async {
         let arguments = ArgumentRewriter.rewrite(Array(CommandLine.arguments.dropFirst()))
-        if arguments.first == "sync" { SyncProgram.run(Array(arguments.dropFirst())) }
+        if let verb = arguments.first, SyncProgram.verbs.contains(verb) { SyncProgram.run(arguments) }
         await DefaultsCommand.main(arguments)
     }
 }

@@ -2,41 +2,76 @@ import ArgumentParser
 import DefaultsToolSupport
 import Foundation
 
-/// `defaults sync DOMAIN... --etcd URLS` (a contract): runs the program `defaults-sync` with the arguments that
-/// follow the verb, as `git` runs `git-foo`. The fleet's HTTP stack (AsyncHTTPClient, SwiftNIO, swift-nio-ssl)
-/// lives in that program only, so every other verb starts without it.
+/// `defaults sync DOMAIN... --etcd URLS` and `defaults sync --status DOMAIN...` (contracts): run the program
+/// `defaults-sync` with the verb and the arguments that follow it, as `git` runs `git-foo`. The fleet's HTTP stack
+/// (AsyncHTTPClient, SwiftNIO, swift-nio-ssl) lives in that program only, so every other verb starts without it.
 ///
-/// ``Entry`` hands the verb over before the parser sees it, so `defaults sync --help` prints `defaults-sync`'s
-/// own help; this command is here for `defaults --help`'s list of verbs.
+/// ``Entry`` hands the fleet's verbs over before the parser sees them, so `defaults sync --help` prints
+/// `defaults-sync`'s own help; these commands are here for `defaults --help`'s list of verbs.
 struct Sync: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync",
-        abstract: "Keep domains in step with an etcd cluster, both ways, until interrupted.",
+        abstract: "Keep domains in step with an etcd cluster, both ways, until interrupted; --status: are they?",
         discussion: """
             Runs the program \(SyncProgram.name), installed beside defaults (or on PATH): `defaults sync --help` \
             lists its options. See Docs/Fleet.md.
             """)
 
-    @Argument(parsing: .captureForPassthrough, help: "DOMAIN... --etcd URLS [options]")
+    @Argument(parsing: .captureForPassthrough, help: "DOMAIN... --etcd URLS [options] | --status DOMAIN...")
     var arguments: [String] = []
 
     func run() {
-        SyncProgram.run(arguments)
+        SyncProgram.run(["sync"] + arguments)
+    }
+}
+
+/// `defaults history DOMAIN [KEY] --etcd URLS` (a contract): the changes etcd holds of a synced domain, run by
+/// `defaults-sync` as `sync` is.
+struct History: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history",
+        abstract: "List the changes etcd still holds of a synced domain (or one key), newest first.",
+        discussion: "Runs the program \(SyncProgram.name): `defaults history --help` lists its options.")
+
+    @Argument(parsing: .captureForPassthrough, help: "DOMAIN [KEY] --etcd URLS [options]")
+    var arguments: [String] = []
+
+    func run() {
+        SyncProgram.run(["history"] + arguments)
+    }
+}
+
+/// `defaults rollback DOMAIN KEY --to-revision REV --etcd URLS` (a contract): a key's earlier value written back
+/// through etcd, run by `defaults-sync` as `sync` is.
+struct Rollback: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rollback",
+        abstract: "Write back the value a synced key had at an earlier etcd revision, as a new change.",
+        discussion: "Runs the program \(SyncProgram.name): `defaults rollback --help` lists its options.")
+
+    @Argument(parsing: .captureForPassthrough, help: "DOMAIN KEY --to-revision REV --etcd URLS [options]")
+    var arguments: [String] = []
+
+    func run() {
+        SyncProgram.run(["rollback"] + arguments)
     }
 }
 
 /// Finds and runs `defaults-sync`.
 enum SyncProgram {
     static let name = "defaults-sync"
+    /// The verbs `defaults-sync` carries out; it is run with the verb as its first argument.
+    static let verbs: Set<String> = ["sync", "history", "rollback"]
 
-    /// Replaces this process with `defaults-sync` (same process id, so a supervisor's SIGTERM reaches the agent
-    /// itself); returns only by exiting with status 1 and a message when the program is missing or cannot run.
+    /// Replaces this process with `defaults-sync` given `arguments` (the verb first), keeping the process id, so a
+    /// supervisor's SIGTERM reaches the agent itself; returns only by exiting with status 1 and a message when the
+    /// program is missing or cannot run.
     static func run(_ arguments: [String]) -> Never {
         guard let path = locate() else {
             let beside = ownExecutable().map { " beside \($0) nor" } ?? ""
             fail(
                 ToolError(
-                    "`defaults sync` runs the program \(name), which is neither\(beside) on PATH; build it with "
+                    "`defaults \(arguments.first ?? "sync")` runs the program \(name), which is neither\(beside) on PATH; build it with "
                         + "`swift build -c release --traits Fleet --product \(name)` and install it beside defaults"))
         }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]

@@ -15,7 +15,7 @@
             case authenticationFailed
             /// An answer of etcd could not be understood.
             case malformedResponse
-            /// The watch's start revision was compacted away; the caller resynchronizes.
+            /// A revision asked for (a watch's start, a read of the past) was compacted away.
             case compacted
             /// The sync state file of a domain could not be read or written, or another agent holds it.
             case stateUnavailable
@@ -25,6 +25,9 @@
         public var code: Code
         /// What happened, naming the endpoint, file or key involved.
         public var message: String
+        /// With ``Code-swift.enum/compacted``, when etcd said: the oldest revision it still holds (revisions
+        /// before it were compacted away).
+        public var compactRevision: Int64?
 
         /// An error of the given kind.
         public init(_ code: Code, _ message: String) {

@@ -89,12 +89,35 @@
             return (agent.terminationStatus, agent.terminationReason)
         }
 
+        /// Sends a signal to the running agent without waiting (SIGSTOP and SIGCONT freeze and thaw it).
+        func signalAgent(_ signal: Int32) {
+            guard let agent else { return }
+            kill(agent.processIdentifier, signal)
+        }
+
+        /// `defaults sync --status <domains> --json` on this host: its exit status and the report of each domain.
+        func status(_ domains: String...) throws -> (status: Int32, reports: [[String: Any]]) {
+            let process = Process()
+            process.executableURL = Self.tool
+            process.arguments = ["sync", "--status"] + domains + ["--json"]
+            process.environment = environment
+            let result = try runToEnd(process, errors: .separate)
+            let reports = (try? JSONSerialization.jsonObject(with: Data(result.output.utf8))) as? [[String: Any]]
+            return (result.status, reports ?? [])
+        }
+
         /// The agent's log so far.
         var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
         /// Runs the `defaults` command on this host; its status and output (standard error included).
         @discardableResult
         func defaults(_ arguments: String...) throws -> (status: Int32, output: String) {
+            try defaults(arguments)
+        }
+
+        /// The same, with the arguments in an array.
+        @discardableResult
+        func defaults(_ arguments: [String]) throws -> (status: Int32, output: String) {
             let process = Process()
             process.executableURL = Self.tool
             process.arguments = arguments

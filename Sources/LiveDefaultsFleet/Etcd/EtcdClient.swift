@@ -19,6 +19,10 @@
     /// Authentication: with credentials, the first request (and any that etcd answers "unauthenticated", an
     /// expired token) authenticates first (`/v3/auth/authenticate`) and sends the token in `Authorization`.
     final class EtcdClient: Sendable {
+        /// Thrown by a watch's handler to end the watch because it has what it wanted; ``watch(key:rangeEnd:from:endpoint:handle:)``
+        /// passes it on unchanged.
+        struct WatchStop: Error {}
+
         let connection: EtcdConnection
         private let http: HTTPClient
         private let bases: [String]
@@ -104,16 +108,39 @@
 
         // MARK: Calls
 
-        func range(key: Data, rangeEnd: Data?) async throws(FleetError) -> EtcdRangeResponse {
-            try await call("/v3/kv/range", EtcdRangeRequest(key: key, range_end: rangeEnd))
+        /// The keys from `key` up to `rangeEnd` (just `key` when nil) with their values, at the current revision
+        /// or at an earlier one etcd still holds.
+        ///
+        /// - Throws: ``FleetError/Code-swift.enum/compacted`` when `revision` was compacted away.
+        func range(key: Data, rangeEnd: Data?, revision: Int64? = nil) async throws(FleetError) -> EtcdRangeResponse {
+            try await call(
+                "/v3/kv/range", EtcdRangeRequest(key: key, range_end: rangeEnd, revision: revision.map(EtcdInt64.init)))
         }
 
-        /// A linearizable read of at most one key under the prefix: answered only by a member that has a leader,
-        /// so a cheap check that the endpoint is part of a working cluster.
-        func checkHealth(key: Data, rangeEnd: Data, endpoint: Int) async throws(FleetError) {
-            let _: EtcdRangeResponse = try await call(
-                "/v3/kv/range", EtcdRangeRequest(key: key, range_end: rangeEnd, limit: EtcdInt64(1), count_only: true),
+        /// What a health check learned of a range: the cluster's revision when it was read, how many keys the
+        /// range holds, and the revision of the newest write among them (0 when it is empty).
+        struct RangeSummary: Sendable, Equatable {
+            var revision: Int64
+            var count: Int64
+            var newestModification: Int64
+        }
+
+        /// A linearizable read of the range's newest key (by modification, key only) and its key count: answered
+        /// only by a member that has a leader, so a cheap check that the endpoint is part of a working cluster,
+        /// and what the mirror compares with what it applied to tell whether it is behind.
+        func checkHealth(key: Data, rangeEnd: Data, endpoint: Int) async throws(FleetError) -> RangeSummary {
+            let answer: EtcdRangeResponse = try await call(
+                "/v3/kv/range",
+                EtcdRangeRequest(
+                    key: key, range_end: rangeEnd, limit: EtcdInt64(1), sort_order: "DESCEND", sort_target: "MOD",
+                    keys_only: true),
                 at: endpoint)
+            guard let revision = answer.header?.revision?.value else {
+                throw FleetError(.malformedResponse, "etcd's answer to a range has no revision")
+            }
+            return RangeSummary(
+                revision: revision, count: answer.count?.value ?? 0,
+                newestModification: answer.kvs?.first?.mod_revision?.value ?? 0)
         }
 
         func txn(_ request: EtcdTxnRequest) async throws(FleetError) -> EtcdTxnResponse {
@@ -209,6 +236,7 @@
             let message = parsed?.message ?? parsed?.error ?? String(buffer: body).prefix(200).description
             let text = "\(endpoint) answered \(status.code): \(message)"
             switch parsed?.code {
+            case 11 where message.contains("compacted"): return FleetError(.compacted, text)
             case 14: return FleetError(.unreachable, text)
             case 16: return FleetError(.authenticationFailed, text)
             case 7: return FleetError(.authenticationFailed, text)
@@ -237,11 +265,13 @@
         /// etcd's own clients send), so that a watch on the minority side of a partition ends instead of
         /// staying silent.
         ///
-        /// - Throws: ``FleetError/Code-swift.enum/compacted`` when `revision` was compacted away,
-        ///   ``FleetError/Code-swift.enum/unreachable`` when the stream could not be opened or ended, and whatever
-        ///   `handle` throws.
+        /// - Throws: ``FleetError/Code-swift.enum/compacted`` when `revision` was compacted away (its
+        ///   `compactRevision` says from where etcd still holds events),
+        ///   ``FleetError/Code-swift.enum/unreachable`` when the stream could not be opened or ended, and
+        ///   ``WatchStop`` or a ``FleetError`` when `handle` throws one (another error of `handle`'s is reported
+        ///   as a broken watch).
         func watch(
-            key: Data, rangeEnd: Data, from revision: Int64, endpoint index: Int,
+            key: Data, rangeEnd: Data?, from revision: Int64, endpoint index: Int,
             handle: (EtcdWatchResponse) async throws -> Void
         ) async throws {
             let body = try Self.encode(
@@ -283,6 +313,8 @@
                 throw error
             } catch is CancellationError {
                 throw CancellationError()
+            } catch let stop as WatchStop {
+                throw stop
             } catch {
                 if Task.isCancelled { throw CancellationError() }
                 throw FleetError(.unreachable, "the watch on \(bases[index]) broke: \(error)")
@@ -304,8 +336,10 @@
             }
             if result.canceled == true {
                 if let compacted = result.compact_revision, compacted.value > 0 {
-                    throw FleetError(
+                    var error = FleetError(
                         .compacted, "\(endpoint): the watch's revision was compacted (now \(compacted.value))")
+                    error.compactRevision = compacted.value
+                    throw error
                 }
                 throw FleetError(
                     .unreachable, "\(endpoint) cancelled the watch: \(result.cancel_reason ?? "no reason given")")

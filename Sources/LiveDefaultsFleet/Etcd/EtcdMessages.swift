@@ -47,19 +47,28 @@
     struct EtcdKeyValue: Decodable, Sendable {
         var key: Data?
         var value: Data?
+        var create_revision: EtcdInt64?
         var mod_revision: EtcdInt64?
     }
 
+    /// A read of one key or a range: at the current revision, or at `revision` (an earlier one etcd still holds);
+    /// sorted (`sort_order` "ASCEND"/"DESCEND", `sort_target` "KEY"/"MOD"/…) and limited.
     struct EtcdRangeRequest: Encodable, Sendable {
         var key: Data
         var range_end: Data?
         var limit: EtcdInt64?
+        var revision: EtcdInt64?
+        var sort_order: String?
+        var sort_target: String?
+        var keys_only: Bool?
         var count_only: Bool?
     }
 
     struct EtcdRangeResponse: Decodable, Sendable {
         var header: EtcdResponseHeader?
         var kvs: [EtcdKeyValue]?
+        /// How many keys the range holds, whatever the limit.
+        var count: EtcdInt64?
     }
 
     struct EtcdPutRequest: Encodable, Sendable {
@@ -124,6 +133,9 @@
 
     struct EtcdWatchResponse: Decodable, Sendable {
         var header: EtcdResponseHeader?
+        /// The first response of a watch: its header's revision is the store's when the watch was made, which
+        /// says nothing of the events before it (they may still be replayed).
+        var created: Bool?
         var canceled: Bool?
         var compact_revision: EtcdInt64?
         var cancel_reason: String?

@@ -25,6 +25,7 @@
             }
             let firstSync = state.revision == 0
             var remote: [String: (value: PropertyList?, revision: Int64)] = [:]
+            etcdKeys = Set((answer.kvs ?? []).compactMap(\.key))
             for kv in answer.kvs ?? [] {
                 guard let etcdKey = kv.key, let key = layout.defaultsKey(domain: domain, etcdKey: etcdKey),
                     let modRevision = kv.mod_revision?.value
@@ -57,7 +58,7 @@
                     }
                     guard let value = etcd.value else { continue }  // unreadable in etcd: logged, left alone
                     if localChanged, !firstSync, local[key] != value {
-                        logger.warning(
+                        logConflict(
                             "conflict on \(domain) \(key): changed here while offline and in etcd; etcd wins")
                     }
                     state.keys[key] = MirrorState.Entry(revision: etcd.revision, value: value)
@@ -80,7 +81,7 @@
         /// Writes every agreed value back into the file; the first write keeps the unreadable file aside (as the
         /// library does with a corrupt file) and starts a new one.
         func restoreFromAgreement(_ problem: DefaultsError) {
-            logger.error(
+            logError(
                 "\(domain)'s file cannot be read (\(problem)); its keys are not taken for deletions but restored from etcd"
             )
             for (key, entry) in state.keys.sorted(by: { $0.key < $1.key }) {

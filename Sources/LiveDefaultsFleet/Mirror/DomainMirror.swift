@@ -39,6 +39,13 @@
         private var connected = false
         /// Whether etcd's values were written into the store since the last flush.
         private var wroteLocally = false
+        /// The domain's etcd keys present as of ``MirrorState/revision`` (from the last reconciliation and every
+        /// event since), to compare with a health check's count.
+        var etcdKeys = Set<Data>()
+        /// What the status file says; the loop keeps it current.
+        let status: SyncStatusPublisher
+        /// When the status's pending keys were last computed (a comparison of the whole domain).
+        private var pendingComputed = ContinuousClock.now - .seconds(3600)
 
         init(
             domain: String, store: Defaults, client: EtcdClient, layout: FleetLayout, stateDirectory: String,
@@ -53,6 +60,16 @@
             self.timing = timing
             stateFile = try MirrorStateFile(directory: stateDirectory, domain: domain)
             state = stateFile.load(prefix: layout.prefix) ?? MirrorState(prefix: layout.prefix)
+            let started = Date()
+            var initial = SyncStatus(
+                domain: domain, processID: getpid(), started: started,
+                statusInterval: Self.statusInterval(heartbeat: timing.heartbeat),
+                endpoints: client.connection.endpoints.map(\.absoluteString))
+            initial.appliedRevision = state.revision
+            initial.disconnectedSince = started
+            initial.disconnectReason = "connecting"
+            status = SyncStatusPublisher(
+                path: SyncStatus.path(stateDirectory: stateDirectory, domain: domain), status: initial)
             keyPrefix = Data(layout.domainPrefix(domain).utf8)
             keyRangeEnd = FleetLayout.rangeEnd(ofPrefix: keyPrefix)
         }
@@ -84,12 +101,29 @@
                         broken = isBroken
                     }
                 }
+                group.addTask { [status, logger, interval = Self.statusInterval(heartbeat: timing.heartbeat)] in
+                    await status.run(every: .milliseconds(Int64((interval * 1000).rounded())), logger: logger)
+                }
                 await loop(&group)
                 inbox.close()
                 group.cancelAll()
             }
             try? await store.flush()
             try? stateFile.save(state)
+            status.update { status in
+                status.connectedEndpoint = nil
+                status.disconnectedSince = Date()
+                status.disconnectReason = "the agent stopped"
+                status.caughtUp = false
+            }
+            status.write()
+        }
+
+        /// Seconds between two writes of the status file: the heartbeat, at most one second.
+        static func statusInterval(heartbeat: Duration) -> Double {
+            let components = heartbeat.components
+            let seconds = Double(components.seconds) + Double(components.attoseconds) / 1e18
+            return min(max(seconds, 0.01), 1)
         }
 
         private func loop(_ group: inout DiscardingTaskGroup) async {
@@ -123,6 +157,13 @@
                     watchEndpoint = client.currentEndpoint
                     stopWatch = startWatch(in: &group, generation: generation, endpoint: watchEndpoint)
                     connected = true
+                    status.update { [endpoint = client.endpointName(watchEndpoint)] status in
+                        if status.connectedEndpoint == nil { status.connectedSince = Date() }
+                        status.connectedEndpoint = endpoint
+                        status.disconnectedSince = nil
+                        status.disconnectReason = nil
+                        status.caughtUp = false
+                    }
                 }
                 let batch = await inbox.takeAll()
                 dirty.formUnion(batch.localKeys)
@@ -135,6 +176,7 @@
                     }
                     applyWatched(batch.eventsInOrder, progress: batch.progressRevision)
                 }
+                let health = batch.health.flatMap { $0.generation == generation ? $0.summary : nil }
                 if batch.localFileBroken, let problem = localFileProblem() { restoreFromAgreement(problem) }
                 if wroteLocally {
                     // On disk now rather than after the background writer's gathering pause: other processes on
@@ -146,6 +188,7 @@
                 if applied { saveState() }
                 if let failure = watchFailure {
                     connected = false
+                    markDisconnected(failure.message)
                     if failure.code == .compacted {
                         // The events since the last applied revision are gone: compare everything again.
                         logger.info("\(failure.message); resynchronizing \(domain)")
@@ -171,19 +214,84 @@
                             "cannot push local changes of \(domain) to etcd, reconnecting: \(error)", failures: failures
                         )
                         connected = false
+                        markDisconnected("\(error)")
                     }
+                }
+                publishStatus(dirty: dirty, health: health)
+            }
+        }
+
+        /// The first failure in a row is a warning; the retries after it are debug messages. Each is the status's
+        /// last error.
+        private func reportFailure(_ message: String, failures: Int) {
+            logger.log(level: failures == 1 ? .warning : .debug, "\(message)")
+            noteError(message)
+        }
+
+        /// Logs an error and keeps it as the status's last error.
+        func logError(_ message: String) {
+            logger.error("\(message)")
+            noteError(message)
+        }
+
+        /// Logs a conflict (etcd's value won over a local change) and counts it in the status.
+        func logConflict(_ message: String) {
+            logger.warning("\(message)")
+            status.update { $0.conflicts += 1 }
+        }
+
+        private func noteError(_ message: String) {
+            status.update { status in
+                status.lastError = message
+                status.lastErrorTime = Date()
+            }
+        }
+
+        private func markDisconnected(_ reason: String) {
+            status.update { status in
+                if status.connectedEndpoint != nil || status.disconnectedSince == nil {
+                    status.disconnectedSince = Date()
+                }
+                status.connectedEndpoint = nil
+                status.disconnectReason = reason
+                status.caughtUp = false
+            }
+        }
+
+        /// Brings the status up to date after a pass of the loop: the applied revision, what the last health check
+        /// found, and (at most every 100 ms, and at every health check) the keys whose local value etcd lacks.
+        private func publishStatus(dirty: Set<String>, health: EtcdClient.RangeSummary?) {
+            var pending: [String]?
+            let now = ContinuousClock.now
+            if health != nil || now - pendingComputed >= .milliseconds(100) {
+                pendingComputed = now
+                pending = pendingKeys(dirty: dirty)
+            }
+            let (applied, known, connected) = (state.revision, etcdKeys.count, connected)
+            status.update { status in
+                status.appliedRevision = applied
+                if let pending { status.pendingKeys = pending }
+                if let health {
+                    status.etcdRevision = health.revision
+                    status.domainRevision = health.newestModification
+                    status.caughtUp = connected && health.newestModification <= applied && health.count == Int64(known)
                 }
             }
         }
 
-        /// The first failure in a row is a warning; the retries after it are debug messages.
-        private func reportFailure(_ message: String, failures: Int) {
-            logger.log(level: failures == 1 ? .warning : .debug, "\(message)")
+        /// Keys whose local value differs from the last agreement with etcd (changed here, not yet pushed or
+        /// refused), with the keys changed and not yet compared.
+        private func pendingKeys(dirty: Set<String>) -> [String] {
+            var pending = dirty
+            let contents = store.persistentDomainContents(forName: domain) ?? [:]
+            for (key, value) in contents where state.keys[key]?.value != value { pending.insert(key) }
+            for (key, entry) in state.keys where entry.value != nil && contents[key] == nil { pending.insert(key) }
+            return pending.sorted()
         }
 
         func saveState() {
             state.pruneDeletions()
-            do { try stateFile.save(state) } catch { logger.error("\(error)") }
+            do { try stateFile.save(state) } catch { logError("\(error)") }
         }
 
         // MARK: Watch
@@ -221,7 +329,9 @@
                         while !Task.isCancelled {
                             do { try await Task.sleep(for: heartbeat) } catch { return }
                             do throws(FleetError) {
-                                try await client.checkHealth(key: key, rangeEnd: rangeEnd, endpoint: endpoint)
+                                let summary = try await client.checkHealth(
+                                    key: key, rangeEnd: rangeEnd, endpoint: endpoint)
+                                inbox.postHealth(generation: generation, summary)
                             } catch {
                                 if !Task.isCancelled { inbox.postWatchFailed(generation: generation, error) }
                                 return
@@ -243,6 +353,7 @@
             for event in events {
                 guard let kv = event.kv, let etcdKey = kv.key, let revision = kv.mod_revision?.value else { continue }
                 state.revision = max(state.revision, revision)
+                if event.type == "DELETE" { etcdKeys.remove(etcdKey) } else { etcdKeys.insert(etcdKey) }
                 guard let key = layout.defaultsKey(domain: domain, etcdKey: etcdKey) else {
                     logger.debug("ignored an etcd key under \(domain)'s prefix that names no defaults key")
                     continue
@@ -265,7 +376,7 @@
             do {
                 return try FleetLayout.decode(bytes ?? Data())
             } catch {
-                logger.error(
+                logError(
                     "etcd's value of \(domain) \(key) (revision \(revision)) is not a property list; the key is left as it is: \(error)"
                 )
                 return nil
@@ -292,7 +403,7 @@
         func takeFromEtcd(key: String, value: PropertyList?, revision: Int64) {
             let local = localValue(key)
             if let violation = schemaRefusal(key: key, value: value) {
-                logger.error(
+                logError(
                     "etcd's value of \(domain) \(key) (revision \(revision)) is refused by the local schema, so the local value stays: \(violation)"
                 )
                 state.keys[key] = MirrorState.Entry(revision: revision, value: local)
@@ -302,7 +413,7 @@
             state.keys[key] = MirrorState.Entry(revision: revision, value: value)
             guard local != value else { return }
             if local != agreed {
-                logger.warning(
+                logConflict(
                     "conflict on \(domain) \(key): the local change was not yet in etcd when etcd's revision \(revision) changed the key; etcd's value wins"
                 )
             }
@@ -318,7 +429,7 @@
                 try store.setValue(value, forKey: key, inDomain: domain, layer: .currentUser)
                 wroteLocally = true
             } catch {
-                logger.error("cannot apply etcd's \(domain) \(key) locally: \(error)")
+                logError("cannot apply etcd's \(domain) \(key) locally: \(error)")
             }
         }
 
@@ -333,7 +444,7 @@
             for key in keys.sorted() where contents[key] != state.keys[key]?.value {
                 if let violation = schemaRefusal(key: key, value: contents[key]) {
                     // Written with `defaults write --no-validate`, or by a program that ignores the schema.
-                    logger.error("\(domain) \(key) is not pushed to etcd: the local schema refuses it: \(violation)")
+                    logError("\(domain) \(key) is not pushed to etcd: the local schema refuses it: \(violation)")
                     continue
                 }
                 changed.append((key, contents[key]))
@@ -355,7 +466,7 @@
                     } catch  where error.code == .etcdError {
                         // etcd refuses this key (a value over its request limit, no permission): the others go on;
                         // the key stays local and is tried again at the next reconciliation.
-                        logger.error("etcd refused \(domain) \(item.key), which stays local: \(error.message)")
+                        logError("etcd refused \(domain) \(item.key), which stays local: \(error.message)")
                     }
                 }
             }
@@ -373,7 +484,7 @@
                 if let value {
                     let bytes: Data
                     do { bytes = try FleetLayout.encode(value) } catch {
-                        logger.error("\(domain) \(key) cannot be written as XML for etcd, so it stays local: \(error)")
+                        logError("\(domain) \(key) cannot be written as XML for etcd, so it stays local: \(error)")
                         continue
                     }
                     operations.append(EtcdRequestOp(request_put: EtcdPutRequest(key: etcdKey, value: bytes)))
@@ -386,7 +497,7 @@
             let answer = try await client.txn(EtcdTxnRequest(compare: compares, success: operations, failure: []))
             guard answer.succeeded == true else {
                 if items.count == 1 {
-                    logger.warning(
+                    logConflict(
                         "conflict on \(domain) \(items[0].key): etcd changed it since the last agreement; etcd's value wins"
                     )
                 }

@@ -25,14 +25,18 @@
         /// The domain's local file cannot be read any more (the store keeps serving its last known good version,
         /// so no change says so): the mirror writes the agreed values back.
         var localFileBroken = false
+        /// The newest health check's answer (what etcd holds of the domain) and the generation it checked.
+        var health: (generation: Int, summary: EtcdClient.RangeSummary)?
 
-        var isEmpty: Bool { localKeys.isEmpty && !watched && watchFailure == nil && !localFileBroken }
+        var isEmpty: Bool {
+            localKeys.isEmpty && !watched && watchFailure == nil && !localFileBroken && health == nil
+        }
 
-        /// How many entries wait: keys, watched keys, and one each for a progress notification, a failure and a
-        /// broken file.
+        /// How many entries wait: keys, watched keys, and one each for a progress notification, a failure, a
+        /// broken file and a health check.
         var pendingCount: Int {
             localKeys.count + watchedEvents.count + (progressRevision == nil ? 0 : 1) + (watchFailure == nil ? 0 : 1)
-                + (localFileBroken ? 1 : 0)
+                + (localFileBroken ? 1 : 0) + (health == nil ? 0 : 1)
         }
 
         /// The watched events in etcd's order (by revision).
@@ -55,7 +59,9 @@
                 if let known = watchedEvents[key]?.kv?.mod_revision?.value, known > revision { continue }
                 watchedEvents[key] = event
             }
-            if events.isEmpty, let revision = response.header?.revision?.value {
+            // A progress notification says nothing up to its revision concerns the prefix; the response that
+            // confirms the watch's creation does not (the replay of older events may follow it).
+            if events.isEmpty, response.created != true, let revision = response.header?.revision?.value {
                 progressRevision = max(progressRevision ?? revision, revision)
             }
         }
@@ -90,6 +96,14 @@
 
         func postWatchFailed(generation: Int, _ error: FleetError) {
             batch.withLockedValue { $0.addFailure(generation: generation, error) }
+            ring.yield()
+        }
+
+        func postHealth(generation: Int, _ summary: EtcdClient.RangeSummary) {
+            batch.withLockedValue { batch in
+                if let known = batch.health, known.generation > generation { return }
+                batch.health = (generation, summary)
+            }
             ring.yield()
         }
 

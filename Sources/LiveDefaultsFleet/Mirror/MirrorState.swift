@@ -13,7 +13,7 @@
     /// wrote it; the cluster it was agreed with; the revision up to which etcd's events were applied.
     ///
     /// The file is `<state directory>/<domain>.plist` (binary property list); beside it `<domain>.lock` is held
-    /// with `flock` for as long as a mirror runs, so that two agents never mirror the same domain of one user at
+    /// (``StateLock``) for as long as a mirror runs, so that two agents never mirror the same domain of one user at
     /// once. A missing, unreadable or foreign (other cluster, other prefix) file means "never synced": etcd's
     /// keys are taken and local keys etcd lacks are pushed.
     struct MirrorState: Equatable {
@@ -102,12 +102,12 @@
                 throw FleetError(.stateUnavailable, "cannot create the sync state directory \(directory): \(error)")
             }
             path = directory + "/" + domain + ".plist"
-            let lockPath = directory + "/" + domain + ".lock"
+            let lockPath = StateLock.path(stateDirectory: directory, domain: domain)
             let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
             guard descriptor >= 0 else {
                 throw FleetError(.stateUnavailable, "cannot open \(lockPath): \(String(cString: strerror(errno)))")
             }
-            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            guard StateLock.tryLock(descriptor) else {
                 close(descriptor)
                 throw FleetError(
                     .stateUnavailable,
@@ -117,7 +117,7 @@
         }
 
         deinit {
-            close(lockDescriptor)  // releases the flock
+            close(lockDescriptor)  // releases the lock
         }
 
         func load(prefix: String) -> MirrorState? {

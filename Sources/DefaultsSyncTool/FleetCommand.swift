@@ -1,0 +1,36 @@
+import ArgumentParser
+import DefaultsToolSupport
+import Foundation
+
+/// The fleet's half of the `defaults` command, a program of its own so that its HTTP stack stays out of
+/// `defaults`: `defaults sync`, `defaults history` and `defaults rollback` run it with their verb and arguments
+/// (`defaults-sync sync …`); run alone, a first argument that is no verb is `sync`'s.
+@main
+struct FleetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "defaults",
+        abstract: "Domains kept in step across machines through etcd: sync, status, history, rollback.",
+        subcommands: [SyncCommand.self, HistoryCommand.self, RollbackCommand.self],
+        defaultSubcommand: SyncCommand.self)
+}
+
+/// How to reach etcd, as etcdctl spells it; `sync`, `history` and `rollback` share it.
+struct EtcdOptions: ParsableArguments {
+    @Option(help: "etcd's client URLs, separated by commas (tried in turn).") var etcd: String?
+    @Option(help: "The etcd key prefix of every domain.") var prefix = "/livedefaults/"
+    @Option(help: "A PEM file of the certificate authorities of etcd's members.") var cacert: String?
+    @Option(help: "A PEM file with this client's certificate.") var cert: String?
+    @Option(help: "The PEM file of the client certificate's private key.") var key: String?
+    @Option(help: "etcd credentials as NAME:PASSWORD.") var user: String?
+}
+
+/// Prints the error as the `defaults` command prints its own, and exits with status 1.
+func fail(_ error: any Error) -> Never {
+    FileHandle.standardError.write(Data("defaults: \(error)\n".utf8))
+    exit(1)
+}
+
+/// The message of a program built without the package trait Fleet, whose LiveDefaultsFleet holds no etcd client.
+let builtWithoutFleet = ToolError(
+    "this defaults-sync was built without fleet support; build it with "
+        + "`swift build -c release --traits Fleet --product defaults-sync` (Docs/Fleet.md)")

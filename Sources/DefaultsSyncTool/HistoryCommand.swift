@@ -1,0 +1,100 @@
+import ArgumentParser
+import DefaultsToolSupport
+import Foundation
+import LiveDefaults
+
+#if Fleet
+    import LiveDefaultsFleet
+#endif
+
+/// `defaults history DOMAIN [KEY] --etcd URLS`: the changes etcd still holds, newest first.
+struct HistoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history",
+        abstract: "List the changes etcd still holds of a synced domain (or one key), newest first.",
+        discussion: """
+            Each line is one etcd revision: the key and the value it set, or (deleted). etcd keeps every \
+            revision until it compacts its history (--auto-compaction-retention, etcdctl compact): what came \
+            before is gone, and the listing says from which revision it starts. \
+            `defaults rollback DOMAIN KEY --to-revision REV` writes a listed value back. See Docs/Fleet.md.
+            """)
+
+    @OptionGroup var connection: EtcdOptions
+    @Option(help: "Print only the newest N changes.") var limit: Int?
+    @Flag(help: "Print JSON.") var json = false
+    @Argument(help: "The domain.") var domain: String
+    @Argument(help: "One key of the domain (all keys when left out).") var key: String?
+
+    func validate() throws {
+        if connection.etcd == nil { throw ValidationError("Missing expected argument '--etcd <etcd>'") }
+        if let limit, limit < 1 { throw ValidationError("--limit takes a number of changes, 1 or more") }
+    }
+
+    func run() async {
+        #if Fleet
+            do {
+                try DomainName.validate(domain)
+                let history = try await FleetHistory.read(
+                    domain: domain, key: key, etcd: try connection.connection(),
+                    layout: FleetLayout(prefix: connection.prefix))
+                let changes = limit.map { Array(history.changes.prefix($0)) } ?? history.changes
+                print(json ? jsonText(history, changes) : text(history, changes), terminator: "")
+            } catch {
+                fail(error)
+            }
+        #else
+            fail(builtWithoutFleet)
+        #endif
+    }
+}
+
+#if Fleet
+    extension HistoryCommand {
+        func text(_ history: FleetHistory, _ changes: [FleetHistory.Change]) -> String {
+            var lines: [String] = []
+            if changes.isEmpty {
+                lines.append(
+                    "no change of \(key.map { "\(domain) \($0)" } ?? domain) since revision \(history.compactRevision ?? 1)"
+                )
+            } else {
+                // Columns: revisions right-aligned, keys left-aligned (padded to the longest, up to 40).
+                let width = changes.map { String($0.revision).count }.max() ?? 0
+                let keyWidth = min(changes.map(\.key.count).max() ?? 0, 40)
+                for change in changes {
+                    let revision = String(change.revision)
+                    let padding = String(repeating: " ", count: max(0, keyWidth - change.key.count))
+                    lines.append(
+                        String(repeating: " ", count: width - revision.count) + revision + "  " + change.key + padding
+                            + "  " + Self.describe(change))
+                }
+            }
+            if let compacted = history.compactRevision {
+                lines.append("(etcd compacted its history at revision \(compacted): older changes are gone)")
+            }
+            return lines.joined(separator: "\n") + "\n"
+        }
+
+        static func describe(_ change: FleetHistory.Change) -> String {
+            if change.isDeletion { return "(deleted)" }
+            if let value = change.value { return Output.line(value) }
+            return "(not a property list: \(change.unreadableBytes ?? 0) bytes)"
+        }
+
+        func jsonText(_ history: FleetHistory, _ changes: [FleetHistory.Change]) -> String {
+            var object: [String: Any] = [
+                "domain": domain, "revision": history.revision,
+                "changes": changes.map { change -> [String: Any] in
+                    var entry: [String: Any] = [
+                        "revision": change.revision, "key": change.key, "deleted": change.isDeletion,
+                    ]
+                    if let value = change.value { entry["value"] = Output.jsonObject(value) }
+                    if let bytes = change.unreadableBytes { entry["unreadableBytes"] = bytes }
+                    return entry
+                },
+            ]
+            if let key { object["key"] = key }
+            if let compacted = history.compactRevision { object["compactRevision"] = compacted }
+            return Output.json(object) + "\n"
+        }
+    }
+#endif

@@ -1,0 +1,213 @@
+#if Fleet
+    import Foundation
+    public import LiveDefaults
+    import NIOConcurrencyHelpers
+
+    /// The changes etcd still holds of a domain (or of one key of it), newest first: what `defaults history`
+    /// prints.
+    ///
+    /// etcd keeps every revision of every key until it is compacted (see Docs/Fleet.md, "History and rollback":
+    /// `--auto-compaction-retention`, `etcdctl compact`); a change is one revision, a put or a deletion. The
+    /// history is etcd's own replay of those revisions (a watch from the oldest revision etcd holds), read up to
+    /// the cluster's revision when the history was asked for.
+    public struct FleetHistory: Sendable {
+        /// One change of one key.
+        public struct Change: Sendable, Equatable {
+            /// The etcd revision that made it.
+            public var revision: Int64
+            /// The defaults key.
+            public var key: String
+            /// The value it set; nil for a deletion, or when etcd's bytes are no property list.
+            public var value: PropertyList?
+            /// Whether the change deleted the key.
+            public var isDeletion: Bool
+            /// For a put whose bytes are no property list (written by another tool): how many bytes it put.
+            public var unreadableBytes: Int?
+        }
+
+        /// The changes, newest first (in one revision, by key).
+        public var changes: [Change]
+        /// The cluster's revision when the history was read: every change up to it is listed.
+        public var revision: Int64
+        /// When etcd compacted its history: the revision before which changes are gone. Nil when etcd still holds
+        /// every revision since the cluster began.
+        public var compactRevision: Int64?
+
+        /// How long history waits, once etcd shows no trace of a change that it would replay, for changes that
+        /// left none (a key created and deleted again since the oldest revision): etcd replays the past to a new
+        /// watch in rounds of 100 ms, and says nothing when there is nothing to replay.
+        static let quietWait: Duration = .seconds(1)
+        /// The most a replay may take before history gives up.
+        static let replayLimit: Duration = .seconds(60)
+        /// etcd sends a watch's replay in batches of at most this many revisions (`watchBatchMaxRevs`); a batch
+        /// with fewer was the last one.
+        static let batchRevisions = 1000
+
+        /// Reads the history of a domain, or of one key of it, from etcd.
+        ///
+        /// - Parameters:
+        ///   - domain: The domain.
+        ///   - key: One key of the domain, or nil for every key.
+        ///   - etcd: The cluster.
+        ///   - layout: Where the domain lives in etcd.
+        /// - Throws: ``FleetError`` when etcd cannot be reached or does not answer as expected.
+        public static func read(
+            domain: String, key: String? = nil, etcd: EtcdConnection, layout: FleetLayout = FleetLayout()
+        ) async throws(FleetError) -> FleetHistory {
+            let client = try EtcdClient(connection: etcd)
+            let result: Result<FleetHistory, FleetError>
+            do throws(FleetError) {
+                result = .success(try await read(domain: domain, key: key, client: client, layout: layout))
+            } catch {
+                result = .failure(error)
+            }
+            await client.shutdown()
+            return try result.get()
+        }
+
+        static func read(domain: String, key: String?, client: EtcdClient, layout: FleetLayout)
+            async throws(FleetError) -> FleetHistory
+        {
+            let range = FleetHistory.range(domain: domain, key: key, layout: layout)
+            let now = try await client.range(key: range.key, rangeEnd: range.end)
+            guard let revision = now.header?.revision?.value else {
+                throw FleetError(.malformedResponse, "etcd's answer to a range has no revision")
+            }
+            var start: Int64 = 1
+            var compacted: Int64?
+            var attempts = 0
+            while true {
+                attempts += 1
+                do throws(FleetError) {
+                    let traced = try await hasTrace(of: range, since: start, now: now, client: client)
+                    let events = try await replay(range, from: start, through: revision, traced: traced, client: client)
+                    let changes = events.compactMap { change(of: $0, domain: domain, layout: layout) }
+                        .sorted { ($0.revision, $1.key) > ($1.revision, $0.key) }
+                    return FleetHistory(changes: changes, revision: revision, compactRevision: compacted)
+                } catch  where error.code == .compacted && attempts < 5 {
+                    // etcd compacted the start away: replay from the oldest revision it holds.
+                    guard let oldest = error.compactRevision, oldest > start else { throw error }
+                    start = oldest
+                    compacted = oldest
+                } catch  where error.code == .unreachable && attempts < 5 {
+                    client.endpointFailed(client.currentEndpoint)
+                }
+            }
+        }
+
+        struct KeyRange: Sendable {
+            var key: Data
+            var end: Data?
+        }
+
+        static func range(domain: String, key: String?, layout: FleetLayout) -> KeyRange {
+            if let key { return KeyRange(key: Data(layout.etcdKey(domain: domain, key: key).utf8), end: nil) }
+            let prefix = Data(layout.domainPrefix(domain).utf8)
+            return KeyRange(key: prefix, end: FleetLayout.rangeEnd(ofPrefix: prefix))
+        }
+
+        /// Whether etcd shows a trace of a change in the range since `start`: a key written since (its
+        /// modification revision), or a key present at `start` that is gone or was made anew since. Without one,
+        /// the only changes there can be are keys created and deleted again in between.
+        static func hasTrace(of range: KeyRange, since start: Int64, now: EtcdRangeResponse, client: EtcdClient)
+            async throws(FleetError) -> Bool
+        {
+            let present = now.kvs ?? []
+            if present.contains(where: { ($0.mod_revision?.value ?? 0) >= start }) { return true }
+            guard start > 1 else { return false }  // before revision 1 there was nothing
+            let then = try await client.range(key: range.key, rangeEnd: range.end, revision: start)
+            var created: [Data: Int64] = [:]
+            for kv in present { if let key = kv.key { created[key] = kv.create_revision?.value ?? 0 } }
+            return (then.kvs ?? []).contains { kv in
+                guard let key = kv.key else { return false }
+                return created[key] != (kv.create_revision?.value ?? 0)
+            }
+        }
+
+        /// etcd's replay of the range's events from `start` up to `revision`, in order.
+        ///
+        /// Complete when a batch of the replay arrives stamped at or after `revision` with fewer revisions than a
+        /// batch can hold (etcd sends the rest of a longer replay in further batches). When there is nothing
+        /// etcd shows a trace of (`traced` false) or the last batch was full, a quiet second ends it instead.
+        static func replay(
+            _ range: KeyRange, from start: Int64, through revision: Int64, traced: Bool, client: EtcdClient
+        ) async throws(FleetError) -> [EtcdEvent] {
+            let progress = NIOLockedValueBox(ReplayProgress(quietSince: traced ? nil : .now))
+            let endpoint = client.currentEndpoint
+            let outcome: Result<Void, FleetError> = await withTaskGroup(of: Result<Void, FleetError>?.self) { group in
+                group.addTask {
+                    do {
+                        try await client.watch(key: range.key, rangeEnd: range.end, from: start, endpoint: endpoint) {
+                            response in
+                            if progress.withLockedValue({ $0.add(response, through: revision) }) {
+                                throw EtcdClient.WatchStop()
+                            }
+                        }
+                        return .success(())
+                    } catch is EtcdClient.WatchStop {
+                        return .success(())
+                    } catch let error as FleetError {
+                        return .failure(error)
+                    } catch {
+                        return Task.isCancelled ? nil : .failure(FleetError(.unreachable, "\(error)"))
+                    }
+                }
+                group.addTask {
+                    let began = ContinuousClock.now
+                    while !Task.isCancelled {
+                        do { try await Task.sleep(for: .milliseconds(50)) } catch { return nil }
+                        if let since = progress.withLockedValue({ $0.quietSince }), .now - since >= quietWait {
+                            return .success(())
+                        }
+                        if .now - began > replayLimit {
+                            return .failure(FleetError(.unreachable, "etcd did not replay its history within 60 s"))
+                        }
+                    }
+                    return nil
+                }
+                var outcome: Result<Void, FleetError> = .success(())
+                if let first = await group.next(), let result = first { outcome = result }
+                group.cancelAll()
+                return outcome
+            }
+            try outcome.get()
+            return progress.withLockedValue { $0.events }
+        }
+
+        struct ReplayProgress: Sendable {
+            var events: [EtcdEvent] = []
+            /// Set while only a quiet spell can end the replay: since when nothing arrived.
+            var quietSince: ContinuousClock.Instant?
+
+            /// Takes a response of the replay; true when the replay is complete.
+            mutating func add(_ response: EtcdWatchResponse, through revision: Int64) -> Bool {
+                let arrived = response.events ?? []
+                guard !arrived.isEmpty else {
+                    if quietSince != nil { quietSince = .now }
+                    return false
+                }
+                events += arrived.filter { ($0.kv?.mod_revision?.value ?? 0) <= revision }
+                let revisions = Set(arrived.compactMap { $0.kv?.mod_revision?.value })
+                let stamped = response.header?.revision?.value ?? 0
+                if revisions.contains(where: { $0 > revision }) { return true }  // past the history's end
+                if stamped >= revision && revisions.count < FleetHistory.batchRevisions { return true }
+                quietSince = .now
+                return false
+            }
+        }
+
+        static func change(of event: EtcdEvent, domain: String, layout: FleetLayout) -> Change? {
+            guard let kv = event.kv, let etcdKey = kv.key, let revision = kv.mod_revision?.value,
+                let key = layout.defaultsKey(domain: domain, etcdKey: etcdKey)
+            else { return nil }
+            if event.type == "DELETE" {
+                return Change(revision: revision, key: key, value: nil, isDeletion: true)
+            }
+            let bytes = kv.value ?? Data()
+            guard let value = try? FleetLayout.decode(bytes) else {
+                return Change(revision: revision, key: key, value: nil, isDeletion: false, unreadableBytes: bytes.count)
+            }
+            return Change(revision: revision, key: key, value: value, isDeletion: false)
+        }
+    }
+#endif
