@@ -25,6 +25,13 @@
 // The Foundation and standard modes need XDG_CONFIG_HOME in their environment (Foundation reads it at
 // start-up) and refuse to run without it, so that a test can never write into the real home.
 //   print-arguments -Key value …                   print the argument domain as an old-style plist
+//   soak-writer <dir> <domain> <host> <keys> <seconds> <seed> <log>
+//                                                  random sets (80 %) and deletes of keys K0 … K<keys-1>
+//                                                  for that long, 10-40 ms apart; each set's value is
+//                                                  "<host>-<n>", unique; after each operation reached the
+//                                                  file (synchronize), one line in the log:
+//                                                  n TAB key TAB value or "-" (deleted) TAB the value it
+//                                                  replaced or "-"; exit 0
 import Foundation
 import LiveDefaults
 
@@ -51,7 +58,52 @@ func store(_ directory: String, _ domain: String) -> Defaults {
     }
 }
 
+/// A small deterministic generator (SplitMix64), so that a soak run can be repeated from its seed.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
 switch arguments[1] {
+case "soak-writer":
+    guard arguments.count == 9, let keys = Int(arguments[5]), keys > 0, let seconds = Double(arguments[6]),
+        let seed = UInt64(arguments[7])
+    else { fail("soak-writer <dir> <domain> <host> <keys> <seconds> <seed> <log>") }
+    let defaults = store(arguments[2], arguments[3])
+    let host = arguments[4]
+    guard FileManager.default.createFile(atPath: arguments[8], contents: nil),
+        let log = FileHandle(forWritingAtPath: arguments[8])
+    else { fail("cannot write \(arguments[8])") }
+    var generator = SeededGenerator(state: seed)
+    let deadline = Date().addingTimeInterval(seconds)
+    var count = 0
+    while Date() < deadline {
+        count += 1
+        let key = "K\(Int.random(in: 0..<keys, using: &generator))"
+        let previous = defaults.string(forKey: key)
+        let value: String?
+        if Int.random(in: 0..<10, using: &generator) < 8 {
+            value = "\(host)-\(count)"
+            defaults.set(value, forKey: key)
+        } else {
+            value = nil
+            defaults.removeObject(forKey: key)
+        }
+        // Acknowledged only once it is in the file.
+        if defaults.synchronize() {
+            log.write(Data("\(count)\t\(key)\t\(value ?? "-")\t\(previous ?? "-")\n".utf8))
+        }
+        usleep(useconds_t(Int.random(in: 10_000...40_000, using: &generator)))
+    }
+    try? log.close()
+    exit(0)
+
 case "write-keys":
     guard arguments.count == 6, let count = Int(arguments[5]) else {
         fail("write-keys <dir> <domain> <prefix> <count>")

@@ -1,0 +1,193 @@
+#if Fleet
+    import Foundation
+    import LiveDefaults
+    import LiveDefaultsFleet
+    import Testing
+    import TestProcesses
+
+    #if canImport(Glibc)
+        import Glibc
+    #endif
+
+    /// Three hosts (agents with their own config directories), a three-member cluster, a writer per host making
+    /// random sets and deletes on a shared key space, while faults run: agents paused (SIGSTOP/SIGCONT), agents
+    /// killed and restarted, a member killed and restarted, quorum lost (two members stopped, then restarted).
+    /// Afterwards every host's file and etcd must hold the same values within a bounded time, and every
+    /// acknowledged write must be accounted for (``SoakChecker``).
+    ///
+    /// `LIVEDEFAULTS_SOAK_SECONDS` sets how long writers and faults run (45 s by default, what CI runs);
+    /// `LIVEDEFAULTS_SOAK_SEED` the seed of writers and faults. The figures go to standard output.
+    @Suite(
+        "Fleet soak under faults", .blockingWork, .serialized, .timeLimit(.minutes(60)),
+        .enabled(if: EtcdCluster.isInstalled, EtcdCluster.notInstalled)
+    )
+    struct FleetSoakTests {
+        let domain = "com.example.soak"
+        let keys = 24
+
+        struct Faults {
+            var paused = 0
+            var killedAgents = 0
+            var killedMembers = 0
+            var quorumLosses = 0
+        }
+
+        /// A generator both fault schedules share the seed of.
+        struct Generator: RandomNumberGenerator {
+            var state: UInt64
+            mutating func next() -> UInt64 {
+                state &+= 0x9E37_79B9_7F4A_7C15
+                var z = state
+                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+                return z ^ (z >> 31)
+            }
+        }
+
+        static func sleep(_ seconds: Double) async {
+            try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+        }
+
+        @Test("writes under agent pauses and kills, member kills and quorum loss: convergence, no write lost")
+        func soak() async throws {
+            let environment = ProcessInfo.processInfo.environment
+            let seconds = environment["LIVEDEFAULTS_SOAK_SECONDS"].flatMap(Double.init) ?? 45
+            let seed =
+                environment["LIVEDEFAULTS_SOAK_SEED"].flatMap(UInt64.init) ?? UInt64(Date().timeIntervalSince1970)
+            print("soak: \(Int(seconds)) s, seed \(seed)")
+            let cluster = try EtcdCluster.started()
+            let hosts = try ["a", "b", "c"].map { try FleetHost($0) }
+            let agentOptions = ["--heartbeat", "0.2"]
+            for host in hosts { try host.startAgent([domain], etcd: cluster.endpoints, options: agentOptions) }
+
+            let logs = hosts.map { $0.directory + "/../writer.log" }
+            let writers = try hosts.enumerated().map { index, host in
+                try host.helper(
+                    "soak-writer", domain, host.name, "\(keys)", "\(seconds)", "\(seed &+ UInt64(index))", logs[index])
+            }
+            let began = Date()
+            let deadline = began.addingTimeInterval(seconds)
+
+            // Two fault schedules at once: one for the agents, one for the cluster.
+            async let agentFaults: Faults = {
+                var generator = Generator(state: seed ^ 0xA6E7)
+                var faults = Faults()
+                while Date() < deadline.addingTimeInterval(-1) {
+                    await Self.sleep(Double.random(in: 0.5...2.5, using: &generator))
+                    let host = hosts[Int.random(in: 0..<hosts.count, using: &generator)]
+                    if Bool.random(using: &generator) {
+                        host.signalAgent(SIGSTOP)
+                        await Self.sleep(Double.random(in: 0.3...3, using: &generator))
+                        host.signalAgent(SIGCONT)
+                        faults.paused += 1
+                    } else {
+                        host.stopAgent(signal: SIGKILL)
+                        await Self.sleep(Double.random(in: 0.2...2, using: &generator))
+                        try? host.startAgent([domain], etcd: cluster.endpoints, options: agentOptions)
+                        faults.killedAgents += 1
+                    }
+                }
+                return faults
+            }()
+            async let clusterFaults: Faults = {
+                var generator = Generator(state: seed ^ 0xE7CD)
+                var faults = Faults()
+                while Date() < deadline.addingTimeInterval(-1) {
+                    await Self.sleep(Double.random(in: 1...4, using: &generator))
+                    if Int.random(in: 0..<3, using: &generator) < 2 {
+                        let member = Int.random(in: 0..<cluster.members.count, using: &generator)
+                        cluster.kill(member)
+                        await Self.sleep(Double.random(in: 0.5...3, using: &generator))
+                        try? cluster.restart(member)
+                        faults.killedMembers += 1
+                    } else {
+                        let first = Int.random(in: 0..<cluster.members.count, using: &generator)
+                        let second = (first + 1) % cluster.members.count
+                        cluster.stopMember(first)
+                        cluster.stopMember(second)
+                        await Self.sleep(Double.random(in: 1...3, using: &generator))
+                        try? cluster.restart(first)
+                        try? cluster.restart(second)
+                        faults.quorumLosses += 1
+                    }
+                    _ = cluster.waitUntilHealthy(timeout: 30)
+                }
+                return faults
+            }()
+            let (agents, members) = await (agentFaults, clusterFaults)
+            for writer in writers {
+                writer.waitUntilExit()
+                #expect(writer.terminationStatus == 0)
+            }
+            // Everything runs again; from here, convergence is timed.
+            try cluster.start()
+            for host in hosts where !host.agentIsRunning {
+                try host.startAgent([domain], etcd: cluster.endpoints, options: agentOptions)
+            }
+            let quiet = Date()
+            var etcdValues: [String: String] = [:]
+            let converged = await eventually(timeout: 120) {
+                guard let values = try? Self.etcdValues(cluster, domain: domain) else { return false }
+                etcdValues = values
+                return hosts.allSatisfy { Self.strings($0.contents(domain)) == values }
+            }
+            let convergence = Date().timeIntervalSince(quiet)
+
+            let history = try await FleetHistory.read(
+                domain: domain, etcd: try EtcdConnection(endpoints: cluster.endpoints))
+            let revisions = history.changes.reversed().map { change in
+                SoakChecker.Revision(
+                    revision: change.revision, key: change.key,
+                    value: change.value.flatMap { if case .string(let text) = $0 { text } else { nil } })
+            }
+            var operations: [SoakChecker.Operation] = []
+            for (index, host) in hosts.enumerated() {
+                let text = (try? String(contentsOfFile: logs[index], encoding: .utf8)) ?? ""
+                operations += SoakChecker.operations(host: host.name, log: text)
+            }
+            let files = Dictionary(uniqueKeysWithValues: hosts.map { ($0.name, Self.strings($0.contents(domain))) })
+            let verdict = SoakChecker.check(operations: operations, history: revisions, etcd: etcdValues, files: files)
+
+            print(
+                """
+                soak: \(operations.count) acknowledged operations by 3 writers on \(keys) keys in \(Int(seconds)) s \
+                (\(history.changes.count) etcd revisions); faults: \(agents.paused) agent pauses, \
+                \(agents.killedAgents) agent kills, \(members.killedMembers) member kills, \
+                \(members.quorumLosses) quorum losses; converged: \(converged) in \
+                \(String(format: "%.2f", convergence)) s; writes: \(verdict.reachedEtcd) reached etcd, \
+                \(verdict.replacedOnHost) replaced on their host first, \(verdict.lostConflicts) lost a conflict \
+                (etcd won); lost: \(verdict.lost.count); divergent keys: \(verdict.divergent.count)
+                """)
+            #expect(converged, "hosts and etcd differ after 120 s:\n\(verdict.divergent.joined(separator: "\n"))")
+            #expect(verdict.lost.isEmpty, "\(verdict.lost.prefix(20).joined(separator: "\n"))")
+            #expect(operations.count > Int(seconds) * 3, "the writers barely wrote")
+            #expect(agents.paused + agents.killedAgents > 0 && members.killedMembers + members.quorumLosses > 0)
+            if !converged || !verdict.lost.isEmpty {
+                for host in hosts { print("--- agent \(host.name)\n\(host.log.suffix(4000))") }
+            }
+            for host in hosts { host.stopAgent() }
+        }
+
+        /// The domain's values in etcd as strings (the writers set strings only).
+        static func etcdValues(_ cluster: EtcdCluster, domain: String) throws -> [String: String] {
+            let json = try cluster.etcdctl(["get", "--prefix", "/livedefaults/\(domain)/", "-w", "json"])
+            guard let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else {
+                throw ClusterError("not JSON: \(json.prefix(200))")
+            }
+            var values: [String: String] = [:]
+            for kv in object["kvs"] as? [[String: Any]] ?? [] {
+                guard let key = (kv["key"] as? String).flatMap({ Data(base64Encoded: $0) }),
+                    let name = String(data: key, encoding: .utf8)?.split(separator: "/").last,
+                    let value = (kv["value"] as? String).flatMap({ Data(base64Encoded: $0) }),
+                    case .string(let text) = try PropertyList.decode(value).value
+                else { continue }
+                values[String(name)] = text
+            }
+            return values
+        }
+
+        static func strings(_ contents: [String: PropertyList]) -> [String: String] {
+            contents.compactMapValues { if case .string(let text) = $0 { text } else { nil } }
+        }
+    }
+#endif
