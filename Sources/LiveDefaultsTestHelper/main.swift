@@ -58,7 +58,8 @@ func store(_ directory: String, _ domain: String) -> Defaults {
     }
 }
 
-/// A small deterministic generator (SplitMix64), so that a soak run can be repeated from its seed.
+/// A small deterministic generator (SplitMix64), so that a soak run can be repeated from its seed: the tests'
+/// `TestProcesses.SeededGenerator`, which this program (linking no test code) cannot import.
 struct SeededGenerator: RandomNumberGenerator {
     var state: UInt64
     mutating func next() -> UInt64 {

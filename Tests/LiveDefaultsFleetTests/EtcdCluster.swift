@@ -275,6 +275,18 @@
         }
     }
 
+    /// Waits for a condition; fails the test with the agents' logs and the cluster's when it does not come true.
+    func expectEventually(
+        _ what: String, hosts: [FleetHost], cluster: EtcdCluster, timeout: Double = 30,
+        sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool
+    ) async {
+        let met = await eventually(timeout: timeout, condition)
+        if !met {
+            let logs = hosts.map { "--- agent \($0.name)\n\($0.log.suffix(3000))" }.joined(separator: "\n")
+            Issue.record("\(what) did not happen\n\(logs)\n\(cluster.logTail())", sourceLocation: sourceLocation)
+        }
+    }
+
     struct ClusterError: Error, CustomStringConvertible {
         let description: String
         init(_ description: String) { self.description = description }

@@ -19,17 +19,6 @@
         let domain = "com.example.api"
         var etcdKey: String { "/livedefaults/\(domain)/" }
 
-        func expectEventually(
-            _ what: String, hosts: [FleetHost], cluster: EtcdCluster, timeout: Double = 30,
-            sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool
-        ) async {
-            let met = await eventually(timeout: timeout, condition)
-            if !met {
-                let logs = hosts.map { "--- agent \($0.name)\n\($0.log.suffix(3000))" }.joined(separator: "\n")
-                Issue.record("\(what) did not happen\n\(logs)\n\(cluster.logTail())", sourceLocation: sourceLocation)
-            }
-        }
-
         /// The status fields of a domain's report (`status` in the JSON).
         func fields(_ report: [String: Any]?) -> [String: Any] { report?["status"] as? [String: Any] ?? [:] }
 

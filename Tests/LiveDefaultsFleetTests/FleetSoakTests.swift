@@ -32,18 +32,6 @@
             var quorumLosses = 0
         }
 
-        /// A generator both fault schedules share the seed of.
-        struct Generator: RandomNumberGenerator {
-            var state: UInt64
-            mutating func next() -> UInt64 {
-                state &+= 0x9E37_79B9_7F4A_7C15
-                var z = state
-                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-                return z ^ (z >> 31)
-            }
-        }
-
         static func sleep(_ seconds: Double) async {
             try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
         }
@@ -70,7 +58,7 @@
 
             // Two fault schedules at once: one for the agents, one for the cluster.
             async let agentFaults: Faults = {
-                var generator = Generator(state: seed ^ 0xA6E7)
+                var generator = SeededGenerator(seed: seed ^ 0xA6E7)
                 var faults = Faults()
                 while Date() < deadline.addingTimeInterval(-1) {
                     await Self.sleep(Double.random(in: 0.5...2.5, using: &generator))
@@ -90,7 +78,7 @@
                 return faults
             }()
             async let clusterFaults: Faults = {
-                var generator = Generator(state: seed ^ 0xE7CD)
+                var generator = SeededGenerator(seed: seed ^ 0xE7CD)
                 var faults = Faults()
                 while Date() < deadline.addingTimeInterval(-1) {
                     await Self.sleep(Double.random(in: 1...4, using: &generator))

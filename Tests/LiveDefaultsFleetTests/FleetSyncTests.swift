@@ -19,18 +19,6 @@
         let domain = "com.example.api"
         var etcdKey: String { "/livedefaults/\(domain)/" }
 
-        /// Fails the test with the agents' logs and the cluster's when a condition does not come true.
-        func expectEventually(
-            _ what: String, hosts: [FleetHost], cluster: EtcdCluster, timeout: Double = 30,
-            sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool
-        ) async {
-            let met = await eventually(timeout: timeout, condition)
-            if !met {
-                let logs = hosts.map { "--- agent \($0.name)\n\($0.log.suffix(3000))" }.joined(separator: "\n")
-                Issue.record("\(what) did not happen\n\(logs)\n\(cluster.logTail())", sourceLocation: sourceLocation)
-            }
-        }
-
         /// A started cluster and hosts A and B, each with an agent mirroring ``domain``.
         func twoHostsInStep() throws -> (EtcdCluster, FleetHost, FleetHost) {
             let cluster = try EtcdCluster.started()

@@ -11,7 +11,10 @@
 //    directory of its own with its own agent, a separate process running the FleetSync service (the code
 //    `defaults sync` runs: this executable in `agent` mode). The path: A's file, A's agent (inotify, a
 //    transaction), etcd, B's agent (the watch, the locked merge into B's file), B's store (inotify).
-// 3. One change reaching ten hosts: a `set` on host 0 → the last of hosts 1…9 to see it.
+// 3. Fan-out: one change reaching N hosts (N = 10, 30, 100 agents by default): a `set` on host 0 → the last of
+//    hosts 1…N-1 to see it, beside etcd's own floor for the same fan-out: a put → the last of N-1 watches
+//    (opened through the gateway) to deliver it. On one machine every agent, observer and member shares the
+//    same cores, so these rows measure CPU contention as much as the fleet.
 import AsyncHTTPClient
 import BenchmarkSupport
 import Foundation
@@ -53,6 +56,7 @@ func runAgent(directory: String, endpoints: String) async -> Never {
 struct Options: Sendable {
     var writes = 300
     var fanOutWrites = 100
+    var fanOut = [10, 30, 100]
     var endpoints = ""
     var firstEndpoint: String {
         let first = String(endpoints.split(separator: ",").first ?? "")
@@ -74,12 +78,19 @@ func parseOptions(_ arguments: [String]) -> Options {
         case "--smoke":
             options.writes = 20
             options.fanOutWrites = 5
+            options.fanOut = [10]
         case "--writes": options.writes = number(arguments.popFirst())
         case "--fan-out-writes": options.fanOutWrites = number(arguments.popFirst())
+        case "--fan-out":
+            let list = (arguments.popFirst() ?? "").split(separator: ",").map { number(String($0)) }
+            guard !list.isEmpty, list.allSatisfy({ $0 >= 2 }) else {
+                fail("--fan-out takes host counts ≥ 2, as 10,30,100")
+            }
+            options.fanOut = list
         case "--etcd": options.endpoints = arguments.popFirst() ?? ""
         default:
             fail(
-                "unknown argument \(argument); usage: FleetLatency --etcd URLS [--writes N] [--fan-out-writes N] [--smoke]"
+                "unknown argument \(argument); usage: FleetLatency --etcd URLS [--writes N] [--fan-out N,N…] [--fan-out-writes N] [--smoke]"
             )
         }
     }
@@ -127,13 +138,58 @@ func etcdRequest(_ endpoint: String, _ path: String, _ body: String) -> HTTPClie
 
 func base64(_ text: String) -> String { Data(text.utf8).base64EncodedString() }
 
-func measureFloor(_ options: Options) async -> (samples: [Double], lost: Int) {
+/// A put → its event on `watchers` watches of the key (the last of them to deliver it), `writes` times.
+func measureFloor(_ options: Options, watchers: Int = 1, writes: Int) async -> (samples: [Double], lost: Int) {
+    let endpoints = options.endpoints.split(separator: ",").map { $0.hasPrefix("http") ? String($0) : "http://\($0)" }
     let endpoint = options.firstEndpoint
-    let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
-    let floorKey = "/livedefaults-bench/floor"
+    // A watch holds its connection: room for one per watch, and one for the puts (AsyncHTTPClient opens 8 per
+    // host by default and queues what is beyond).
+    var configuration = HTTPClient.Configuration()
+    configuration.connectionPool = .init(
+        idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: watchers + 8)
+    let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    let floorKey = "/livedefaults-bench/floor-\(watchers)"
+    // Watches spread over the members, as agents spread over a cluster.
+    let watches = (0..<watchers).map { index in watch(floorKey, on: endpoints[index % endpoints.count], http: http) }
+    // The watches are open once a put shows up in every one.
+    var opened = false
+    for attempt in 0..<50 where !opened {
+        _ = try? await http.execute(
+            etcdRequest(
+                endpoint, "/v3/kv/put", #"{"key":"\#(base64(floorKey))","value":"\#(base64(String(-1 - attempt)))"}"#),
+            timeout: .seconds(5))
+        opened = true
+        for (arrivals, _) in watches where await arrival(of: -1 - attempt, in: arrivals, seconds: 0.3) == nil {
+            opened = false
+        }
+    }
+    guard opened else { fail("the floor's watches never delivered") }
+    var samples: [Double] = []
+    var lost = 0
+    for value in 1...writes {
+        let start = now()
+        let put = try? await http.execute(
+            etcdRequest(endpoint, "/v3/kv/put", #"{"key":"\#(base64(floorKey))","value":"\#(base64(String(value)))"}"#),
+            timeout: .seconds(5))
+        _ = try? await put?.body.collect(upTo: 1 << 16)
+        var last: UInt64 = 0
+        var missing = false
+        for (arrivals, _) in watches {
+            if let time = await arrival(of: value, in: arrivals) { last = max(last, time) } else { missing = true }
+        }
+        if missing { lost += 1 } else { samples.append(Double(last - start)) }
+    }
+    for (_, task) in watches { task.cancel() }
+    for (_, task) in watches { _ = await task.value }
+    try? await http.shutdown()
+    return (samples, lost)
+}
+
+/// A watch of `key` on `endpoint`, recording when each integer value arrives.
+func watch(_ key: String, on endpoint: String, http: HTTPClient) -> (Arrivals, Task<Void, Never>) {
     let arrivals = Arrivals()
-    let watch = Task {
-        let body = #"{"create_request":{"key":"\#(base64(floorKey))"}}"#
+    let task = Task {
+        let body = #"{"create_request":{"key":"\#(base64(key))"}}"#
         guard let response = try? await http.execute(etcdRequest(endpoint, "/v3/watch", body), deadline: .distantFuture)
         else {
             fail("cannot open a watch on \(endpoint)")
@@ -160,29 +216,7 @@ func measureFloor(_ options: Options) async -> (samples: [Double], lost: Int) {
             }
         } catch {}
     }
-    // The watch is open once a put shows up in it.
-    var opened = false
-    for attempt in 0..<50 where !opened {
-        _ = try? await http.execute(
-            etcdRequest(
-                endpoint, "/v3/kv/put", #"{"key":"\#(base64(floorKey))","value":"\#(base64(String(-1 - attempt)))"}"#),
-            timeout: .seconds(5))
-        opened = await arrival(of: -1 - attempt, in: arrivals, seconds: 0.2) != nil
-    }
-    guard opened else { fail("the floor's watch never delivered") }
-    var samples: [Double] = []
-    var lost = 0
-    for value in 1...options.writes {
-        let start = now()
-        let put = try? await http.execute(
-            etcdRequest(endpoint, "/v3/kv/put", #"{"key":"\#(base64(floorKey))","value":"\#(base64(String(value)))"}"#),
-            timeout: .seconds(5))
-        _ = try? await put?.body.collect(upTo: 1 << 16)
-        if let time = await arrival(of: value, in: arrivals) { samples.append(Double(time - start)) } else { lost += 1 }
-    }
-    watch.cancel()
-    try? await http.shutdown()
-    return (samples, lost)
+    return (arrivals, task)
 }
 
 // MARK: 2, 3. Hosts kept in step by agents
@@ -265,11 +299,15 @@ defer { try? FileManager.default.removeItem(atPath: root) }
 print("Fleet latency through a three-member etcd cluster (\(options.endpoints))")
 print("| row | writes | lost | median | p90 | p99 | max |")
 print("|---|---|---|---|---|---|---|")
-let floor = await measureFloor(options)
+let floor = await measureFloor(options, writes: options.writes)
 report("floor: etcd put → watch event (JSON gateway)", floor.samples, lost: floor.lost)
 let pair = await measureHosts(count: 2, writes: options.writes, root: root + "/pair", endpoints: options.endpoints)
 report("host A set → host B updates(forKey:), through agents", pair.samples, lost: pair.lost)
-let ten = await measureHosts(
-    count: 10, writes: options.fanOutWrites, root: root + "/ten", endpoints: options.endpoints)
-report("host 0 set → last of 9 other hosts", ten.samples, lost: ten.lost)
+for hosts in options.fanOut {
+    let watches = await measureFloor(options, watchers: hosts - 1, writes: options.fanOutWrites)
+    report("floor: etcd put → last of \(hosts - 1) watches", watches.samples, lost: watches.lost)
+    let fanOut = await measureHosts(
+        count: hosts, writes: options.fanOutWrites, root: root + "/fan-out-\(hosts)", endpoints: options.endpoints)
+    report("\(hosts) agents: host 0 set → last of \(hosts - 1) other hosts", fanOut.samples, lost: fanOut.lost)
+}
 try? FileManager.default.removeItem(atPath: root)
