@@ -9,6 +9,8 @@ import PackageDescription
 // - MinimalProcess, FoundationRead, LiveDefaultsRead: a program that only prints, and one key read and printed
 //   with Foundation and with LiveDefaults, timed beside `defaults read` with hyperfine.
 // - FleetLatency: hosts kept in step through a three-member etcd cluster (`Benchmarks/fleet` starts it).
+// - MemoryFootprint: resident memory of a domain (10 / 10,000 / 70,000 keys), 1,000 observers and 1,000 watched
+//   domains, LiveDefaults beside Foundation.UserDefaults, each in a fresh process.
 // BenchmarkSupport holds what both share: the timing harness, spawning themselves, the temporary
 // XDG_CONFIG_HOME.
 let package = Package(
@@ -55,6 +57,14 @@ let package = Package(
         .executableTarget(name: "FoundationRead"),
         .executableTarget(
             name: "LiveDefaultsRead", dependencies: [.product(name: "LiveDefaults", package: "LiveDefaults")]),
+        // Resident memory of a domain, an observer and a watched domain, beside Foundation's UserDefaults.
+        .executableTarget(
+            name: "MemoryFootprint",
+            dependencies: [
+                "BenchmarkSupport", .product(name: "LiveDefaults", package: "LiveDefaults"),
+                .product(name: "LiveDefaultsTesting", package: "LiveDefaults"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

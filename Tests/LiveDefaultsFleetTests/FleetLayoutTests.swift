@@ -239,6 +239,31 @@
             #expect(values > 0, "some mutations are still valid lines")
         }
 
+        @Test("mutated status files are a status or an error, and a report decides on either")
+        func statusFiles() throws {
+            var status = SyncStatus(
+                domain: "com.example.api", processID: 7, started: Date(timeIntervalSince1970: 1_700_000_000),
+                statusInterval: 1, endpoints: ["http://127.0.0.1:2379"])
+            status.pendingKeys = ["A", "B"]
+            status.lastError = "etcd: no leader"
+            let bytes = Array(try status.encoded())
+            #expect(try SyncStatus.decode(Data(bytes)) == status)
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("status-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let path = SyncStatus.path(stateDirectory: directory.path, domain: "com.example.api")
+            var decoded = 0
+            for mutated in Self.mutations(of: bytes, count: 2_000, seed: 0x5EED_5747) {
+                if (try? SyncStatus.decode(Data(mutated))) != nil { decoded += 1 }
+                if decoded < 20 {
+                    // The report reads what it finds: never a trap, and never "in step" without an agent.
+                    try Data(mutated).write(to: URL(fileURLWithPath: path))
+                    #expect(!SyncStatusReport(domain: "com.example.api", stateDirectory: directory.path).inStep)
+                }
+            }
+            #expect(decoded > 0, "some mutations are still statuses")
+        }
+
         @Test("mutated sync state files are a state or no state")
         func stateFiles() throws {
             var state = MirrorState(prefix: "/livedefaults/")

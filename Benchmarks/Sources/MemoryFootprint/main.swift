@@ -1,0 +1,139 @@
+// Resident memory: what a domain, an observer and a watched domain cost a process, LiveDefaults beside
+// Foundation's UserDefaults doing the same work, each measurement in a fresh process (`Benchmarks/run`):
+//
+//   MemoryFootprint [--smoke]
+//
+// Rows (each system, same files, same work):
+// - one domain of 10 / 10,000 / 70,000 keys open and one key read (integers Key0…, an XML property list);
+// - 1,000 observers of one key of a 10-key domain: LiveDefaults, 1,000 `for await` loops over
+//   `updates(forKey:)`; Foundation, 1,000 NotificationCenter observers of `UserDefaults.didChangeNotification`
+//   (what Foundation offers on Linux, where key-value observation of UserDefaults does not exist);
+// - 1,000 watched domains: 1,000 suites of 10 keys, each opened and one key read.
+// The figure is the growth of the process's resident set (VmRSS) from just before the work to just after it
+// (Foundation already loaded in both, so its own start-up is not counted), median of five fresh processes;
+// the process's total is shown beside it.
+import BenchmarkSupport
+import Foundation
+import Glibc
+import LiveDefaults
+import LiveDefaultsTesting
+
+/// The process's resident set, in KiB (VmRSS of /proc/self/status).
+func residentKiB() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+        let number = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+    else { return -1 }
+    return number
+}
+
+/// Writes `count` domains of `keys` integer keys each (`<prefix><i>.plist`, Key0 = 0 …) as XML.
+func prepare(_ directory: String, prefix: String, domains count: Int, keys: Int) {
+    var contents: [String: PropertyList] = [:]
+    for index in 0..<keys { contents["Key\(index)"] = .integer(index) }
+    guard let data = try? PropertyList.dictionary(contents).encoded(as: .xml) else { fatalError("cannot encode") }
+    for index in 0..<count {
+        let name = count == 1 ? prefix : "\(prefix)\(index)"
+        FileManager.default.createFile(atPath: "\(directory)/\(name).plist", contents: data)
+    }
+}
+
+/// Child mode: `MemoryFootprint measure <system> <row> <n>`; prints "before after" in KiB.
+func measure(system: String, row: String, count: Int) async -> Never {
+    _ = ProcessInfo.processInfo.environment  // Foundation loaded and running in both systems before the count
+    _ = NotificationCenter.default
+    let before = residentKiB()
+    var keep: [Any] = []
+    var tasks: [Task<Void, Never>] = []
+    switch (system, row) {
+    case ("LiveDefaults", "domain"):
+        let defaults = Defaults(suiteName: "com.example.memory.n\(count)")
+        precondition(defaults?.integer(forKey: "Key1") == 1)
+        keep.append(defaults as Any)
+    case ("Foundation", "domain"):
+        let defaults = UserDefaults(suiteName: "com.example.memory.n\(count)")
+        precondition(defaults?.integer(forKey: "Key1") == 1)
+        keep.append(defaults as Any)
+    case ("LiveDefaults", "observers"):
+        guard let defaults = Defaults(suiteName: "com.example.memory.n10") else { fatalError() }
+        precondition(defaults.integer(forKey: "Key1") == 1)
+        for _ in 0..<count {
+            let updates = defaults.updates(forKey: "Key1", emitCurrentValue: false)
+            tasks.append(Task { for await _ in updates {} })
+        }
+        keep.append(defaults)
+        // Every loop is waiting for a change: registered.
+        while defaults.activeObserverCount < count { try? await Task.sleep(for: .milliseconds(1)) }
+    case ("Foundation", "observers"):
+        guard let defaults = UserDefaults(suiteName: "com.example.memory.n10") else { fatalError() }
+        precondition(defaults.integer(forKey: "Key1") == 1)
+        for _ in 0..<count {
+            keep.append(
+                NotificationCenter.default.addObserver(
+                    forName: UserDefaults.didChangeNotification, object: defaults, queue: nil
+                ) { _ in })
+        }
+        keep.append(defaults)
+    case ("LiveDefaults", "domains"):
+        for index in 0..<count {
+            let defaults = Defaults(suiteName: "com.example.memory.d\(index)")
+            precondition(defaults?.integer(forKey: "Key1") == 1)
+            keep.append(defaults as Any)
+        }
+    case ("Foundation", "domains"):
+        for index in 0..<count {
+            let defaults = UserDefaults(suiteName: "com.example.memory.d\(index)")
+            precondition(defaults?.integer(forKey: "Key1") == 1)
+            keep.append(defaults as Any)
+        }
+    default:
+        fatalError("unknown \(system) \(row)")
+    }
+    let after = residentKiB()
+    print("\(before) \(after)")
+    withExtendedLifetime((keep, tasks)) {}
+    exit(0)
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "measure", arguments.count == 4, let count = Int(arguments[3]) {
+    await measure(system: arguments[1], row: arguments[2], count: count)
+}
+let smoke = arguments.contains("--smoke")
+let directory = temporaryConfigHome(variable: "LIVEDEFAULTS_MEMORY_DIRECTORY", prefix: "livedefaults-memory")
+let sizes = smoke ? [10, 10_000] : [10, 10_000, 70_000]
+for size in sizes { prepare(directory, prefix: "com.example.memory.n\(size)", domains: 1, keys: size) }
+let many = smoke ? 100 : 1_000
+prepare(directory, prefix: "com.example.memory.d", domains: many, keys: 10)
+let runs = smoke ? 1 : 5
+
+func kib(_ value: Int) -> String {
+    value >= 10_240 ? String(format: "%.1f MiB", Double(value) / 1024) : "\(value) KiB"
+}
+
+print(
+    "Resident memory a process gains for the work (VmRSS after − before; process total in brackets), median of \(runs)")
+print("| work | LiveDefaults | Foundation | LiveDefaults ÷ Foundation |")
+print("|---|---|---|---|")
+let rows: [(String, String, Int)] =
+    sizes.map { ("one domain of \($0) keys, one key read", "domain", $0) }
+    + [("\(many) observers of one key", "observers", many), ("\(many) watched domains of 10 keys", "domains", many)]
+for (title, row, count) in rows {
+    var cells: [(growth: Int, total: Int)] = []
+    for system in ["LiveDefaults", "Foundation"] {
+        var samples: [(Int, Int)] = []
+        for _ in 0..<runs {
+            let output = spawnSelfOutput(["measure", system, row, "\(count)"]).split(separator: " ")
+            guard output.count == 2, let before = Int(output[0]),
+                let after = Int(output[1].trimmingCharacters(in: .whitespacesAndNewlines))
+            else { fatalError("\(system) \(row) \(count): no figure") }
+            samples.append((after - before, after))
+        }
+        samples.sort { $0.0 < $1.0 }
+        cells.append(samples[samples.count / 2])
+    }
+    let ratio = cells[1].growth > 0 ? String(format: "%.2f", Double(cells[0].growth) / Double(cells[1].growth)) : "–"
+    print(
+        "| \(title) | \(kib(cells[0].growth)) (\(kib(cells[0].total))) | \(kib(cells[1].growth)) (\(kib(cells[1].total))) | \(ratio) |"
+    )
+}
