@@ -183,6 +183,12 @@
             #expect(failure(.unauthorized, #"{"error":"invalid auth token","code":16}"#) == .authenticationFailed)
             #expect(failure(.badRequest, #"{"error":"bad","code":3}"#) == .etcdError)
             #expect(failure(.badGateway, "<html>not etcd</html>") == .etcdError)
+            // A member stopping under a request (found by the soak: the key was taken for refused and left
+            // unpushed): tried again, not refused.
+            let closing = #"{"error":"grpc: the client connection is closing","code":1}"#
+            #expect(failure(.requestTimeout, closing) == .unreachable)
+            #expect(failure(.gatewayTimeout, #"{"error":"context deadline exceeded","code":4}"#) == .unreachable)
+            #expect(failure(.requestTimeout, "") == .unreachable)
         }
     }
 

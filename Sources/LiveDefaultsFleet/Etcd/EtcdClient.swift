@@ -229,18 +229,21 @@
             return request
         }
 
-        /// The error an answer other than 2xx stands for; gRPC status 14 (unavailable) counts as unreachable, so
-        /// that the next endpoint is tried, and 16 (unauthenticated) as a token to renew.
+        /// The error an answer other than 2xx stands for. What a member says of itself rather than of the request
+        /// counts as unreachable, so that the request is tried again (on the next endpoint): gRPC status 14
+        /// (unavailable), 1 (cancelled: the gateway's connection to its member closed under the request, as when
+        /// the member stops; HTTP 408) and 4 (deadline exceeded), and HTTP 408, 503 and 504 without a status.
+        /// 16 (unauthenticated) is a token to renew; anything else is etcd refusing the request.
         static func failure(status: HTTPResponseStatus, body: ByteBuffer, endpoint: String) -> FleetError {
             let parsed = try? JSONDecoder().decode(EtcdErrorBody.self, from: Data(buffer: body))
             let message = parsed?.message ?? parsed?.error ?? String(buffer: body).prefix(200).description
             let text = "\(endpoint) answered \(status.code): \(message)"
             switch parsed?.code {
             case 11 where message.contains("compacted"): return FleetError(.compacted, text)
-            case 14: return FleetError(.unreachable, text)
+            case 1, 4, 14: return FleetError(.unreachable, text)
             case 16: return FleetError(.authenticationFailed, text)
             case 7: return FleetError(.authenticationFailed, text)
-            default: return FleetError(status.code == 503 ? .unreachable : .etcdError, text)
+            default: return FleetError([408, 503, 504].contains(status.code) ? .unreachable : .etcdError, text)
             }
         }
 
