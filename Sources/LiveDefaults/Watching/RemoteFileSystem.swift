@@ -4,25 +4,32 @@ import CLiveDefaultsSystem
 /// machine's kernel, so a watch on them stays silent when another host writes. Directories on them are
 /// polled (see `FileWatcher`).
 public enum RemoteFileSystem {
-    /// The `statfs` magic numbers of network and user-space file systems, with their usual names.
-    static let magicNumbers: [UInt: String] = [
-        0x6969: "nfs",
-        0x517B: "smb",
-        0xFF53_4D42: "cifs",
-        0xFE53_4D42: "smb2",
-        0x6573_5546: "fuse",
-        0x0102_1997: "9p",
-        0x00C3_6400: "ceph",
-        0x5346_414F: "afs",
-        0x0BD0_0BD0: "lustre",
-        0x4750_4653: "gpfs",
-    ]
+    /// The usual name of a network or user-space file system's `statfs` magic number, or nil for any other.
+    ///
+    /// A switch rather than a dictionary: a process asks this once per watched directory, and the first use of
+    /// a dictionary type costs the Swift runtime a scan of every loaded protocol conformance (Docs/Benchmarks.md,
+    /// "A fresh process").
+    static func knownName(ofMagicNumber number: UInt) -> String? {
+        switch number {
+        case 0x6969: "nfs"
+        case 0x517B: "smb"
+        case 0xFF53_4D42: "cifs"
+        case 0xFE53_4D42: "smb2"
+        case 0x6573_5546: "fuse"
+        case 0x0102_1997: "9p"
+        case 0x00C3_6400: "ceph"
+        case 0x5346_414F: "afs"
+        case 0x0BD0_0BD0: "lustre"
+        case 0x4750_4653: "gpfs"
+        default: nil
+        }
+    }
 
     /// The name of the network or user-space file system that holds `path`, or nil when it is a local one
     /// (or `statfs` cannot tell: the path does not exist).
     public static func name(ofFileSystemAt path: String) -> String? {
         guard let type = typeNumber(ofFileSystemAt: path) else { return nil }
-        return magicNumbers[type]
+        return knownName(ofMagicNumber: type)
     }
 
     /// The `f_type` that `statfs` reports for `path`, or nil when the call fails.
