@@ -86,6 +86,16 @@
                 return status["connectedEndpoint"] == nil && status["disconnectedSince"] as? String != nil
                     && (status["pendingKeys"] as? [String]) == ["Offline"] && status["lastError"] as? String != nil
             }
+            // While etcd is away the agent keeps trying (and keeps its status current: `updated` moves), and no
+            // attempt reads as connected.
+            var stamps = Set<String>()
+            for _ in 0..<10 {
+                let status = fields(try a.status(domain).reports.first)
+                #expect(status["connectedEndpoint"] == nil, "connected to \(status["connectedEndpoint"] ?? "")")
+                if let updated = status["updated"] as? String { stamps.insert(updated) }
+                try await Task.sleep(for: .milliseconds(300))
+            }
+            #expect(stamps.count >= 2, "the agent's status did not move while etcd was away")
             try cluster.start()
             await expectEventually("host A in step after etcd returned", hosts: [a, b], cluster: cluster) {
                 (try? a.status(domain))?.status == 0 && b.value(domain, "Offline") == .integer(1)

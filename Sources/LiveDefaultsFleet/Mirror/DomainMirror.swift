@@ -149,6 +149,7 @@
                         } catch {
                             failures += 1
                             reportFailure("cannot reach etcd for \(domain), retrying: \(error)", failures: failures)
+                            markDisconnected("\(error)")
                             continue
                         }
                     }
@@ -157,13 +158,6 @@
                     watchEndpoint = client.currentEndpoint
                     stopWatch = startWatch(in: &group, generation: generation, endpoint: watchEndpoint)
                     connected = true
-                    status.update { [endpoint = client.endpointName(watchEndpoint)] status in
-                        if status.connectedEndpoint == nil { status.connectedSince = Date() }
-                        status.connectedEndpoint = endpoint
-                        status.disconnectedSince = nil
-                        status.disconnectReason = nil
-                        status.caughtUp = false
-                    }
                 }
                 let batch = await inbox.takeAll()
                 dirty.formUnion(batch.localKeys)
@@ -177,6 +171,8 @@
                     applyWatched(batch.eventsInOrder, progress: batch.progressRevision)
                 }
                 let health = batch.health.flatMap { $0.generation == generation ? $0.summary : nil }
+                // Connected once the member answered this connection: its watch, or its health check.
+                if applied || health != nil { markConnected(client.endpointName(watchEndpoint)) }
                 if batch.localFileBroken, let problem = localFileProblem() { restoreFromAgreement(problem) }
                 if wroteLocally {
                     // On disk now rather than after the background writer's gathering pause: other processes on
@@ -244,6 +240,16 @@
             status.update { status in
                 status.lastError = message
                 status.lastErrorTime = Date()
+            }
+        }
+
+        private func markConnected(_ endpoint: String) {
+            status.update { status in
+                guard status.connectedEndpoint != endpoint else { return }
+                if status.connectedEndpoint == nil { status.connectedSince = Date() }
+                status.connectedEndpoint = endpoint
+                status.disconnectedSince = nil
+                status.disconnectReason = nil
             }
         }
 
