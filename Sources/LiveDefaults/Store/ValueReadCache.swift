@@ -98,7 +98,7 @@ final class ValueReadCache: @unchecked Sendable {
     private let readers = Atomic<Int>(0)
     private let hasRetired = Atomic<Bool>(false)
     private let retired = Lock<[Unmanaged<AnyObject>]>([])
-    private static let minimumCapacity = 64
+    private static let minimumCapacity = 16
 
     init() {
         current = Atomic(Unmanaged.passRetained(Table(capacity: Self.minimumCapacity)))
