@@ -22,6 +22,23 @@ struct SyncProgramTests {
         #expect(try sandbox.ok("--help").contains("sync"))
     }
 
+    @Test("history and rollback are handed over too, each to its own subcommand of defaults-sync")
+    func fleetVerbs() throws {
+        let sandbox = Sandbox()
+        let history = try sandbox.run("history", "--help")
+        #expect(history.status == 0, "\(history.error)")
+        #expect(history.output.contains("--limit") && history.output.contains("--etcd"))
+        let rollback = try sandbox.run("rollback", "--help")
+        #expect(rollback.status == 0, "\(rollback.error)")
+        #expect(rollback.output.contains("--to-revision") && rollback.output.contains("--no-validate"))
+        // A domain named like a verb is still a domain to sync: `defaults sync history` names the sync verb.
+        let named = try sandbox.run("sync", "history")
+        #expect(named.status != 0)
+        #expect(named.error.contains("--etcd"), "\(named.error)")
+        let list = try sandbox.ok("--help")
+        #expect(list.contains("history") && list.contains("rollback"))
+    }
+
     @Test("without defaults-sync beside it or on PATH: exit 1 and a message saying how to get it")
     func missingProgram() throws {
         let sandbox = Sandbox()
