@@ -68,6 +68,9 @@ struct HistoryCommand: AsyncParsableCommand {
                             + "  " + Self.describe(change))
                 }
             }
+            if changes.count < history.changes.count {
+                lines.append("(\(history.changes.count - changes.count) older changes not shown: --limit)")
+            }
             if let compacted = history.compactRevision {
                 lines.append("(etcd compacted its history at revision \(compacted): older changes are gone)")
             }
@@ -94,6 +97,7 @@ struct HistoryCommand: AsyncParsableCommand {
             ]
             if let key { object["key"] = key }
             if let compacted = history.compactRevision { object["compactRevision"] = compacted }
+            object["omitted"] = history.changes.count - changes.count
             return Output.json(object) + "\n"
         }
     }

@@ -162,6 +162,15 @@
             #expect(all.changes.map { $0["deleted"] as? Bool } == [true, false, false, false])
             #expect(all.changes.last?["value"] as? Int == 10)
             #expect(all.compactRevision == nil)
+            // For people: a line per change, newest first, and what --limit left out.
+            let text = try b.defaults("history", domain, "--limit", "2", "--etcd", cluster.endpoints)
+            #expect(text.status == 0)
+            let lines: [[String]] = text.output.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+            let expected: [[String]] = [
+                ["\(revisions[3])", "Temporary", "(deleted)"], ["\(revisions[2])", "Temporary", "yes"],
+                ["(2", "older", "changes", "not", "shown:", "--limit)"],
+            ]
+            #expect(lines == expected, "\(text.output)")
             let one = try history(b, [domain, "RateLimit"], cluster: cluster)
             #expect(one.changes.map { $0["value"] as? Int } == [20, 10])
 
