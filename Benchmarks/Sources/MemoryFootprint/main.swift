@@ -35,7 +35,9 @@ func prepare(_ directory: String, prefix: String, domains count: Int, keys: Int)
     guard let data = try? PropertyList.dictionary(contents).encoded(as: .xml) else { fatalError("cannot encode") }
     for index in 0..<count {
         let name = count == 1 ? prefix : "\(prefix)\(index)"
-        FileManager.default.createFile(atPath: "\(directory)/\(name).plist", contents: data)
+        guard FileManager.default.createFile(atPath: "\(directory)/\(name).plist", contents: data) else {
+            fatalError("cannot write \(directory)/\(name).plist")
+        }
     }
 }
 
