@@ -59,7 +59,7 @@
                     guard let value = etcd.value else { continue }  // unreadable in etcd: logged, left alone
                     if localChanged, !firstSync, local[key] != value {
                         logConflict(
-                            "conflict on \(domain) \(key): changed here while offline and in etcd; etcd wins")
+                            "conflict on \(domain) \(key): changed here while offline and in etcd; etcd wins", key: key)
                     }
                     state.keys[key] = MirrorState.Entry(revision: etcd.revision, value: value)
                     if local[key] != value { writeLocal(key: key, value: value) }

@@ -44,6 +44,8 @@
         var etcdKeys = Set<Data>()
         /// What the status file says; the loop keeps it current.
         let status: SyncStatusPublisher
+        /// Keys whose refused push was counted as a conflict, until etcd's value of the key arrives.
+        private var conflictsAwaitingValue = Set<String>()
         /// When the status's pending keys were last computed (a comparison of the whole domain).
         private var pendingComputed = ContinuousClock.now - .seconds(3600)
 
@@ -230,10 +232,14 @@
             noteError(message)
         }
 
-        /// Logs a conflict (etcd's value won over a local change) and counts it in the status.
-        func logConflict(_ message: String) {
+        /// Logs a conflict (etcd's value won over a local change of `key`) and counts it in the status, once
+        /// per conflict: a push refused because etcd changed the key is usually followed by the watch bringing
+        /// etcd's value, which is the same conflict seen from the other side (`seenByPush`: the push counted it).
+        func logConflict(_ message: String, key: String, seenByPush: Bool = false) {
             logger.warning("\(message)")
-            status.update { $0.conflicts += 1 }
+            let first =
+                seenByPush ? conflictsAwaitingValue.insert(key).inserted : conflictsAwaitingValue.remove(key) == nil
+            if first { status.update { $0.conflicts += 1 } }
         }
 
         private func noteError(_ message: String) {
@@ -420,8 +426,8 @@
             guard local != value else { return }
             if local != agreed {
                 logConflict(
-                    "conflict on \(domain) \(key): the local change was not yet in etcd when etcd's revision \(revision) changed the key; etcd's value wins"
-                )
+                    "conflict on \(domain) \(key): the local change was not yet in etcd when etcd's revision \(revision) changed the key; etcd's value wins",
+                    key: key)
             }
             writeLocal(key: key, value: value)
         }
@@ -504,8 +510,8 @@
             guard answer.succeeded == true else {
                 if items.count == 1 {
                     logConflict(
-                        "conflict on \(domain) \(items[0].key): etcd changed it since the last agreement; etcd's value wins"
-                    )
+                        "conflict on \(domain) \(items[0].key): etcd changed it since the last agreement; etcd's value wins",
+                        key: items[0].key, seenByPush: true)
                 }
                 return false
             }
@@ -514,6 +520,7 @@
             }
             for (key, value) in encoded {
                 state.keys[key] = MirrorState.Entry(revision: revision, value: value)
+                conflictsAwaitingValue.remove(key)
             }
             return true
         }
