@@ -87,7 +87,7 @@ package final class FileWatcher: Sendable {
         var links = WatchedLinks()
         /// How many times the kernel's queue overflowed (for tests and diagnostics).
         var overflows = 0
-        /// Whether the reading source is suspended (tests that flood the queue).
+        /// Whether a test suspended the watcher: the reading source and polling (``suspendForTesting()``).
         var suspended = false
     }
 
@@ -620,35 +620,42 @@ package final class FileWatcher: Sendable {
     /// Polls now, then again one ``pollInterval`` later on the watcher's clock, for as long as the watcher
     /// lives. (An interval of any length is fine: the system clock saturates rather than overflows.)
     private func pollAndReschedule() {
-        let polled = state.withLock { $0.polledDirectories }
-        for handler in handlers(where: { polled[$0] != nil }) { handler(Event(writtenInPlace: false)) }
+        pollOnce()
         clock.schedule(after: pollInterval, on: queue) { [weak self] in self?.pollAndReschedule() }
+    }
+
+    /// Tells the handlers of every polled directory to look again, unless a test suspended the watcher.
+    private func pollOnce() {
+        guard let polled = state.withLock({ $0.suspended ? nil : $0.polledDirectories }) else { return }
+        for handler in handlers(where: { polled[$0] != nil }) { handler(Event(writtenInPlace: false)) }
     }
 
     // MARK: Testing
 
-    /// Stops reading events until ``resumeForTesting()``, so that a test can overflow the kernel's queue.
+    /// Stops reading events (and polling) until ``resumeForTesting()``, so that a test can overflow the kernel's
+    /// queue, or change files before the watcher looks.
     func suspendForTesting() {
-        guard let source else { return }
         let wasRunning = state.withLock { state in
             let wasRunning = !state.suspended
             state.suspended = true
             return wasRunning
         }
         if wasRunning {
-            source.suspend()
-            queue.sync {}
+            source?.suspend()
+            queue.sync {}  // a read or a poll under way ends first
         }
     }
 
     func resumeForTesting() {
-        guard let source else { return }
         let wasSuspended = state.withLock { state in
             let wasSuspended = state.suspended
             state.suspended = false
             return wasSuspended
         }
         guard wasSuspended else { return }
+        // What changed meanwhile in polled directories is looked at now, not at the next poll.
+        queue.async { [weak self] in self?.pollOnce() }
+        guard let source else { return }
         source.resume()
         // Read what queued up meanwhile now, rather than wait for the source to fire again: under
         // ThreadSanitizer a resumed read source was seen not to fire for events that arrived while it was
