@@ -97,13 +97,19 @@
 
         /// `defaults sync --status <domains> --json` on this host: its exit status and the report of each domain.
         func status(_ domains: String...) throws -> (status: Int32, reports: [[String: Any]]) {
-            let process = Process()
-            process.executableURL = Self.tool
-            process.arguments = ["sync", "--status"] + domains + ["--json"]
-            process.environment = environment
-            let result = try runToEnd(process, errors: .separate)
+            let result = try defaultsOutput(["sync", "--status"] + domains + ["--json"])
             let reports = (try? JSONSerialization.jsonObject(with: Data(result.output.utf8))) as? [[String: Any]]
             return (result.status, reports ?? [])
+        }
+
+        /// Runs the `defaults` command on this host with its standard output and standard error apart (for
+        /// output a program parses).
+        func defaultsOutput(_ arguments: [String]) throws -> ProcessOutput {
+            let process = Process()
+            process.executableURL = Self.tool
+            process.arguments = arguments
+            process.environment = environment
+            return try runToEnd(process, errors: .separate)
         }
 
         /// The agent's log so far.

@@ -120,11 +120,7 @@
         func history(_ host: FleetHost, _ arguments: [String], cluster: EtcdCluster) throws -> (
             changes: [[String: Any]], compactRevision: Int?
         ) {
-            let process = Process()
-            process.executableURL = FleetHost.tool
-            process.arguments = ["history"] + arguments + ["--etcd", cluster.endpoints, "--json"]
-            process.environment = host.environment
-            let result = try runToEnd(process, errors: .separate)
+            let result = try host.defaultsOutput(["history"] + arguments + ["--etcd", cluster.endpoints, "--json"])
             guard result.status == 0,
                 let object = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
             else { throw ClusterError("defaults history failed (\(result.status)): \(result.errors)") }

@@ -88,6 +88,18 @@
             return tls
         }
 
+        /// Runs `body` with a client of its own for `connection`, shut down afterwards whether `body` succeeded or
+        /// not (for one-off commands: history, rollback).
+        static func using<Value>(
+            _ connection: EtcdConnection, _ body: (EtcdClient) async throws(FleetError) -> Value
+        ) async throws(FleetError) -> Value {
+            let client = try EtcdClient(connection: connection)
+            let result: Result<Value, FleetError>
+            do throws(FleetError) { result = .success(try await body(client)) } catch { result = .failure(error) }
+            await client.shutdown()
+            return try result.get()
+        }
+
         /// Closes every connection. The client cannot be used afterwards.
         func shutdown() async {
             try? await http.shutdown()

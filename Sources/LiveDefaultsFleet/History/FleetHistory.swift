@@ -54,15 +54,9 @@
         public static func read(
             domain: String, key: String? = nil, etcd: EtcdConnection, layout: FleetLayout = FleetLayout()
         ) async throws(FleetError) -> FleetHistory {
-            let client = try EtcdClient(connection: etcd)
-            let result: Result<FleetHistory, FleetError>
-            do throws(FleetError) {
-                result = .success(try await read(domain: domain, key: key, client: client, layout: layout))
-            } catch {
-                result = .failure(error)
+            try await EtcdClient.using(etcd) { client throws(FleetError) in
+                try await read(domain: domain, key: key, client: client, layout: layout)
             }
-            await client.shutdown()
-            return try result.get()
         }
 
         static func read(domain: String, key: String?, client: EtcdClient, layout: FleetLayout)

@@ -31,17 +31,10 @@
             domain: String, key: String, toRevision revision: Int64, etcd: EtcdConnection,
             layout: FleetLayout = FleetLayout(), check: (PropertyList?) -> String? = { _ in nil }
         ) async throws(FleetError) -> Outcome {
-            let client = try EtcdClient(connection: etcd)
-            let result: Result<Outcome, FleetError>
-            do throws(FleetError) {
-                result = .success(
-                    try await rollback(
-                        domain: domain, key: key, toRevision: revision, client: client, layout: layout, check: check))
-            } catch {
-                result = .failure(error)
+            try await EtcdClient.using(etcd) { client throws(FleetError) in
+                try await rollback(
+                    domain: domain, key: key, toRevision: revision, client: client, layout: layout, check: check)
             }
-            await client.shutdown()
-            return try result.get()
         }
 
         static func rollback(
