@@ -5,7 +5,7 @@ import PackageDescription
 
 let targets = [
     "FuzzDecode", "FuzzXMLReader", "FuzzBinaryReader", "FuzzOpenStepReader",
-    "FuzzWriters", "FuzzRoundTrip", "FuzzCodable", "FuzzValueParser",
+    "FuzzWriters", "FuzzRoundTrip", "FuzzCodable", "FuzzValueParser", "FuzzIncrementalXML",
 ]
 
 let package = Package(

@@ -12,6 +12,11 @@ var harness = Harness(iterations: 200_000, rounds: 31)
 var smoke = false
 /// `--keys-only`: the read and write rows alone (a before/after comparison of the library's key paths).
 var keysOnly = false
+/// `--only SECTION` (repeatable): the named sections alone, for a quick before/after of one row family.
+var onlySections: Set<String> = []
+let sectionNames = [
+    "reads", "writes", "codable", "cold-open", "cross-process", "volume-swap", "observers", "large", "memory",
+]
 var dconfHelper: String?
 var arguments = Array(CommandLine.arguments.dropFirst())[...]
 
@@ -27,9 +32,15 @@ while let argument = arguments.popFirst() {
         harness = Harness(iterations: 2_000, rounds: 5)
     case "--dconf": dconfHelper = arguments.popFirst()
     case "--keys-only": keysOnly = true
+    case "--only":
+        guard let section = arguments.popFirst(), sectionNames.contains(section) else {
+            FileHandle.standardError.write(Data("--only takes one of: \(sectionNames.joined(separator: ", "))\n".utf8))
+            exit(2)
+        }
+        onlySections.insert(section)
     default:
         FileHandle.standardError.write(
-            Data("usage: LiveDefaultsBenchmarks [--smoke] [--keys-only] [--dconf HELPER]\n".utf8))
+            Data("usage: LiveDefaultsBenchmarks [--smoke] [--keys-only] [--only SECTION]... [--dconf HELPER]\n".utf8))
         exit(2)
     }
 }
@@ -42,6 +53,9 @@ let dconf = DconfClient(helper: dconfHelper, directory: directory)
 let keyCounts = [10, 100, 1_000, 10_000]
 var rows: [Row] = []
 
+/// Whether a section runs: all of them unless `--only` named some.
+@MainActor func wanted(_ section: String) -> Bool { onlySections.isEmpty || onlySections.contains(section) }
+
 print(
     "LiveDefaults benchmarks — \(smoke ? "smoke run" : "full run"), \(ProcessInfo.processInfo.activeProcessorCount) cores, "
         + "dconf \(dconf.available ? "included" : "not available (run through Benchmarks/run to include it)")")
@@ -49,7 +63,7 @@ fflush(nil)
 
 // MARK: Reads, at three domain sizes
 
-for count in keyCounts {
+for count in keyCounts where wanted("reads") {
     let (live, foundation) = populatedStores(count)
     let present = "Key\(count / 2)"
     let typed = DefaultsKey<Int>(present, default: -1)
@@ -80,7 +94,7 @@ for count in keyCounts {
 
 // MARK: Writes
 
-for count in [10, 10_000] {
+for count in [10, 10_000] where wanted("writes") {
     let (live, foundation) = populatedStores(count)
     // dconf on a database of the same size, used by no other case. write_sync waits for dconf's service to
     // write the whole database: fewer of them at 10,000 keys.
@@ -198,7 +212,7 @@ if keysOnly {
 
 // MARK: Codable
 
-do {
+if wanted("codable") {
     struct Item: Codable {
         var name: String
         var value: Int
@@ -222,7 +236,7 @@ do {
 
 // MARK: Cold open: a new process reads one key of a 100- and a 10,000-key domain
 
-for count in [100, 10_000] {
+for count in [100, 10_000] where wanted("cold-open") {
     _ = populatedStores(count)
     let runs = smoke ? 3 : 21
     let key = "Key\(count / 2)"
@@ -256,13 +270,16 @@ for count in [100, 10_000] {
 
 // MARK: Another process's write → an observer here, beside the physical floor
 
-for count in [10, 10_000] {
+for count in [10, 10_000] where wanted("cross-process") {
     let latency = CrossProcess.measure(
         directory: directory, keys: count, writes: smoke ? 30 : (count > 1_000 ? 200 : 500))
     let signalDatabase = dconf.freshDatabase("signal", keys: count)
     dconf.populate(signalDatabase)
     let signal = dconf.signal(signalDatabase, count: smoke ? 5 : 40)  // each waits for a write_sync
     let overhead = latency.live.median - latency.floor.median
+    // Issue 26's goals: at 10 keys within 0.1 ms of the floor (p99 ≤ 1 ms); at 10,000 keys within 1 ms of it
+    // (p99 ≤ 3 ms), the file being 45 times larger.
+    let (goalOverhead, goalP99) = count > 1_000 ? (1_000_000.0, 3_000_000.0) : (100_000.0, 1_000_000.0)
     rows.append(
         Row(
             name: "raw inotify floor: another process writes → read the file here, \(count) keys",
@@ -272,8 +289,8 @@ for count in [10, 10_000] {
         Row(
             name: "another process writes → observer here, \(count) keys", live: latency.live,
             foundation: .notApplicable, dconf: signal,
-            note: "floor + \(format(overhead)) at the median (goal: ≤ 0.1 ms, p99 ≤ 1 ms: "
-                + "\(overhead <= 100_000 && latency.live.p99 <= 1_000_000 ? "met" : "NOT met")); lost \(latency.lost); "
+            note: "floor + \(format(overhead)) at the median (goal: ≤ \(format(goalOverhead)), p99 ≤ \(format(goalP99)): "
+                + "\(overhead <= goalOverhead && latency.live.p99 <= goalP99 ? "met" : "NOT met")); lost \(latency.lost); "
                 + "dconf: its changed signal on a database of \(count) keys; Foundation never sees it without synchronize()"
         ))
     printProgress()
@@ -281,7 +298,7 @@ for count in [10, 10_000] {
 
 // MARK: A Kubernetes-style volume swap → an observer here, beside the floor for the same swap
 
-do {
+if wanted("volume-swap") {
     let swap = VolumeSwap.measure(directory: directory, keys: 10, writes: smoke ? 30 : 500)
     let overhead = swap.live.median - swap.floor.median
     rows.append(
@@ -300,7 +317,7 @@ do {
 
 // MARK: Fan-out and many domains
 
-do {
+if wanted("observers") {
     for observers in smoke ? [1_000] : [1_000, 10_000] {
         let fanOut = FanOut.measure(
             directory: directory, observers: observers, changes: smoke ? 10 : (observers > 1_000 ? 50 : 200))
@@ -324,7 +341,7 @@ do {
 
 // MARK: Many writers, large domains
 
-do {
+if wanted("large") {
     let writers = ConcurrentWriters.measure(directory: directory, processes: 16, keysEach: smoke ? 20 : 200)
     rows.append(
         Row(
@@ -350,7 +367,7 @@ do {
 
 // MARK: Memory
 
-do {
+if wanted("memory") {
     func growth(_ mode: String) -> Timing {
         let output = spawnSelfOutput(["--child-memory", mode, "com.example.bench.n10000", "Key5000"])
         let bytes = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? .nan

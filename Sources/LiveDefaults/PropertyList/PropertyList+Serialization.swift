@@ -18,19 +18,33 @@ extension PropertyList {
     /// - Throws: ``PropertyListError`` when the bytes are not a well-formed property list, are nested deeper
     ///   than ``PropertyListLimits/maximumDepth``, or (binary) refer to themselves.
     public static func decode(_ data: Data) throws(PropertyListError) -> (value: PropertyList, format: Format) {
+        let (value, format, _) = try decode(data, indexing: false)
+        return (value, format)
+    }
+
+    /// ``decode(_:)``, and with `indexing`, the index of a large XML dictionary (``XMLDictionaryIndex``), with
+    /// which the next version of the same file is read by parsing only what changed.
+    static func decode(_ data: Data, indexing: Bool) throws(PropertyListError) -> (
+        value: PropertyList, format: Format, index: XMLDictionaryIndex?
+    ) {
         // Bytes that begin like the binary magic are a binary file, however short: a file cut after "bp"
         // is a truncated binary plist, not the old-style string "bp".
         if data.starts(with: "bplist".utf8)
             || (data.count < BinaryPropertyListReader.magic.count && !data.isEmpty
                 && BinaryPropertyListReader.magic.starts(with: data))
         {
-            return (try BinaryPropertyListReader.read(data), .binary)
+            return (try BinaryPropertyListReader.read(data), .binary, nil)
         }
         let format = detectFormat(data)
         switch format {
-        case .binary: return (try BinaryPropertyListReader.read(data), .binary)
-        case .xml: return (try XMLPropertyListReader.read(data), .xml)
-        case .openStep: return (try OpenStepPropertyListParser.parse(data), .openStep)
+        case .binary: return (try BinaryPropertyListReader.read(data), .binary, nil)
+        case .xml:
+            if indexing {
+                let (value, index) = try XMLDictionaryIndex.read(data)
+                return (value, .xml, index)
+            }
+            return (try XMLPropertyListReader.read(data), .xml, nil)
+        case .openStep: return (try OpenStepPropertyListParser.parse(data), .openStep, nil)
         }
     }
 
@@ -134,5 +148,14 @@ extension PropertyList {
             return .xml
         }
         return .openStep
+    }
+}
+
+extension PropertyList {
+    /// For the fuzz targets (`FuzzXMLReader`): why reading `new` as an edit of `old` through the index of large
+    /// XML domain files (only the entries that changed are parsed) disagrees with reading it whole; nil when it
+    /// agrees. Not an API: `@_spi(Fuzzing)`.
+    @_spi(Fuzzing) public static func incrementalXMLReadDisagreement(old: Data, new: Data) -> String? {
+        XMLDictionaryIndex.disagreement(old: old, new: new)
     }
 }

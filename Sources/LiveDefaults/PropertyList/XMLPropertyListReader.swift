@@ -14,17 +14,66 @@ import Foundation
 struct XMLPropertyListReader: ~Copyable {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var position = 0
+    /// Where the top-level dictionary's entries lie, collected when ``readIndexed(_:)`` asks.
+    private var layout: Layout?
+
+    /// Where the entries of the top-level dictionary lie in the input (``XMLDictionaryIndex`` keeps it).
+    struct Layout: Equatable {
+        /// Just after the top-level `<dict>`, and where its `</dict>` begins.
+        var bodyStart = 0
+        var bodyEnd = 0
+        /// The offset of each entry's `<key>`, in order (a repeated key has one per occurrence).
+        var entryStarts: [Int] = []
+    }
 
     static func read(_ data: Data) throws(PropertyListError) -> PropertyList {
-        let result: Result<PropertyList, PropertyListError> = data.withUnsafeBytes { raw in
+        try readIndexed(data, collectingLayout: false).value
+    }
+
+    /// Reads a whole document and, when asked and its top-level value is a dictionary (written `<dict>…</dict>`,
+    /// not `<dict/>`), where that dictionary's entries lie.
+    static func readIndexed(_ data: Data, collectingLayout: Bool) throws(PropertyListError) -> (
+        value: PropertyList, layout: Layout?
+    ) {
+        let result: Result<(PropertyList, Layout?), PropertyListError> = data.withUnsafeBytes { raw in
             var reader = XMLPropertyListReader(bytes: raw.bindMemory(to: UInt8.self))
+            if collectingLayout { reader.layout = Layout(bodyStart: -1) }
             do throws(PropertyListError) {
-                return .success(try reader.document())
+                let value = try reader.document()
+                let layout = reader.layout.flatMap { $0.bodyStart >= 0 && $0.bodyEnd > 0 ? $0 : nil }
+                return .success((value, layout))
             } catch {
                 return .failure(error)
             }
         }
         return try result.get()
+    }
+
+    /// The entries of a top-level dictionary written between `range`'s bounds, with the offset of each one's
+    /// `<key>`: `range` must start where an entry (or the white space and comments before one) starts, and
+    /// the entries and the markup after them must end exactly at its upper bound. Nil when they do not, or
+    /// when the bytes there are not well-formed entries: the caller then reads the whole document, which
+    /// reports the error.
+    static func entries(of data: Data, in range: Range<Int>) -> [(start: Int, key: String, value: PropertyList)]? {
+        guard range.lowerBound >= 0, range.upperBound <= data.count else { return nil }
+        return data.withUnsafeBytes { raw in
+            var reader = XMLPropertyListReader(bytes: raw.bindMemory(to: UInt8.self))
+            reader.position = range.lowerBound
+            var found: [(start: Int, key: String, value: PropertyList)] = []
+            do throws(PropertyListError) {
+                while true {
+                    try reader.skipMarkup()
+                    if reader.position == range.upperBound { return found }
+                    let start = reader.position
+                    guard start < range.upperBound else { return nil }
+                    let (key, value) = try reader.entry(depth: 1)
+                    guard reader.position <= range.upperBound else { return nil }
+                    found.append((start, key, value))
+                }
+            } catch {
+                return nil
+            }
+        }
     }
 
     private init(bytes: UnsafeBufferPointer<UInt8>) {
@@ -162,24 +211,36 @@ struct XMLPropertyListReader: ~Copyable {
         // dozen times.
         var entries: [String: PropertyList] = [:]
         let start = position
+        // Only the top-level dictionary's entries are located (depth 1 is the document's own value).
+        let collecting = depth == 1 && layout != nil
+        if collecting { layout?.bodyStart = position }
         while true {
             if depth == 1, entries.count == 64 {
                 let bytesPerEntry = Double(position - start) / 64
                 entries.reserveCapacity(64 + Int(Double(bytes.count - position) / bytesPerEntry * 1.1))
             }
             try skipMarkup()
-            if try closes(tag) { return entries }
-            if let (key, value) = simpleEntry() {
-                entries[key] = value
-                continue
+            let entryStart = position
+            if try closes(tag) {
+                if collecting { layout?.bodyEnd = entryStart }
+                return entries
             }
-            guard let keyTag = try openTag(), keyTag.element == .key else { throw error("expected <key> in <dict>") }
-            let key = try text(of: keyTag)
-            try skipMarkup()
-            guard let valueTag = try openTag() else { throw error("expected a value for key \"\(key)\"") }
+            if collecting { layout?.entryStarts.append(entryStart) }
             // A repeated key keeps its last value.
-            entries[key] = try value(for: valueTag, depth: depth)
+            let (key, value) = try entry(depth: depth)
+            entries[key] = value
         }
+    }
+
+    /// One `<key>` and its value, inside a dictionary at `depth`.
+    @inline(__always)
+    private mutating func entry(depth: Int) throws(PropertyListError) -> (String, PropertyList) {
+        if let simple = simpleEntry() { return simple }
+        guard let keyTag = try openTag(), keyTag.element == .key else { throw error("expected <key> in <dict>") }
+        let key = try text(of: keyTag)
+        try skipMarkup()
+        guard let valueTag = try openTag() else { throw error("expected a value for key \"\(key)\"") }
+        return (key, try value(for: valueTag, depth: depth))
     }
 
     /// The common entry, read in one go: `<key>name</key>`, white space, then `<integer>`, `<string>`,

@@ -17,6 +17,13 @@ struct DomainEdits: Sendable, Equatable {
         return result
     }
 
+    /// One key's value once these edits apply to a base in which it is `base`.
+    func value(forKey key: String, over base: PropertyList?) -> PropertyList? {
+        if let edit = keys[key] { return edit }
+        if let replacement { return replacement[key] }
+        return base
+    }
+
     /// These edits followed by `later` ones.
     func followed(by later: DomainEdits) -> DomainEdits {
         if let replacement = later.replacement { return DomainEdits(replacement: replacement, keys: later.keys) }

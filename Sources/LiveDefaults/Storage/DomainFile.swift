@@ -53,6 +53,10 @@ final class DomainFile: Sendable {
         /// A digest of the bytes last read or written, to tell a rewrite that kept inode, size and
         /// modification time (timestamps are coarse, inode numbers are reused) from no change at all.
         var digest: Int?
+        /// The version in `disk` as bytes with where each key lies, when it was read from a large XML file:
+        /// the next version is then read by parsing only the entries that changed (``XMLDictionaryIndex``).
+        /// Dropped when this process writes the file (the next version read is then parsed whole).
+        var index: XMLDictionaryIndex?
     }
 
     private let state = Lock(State())
@@ -110,6 +114,11 @@ final class DomainFile: Sendable {
         state.withLock { $0.failure }
     }
 
+    /// Whether the version in memory keeps an index, so that the next version is read as what changed.
+    var isIndexed: Bool {
+        state.withLock { $0.index != nil }
+    }
+
     func loadIfNeeded() {
         if loadedFlag.load(ordering: .acquiring) { return }
         reload()
@@ -145,18 +154,35 @@ final class DomainFile: Sendable {
                 let bytes = try? FileSystem.read(atPath: path)
                 if bytes.map({ Self.digest($0.0) }) == state.withLock({ $0.digest }) { return [] }
             }
-            let result = Self.readContents(path, knownCorrupt: state.withLock { $0.corruptStamp }, clock: clock)
+            let (corruptStamp, index) = state.withLock { ($0.corruptStamp, $0.index) }
+            // Only the disk lock, held here, changes `disk`: what it holds now is what the index describes.
+            let previous = index.map { index in
+                Previous(index: index, isKey: { key in self.state.withLock { $0.disk[key] != nil } })
+            }
+            let result = Self.readContents(
+                path, knownCorrupt: corruptStamp, clock: clock, indexing: true, previous: previous)
             var report: DefaultsError?
             let deltas: [KeyDelta] = state.withLock { state in
-                let before = state.contents
                 state.loaded = true
                 loadedFlag.store(true, ordering: .releasing)
+                if case .success(let loaded?) = result, case .changed(let reread) = loaded.contents {
+                    // Only the entries that changed were read: the dictionaries are edited in place.
+                    state.stamp = loaded.stamp
+                    state.format = loaded.format
+                    state.digest = loaded.digest
+                    state.index = reread.index
+                    state.failure = nil
+                    state.readGoodVersion = true
+                    return Self.apply(reread, to: &state, reporting: !state.observers.isEmpty)
+                }
+                let before = state.contents
                 switch result {
                 case .success(let loaded):
-                    state.disk = loaded?.contents ?? [:]
+                    if case .whole(let contents) = loaded?.contents { state.disk = contents } else { state.disk = [:] }
                     state.stamp = loaded?.stamp
                     state.format = loaded?.format ?? state.format
                     state.digest = loaded?.digest
+                    state.index = loaded?.index
                     state.failure = nil
                     state.readGoodVersion = loaded != nil
                 case .failure(let failure):
@@ -251,6 +277,7 @@ final class DomainFile: Sendable {
                     state.stamp = outcome.stamp
                     state.format = outcome.format
                     state.digest = outcome.digest
+                    state.index = nil
                     state.inFlight = nil
                     state.corruptStamp = nil
                     state.failure = nil
@@ -374,7 +401,8 @@ final class DomainFile: Sendable {
             }
             switch read {
             case .success(let loaded):
-                base = loaded?.contents ?? [:]
+                // Read without a previous version's index: always the whole contents.
+                if case .whole(let contents) = loaded?.contents { base = contents } else { base = [:] }
                 format = loaded?.format ?? format
             case .failure(let corrupt):
                 let reason: PropertyListError
@@ -476,10 +504,63 @@ final class DomainFile: Sendable {
     }
 
     struct Loaded {
-        var contents: [String: PropertyList]
+        enum Contents {
+            /// The file parsed whole.
+            case whole([String: PropertyList])
+            /// Only the entries that changed since the version the caller's index describes.
+            case changed(XMLDictionaryIndex.Reread)
+        }
+        var contents: Contents
         var format: PropertyList.Format
         var stamp: FileStamp
         var digest: Int
+        /// The new version's index (large XML files), for reading the next one.
+        var index: XMLDictionaryIndex? = nil
+    }
+
+    /// The version a reload starts from, when it can read only what changed: its index, and whether it holds
+    /// a key (its contents are in `state.disk`).
+    struct Previous {
+        var index: XMLDictionaryIndex
+        var isKey: (String) -> Bool
+    }
+
+    /// Applies a version read as changed entries to `disk` and `contents`, editing both in place (the whole
+    /// domain is not copied), and returns the keys whose effective value changed (none when not `reporting`).
+    private static func apply(
+        _ reread: XMLDictionaryIndex.Reread, to state: inout State, reporting: Bool
+    ) -> [KeyDelta] {
+        var diskChanges: [String: PropertyList?] = [:]
+        for key in reread.removedKeys { diskChanges[key] = .some(nil) }
+        for (key, value) in reread.entries { diskChanges[key] = value }
+        let before = reporting ? diskChanges.keys.map { ($0, state.contents[$0]) } : []
+        // Without edits of this process in flight, `contents` is `disk` (usually the same storage): release
+        // it so that `disk` is edited in place, then share it again.
+        let noEdits = state.inFlight == nil && state.pending.isEmpty
+        if noEdits { state.contents = [:] }
+        var disk = state.disk
+        state.disk = [:]
+        for (key, value) in diskChanges {
+            if let value { disk[key] = value } else { disk.removeValue(forKey: key) }
+        }
+        state.disk = disk
+        if noEdits {
+            state.contents = disk
+        } else {
+            var contents = state.contents
+            state.contents = [:]
+            for key in diskChanges.keys {
+                var value = disk[key]
+                if let inFlight = state.inFlight { value = inFlight.value(forKey: key, over: value) }
+                value = state.pending.value(forKey: key, over: value)
+                if let value { contents[key] = value } else { contents.removeValue(forKey: key) }
+            }
+            state.contents = contents
+        }
+        return before.compactMap { key, old in
+            let new = state.contents[key]
+            return old == new ? nil : KeyDelta(key: key, old: old, new: new)
+        }
     }
 
     /// A time as whole seconds since 1970 for a file name; a clock set beyond what a name can say gives 0.
@@ -506,12 +587,16 @@ final class DomainFile: Sendable {
     /// a few milliseconds apart, before it is declared corrupt. A version already known to be corrupt
     /// (`knownCorrupt`) is not waited for again.
     static func readContents(
-        _ path: String, knownCorrupt: FileStamp?, clock: any DefaultsClock = SystemDefaultsClock.shared
+        _ path: String, knownCorrupt: FileStamp?, clock: any DefaultsClock = SystemDefaultsClock.shared,
+        indexing: Bool = false, previous: Previous? = nil
     ) -> Result<Loaded?, LoadFailure> {
         var lastFailure = LoadFailure(error: .corruptFile(path: path, .unrecognizedFormat, keptAs: nil), stamp: nil)
         for attempt in 0..<settleAttempts {
             if attempt > 0 { clock.pause(for: settlePause) }
-            switch readOnce(path, knownCorrupt: knownCorrupt, emptyMayBeInProgress: attempt < 2) {
+            switch readOnce(
+                path, knownCorrupt: knownCorrupt, emptyMayBeInProgress: attempt < 2, indexing: indexing,
+                previous: previous
+            ) {
             case .done(let result): return result
             case .unsettled(let failure): lastFailure = failure
             }
@@ -528,7 +613,12 @@ final class DomainFile: Sendable {
     }
 
     /// Reads and parses a domain file once. An empty file is an empty domain unless `emptyMayBeInProgress`.
-    static func readOnce(_ path: String, knownCorrupt: FileStamp?, emptyMayBeInProgress: Bool) -> ReadAttempt {
+    /// With a `previous` version's index, a large XML file is read as the entries that changed when it can be;
+    /// with `indexing`, a large XML file read whole is indexed for the next read.
+    static func readOnce(
+        _ path: String, knownCorrupt: FileStamp?, emptyMayBeInProgress: Bool, indexing: Bool = false,
+        previous: Previous? = nil
+    ) -> ReadAttempt {
         let read: (Data, FileStamp)?
         do throws(SystemError) {
             read = try FileSystem.read(atPath: path)
@@ -545,13 +635,24 @@ final class DomainFile: Sendable {
                 return .unsettled(
                     LoadFailure(error: .corruptFile(path: path, .unrecognizedFormat, keptAs: nil), stamp: stamp))
             }
-            return .done(.success(Loaded(contents: [:], format: .xml, stamp: stamp, digest: digest(data))))
+            return .done(.success(Loaded(contents: .whole([:]), format: .xml, stamp: stamp, digest: digest(data))))
+        }
+        if let previous, let reread = previous.index.reread(data, isKey: previous.isKey) {
+            return .done(
+                .success(
+                    Loaded(
+                        contents: .changed(reread), format: .xml, stamp: stamp, digest: digest(data),
+                        index: reread.index)))
         }
         let failure: LoadFailure
         do throws(PropertyListError) {
-            let (value, format) = try PropertyList.decode(data)
+            let (value, format, index) = try PropertyList.decode(data, indexing: indexing)
             if case .dictionary(let contents) = value {
-                return .done(.success(Loaded(contents: contents, format: format, stamp: stamp, digest: digest(data))))
+                return .done(
+                    .success(
+                        Loaded(
+                            contents: .whole(contents), format: format, stamp: stamp, digest: digest(data),
+                            index: index)))
             }
             failure = LoadFailure(error: .notADictionary(path: path, found: value.typeName), stamp: stamp)
         } catch {
