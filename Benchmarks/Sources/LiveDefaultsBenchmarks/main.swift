@@ -289,7 +289,8 @@ for count in [10, 10_000] where wanted("cross-process") {
         Row(
             name: "another process writes → observer here, \(count) keys", live: latency.live,
             foundation: .notApplicable, dconf: signal,
-            note: "floor + \(format(overhead)) at the median (goal: ≤ \(format(goalOverhead)), p99 ≤ \(format(goalP99)): "
+            note:
+                "floor + \(format(overhead)) at the median (goal: ≤ \(format(goalOverhead)), p99 ≤ \(format(goalP99)): "
                 + "\(overhead <= goalOverhead && latency.live.p99 <= goalP99 ? "met" : "NOT met")); lost \(latency.lost); "
                 + "dconf: its changed signal on a database of \(count) keys; Foundation never sees it without synchronize()"
         ))
