@@ -23,6 +23,24 @@ func runChild(_ arguments: [String]) -> Never {
             elapsed = now() - start
             if arguments[0] == "--child-memory" { print(residentBytes() - before) }
             withExtendedLifetime(store) {}
+        case "unwatched":
+            // The same store without its watcher (`.off`): what watching adds to opening.
+            var configuration = Defaults.Configuration.rooted(at: directory, applicationDomain: domain)
+            configuration.watching = .off
+            guard let store = try? Defaults(configuration: configuration) else { exit(3) }
+            value = store.integer(forKey: key)
+            elapsed = now() - start
+            withExtendedLifetime(store) {}
+        case "floor":
+            // The floor: the file read and parsed by the library's reader, the key looked up — no store, no
+            // search list, no watcher, no locks.
+            let path = "\(directory)/\(domain).plist"
+            guard let data = FileManager.default.contents(atPath: path),
+                case .dictionary(let entries)? = try? PropertyList.decode(data).value,
+                case .integer(let integer)? = entries[key]
+            else { exit(3) }
+            value = integer
+            elapsed = now() - start
         case "foundation":
             guard let store = UserDefaults(suiteName: domain + ".foundation") else { exit(3) }
             value = store.integer(forKey: key)
