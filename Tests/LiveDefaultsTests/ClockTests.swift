@@ -110,6 +110,38 @@ struct ClockTests {
             })
     }
 
+    @Test("while sets keep coming the writer spaces its writes 5 ms apart; after a quiet moment it waits 0.5 ms")
+    func writerSpacesASustainedStream() async throws {
+        let directory = TemporaryDirectory()
+        let clock = ManualDefaultsClock()
+        let defaults = try directory.store("com.example.clock.sustained", clock: clock)
+        let path = directory.file("com.example.clock.sustained.plist")
+        defaults.set(1, forKey: "Written")
+        #expect(clock.pendingDelays.contains(.microseconds(500)))
+        clock.advance(by: .microseconds(500))
+        #expect(await eventually(timeout: 10) { BackgroundWriter.shared.lastWriteEnded(on: clock) != nil })
+        // The clock has not moved since that write ended: the next one waits the whole spacing.
+        defaults.set(2, forKey: "Written")
+        #expect(clock.pendingDelays.contains(.milliseconds(5)))
+        #expect(!clock.pendingDelays.contains(.microseconds(500)))
+        clock.advance(by: .milliseconds(5))
+        #expect(await eventually(timeout: 10) { (try? pythonPlist(path)) == #"{"Written": 2}"# })
+        // (the writer notes when that write ended after the file is written: wait for it, then go quiet)
+        #expect(await eventually(timeout: 10) { BackgroundWriter.shared.lastWriteEnded(on: clock) == clock.now })
+        // Quiet for longer than the spacing: a single set is written after 0.5 ms again.
+        clock.advance(by: .milliseconds(10))
+        defaults.set(3, forKey: "Written")
+        #expect(clock.pendingDelays.contains(.microseconds(500)))
+        // The rule itself: the rest of the spacing, never less than the delay; the delay after a quiet moment,
+        // and for a clock that moved backwards.
+        #expect(BackgroundWriter.wait(sinceLastWrite: nil) == .microseconds(500))
+        #expect(BackgroundWriter.wait(sinceLastWrite: 0.001) == .milliseconds(4))
+        #expect(BackgroundWriter.wait(sinceLastWrite: 0.0049) == .microseconds(500))
+        #expect(BackgroundWriter.wait(sinceLastWrite: 0.006) == .microseconds(500))
+        #expect(BackgroundWriter.wait(sinceLastWrite: -1) == .microseconds(500))
+        #expect(BackgroundWriter.wait(sinceLastWrite: .nan) == .microseconds(500))
+    }
+
     @Test("a polling watcher checks its directories when its clock says, not before")
     func pollingFollowsTheClock() async throws {
         let directory = TemporaryDirectory()

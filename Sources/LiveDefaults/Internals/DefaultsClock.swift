@@ -5,7 +5,8 @@ public import Foundation
 /// (``Defaults/Configuration/clock``).
 ///
 /// - the short wait that gathers a burst of changes into one ``Defaults/didChangeNotification`` (1 ms);
-/// - the background writer's wait for more edits before it writes a file (0.5 ms);
+/// - the background writer's wait for more edits before it writes a file (0.5 ms; while edits keep coming,
+///   5 ms from the end of its previous write);
 /// - the pause between two reads of a file that another program may be rewriting in place (4 ms, taken
 ///   without any lock);
 /// - the poll interval of a watcher that polls;

@@ -224,17 +224,22 @@ final class DomainFile: Sendable {
     /// Sets or removes one key in memory at once; the background writer persists it.
     func set(_ value: PropertyList?, forKey key: String) {
         loadIfNeeded()
-        let (delta, mustSchedule): (KeyDelta?, Bool) = state.withLock { state in
+        // The observers to tell are taken under the same lock as the edit (one lock per `set`, not two).
+        let (delta, mustSchedule, observers): (KeyDelta?, Bool, [Observer]) = state.withLock { state in
             let mustSchedule = !state.scheduled
             state.scheduled = true
             let old =
                 value.map { state.contents.updateValue($0, forKey: key) } ?? state.contents.removeValue(forKey: key)
             state.pending.keys[key] = .some(value)
             holdsKeys.store(!state.contents.isEmpty, ordering: .releasing)
-            return (old == value ? nil : KeyDelta(key: key, old: old, new: value), mustSchedule)
+            if old == value { return (nil, mustSchedule, []) }
+            return (KeyDelta(key: key, old: old, new: value), mustSchedule, state.observerList)
         }
         if mustSchedule { BackgroundWriter.shared.schedule(self) }
-        if let delta { notify(.changed([delta], .local)) }
+        if let delta {
+            let event = Event.changed([delta], .local)
+            for observer in observers { observer(event) }
+        }
     }
 
     /// Replaces the whole domain in memory at once; the background writer persists it.

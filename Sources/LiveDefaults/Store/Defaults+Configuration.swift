@@ -49,7 +49,7 @@ extension Defaults {
         /// polling, or no watching at all for a program that reads once and exits.
         public var watching: Watching = .automatic
         /// The time the store follows: its change notifications' 1 ms gathering, the background writer's
-        /// 0.5 ms wait for its files, the pauses while another program rewrites a file, the timestamp of a
+        /// 0.5 ms wait for its files (5 ms apart while edits keep coming), the pauses while another program rewrites a file, the timestamp of a
         /// kept corrupt file. The real time unless you pass another clock, such as `ManualDefaultsClock` (in
         /// the `LiveDefaultsTesting` product) in a test. Stores with different clocks keep files of their
         /// own, which meet through the disk (see Docs/Architecture.md). Polling follows the real time.
