@@ -42,8 +42,13 @@ extension Defaults {
         list += configuration.languages.map { .volatile($0) }
         list.append(.volatile(DomainName.registration))
 
-        var seen: Set<SearchEntry> = []
-        list = list.filter { seen.insert($0).inserted }
+        // A handful of entries: compared in the array. A `Set<SearchEntry>` here cost a fresh process about
+        // 15% of opening its first store (the runtime instantiating the set's type and looking up its
+        // conformances on first use; `perf` of 300 cold opens, Docs/Benchmarks.md).
+        var unique: [SearchEntry] = []
+        unique.reserveCapacity(list.count)
+        for entry in list where !unique.contains(entry) { unique.append(entry) }
+        list = unique
         let needed = Set(
             list.compactMap { entry -> String? in
                 if case .persistent(let name) = entry { return name }
