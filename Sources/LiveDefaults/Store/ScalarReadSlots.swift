@@ -20,9 +20,9 @@ public import Synchronization
 /// writing.
 @usableFromInline
 final class ScalarReadSlots: @unchecked Sendable {
-    // @unchecked: the chunk table and the chunks are accessed only through atomics; chunks are published
-    // with a releasing store after they are initialised, written only under the owning store's lock, and
-    // freed only in deinit, when no reader can hold the store.
+    // @unchecked: the chunk table and the chunks are accessed only through atomics; the table and each chunk
+    // are published with a releasing store after they are initialised, written only under the owning store's
+    // lock, and freed only in deinit, when no reader can hold the store.
 
     @usableFromInline static let chunkSize = 256
     @usableFromInline static let chunkCount = 256
@@ -47,14 +47,16 @@ final class ScalarReadSlots: @unchecked Sendable {
         case held
     }
 
-    @usableFromInline let chunks: UnsafeMutablePointer<Atomic<UnsafeMutablePointer<Atomic<UInt64>>?>>
+    @usableFromInline typealias Chunk = UnsafeMutablePointer<Atomic<UInt64>>
 
-    init() {
-        chunks = .allocate(capacity: Self.chunkCount)
-        for index in 0..<Self.chunkCount { (chunks + index).initialize(to: Atomic(nil)) }
-    }
+    /// The table of chunks (``chunkCount`` entries), made when the store fills its first slot: a store that
+    /// reads no typed key never pays its 2 KiB (1,000 suites of a process, 2 MiB; Docs/Benchmarks.md, memory).
+    @usableFromInline let table = Atomic<UnsafeMutablePointer<Atomic<Chunk?>>?>(nil)
+
+    init() {}
 
     deinit {
+        guard let chunks = table.load(ordering: .acquiring) else { return }
         for index in 0..<Self.chunkCount {
             if let chunk = chunks[index].load(ordering: .acquiring) {
                 chunk.deinitialize(count: 2 * Self.chunkSize)
@@ -69,7 +71,7 @@ final class ScalarReadSlots: @unchecked Sendable {
     /// no slot.
     @inlinable
     func read(_ slot: Int) -> (tag: Tag, payload: UInt64)? {
-        guard slot >= 0, slot < Self.capacity,
+        guard slot >= 0, slot < Self.capacity, let chunks = table.load(ordering: .acquiring),
             let chunk = chunks[slot / Self.chunkSize].load(ordering: .acquiring)
         else { return nil }
         let index = 2 * (slot % Self.chunkSize)
@@ -85,7 +87,9 @@ final class ScalarReadSlots: @unchecked Sendable {
 
     /// Whether the slot was ever filled. Only under the owning store's lock.
     func isFilled(_ slot: Int) -> Bool {
-        guard let chunk = chunks[slot / Self.chunkSize].load(ordering: .acquiring) else { return false }
+        guard let chunks = table.load(ordering: .acquiring),
+            let chunk = chunks[slot / Self.chunkSize].load(ordering: .acquiring)
+        else { return false }
         return (chunk[2 * (slot % Self.chunkSize)].load(ordering: .relaxed) >> 1) & 7 != Tag.unknown.rawValue
     }
 
@@ -104,7 +108,15 @@ final class ScalarReadSlots: @unchecked Sendable {
         chunk[index].store(((control >> 4) &+ 1) << 4 | tag.rawValue << 1, ordering: .releasing)
     }
 
-    private func chunk(_ number: Int) -> UnsafeMutablePointer<Atomic<UInt64>> {
+    private func chunk(_ number: Int) -> Chunk {
+        let chunks: UnsafeMutablePointer<Atomic<Chunk?>>
+        if let existing = table.load(ordering: .acquiring) {
+            chunks = existing
+        } else {
+            chunks = .allocate(capacity: Self.chunkCount)
+            for index in 0..<Self.chunkCount { (chunks + index).initialize(to: Atomic(nil)) }
+            table.store(chunks, ordering: .releasing)
+        }
         if let chunk = chunks[number].load(ordering: .acquiring) { return chunk }
         let chunk = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: 2 * Self.chunkSize)
         for index in 0..<(2 * Self.chunkSize) { (chunk + index).initialize(to: Atomic(0)) }
