@@ -10,25 +10,44 @@
 final class DomainFileRegistry: Sendable {
     static let shared = DomainFileRegistry()
 
-    /// What tells two files of one path apart: the path and the file configuration.
-    struct Key: Hashable {
-        var path: String
+    /// One open file of a path, with the file configuration that tells it from others of the same path.
+    private struct Entry {
+        weak var file: DomainFile?
         var ownerUser: UserID?
         var ownerGroup: GroupID?
         var clock: ObjectIdentifier
-    }
 
-    private struct Entry {
-        weak var file: DomainFile?
+        func matches(_ owner: (UserID, GroupID)?, _ clock: ObjectIdentifier) -> Bool {
+            ownerUser == owner?.0 && ownerGroup == owner?.1 && self.clock == clock
+        }
     }
 
     private struct Files {
-        var entries: [Key: Entry] = [:]
+        /// By path: nearly always one entry (a path opened with two configurations is rare). Keyed by the path
+        /// alone, not by a struct of path and configuration: a fresh process's first dictionary keyed by a
+        /// type of ours cost the runtime about 7% of opening its first store (the type's conformances looked
+        /// up on first use; Docs/Benchmarks.md, "Why the read paths").
+        var entries: [String: [Entry]] = [:]
+        var count = 0
         /// Entries whose file is gone are dropped when the table has doubled since the last sweep: a sweep
         /// walks every entry, so sweeping on every new file (as this did past 64 entries) made opening
         /// 10,000 domains, 60,000 layer files, quadratic (minutes instead of a second).
         var sweepAt = 64
         var sweeps = 0
+
+        mutating func sweep() {
+            var kept: [String: [Entry]] = [:]
+            var count = 0
+            for (path, list) in entries {
+                let live = list.filter { $0.file != nil }
+                if !live.isEmpty {
+                    kept[path] = live
+                    count += live.count
+                }
+            }
+            entries = kept
+            self.count = count
+        }
     }
 
     private let files = Lock(Files())
@@ -38,22 +57,33 @@ final class DomainFileRegistry: Sendable {
     func file(
         atPath path: String, owner: (UserID, GroupID)? = nil, clock: any DefaultsClock = SystemDefaultsClock.shared
     ) -> DomainFile {
-        let key = Key(path: path, ownerUser: owner?.0, ownerGroup: owner?.1, clock: ObjectIdentifier(clock))
+        let clockID = ObjectIdentifier(clock)
         return files.withLock { files in
-            if let existing = files.entries[key]?.file { return existing }
-            if files.entries.count >= files.sweepAt {
-                files.entries = files.entries.filter { $0.value.file != nil }
-                files.sweepAt = max(64, files.entries.count * 2)
+            if let existing = files.entries[path]?.first(where: { $0.matches(owner, clockID) && $0.file != nil })?
+                .file
+            {
+                return existing
+            }
+            if files.count >= files.sweepAt {
+                files.sweep()
+                files.sweepAt = max(64, files.count * 2)
                 files.sweeps += 1
             }
             let file = DomainFile(path: path, owner: owner, clock: clock)
-            files.entries[key] = Entry(file: file)
+            let entry = Entry(file: file, ownerUser: owner?.0, ownerGroup: owner?.1, clock: clockID)
+            // An entry of the same configuration whose file is gone is replaced in place.
+            if let index = files.entries[path]?.firstIndex(where: { $0.matches(owner, clockID) }) {
+                files.entries[path]?[index] = entry
+            } else {
+                files.entries[path, default: []].append(entry)
+                files.count += 1
+            }
             return file
         }
     }
 
     /// How many entries the registry holds, live or not, and how many sweeps it made (for tests).
     var counts: (entries: Int, sweeps: Int) {
-        files.withLock { ($0.entries.count, $0.sweeps) }
+        files.withLock { ($0.count, $0.sweeps) }
     }
 }
