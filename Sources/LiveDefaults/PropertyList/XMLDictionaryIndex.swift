@@ -172,7 +172,7 @@ struct XMLDictionaryIndex: Sendable {
 extension XMLDictionaryIndex {
     /// Why reading `new` through the index of `old` disagrees with reading it whole, or nil when it agrees (a
     /// fallback to the whole read agrees by definition). Both are indexed whatever their size. What the tests'
-    /// generated edits and the fuzz target `FuzzXMLReader` check.
+    /// generated edits and the fuzz target `FuzzIncrementalXML` check.
     static func disagreement(old: Data, new: Data) -> String? {
         guard let (oldValue, index) = try? read(old, always: true), let index,
             case .dictionary(let oldContents) = oldValue
