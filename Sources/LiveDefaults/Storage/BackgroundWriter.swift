@@ -33,9 +33,15 @@ final class BackgroundWriter: Sendable {
         var writing: [ObjectIdentifier: (file: DomainFile, writers: Int)] = [:]
         /// The clocks (by identity) whose group has a write scheduled.
         var scheduled: Set<ObjectIdentifier> = []
-        /// When, on its clock, each group's last scheduled write ended.
-        var lastWriteEnded: [ObjectIdentifier: Date] = [:]
+        /// When, on its clock, each group's last scheduled write ended, with the clock held weakly: an
+        /// identifier is an address, which a clock made after another's end may take over (a test's fresh
+        /// manual clock then inherited the spacing of a gone one).
+        var lastWriteEnded: [ObjectIdentifier: (clock: Weak, ended: Date)] = [:]
         var exitHandlerInstalled = false
+    }
+
+    struct Weak {
+        weak var clock: (any DefaultsClock)?
     }
 
     private let state = Lock(State())
@@ -49,7 +55,7 @@ final class BackgroundWriter: Sendable {
             let mustSchedule = state.scheduled.insert(group).inserted
             let mustInstall = !state.exitHandlerInstalled
             state.exitHandlerInstalled = true
-            return (mustSchedule, mustInstall, mustSchedule ? state.lastWriteEnded[group] : nil)
+            return (mustSchedule, mustInstall, mustSchedule ? Self.lastWriteEnded(of: clock, in: state) : nil)
         }
         if mustInstall { atexit { _ = BackgroundWriter.shared.writeAll() } }
         if mustSchedule {
@@ -70,7 +76,12 @@ final class BackgroundWriter: Sendable {
 
     /// When the last scheduled write of `clock`'s group ended, on that clock (nil before the first).
     func lastWriteEnded(on clock: any DefaultsClock) -> Date? {
-        state.withLock { $0.lastWriteEnded[ObjectIdentifier(clock)] }
+        state.withLock { Self.lastWriteEnded(of: clock, in: $0) }
+    }
+
+    private static func lastWriteEnded(of clock: any DefaultsClock, in state: State) -> Date? {
+        guard let entry = state.lastWriteEnded[ObjectIdentifier(clock)], entry.clock.clock === clock else { return nil }
+        return entry.ended
     }
 
     /// Writes the pending files of one clock's group (none, when a `synchronize()` took them first).
@@ -95,7 +106,7 @@ final class BackgroundWriter: Sendable {
             state.withLock { Self.end(file, failed: failed, in: &$0) }
         }
         let ended = clock.now
-        state.withLock { $0.lastWriteEnded[group] = ended }
+        state.withLock { $0.lastWriteEnded[group] = (Weak(clock: clock), ended) }
     }
 
     private static func begin(_ file: DomainFile, in state: inout State) {
