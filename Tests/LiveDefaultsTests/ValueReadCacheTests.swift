@@ -108,7 +108,10 @@ struct ValueReadCacheTests {
                 repeat {
                     for index in 0..<500 {
                         switch defaults.value(forKey: "Raced") {
-                        case nil, .integer: break
+                        case nil: break
+                        case .integer(let integer):
+                            // Read from the bucket's seqlock: a torn read would show another number.
+                            if integer % 4 != 0 || integer < 0 || integer >= rounds { bad += 1 }
                         case .string(let string):
                             if !(string.hasPrefix("s") || string.hasPrefix(long)) { bad += 1 }
                         case .data(let data):
@@ -132,6 +135,60 @@ struct ValueReadCacheTests {
         #expect(defaults.valueCache.retiredCount == 0)
     }
 
+    @Test("Scalar reads (loads only) stay whole while the table grows and every key changes")
+    func scalarReadsDuringGrowth() async throws {
+        let directory = TemporaryDirectory()
+        let defaults = try directory.store("com.example.cache.grow")
+        // 2,000 keys: reading them all grows the table from 16 to 8,192 buckets under the readers, while a
+        // writer changes every key again and again (a key's value is always its number plus a multiple of
+        // 10,000, a real for odd rounds) and a registrar rewrites every entry (a new view).
+        let count = 2_000
+        var contents: [String: PropertyList] = [:]
+        for index in 0..<count { contents["Key\(index)"] = .integer(index) }
+        try defaults.setPersistentDomainContents(contents, forName: "com.example.cache.grow")
+        let writer = Task.detached {
+            for round in 1...20 {
+                for index in 0..<count {
+                    let value = index + round * 10_000
+                    defaults.set(round % 2 == 0 ? .integer(value) : .real(Double(value)), forKey: "Key\(index)")
+                }
+            }
+            defaults.set(true, forKey: "Done")
+        }
+        let registrar = Task.detached {
+            for round in 0..<50 { defaults.register(defaults: ["Registered": .integer(round)] as [String: PropertyList]) }
+        }
+        let readers = (0..<3).map { reader in
+            Task.detached { () -> Int in
+                var bad = 0
+                var passes = 0
+                repeat {
+                    for offset in 0..<count {
+                        let index = (offset * 7 + reader * 331) % count
+                        let number: Double
+                        switch defaults.value(forKey: "Key\(index)") {
+                        case .integer(let integer): number = Double(integer)
+                        case .real(let real): number = real
+                        default:
+                            bad += 1
+                            continue
+                        }
+                        if number.truncatingRemainder(dividingBy: 10_000) != Double(index) { bad += 1 }
+                    }
+                    passes += 1
+                } while !defaults.bool(forKey: "Done") && passes < 10_000
+                return bad
+            }
+        }
+        await writer.value
+        await registrar.value
+        for reader in readers { #expect(await reader.value == 0, "every read is a value some writer stored, whole") }
+        #expect(defaults.valueCache.capacity >= 4_096, "reading 2,000 keys grew the table")
+        for index in 0..<count {
+            agree(defaults, "Key\(index)", .integer(index + 20 * 10_000), "quiet again")
+        }
+    }
+
     @Test("A cache stays bounded by its view however many absent names are read")
     func bounded() {
         let cache = ValueReadCache()
@@ -149,5 +206,41 @@ struct ValueReadCacheTests {
             return
         }
         #expect(value == 1)
+
+        // Present keys fill the rest; a key that finds the table full at its bound is not cached, and its
+        // reads go through the lock.
+        var cached = 0
+        for index in 0..<100 {
+            let key = "Present\(index)"
+            cache.fill(key, hash: FastHash.hash(key), value: .integer(index), viewCount: 10)
+            if case .known(.integer(index)) = cache.lookup(key, hash: FastHash.hash(key)) { cached += 1 }
+        }
+        #expect(cache.capacity <= 64)
+        #expect(cached > 0 && cached < 100, "\(cached) present keys found room, then the table was full")
+    }
+
+    @Test("A store reads correctly through the lock once its cache is full")
+    func fullCacheStillReads() throws {
+        let directory = TemporaryDirectory()
+        let defaults = try directory.store("com.example.cache.full")
+        // Names that come and go: each read while present (cached), then removed. The view never holds
+        // more than two keys, which bounds the table at 16 buckets, half of them usable.
+        defaults.set(0, forKey: "Stays")
+        for index in 0..<8 {
+            defaults.set(index, forKey: "Gone\(index)")
+            #expect(defaults.integer(forKey: "Gone\(index)") == index)
+            defaults.removeObject(forKey: "Gone\(index)")
+            #expect(defaults.object(forKey: "Gone\(index)") == nil, "a cached key follows its removal")
+        }
+        #expect(defaults.valueCache.capacity == 16)
+        defaults.set(9, forKey: "Late")
+        #expect(defaults.integer(forKey: "Late") == 9)
+        guard case .unknown = cached(defaults, "Late") else {
+            Issue.record("the table is full at its bound: the new key is not cached")
+            return
+        }
+        defaults.set(10, forKey: "Late")
+        #expect(defaults.integer(forKey: "Late") == 10, "read through the lock")
+        #expect(defaults.integer(forKey: "Stays") == 0)
     }
 }

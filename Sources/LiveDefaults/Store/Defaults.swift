@@ -275,12 +275,13 @@ public final class Defaults: Sendable {
 
     /// The effective value of a key: the first domain in the search list that has it (forced values first).
     ///
-    /// A key no domain has is answered by the missing-key filter, a key read before by the value cache, both
-    /// without the store's lock; the first read of a key looks it up under the lock and caches it.
+    /// A key read before is answered by the value cache, a key no domain has by the missing-key filter, both
+    /// without the store's lock (the cache first: a present key then costs one probe, an absent one a probe
+    /// of a mostly empty table more); the first read of a key looks it up under the lock and caches it.
     public func value(forKey key: String) -> PropertyList? {
         let hash = FastHash.hash(key)
-        guard missingKeys.mayContain(hash: hash) else { return nil }
         if case .known(let value) = valueCache.lookup(key, hash: hash) { return value }
+        guard missingKeys.mayContain(hash: hash) else { return nil }
         return state.withLock { $0.view.cacheValue(forKey: key, hash: hash) }
     }
 

@@ -150,7 +150,7 @@ struct EffectiveView {
             let before = merged
             missingKeys.insert(all: view.keys)
             merged = view
-            valueCache.clear()
+            valueCache.refresh(from: view)
             for index in slotsByName.indices {
                 let name = slotsByName.keys[index]
                 for position in slotsByName.values[index].indices {

@@ -4,72 +4,89 @@ import Synchronization
 /// effective values of the keys a store has read, found without the store's lock and without SipHash.
 ///
 /// A read through the locked merged dictionary costs a lock, a SipHash of the name and a `Dictionary` probe
-/// (the hash a third of it: Docs/Benchmarks.md, "Why the read paths"); through this cache it costs the
-/// ``FastHash`` the missing-key filter computed anyway, a probe of an open-addressing table, and two atomic
-/// additions that mark the reader's presence.
+/// (the hash a third of it: Docs/Benchmarks.md, "Why the read paths"); through this cache, a scalar (integer,
+/// real, Boolean, date) or a missing key costs the ``FastHash`` the missing-key filter computed anyway, a
+/// probe of an open-addressing table and a seqlock read: loads only, as a typed key's read slot. A string,
+/// data or collection is reference-counted: its reader also announces itself (two atomic additions) while it
+/// copies the value out of its box.
 ///
-/// **What it holds.** An entry per key *read* since the view was last replaced: the key, its hash, and its
-/// effective value in an immutable box (nil: no domain has the key). A key not in the table is unknown, not
-/// missing: its reader takes the locked path once and adds it (``fill(_:hash:value:)``). Only the one owner
-/// of the view (``EffectiveView``), under the store's lock, writes: a changed key's entry gets a new box; a
-/// new view (search list, registration) replaces the table by an empty one. Entries are never removed one by
-/// one; when the table is full it is replaced by an empty one twice the size (at most four times the view's
-/// keys, so that reading many absent keys cannot grow it without bound).
+/// **What it holds.** An entry per key *read* since the store opened: the key, its hash, and its effective
+/// value — a scalar inline (tag and payload, as ``ScalarReadSlots`` encodes them, behind a version word), a
+/// string, data or collection in an immutable box. A key not in the table is unknown, not missing: its reader
+/// takes the locked path once and adds it (``fill(_:hash:value:viewCount:)``). Only the one owner of the view
+/// (``EffectiveView``), under the store's lock, writes: a changed key's entry is rewritten in place
+/// (``update(_:hash:to:)``), and a new view (search list, registration) rewrites every entry
+/// (``refresh(from:)``). Entries are never removed.
 ///
-/// **Reclamation.** A reader announces itself in ``readers`` before it loads the table and leaves after it
-/// has copied the value. A box or table that a writer unpublished is *retired*, and released only by a thread
-/// that, after retiring it, sees no reader at all: a reader that was present could hold it; one that arrives
-/// later loads the new pointer. The check runs after every write and whenever the last reader leaves, so
-/// retired memory waits only while reads overlap without a gap (threads reading in a tight loop, together,
-/// for as long as writes go on).
+/// **Bounds.** A table grows by doubling while it is at most half full, up to four times the view's keys
+/// (``capacityBound(_:)``); absent keys take at most a quarter of it, so that reading ever new absent names
+/// (the missing-key filter answers most of them before the cache is asked) leaves room for present ones. A
+/// key that finds the table full at its bound reads through the lock: slower, never wrong.
+///
+/// **Reclamation.** A scalar reader holds nothing: a table is never freed while its store lives (one that
+/// the cache outgrew is kept in ``outgrown`` — at most as large, all together, as the current one), and a
+/// torn read of an entry is caught by its version word. A box is another matter: a reader announces itself
+/// in ``readers`` before it loads the box pointer and leaves after it has copied the value. A box that a
+/// writer unpublished is *retired*, and released only by a thread that, after retiring it, sees no reader at
+/// all: a reader that was present could hold it; one that arrives later loads the new pointer. The check runs
+/// after every write and whenever the last reader leaves, so retired boxes wait only while reads of strings
+/// and collections overlap without a gap.
 ///
 /// Keys are hashed as their UTF-8 bytes: two spellings of a name that Swift's `String ==` calls equal (`é`
 /// precomposed and decomposed) hash differently and are two names here, as they are to Foundation, whose
 /// `CFString` keys compare literally.
 final class ValueReadCache: @unchecked Sendable {
-    // @unchecked: the published table and boxes are reached only through atomics; a table's buckets are
-    // written only by the owning store's writers (serialised by its lock) and each bucket's key is written
-    // before its hash publishes it; unpublished objects are released only when no reader is present.
+    // @unchecked: the published table and its buckets are reached only through atomics; a bucket's key is
+    // written before its hash publishes it and never changes after; buckets are written only by the owning
+    // store's writers (serialised by its lock), as are `outgrown`; tables are freed only in deinit, boxes
+    // only when no reader is present.
 
-    /// A value as readers see it: immutable once published.
+    /// A string, data or collection as readers see it: immutable once published.
     final class Box {
-        let value: PropertyList?
-        init(_ value: PropertyList?) { self.value = value }
+        let value: PropertyList
+        init(_ value: PropertyList) { self.value = value }
     }
 
-    /// An open-addressing table with linear probing. A bucket whose hash is 0 is empty; a hash of 0 is
-    /// stored as 1.
+    /// An open-addressing table with linear probing. Each bucket is four words: the key's hash (0: empty; a
+    /// hash of 0 is stored as 1), the version word (`version << 4 | tag << 1 | writing`), the scalar payload,
+    /// and the address of the value's ``Box`` (0 for scalars and missing keys), retained by the table.
     final class Table {
         let mask: Int
-        /// How many buckets hold a key (writers only).
+        /// How many buckets hold a key, and how many of those were filled with an absent key (writers only).
         var used = 0
-        let hashes: UnsafeMutablePointer<Atomic<UInt64>>
+        var absent = 0
+        let words: UnsafeMutablePointer<Atomic<UInt64>>
         /// Initialised in the buckets whose hash is not 0.
         let keys: UnsafeMutablePointer<String>
-        /// `Unmanaged<Box>`, retained by the table, of the buckets whose hash is not 0.
-        let boxes: UnsafeMutablePointer<Atomic<UnsafeMutableRawPointer?>>
+
+        static let stride = 4
 
         init(capacity: Int) {
             mask = capacity - 1
-            hashes = .allocate(capacity: capacity)
+            words = .allocate(capacity: capacity * Self.stride)
             keys = .allocate(capacity: capacity)
-            boxes = .allocate(capacity: capacity)
-            for index in 0..<capacity {
-                (hashes + index).initialize(to: Atomic(0))
-                (boxes + index).initialize(to: Atomic(nil))
-            }
+            for index in 0..<(capacity * Self.stride) { (words + index).initialize(to: Atomic(0)) }
         }
 
         deinit {
-            for index in 0...mask where hashes[index].load(ordering: .relaxed) != 0 {
+            for index in 0...mask where hash(index) != 0 {
                 (keys + index).deinitialize(count: 1)
-                if let box = boxes[index].load(ordering: .relaxed) { Unmanaged<Box>.fromOpaque(box).release() }
+                if let box = box(index) { Unmanaged<Box>.fromOpaque(box).release() }
             }
-            hashes.deinitialize(count: mask + 1)
-            boxes.deinitialize(count: mask + 1)
-            hashes.deallocate()
+            words.deinitialize(count: (mask + 1) * Self.stride)
+            words.deallocate()
             keys.deallocate()
-            boxes.deallocate()
+        }
+
+        @inline(__always) func hashWord(_ index: Int) -> UnsafeMutablePointer<Atomic<UInt64>> {
+            words + index &* Self.stride
+        }
+        @inline(__always) func hash(_ index: Int) -> UInt64 { hashWord(index).pointee.load(ordering: .acquiring) }
+        @inline(__always) func control(_ index: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { hashWord(index) + 1 }
+        @inline(__always) func payload(_ index: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { hashWord(index) + 2 }
+        @inline(__always) func boxWord(_ index: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { hashWord(index) + 3 }
+        func box(_ index: Int) -> UnsafeMutableRawPointer? {
+            UnsafeMutableRawPointer(bitPattern: UInt(boxWord(index).pointee.load(ordering: .relaxed)))
         }
 
         /// The bucket holding `key`, or the empty bucket where it would go.
@@ -78,11 +95,28 @@ final class ValueReadCache: @unchecked Sendable {
             let hash = ValueReadCache.stored(hash)
             var index = Int(truncatingIfNeeded: hash) & mask
             while true {
-                let stored = hashes[index].load(ordering: .acquiring)
+                let stored = self.hash(index)
                 if stored == 0 { return (index, false) }
                 if stored == hash && keys[index] == key { return (index, true) }
                 index = (index &+ 1) & mask
             }
+        }
+
+        /// Writes a bucket's value (the store's writer, or a bucket not yet published).
+        ///
+        /// - Returns: the box the bucket held before, now the caller's to retire.
+        func write(_ index: Int, _ value: PropertyList?) -> UnsafeMutableRawPointer? {
+            let (tag, payload) = ScalarReadSlots.encode(value)
+            let box: UInt64 =
+                if tag == .other, let value { UInt64(UInt(bitPattern: Unmanaged.passRetained(Box(value)).toOpaque())) }
+                else { 0 }
+            let control = self.control(index).pointee.load(ordering: .relaxed)
+            self.control(index).pointee.store(control | 1, ordering: .relaxed)
+            atomicMemoryFence(ordering: .releasing)
+            self.payload(index).pointee.store(payload, ordering: .relaxed)
+            let old = boxWord(index).pointee.exchange(box, ordering: .sequentiallyConsistent)
+            self.control(index).pointee.store(((control >> 4) &+ 1) << 4 | tag.rawValue << 1, ordering: .releasing)
+            return UnsafeMutableRawPointer(bitPattern: UInt(old))
         }
     }
 
@@ -90,14 +124,17 @@ final class ValueReadCache: @unchecked Sendable {
     enum Lookup {
         /// The key is in the cache: its effective value (nil when no domain has it).
         case known(PropertyList?)
-        /// The key was not read since the view was last replaced: ask the view.
+        /// The key was not read yet, or is being written, or its table was outgrown under the reader: ask
+        /// the view.
         case unknown
     }
 
     private let current: Atomic<Unmanaged<Table>>
+    /// Tables the cache outgrew: a reader may still be probing one, and nothing tells when it is done.
+    private var outgrown: [Table] = []
     private let readers = Atomic<Int>(0)
     private let hasRetired = Atomic<Bool>(false)
-    private let retired = Lock<[Unmanaged<AnyObject>]>([])
+    private let retired = Lock<[Unmanaged<Box>]>([])
     private static let minimumCapacity = 16
 
     init() {
@@ -107,7 +144,7 @@ final class ValueReadCache: @unchecked Sendable {
     deinit {
         // No reader can hold the store, so none is in the cache.
         current.load(ordering: .relaxed).release()
-        for object in retired.withLock({ $0 }) { object.release() }
+        for box in retired.withLock({ $0 }) { box.release() }
     }
 
     /// The hash a bucket stores for a key's ``FastHash`` (0 marks an empty bucket).
@@ -116,18 +153,41 @@ final class ValueReadCache: @unchecked Sendable {
 
     // MARK: Reading (any thread, no lock)
 
-    /// The cached effective value of a key, if the key was read since the view was last replaced; `hash` is
-    /// the key's ``FastHash`` (which the missing-key filter computed already).
+    /// The cached effective value of a key, if the key was read before; `hash` is the key's ``FastHash``
+    /// (which the missing-key filter computed already).
     @inline(__always)
     func lookup(_ key: String, hash: UInt64) -> Lookup {
-        readers.wrappingAdd(1, ordering: .sequentiallyConsistent)
-        let table = current.load(ordering: .sequentiallyConsistent)
-        let result: Lookup = table._withUnsafeGuaranteedRef { table in
+        current.load(ordering: .acquiring)._withUnsafeGuaranteedRef { table in
             let (index, found) = table.bucket(of: key, hash: hash)
             guard found else { return .unknown }
-            guard let box = table.boxes[index].load(ordering: .sequentiallyConsistent) else { return .known(nil) }
-            return .known(Unmanaged<Box>.fromOpaque(box)._withUnsafeGuaranteedRef { $0.value })
+            let control = table.control(index)
+            let before = control.pointee.load(ordering: .acquiring)
+            guard before & 1 == 0 else { return .unknown }
+            let payload = table.payload(index).pointee.load(ordering: .relaxed)
+            atomicMemoryFence(ordering: .acquiring)
+            guard control.pointee.load(ordering: .relaxed) == before,
+                let tag = ScalarReadSlots.Tag(rawValue: (before >> 1) & 7)
+            else { return .unknown }
+            switch tag {
+            case .missing: return .known(nil)
+            case .integer, .real, .bool, .date: return .known(ScalarReadSlots.decode(tag, payload))
+            case .other: return boxed(table, index)
+            case .unknown, .held: return .unknown
+            }
         }
+    }
+
+    /// The value in a bucket's box, read as an announced reader.
+    private func boxed(_ table: Table, _ index: Int) -> Lookup {
+        readers.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        let word = table.boxWord(index).pointee.load(ordering: .sequentiallyConsistent)
+        let result: Lookup =
+            if let box = UnsafeMutableRawPointer(bitPattern: UInt(word)) {
+                .known(Unmanaged<Box>.fromOpaque(box)._withUnsafeGuaranteedRef { $0.value })
+            } else {
+                // Changed to a scalar (or the table outgrown) since the version was read.
+                .unknown
+            }
         let (before, _) = readers.wrappingSubtract(1, ordering: .sequentiallyConsistent)
         if before == 1 && hasRetired.load(ordering: .relaxed) { releaseRetired() }
         return result
@@ -141,17 +201,21 @@ final class ValueReadCache: @unchecked Sendable {
         var table = current.load(ordering: .relaxed).takeUnretainedValue()
         var (index, found) = table.bucket(of: key, hash: hash)
         if found { return }
-        if (table.used + 1) * 2 > table.mask + 1 {
-            // Full: start again, empty (what was read before is read once more through the view).
-            let capacity = min(max(Self.minimumCapacity, (table.mask + 1) * 2), Self.capacityBound(viewCount))
-            table = Table(capacity: capacity)
-            replace(with: table)
+        let capacity = table.mask + 1
+        if value == nil && (table.absent + 1) * 4 > capacity && capacity >= Self.capacityBound(viewCount) {
+            return  // absent keys have their quarter of a table at its bound
+        }
+        if (table.used + 1) * 2 > capacity {
+            let bound = Self.capacityBound(viewCount)
+            guard capacity < bound else { return }  // full at its bound: this key reads through the lock
+            table = grow(table, to: min(capacity * 2, bound))
             (index, _) = table.bucket(of: key, hash: hash)
         }
         (table.keys + index).initialize(to: key)
-        table.boxes[index].store(value.map { Unmanaged.passRetained(Box($0)).toOpaque() }, ordering: .relaxed)
-        table.hashes[index].store(Self.stored(hash), ordering: .releasing)
+        _ = table.write(index, value)
+        table.hashWord(index).pointee.store(Self.stored(hash), ordering: .releasing)
         table.used += 1
+        if value == nil { table.absent += 1 }
     }
 
     /// Follows a change of a key's effective value, if the key is cached; `hash` is the key's ``FastHash``.
@@ -159,23 +223,23 @@ final class ValueReadCache: @unchecked Sendable {
         let table = current.load(ordering: .relaxed).takeUnretainedValue()
         let (index, found) = table.bucket(of: key, hash: hash)
         guard found else { return }
-        let box = value.map { Unmanaged.passRetained(Box($0)).toOpaque() }
-        if let old = table.boxes[index].exchange(box, ordering: .sequentiallyConsistent) {
-            retire(Unmanaged<AnyObject>.fromOpaque(old))
-        }
+        if let old = table.write(index, value) { retire(old) }
     }
 
-    /// Forgets every key (the whole view was replaced); an empty table (a store being opened) stays.
-    func clear() {
-        guard current.load(ordering: .relaxed)._withUnsafeGuaranteedRef({ $0.used > 0 }) else { return }
-        replace(with: Table(capacity: Self.minimumCapacity))
+    /// Rewrites every cached key from a new view (the search list or a volatile domain changed).
+    func refresh(from view: [String: PropertyList]) {
+        let table = current.load(ordering: .relaxed).takeUnretainedValue()
+        guard table.used > 0 else { return }
+        for index in 0...table.mask where table.hash(index) != 0 {
+            if let old = table.write(index, view[table.keys[index]]) { retire(old) }
+        }
     }
 
     /// Releases what was retired, if no reader is present now. Called after every change of the view, so
     /// it returns at once when nothing waits (the flag is set under the list's lock by whoever retires).
     func releaseRetired() {
         guard hasRetired.load(ordering: .relaxed) else { return }
-        let batch = retired.withLock { retired -> [Unmanaged<AnyObject>] in
+        let batch = retired.withLock { retired -> [Unmanaged<Box>] in
             let batch = retired
             retired.removeAll()
             hasRetired.store(false, ordering: .relaxed)
@@ -183,7 +247,7 @@ final class ValueReadCache: @unchecked Sendable {
         }
         guard !batch.isEmpty else { return }
         if readers.load(ordering: .sequentiallyConsistent) == 0 {
-            for object in batch { object.release() }
+            for box in batch { box.release() }
         } else {
             retired.withLock { retired in
                 retired += batch
@@ -195,23 +259,43 @@ final class ValueReadCache: @unchecked Sendable {
     /// The current table's number of buckets (for tests).
     var capacity: Int { current.load(ordering: .relaxed)._withUnsafeGuaranteedRef { $0.mask + 1 } }
 
-    /// How many objects wait to be released (for tests).
+    /// How many boxes wait to be released (for tests).
     var retiredCount: Int { retired.withLock { $0.count } }
 
-    private func replace(with table: Table) {
-        let old = current.exchange(Unmanaged.passRetained(table), ordering: .sequentiallyConsistent)
-        retire(Unmanaged<AnyObject>.fromOpaque(old.toOpaque()))
+    /// Moves every entry into a new table of `capacity` buckets and publishes it. The outgrown table keeps its
+    /// keys and scalars for a reader still probing it, but gives its boxes to the new one (its box words
+    /// become 0: such a reader then reads through the lock).
+    private func grow(_ table: Table, to capacity: Int) -> Table {
+        let larger = Table(capacity: capacity)
+        for index in 0...table.mask where table.hash(index) != 0 {
+            let key = table.keys[index]
+            let hash = table.hash(index)
+            var target = Int(truncatingIfNeeded: hash) & larger.mask
+            while larger.hash(target) != 0 { target = (target &+ 1) & larger.mask }
+            (larger.keys + target).initialize(to: key)
+            larger.control(target).pointee.store(
+                table.control(index).pointee.load(ordering: .relaxed), ordering: .relaxed)
+            larger.payload(target).pointee.store(table.payload(index).pointee.load(ordering: .relaxed), ordering: .relaxed)
+            larger.boxWord(target).pointee.store(
+                table.boxWord(index).pointee.exchange(0, ordering: .sequentiallyConsistent), ordering: .relaxed)
+            larger.hashWord(target).pointee.store(hash, ordering: .relaxed)
+        }
+        larger.used = table.used
+        larger.absent = table.absent
+        let old = current.exchange(Unmanaged.passRetained(larger), ordering: .releasing)
+        outgrown.append(old.takeRetainedValue())
+        return larger
     }
 
-    private func retire(_ object: Unmanaged<AnyObject>) {
+    private func retire(_ box: UnsafeMutableRawPointer) {
         retired.withLock { retired in
-            retired.append(object)
+            retired.append(Unmanaged<Box>.fromOpaque(box))
             hasRetired.store(true, ordering: .relaxed)
         }
     }
 
     /// The largest table for a view of `count` keys: room for every key and as many absent ones, at half load.
-    private static func capacityBound(_ count: Int) -> Int {
+    static func capacityBound(_ count: Int) -> Int {
         let wanted = max(minimumCapacity, count.multipliedReportingOverflow(by: 4).partialValue)
         return wanted >= 1 << 40 ? 1 << 40 : 1 << (Int.bitWidth - (wanted - 1).leadingZeroBitCount)
     }
