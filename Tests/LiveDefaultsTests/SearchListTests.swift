@@ -1,5 +1,6 @@
 import Foundation
 import PlistOracle
+import Synchronization
 import TestProcesses
 import Testing
 
@@ -305,7 +306,7 @@ struct SearchListTests {
         /// Every post scheduled so far has been delivered: the post (a moment after the change) clears the
         /// pending flag, then posts on the notification queue.
         func delivered() {
-            #expect(eventually(timeout: 20) { !defaults.notificationPending.withLock { $0 } })
+            #expect(eventually(timeout: 20) { !defaults.notificationPending.load(ordering: .acquiring) })
             Defaults.notificationQueue.sync {}
         }
         defaults.set(1, forKey: "A")

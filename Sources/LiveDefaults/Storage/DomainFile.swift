@@ -11,6 +11,8 @@ final class DomainFile: Sendable {
     enum Event: Sendable {
         /// Keys whose value in this file changed, by this process (`.local`) or another (`.external`).
         case changed([KeyDelta], KeyChange.Origin)
+        /// One key changed by this process's `set` (no array to make on the path of every `set`).
+        case changedKey(KeyDelta, KeyChange.Origin)
         case failed(DefaultsError)
     }
 
@@ -240,7 +242,7 @@ final class DomainFile: Sendable {
         }
         if mustSchedule { BackgroundWriter.shared.schedule(self) }
         if let delta {
-            let event = Event.changed([delta], .local)
+            let event = Event.changedKey(delta, .local)
             for observer in observers { observer(event) }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What a change of one of the store's files does: the effective view and its streams, the refusals of typed
 /// keys' values, and the coalesced didChangeNotification.
@@ -10,47 +11,57 @@ extension Defaults {
         case .failed(let error):
             record(error, deferred: true)
         case .changed(let deltas, let origin):
-            let (changed, resumptions, refusals): (Bool, [Resumption], [SchemaViolation]) = state.withLock {
-                state in
-                // The application domain is in the search list once attached (``SearchList/applicationFile`` is set
-                // then); asking the attachments would hash its name again on every `set`.
-                let inSearchList =
-                    domain == configuration.applicationDomain
-                    ? state.search.applicationFile != nil : state.search.persistent[domain]?.inSearchList == true
-                var applied = EffectiveView.Applied()
-                if inSearchList {
-                    let keys = deltas.map { EffectiveView.ResolvedKey(key: $0.key, value: resolve($0.key, state)) }
-                    applied = state.view.apply(.keys(keys, domain: domain, origin: origin)) ?? applied
-                }
-                // The domain's own changes, for streams that follow it whatever the search list shows.
-                if state.view.followsDomain(domain), let attachment = state.search.persistent[domain] {
-                    for delta in deltas {
-                        let new = attachment.value(forKey: delta.key)
-                        let old = attachment.value(forKey: delta.key, replacing: (layer, delta.old))
-                        guard old != new else { continue }
-                        let change = KeyChange(
-                            domain: domain, key: delta.key, oldValue: old, newValue: new, origin: origin)
-                        applied.resumptions += state.view.deliverDomainChange(change)
-                    }
-                }
-                return (applied.changed, applied.resumptions, applied.refusals)
-            }
-            for resume in resumptions { resume() }
-            for violation in firstReports(of: refusals) {
-                record(.invalidValue(violation, domain: domain), deferred: true)
-            }
-            // One post per burst: only the change that finds none scheduled schedules one.
-            if changed, claimNotification() { postDidChange() }
+            apply(deltas, domain: domain, layer: layer, origin: origin)
+        case .changedKey(let delta, let origin):
+            apply(CollectionOfOne(delta), domain: domain, layer: layer, origin: origin)
         }
+    }
+
+    /// Updates the merged view for the keys a file changed and tells observers about effective changes.
+    private func apply(
+        _ deltas: some RandomAccessCollection<KeyDelta>, domain: String, layer: PreferenceLayer,
+        origin: KeyChange.Origin
+    ) {
+        let (changed, resumptions, refusals): (Bool, [Resumption], [SchemaViolation]) = state.withLock { state in
+            // The application domain is in the search list once attached (``SearchList/applicationFile`` is set
+            // then); asking the attachments would hash its name again on every `set`.
+            let inSearchList =
+                domain == configuration.applicationDomain
+                ? state.search.applicationFile != nil : state.search.persistent[domain]?.inSearchList == true
+            var applied = EffectiveView.Applied()
+            if inSearchList, deltas.count == 1, let delta = deltas.first {
+                let key = EffectiveView.ResolvedKey(key: delta.key, value: resolve(delta.key, state))
+                applied = state.view.apply(.key(key, domain: domain, origin: origin)) ?? applied
+            } else if inSearchList {
+                let keys = deltas.map { EffectiveView.ResolvedKey(key: $0.key, value: resolve($0.key, state)) }
+                applied = state.view.apply(.keys(keys, domain: domain, origin: origin)) ?? applied
+            }
+            // The domain's own changes, for streams that follow it whatever the search list shows.
+            if state.view.followsDomain(domain), let attachment = state.search.persistent[domain] {
+                for delta in deltas {
+                    let new = attachment.value(forKey: delta.key)
+                    let old = attachment.value(forKey: delta.key, replacing: (layer, delta.old))
+                    guard old != new else { continue }
+                    let change = KeyChange(domain: domain, key: delta.key, oldValue: old, newValue: new, origin: origin)
+                    applied.resumptions += state.view.deliverDomainChange(change)
+                }
+            }
+            return (applied.changed, applied.resumptions, applied.refusals)
+        }
+        for resume in resumptions { resume() }
+        for violation in firstReports(of: refusals) {
+            record(.invalidValue(violation, domain: domain), deferred: true)
+        }
+        // One post per burst: only the change that finds none scheduled schedules one.
+        if changed, claimNotification() { postDidChange() }
     }
 
     /// Marks a post as scheduled; false when one already was (the caller's change rides along with it).
     func claimNotification() -> Bool {
-        notificationPending.withLock { pending in
-            guard !pending else { return false }
-            pending = true
-            return true
-        }
+        guard !notificationPending.load(ordering: .acquiring) else { return false }
+        return notificationPending.compareExchange(
+            expected: false, desired: true, ordering: .sequentiallyConsistent
+        ).exchanged
     }
 
     /// The refusals not reported before: a refused value is reported once per key, however many slots,
@@ -75,7 +86,7 @@ extension Defaults {
         configuration.clock.schedule(after: Defaults.notificationDelay, on: Defaults.notificationQueue) {
             [weak self] in
             guard let self else { return }
-            if clearingPending { self.notificationPending.withLock { $0 = false } }
+            if clearingPending { self.notificationPending.store(false, ordering: .sequentiallyConsistent) }
             NotificationCenter.default.post(name: Defaults.didChangeNotification, object: self)
         }
     }

@@ -1,5 +1,6 @@
 public import Foundation
 import Logging
+import Synchronization
 
 /// A user-defaults store: Foundation's `UserDefaults` model, on the same files, shared safely between
 /// processes.
@@ -154,8 +155,9 @@ public final class Defaults: Sendable {
     let typedKeys = Lock(TypedKeyState())
     /// Whether a ``didChangeNotification`` post is scheduled: set by the change that schedules one, cleared
     /// by that post just before it posts, so a change made before the clearing rides along with it (the
-    /// view changed first) and a change after schedules its own. Its own lock, never held with another.
-    let notificationPending = Lock(false)
+    /// view changed first) and a change after schedules its own. An atomic: every `set` asks, and a loop of
+    /// sets finds it set (a load, where a lock cost a fifth of a `set`'s time beyond the edit itself).
+    let notificationPending = Atomic<Bool>(false)
     /// The most recent error with no caller to throw to (``lastError``); its own lock.
     let latestError = Lock<DefaultsError?>(nil)
     /// Files of domains outside the search list that this store reached last (``file(forDomain:layer:)``),

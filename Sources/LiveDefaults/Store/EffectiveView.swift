@@ -26,6 +26,8 @@ struct EffectiveView {
     enum Change {
         /// Some keys were resolved again, under the lock: a file of `domain` changed, by this process or another.
         case keys([ResolvedKey], domain: String, origin: KeyChange.Origin)
+        /// One key resolved again (a single `set`: no array to make).
+        case key(ResolvedKey, domain: String, origin: KeyChange.Origin)
         /// The whole view, computed from the sources as they were at generation `basedOn`: the search list, a
         /// volatile domain or the registration domain changed (attributed to `domain`).
         case all([String: PropertyList], domain: String, basedOn: Int)
@@ -118,32 +120,11 @@ struct EffectiveView {
         var applied = Applied()
         switch change {
         case .keys(let keys, let domain, let origin):
-            for resolved in keys {
-                let key = resolved.key
-                let hash = FastHash.hash(key)  // the filter's and the cache's
-                // Bits first: a reader that finds the key in the filter then looks under the lock.
-                if resolved.value != nil { missingKeys.insert(hash: hash) }
-                let old = resolved.value.map { merged.updateValue($0, forKey: key) } ?? merged.removeValue(forKey: key)
-                guard old != resolved.value else { continue }
-                applied.changed = true
-                valueCache.update(key, hash: hash, to: resolved.value)
-                if slotNames.mayContain(hash), let index = slotsByName.index(forKey: key) {
-                    for position in slotsByName.values[index].indices {
-                        Self.write(
-                            &slotsByName.values[index][position], resolved.value, to: readSlots,
-                            refusals: &applied.refusals)
-                    }
-                }
-                if subscribers.count > 0 {
-                    let change = KeyChange(
-                        domain: domain, key: key, oldValue: old, newValue: resolved.value, origin: origin)
-                    applied.resumptions += deliver(change)
-                }
-            }
-            if applied.changed {
-                generation &+= 1
-                missingKeys.grow(toHold: merged.keys)
-            }
+            for resolved in keys { apply(resolved, domain: domain, origin: origin, to: &applied) }
+            if applied.changed { keysChanged() }
+        case .key(let resolved, let domain, let origin):
+            apply(resolved, domain: domain, origin: origin, to: &applied)
+            if applied.changed { keysChanged() }
         case .all(let view, let domain, let basedOn):
             guard basedOn == generation else { return nil }
             generation &+= 1
@@ -170,6 +151,36 @@ struct EffectiveView {
             }
         }
         return applied
+    }
+
+    /// One key of a ``Change/keys(_:domain:origin:)`` or ``Change/key(_:domain:origin:)`` change.
+    private mutating func apply(
+        _ resolved: ResolvedKey, domain: String, origin: KeyChange.Origin, to applied: inout Applied
+    ) {
+        let key = resolved.key
+        let hash = FastHash.hash(key)  // the filter's and the cache's
+        // Bits first: a reader that finds the key in the filter then looks under the lock.
+        if resolved.value != nil { missingKeys.insert(hash: hash) }
+        let old = resolved.value.map { merged.updateValue($0, forKey: key) } ?? merged.removeValue(forKey: key)
+        guard old != resolved.value else { return }
+        applied.changed = true
+        valueCache.update(key, hash: hash, to: resolved.value)
+        if slotNames.mayContain(hash), let index = slotsByName.index(forKey: key) {
+            for position in slotsByName.values[index].indices {
+                Self.write(
+                    &slotsByName.values[index][position], resolved.value, to: readSlots, refusals: &applied.refusals)
+            }
+        }
+        if subscribers.count > 0 {
+            let change = KeyChange(domain: domain, key: key, oldValue: old, newValue: resolved.value, origin: origin)
+            applied.resumptions += deliver(change)
+        }
+    }
+
+    /// After keys changed one by one: a new generation, and a filter large enough for the view.
+    private mutating func keysChanged() {
+        generation &+= 1
+        missingKeys.grow(toHold: merged.keys)
     }
 
     /// Fills a typed key's read slot with what a typed read of the key returns (once; ``apply(_:)`` keeps it
