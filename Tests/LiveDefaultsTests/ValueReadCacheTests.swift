@@ -224,7 +224,7 @@ struct ValueReadCacheTests {
         let directory = TemporaryDirectory()
         let defaults = try directory.store("com.example.cache.full")
         // Names that come and go: each read while present (cached), then removed. The view never holds
-        // more than two keys, which bounds the table at 16 buckets, half of them usable.
+        // more than two keys, which bounds the table (at 8 buckets, half of them usable).
         defaults.set(0, forKey: "Stays")
         for index in 0..<8 {
             defaults.set(index, forKey: "Gone\(index)")
@@ -232,7 +232,7 @@ struct ValueReadCacheTests {
             defaults.removeObject(forKey: "Gone\(index)")
             #expect(defaults.object(forKey: "Gone\(index)") == nil, "a cached key follows its removal")
         }
-        #expect(defaults.valueCache.capacity == 16)
+        #expect(defaults.valueCache.capacity == ValueReadCache.capacityBound(2))
         defaults.set(9, forKey: "Late")
         #expect(defaults.integer(forKey: "Late") == 9)
         guard case .unknown = cached(defaults, "Late") else {

@@ -50,28 +50,28 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 
     /// The kind of error.
-    public let code: Code
+    public var code: Code { storage.code }
     /// The domain involved (for ``Code/invalidDomainName`` and ``Code/volatileDomainExists``, the name refused).
-    public let domain: String?
+    public var domain: String? { storage.domain }
     /// The key involved.
-    public let key: String?
+    public var key: String? { storage.key }
     /// The file involved.
-    public let path: String?
+    public var path: String? { storage.path }
     /// The system error number, for failed reads and writes.
-    public let errno: Int32?
+    public var errno: Int32? { storage.errno }
     /// Why a file or value could not be read or written as a property list.
-    public let propertyListError: PropertyListError?
+    public var propertyListError: PropertyListError? { storage.propertyListError }
     /// Where a corrupt file was moved before the domain was written again.
-    public let keptAs: String?
+    public var keptAs: String? { storage.keptAs }
     /// Details in words: the reason, the system's message, the type found.
-    public let detail: String?
+    public var detail: String? { storage.detail }
     /// For a file that cannot be read (``Code/corruptFile``, ``Code/notADictionary``, ``Code/readFailed``):
     /// whether the store keeps serving the last version of it that it read (its *last known good*) instead
     /// of reading the layer as empty. True in a running store that had read the file before it broke; false
     /// in a process that found it broken from the start.
-    public let keepsLastKnownGood: Bool
+    public var keepsLastKnownGood: Bool { storage.keepsLastKnownGood }
     /// For ``Code/invalidValue``: the value refused and what the key accepts.
-    public let violation: SchemaViolation?
+    public var violation: SchemaViolation? { storage.violation }
 
     /// An error of any code with the given context (for codes this version has no function for).
     public init(
@@ -79,16 +79,65 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         propertyListError: PropertyListError? = nil, keptAs: String? = nil, detail: String? = nil,
         keepsLastKnownGood: Bool = false, violation: SchemaViolation? = nil
     ) {
-        self.code = code
-        self.domain = domain
-        self.key = key
-        self.path = path
-        self.errno = errno
-        self.propertyListError = propertyListError
-        self.keptAs = keptAs
-        self.detail = detail
-        self.keepsLastKnownGood = keepsLastKnownGood
-        self.violation = violation
+        storage = Storage(
+            code: code, domain: domain, key: key, path: path, errno: errno, propertyListError: propertyListError,
+            keptAs: keptAs, detail: detail, keepsLastKnownGood: keepsLastKnownGood, violation: violation)
+    }
+
+    /// The fields, in one immutable object: an error is then one word wherever it is kept (a file's current
+    /// failure, a store's last error), where the fields inline took 233 bytes, in every one of the six layer
+    /// files of every domain a process opens (Docs/Benchmarks.md, memory).
+    private let storage: Storage
+
+    private final class Storage: Sendable, Hashable {
+        let code: Code
+        let domain: String?
+        let key: String?
+        let path: String?
+        let errno: Int32?
+        let propertyListError: PropertyListError?
+        let keptAs: String?
+        let detail: String?
+        let keepsLastKnownGood: Bool
+        let violation: SchemaViolation?
+
+        init(
+            code: Code, domain: String?, key: String?, path: String?, errno: Int32?,
+            propertyListError: PropertyListError?, keptAs: String?, detail: String?, keepsLastKnownGood: Bool,
+            violation: SchemaViolation?
+        ) {
+            self.code = code
+            self.domain = domain
+            self.key = key
+            self.path = path
+            self.errno = errno
+            self.propertyListError = propertyListError
+            self.keptAs = keptAs
+            self.detail = detail
+            self.keepsLastKnownGood = keepsLastKnownGood
+            self.violation = violation
+        }
+
+        static func == (lhs: Storage, rhs: Storage) -> Bool {
+            lhs === rhs
+                || (lhs.code == rhs.code && lhs.domain == rhs.domain && lhs.key == rhs.key && lhs.path == rhs.path
+                    && lhs.errno == rhs.errno && lhs.propertyListError == rhs.propertyListError
+                    && lhs.keptAs == rhs.keptAs && lhs.detail == rhs.detail
+                    && lhs.keepsLastKnownGood == rhs.keepsLastKnownGood && lhs.violation == rhs.violation)
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(code)
+            hasher.combine(domain)
+            hasher.combine(key)
+            hasher.combine(path)
+            hasher.combine(errno)
+            hasher.combine(propertyListError)
+            hasher.combine(keptAs)
+            hasher.combine(detail)
+            hasher.combine(keepsLastKnownGood)
+            hasher.combine(violation)
+        }
     }
 
     /// This error, saying whether the store keeps serving the file's last known good version.

@@ -135,7 +135,9 @@ final class ValueReadCache: @unchecked Sendable {
     private let readers = Atomic<Int>(0)
     private let hasRetired = Atomic<Bool>(false)
     private let retired = Lock<[Unmanaged<Box>]>([])
-    private static let minimumCapacity = 16
+    /// A store's first table: four keys at half load (a store of a process that opens many suites often
+    /// reads one or two keys of each; 384 bytes a store, where 16 buckets took 768).
+    private static let minimumCapacity = 8
 
     init() {
         current = Atomic(Unmanaged.passRetained(Table(capacity: Self.minimumCapacity)))
