@@ -12,20 +12,28 @@
 // - 1,000 watched domains: 1,000 suites of 10 keys, each opened and one key read.
 // The figure is the growth of the process's resident set (VmRSS) from just before the work to just after it
 // (Foundation already loaded in both, so its own start-up is not counted), median of five fresh processes;
-// the process's total is shown beside it.
+// the process's total is shown beside it, and the growth split into its anonymous part (what the work
+// allocated: heap, thread stacks, the runtime's metadata) and its file-backed part (code pages mapped on
+// first use: LiveDefaults' code is in the executable, mapped by the kernel in 64 KiB runs around each first
+// touch; Foundation's is in shared libraries that the loader had already mapped in large pieces).
 import BenchmarkSupport
 import Foundation
 import Glibc
 import LiveDefaults
 import LiveDefaultsTesting
 
-/// The process's resident set, in KiB (VmRSS of /proc/self/status).
-func residentKiB() -> Int {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-        let number = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
-    else { return -1 }
-    return number
+/// The process's resident set, in KiB: VmRSS, and its anonymous (RssAnon: heap, stacks, the runtime's
+/// metadata) and file-backed (RssFile: code and data mapped from the executable and libraries) parts, from
+/// /proc/self/status; -1 where a line is missing.
+func resident() -> (total: Int, anonymous: Int, file: Int) {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return (-1, -1, -1) }
+    func field(_ name: String) -> Int {
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }),
+            let number = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        else { return -1 }
+        return number
+    }
+    return (field("VmRSS"), field("RssAnon"), field("RssFile"))
 }
 
 /// Writes `count` domains of `keys` integer keys each (`<prefix><i>.plist`, Key0 = 0 …) as XML.
@@ -45,7 +53,7 @@ func prepare(_ directory: String, prefix: String, domains count: Int, keys: Int)
 func measure(system: String, row: String, count: Int) async -> Never {
     _ = ProcessInfo.processInfo.environment  // Foundation loaded and running in both systems before the count
     _ = NotificationCenter.default
-    let before = residentKiB()
+    let before = resident()
     var keep: [Any] = []
     var tasks: [Task<Void, Never>] = []
     switch (system, row) {
@@ -102,8 +110,8 @@ func measure(system: String, row: String, count: Int) async -> Never {
     default:
         fatalError("unknown \(system) \(row)")
     }
-    let after = residentKiB()
-    print("\(before) \(after)")
+    let after = resident()
+    print(before.total, after.total, after.anonymous - before.anonymous, after.file - before.file)
     withExtendedLifetime((keep, tasks)) {}
     exit(0)
 }
@@ -125,9 +133,13 @@ func kib(_ value: Int) -> String {
 }
 
 print(
-    "Resident memory a process gains for the work (VmRSS after − before; process total in brackets), median of \(runs)")
-print("| work | LiveDefaults | Foundation | LiveDefaults ÷ Foundation |")
-print("|---|---|---|---|")
+    "Resident memory a process gains for the work (VmRSS after − before; process total in brackets), median of \(runs);"
+        + " then the growth's anonymous part (heap, stacks, runtime metadata: what the work allocated) and its"
+        + " file-backed part (code pages mapped from the executable and libraries on first use)")
+print(
+    "| work | LiveDefaults | Foundation | LiveDefaults ÷ Foundation | anonymous: LiveDefaults | Foundation | ÷ |"
+        + " code and files: LiveDefaults | Foundation |")
+print("|---|---|---|---|---|---|---|---|---|")
 let rows: [(String, String, Int)] =
     sizes.map { ("one domain of \($0) keys, one key read", "domain", $0) }
     + [
@@ -135,22 +147,35 @@ let rows: [(String, String, Int)] =
         ("\(many) observers of one key (LiveDefaults: each a `for await` task)", "observer tasks", many),
         ("\(many) watched domains of 10 keys", "domains", many),
     ]
+
+/// One measurement: growth, process total, anonymous growth, file-backed growth (KiB).
+struct Sample {
+    var growth: Int
+    var total: Int
+    var anonymous: Int
+    var file: Int
+}
+
+func ratio(_ ours: Int, _ theirs: Int) -> String {
+    theirs > 0 ? String(format: "%.2f", Double(ours) / Double(theirs)) : "–"
+}
+
 for (title, row, count) in rows {
-    var cells: [(growth: Int, total: Int)] = []
+    var cells: [Sample] = []
     for system in ["LiveDefaults", "Foundation"] {
-        var samples: [(Int, Int)] = []
+        var samples: [Sample] = []
         for _ in 0..<runs {
-            let output = spawnSelfOutput(["measure", system, row, "\(count)"]).split(separator: " ")
-            guard output.count == 2, let before = Int(output[0]),
-                let after = Int(output[1].trimmingCharacters(in: .whitespacesAndNewlines))
-            else { fatalError("\(system) \(row) \(count): no figure") }
-            samples.append((after - before, after))
+            let output = spawnSelfOutput(["measure", system, row, "\(count)"])
+                .split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Int($0) }
+            guard output.count == 4 else { fatalError("\(system) \(row) \(count): no figure") }
+            samples.append(Sample(growth: output[1] - output[0], total: output[1], anonymous: output[2], file: output[3]))
         }
-        samples.sort { $0.0 < $1.0 }
+        samples.sort { $0.growth < $1.growth }
         cells.append(samples[samples.count / 2])
     }
-    let ratio = cells[1].growth > 0 ? String(format: "%.2f", Double(cells[0].growth) / Double(cells[1].growth)) : "–"
+    let (ours, theirs) = (cells[0], cells[1])
     print(
-        "| \(title) | \(kib(cells[0].growth)) (\(kib(cells[0].total))) | \(kib(cells[1].growth)) (\(kib(cells[1].total))) | \(ratio) |"
-    )
+        "| \(title) | \(kib(ours.growth)) (\(kib(ours.total))) | \(kib(theirs.growth)) (\(kib(theirs.total))) | "
+            + "\(ratio(ours.growth, theirs.growth)) | \(kib(ours.anonymous)) | \(kib(theirs.anonymous)) | "
+            + "\(ratio(ours.anonymous, theirs.anonymous)) | \(kib(ours.file)) | \(kib(theirs.file)) |")
 }

@@ -45,8 +45,6 @@ final class DomainFile: Sendable {
         var observerList: [Observer] = []
         var observerTokens: [UInt64] = []
         var nextObserver: UInt64 = 0
-        /// The version of the file last found corrupt, so that it is reported once, not on every reload.
-        var corruptStamp: FileStamp?
         /// Why the current version of the file could not be read, until it is fixed or replaced; stores that
         /// attach to the file later learn of it through ``currentFailure``.
         var failure: DefaultsError?
@@ -58,10 +56,45 @@ final class DomainFile: Sendable {
         /// A digest of the bytes last read or written, to tell a rewrite that kept inode, size and
         /// modification time (timestamps are coarse, inode numbers are reused) from no change at all.
         var digest: Int?
+        /// What only some files ever hold, out of line: a process keeps six layer files for every domain it
+        /// opens, most of which do not exist (88 bytes less each; Docs/Benchmarks.md, memory).
+        private var rare: RareBox?
+
+        /// The version of the file last found corrupt, so that it is reported once, not on every reload.
+        var corruptStamp: FileStamp? {
+            get { rare?.fields.corruptStamp }
+            set { updateRare { $0.corruptStamp = newValue } }
+        }
         /// The version in `disk` as bytes with where each key lies, when it was read from a large XML file:
         /// the next version is then read by parsing only the entries that changed (``XMLDictionaryIndex``).
         /// Dropped when this process writes the file (the next version read is then parsed whole).
+        var index: XMLDictionaryIndex? {
+            get { rare?.fields.index }
+            set { updateRare { $0.index = newValue } }
+        }
+
+        private mutating func updateRare(_ change: (inout RareFields) -> Void) {
+            var fields = rare?.fields ?? RareFields()
+            change(&fields)
+            if fields.corruptStamp == nil && fields.index == nil {
+                rare = nil
+            } else if isKnownUniquelyReferenced(&rare) {
+                rare?.fields = fields
+            } else {
+                rare = RareBox(fields)
+            }
+        }
+    }
+
+    private struct RareFields {
+        var corruptStamp: FileStamp?
         var index: XMLDictionaryIndex?
+    }
+
+    /// ``State``'s rarely set fields; copied on write (a `State` copied and changed does not change another).
+    private final class RareBox {
+        var fields: RareFields
+        init(_ fields: RareFields) { self.fields = fields }
     }
 
     private let state = Lock(State())
