@@ -140,28 +140,23 @@ struct XMLDictionaryIndex: Sendable {
 
     /// The index of the last element ≤ `value` in an ascending array, or nil.
     static func lastIndex(in sorted: [Int], atOrBelow value: Int) -> Int? {
-        let above = firstIndex(in: sorted, above: value)
+        let above = partitionPoint(of: sorted) { $0 > value }
         return above > 0 ? above - 1 : nil
     }
 
     /// The index of the first element ≥ `value` in an ascending array (its count when there is none).
     static func firstIndex(in sorted: [Int], atOrAbove value: Int) -> Int {
-        var low = 0
-        var high = sorted.count
-        while low < high {
-            let middle = low + (high - low) / 2
-            if sorted[middle] < value { low = middle + 1 } else { high = middle }
-        }
-        return low
+        partitionPoint(of: sorted) { $0 >= value }
     }
 
-    /// The index of the first element > `value` (its count when there is none).
-    private static func firstIndex(in sorted: [Int], above value: Int) -> Int {
+    /// The index of the first element for which `belongsAfter` holds, in an array where it holds for a
+    /// suffix (its count when it holds for none): a binary search.
+    private static func partitionPoint(of sorted: [Int], where belongsAfter: (Int) -> Bool) -> Int {
         var low = 0
         var high = sorted.count
         while low < high {
             let middle = low + (high - low) / 2
-            if sorted[middle] <= value { low = middle + 1 } else { high = middle }
+            if belongsAfter(sorted[middle]) { high = middle } else { low = middle + 1 }
         }
         return low
     }

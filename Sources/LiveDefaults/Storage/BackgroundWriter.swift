@@ -67,11 +67,11 @@ final class BackgroundWriter: Sendable {
     /// How long a newly scheduled write waits: ``delay``, or, when the group's last write ended less than
     /// ``sustainedSpacing`` ago (`seconds`), the rest of that spacing.
     static func wait(sinceLastWrite seconds: Double?) -> Duration {
-        let (whole, fraction) = sustainedSpacing.components
-        let spacing = Double(whole) + Double(fraction) / 1e18
-        guard let seconds, seconds >= 0, seconds < spacing else { return delay }
-        let rest = Duration.nanoseconds(Int64(((spacing - seconds) * 1e9).rounded(.up)))
-        return max(delay, rest)
+        // Bounded before it becomes a Duration: a clock's date can be anything (NaN, far future or past).
+        guard let seconds, seconds >= 0, seconds < Double(sustainedSpacing.components.seconds + 1) else { return delay }
+        let elapsed = Duration.seconds(seconds)
+        guard elapsed < sustainedSpacing else { return delay }
+        return max(delay, sustainedSpacing - elapsed)
     }
 
     /// When the last scheduled write of `clock`'s group ended, on that clock (nil before the first).
