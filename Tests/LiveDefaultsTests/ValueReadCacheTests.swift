@@ -156,7 +156,9 @@ struct ValueReadCacheTests {
             defaults.set(true, forKey: "Done")
         }
         let registrar = Task.detached {
-            for round in 0..<50 { defaults.register(defaults: ["Registered": .integer(round)] as [String: PropertyList]) }
+            for round in 0..<50 {
+                defaults.register(defaults: ["Registered": .integer(round)] as [String: PropertyList])
+            }
         }
         let readers = (0..<3).map { reader in
             Task.detached { () -> Int in

@@ -168,7 +168,8 @@ for (title, row, count) in rows {
             let output = spawnSelfOutput(["measure", system, row, "\(count)"])
                 .split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Int($0) }
             guard output.count == 4 else { fatalError("\(system) \(row) \(count): no figure") }
-            samples.append(Sample(growth: output[1] - output[0], total: output[1], anonymous: output[2], file: output[3]))
+            samples.append(
+                Sample(growth: output[1] - output[0], total: output[1], anonymous: output[2], file: output[3]))
         }
         samples.sort { $0.growth < $1.growth }
         cells.append(samples[samples.count / 2])

@@ -44,7 +44,15 @@ extension Defaults {
         /// Watches the store's files for other processes' writes, when ``watching`` is ``Watching/automatic``:
         /// the process's watcher unless a test of this package sets its own (one with a manual clock, a
         /// watch limit). Programs choose with ``watching``.
-        package var watcher: FileWatcher = .shared
+        ///
+        /// The process's watcher is made only when a store that watches asks for it: making it opens inotify
+        /// and starts libdispatch's event thread, which a program that opens its stores with
+        /// ``Watching/off`` (the `defaults` command) never needs.
+        package var watcher: FileWatcher {
+            get { chosenWatcher ?? .shared }
+            set { chosenWatcher = newValue }
+        }
+        private var chosenWatcher: FileWatcher?
         /// How the store follows other processes' writes: ``Watching/automatic`` (inotify) unless you choose
         /// polling, or no watching at all for a program that reads once and exits.
         public var watching: Watching = .automatic
@@ -172,9 +180,9 @@ extension Defaults.Configuration.Watching {
     /// The watcher a store configured so uses: `automatic` (the configuration's watcher) for
     /// ``automatic``, one polling watcher per interval (made on first use, kept for the process) for
     /// ``polling(interval:)``, none for ``off``.
-    func watcher(automatic: FileWatcher) -> FileWatcher? {
+    func watcher(automatic: @autoclosure () -> FileWatcher) -> FileWatcher? {
         switch self {
-        case .automatic: return automatic
+        case .automatic: return automatic()
         case .off: return nil
         case .polling(let interval):
             let interval = max(.milliseconds(1), interval)

@@ -108,8 +108,9 @@ final class ValueReadCache: @unchecked Sendable {
         func write(_ index: Int, _ value: PropertyList?) -> UnsafeMutableRawPointer? {
             let (tag, payload) = ScalarReadSlots.encode(value)
             let box: UInt64 =
-                if tag == .other, let value { UInt64(UInt(bitPattern: Unmanaged.passRetained(Box(value)).toOpaque())) }
-                else { 0 }
+                if tag == .other, let value {
+                    UInt64(UInt(bitPattern: Unmanaged.passRetained(Box(value)).toOpaque()))
+                } else { 0 }
             let control = self.control(index).pointee.load(ordering: .relaxed)
             self.control(index).pointee.store(control | 1, ordering: .relaxed)
             atomicMemoryFence(ordering: .releasing)
@@ -277,7 +278,8 @@ final class ValueReadCache: @unchecked Sendable {
             (larger.keys + target).initialize(to: key)
             larger.control(target).pointee.store(
                 table.control(index).pointee.load(ordering: .relaxed), ordering: .relaxed)
-            larger.payload(target).pointee.store(table.payload(index).pointee.load(ordering: .relaxed), ordering: .relaxed)
+            larger.payload(target).pointee.store(
+                table.payload(index).pointee.load(ordering: .relaxed), ordering: .relaxed)
             larger.boxWord(target).pointee.store(
                 table.boxWord(index).pointee.exchange(0, ordering: .sequentiallyConsistent), ordering: .relaxed)
             larger.hashWord(target).pointee.store(hash, ordering: .relaxed)
