@@ -73,6 +73,18 @@ final class DomainFile: Sendable {
             set { updateRare { $0.index = newValue } }
         }
 
+        /// Takes a version of the file that parsed, or its absence (a nil `stamp`), as the one `disk` holds:
+        /// the three ways a version arrives (a whole read, a read of the changed entries, this process's own
+        /// write) set the same fields.
+        mutating func adopt(stamp: FileStamp?, format: PropertyList.Format, digest: Int?, index: XMLDictionaryIndex?) {
+            self.stamp = stamp
+            self.format = format
+            self.digest = digest
+            self.index = index
+            failure = nil
+            readGoodVersion = stamp != nil
+        }
+
         private mutating func updateRare(_ change: (inout RareFields) -> Void) {
             var fields = rare?.fields ?? RareFields()
             change(&fields)
@@ -205,24 +217,16 @@ final class DomainFile: Sendable {
                 loadedFlag.store(true, ordering: .releasing)
                 if case .success(let loaded?) = result, case .changed(let reread) = loaded.contents {
                     // Only the entries that changed were read: the dictionaries are edited in place.
-                    state.stamp = loaded.stamp
-                    state.format = loaded.format
-                    state.digest = loaded.digest
-                    state.index = reread.index
-                    state.failure = nil
-                    state.readGoodVersion = true
+                    state.adopt(stamp: loaded.stamp, format: loaded.format, digest: loaded.digest, index: reread.index)
                     return Self.apply(reread, to: &state, reporting: !state.observerList.isEmpty)
                 }
                 let before = state.contents
                 switch result {
                 case .success(let loaded):
                     if case .whole(let contents) = loaded?.contents { state.disk = contents } else { state.disk = [:] }
-                    state.stamp = loaded?.stamp
-                    state.format = loaded?.format ?? state.format
-                    state.digest = loaded?.digest
-                    state.index = loaded?.index
-                    state.failure = nil
-                    state.readGoodVersion = loaded != nil
+                    state.adopt(
+                        stamp: loaded?.stamp, format: loaded?.format ?? state.format, digest: loaded?.digest,
+                        index: loaded?.index)
                 case .failure(let failure):
                     // Last known good: `disk` keeps the last version that parsed (empty when this process has
                     // read none), so that one bad save never takes a running program's settings away. The
@@ -317,14 +321,10 @@ final class DomainFile: Sendable {
             case .success(let outcome):
                 let deltas: [KeyDelta] = state.withLock { state in
                     state.disk = outcome.contents
-                    state.stamp = outcome.stamp
-                    state.format = outcome.format
-                    state.digest = outcome.digest
-                    state.index = nil
+                    // Written by this process: the next version read is parsed whole (no index).
+                    state.adopt(stamp: outcome.stamp, format: outcome.format, digest: outcome.digest, index: nil)
                     state.inFlight = nil
                     state.corruptStamp = nil
-                    state.failure = nil
-                    state.readGoodVersion = outcome.stamp != nil
                     // The file held what this process last knew: the new disk contents are exactly the
                     // cached contents without the newer pending edits, so nothing changed for readers, and
                     // the cache keeps its own storage (recomputing it would share the disk dictionary and
@@ -558,8 +558,17 @@ final class DomainFile: Sendable {
         var format: PropertyList.Format
         var stamp: FileStamp
         var digest: Int
+        /// The index of a large XML file read whole (``readOnce(_:knownCorrupt:emptyMayBeInProgress:indexing:previous:)``
+        /// with `indexing`); a changed-entries read carries its own.
+        var wholeIndex: XMLDictionaryIndex? = nil
+
         /// The new version's index (large XML files), for reading the next one.
-        var index: XMLDictionaryIndex? = nil
+        var index: XMLDictionaryIndex? {
+            switch contents {
+            case .whole: wholeIndex
+            case .changed(let reread): reread.index
+            }
+        }
     }
 
     /// The version a reload starts from, when it can read only what changed: its index, and whether it holds
@@ -684,9 +693,7 @@ final class DomainFile: Sendable {
         if let previous, let reread = previous.index.reread(data, isKey: previous.isKey) {
             return .done(
                 .success(
-                    Loaded(
-                        contents: .changed(reread), format: .xml, stamp: stamp, digest: digest(data),
-                        index: reread.index)))
+                    Loaded(contents: .changed(reread), format: .xml, stamp: stamp, digest: digest(data))))
         }
         let failure: LoadFailure
         do throws(PropertyListError) {
@@ -696,7 +703,7 @@ final class DomainFile: Sendable {
                     .success(
                         Loaded(
                             contents: .whole(contents), format: format, stamp: stamp, digest: digest(data),
-                            index: index)))
+                            wholeIndex: index)))
             }
             failure = LoadFailure(error: .notADictionary(path: path, found: value.typeName), stamp: stamp)
         } catch {
