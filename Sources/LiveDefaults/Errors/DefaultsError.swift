@@ -50,28 +50,28 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 
     /// The kind of error.
-    public var code: Code { storage.code }
+    public var code: Code { storage.fields.code }
     /// The domain involved (for ``Code/invalidDomainName`` and ``Code/volatileDomainExists``, the name refused).
-    public var domain: String? { storage.domain }
+    public var domain: String? { storage.fields.domain }
     /// The key involved.
-    public var key: String? { storage.key }
+    public var key: String? { storage.fields.key }
     /// The file involved.
-    public var path: String? { storage.path }
+    public var path: String? { storage.fields.path }
     /// The system error number, for failed reads and writes.
-    public var errno: Int32? { storage.errno }
+    public var errno: Int32? { storage.fields.errno }
     /// Why a file or value could not be read or written as a property list.
-    public var propertyListError: PropertyListError? { storage.propertyListError }
+    public var propertyListError: PropertyListError? { storage.fields.propertyListError }
     /// Where a corrupt file was moved before the domain was written again.
-    public var keptAs: String? { storage.keptAs }
+    public var keptAs: String? { storage.fields.keptAs }
     /// Details in words: the reason, the system's message, the type found.
-    public var detail: String? { storage.detail }
+    public var detail: String? { storage.fields.detail }
     /// For a file that cannot be read (``Code/corruptFile``, ``Code/notADictionary``, ``Code/readFailed``):
     /// whether the store keeps serving the last version of it that it read (its *last known good*) instead
     /// of reading the layer as empty. True in a running store that had read the file before it broke; false
     /// in a process that found it broken from the start.
-    public var keepsLastKnownGood: Bool { storage.keepsLastKnownGood }
+    public var keepsLastKnownGood: Bool { storage.fields.keepsLastKnownGood }
     /// For ``Code/invalidValue``: the value refused and what the key accepts.
-    public var violation: SchemaViolation? { storage.violation }
+    public var violation: SchemaViolation? { storage.fields.violation }
 
     /// An error of any code with the given context (for codes this version has no function for).
     public init(
@@ -80,8 +80,9 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         keepsLastKnownGood: Bool = false, violation: SchemaViolation? = nil
     ) {
         storage = Storage(
-            code: code, domain: domain, key: key, path: path, errno: errno, propertyListError: propertyListError,
-            keptAs: keptAs, detail: detail, keepsLastKnownGood: keepsLastKnownGood, violation: violation)
+            Fields(
+                code: code, domain: domain, key: key, path: path, errno: errno, propertyListError: propertyListError,
+                keptAs: keptAs, detail: detail, keepsLastKnownGood: keepsLastKnownGood, violation: violation))
     }
 
     /// The fields, in one immutable object: an error is then one word wherever it is kept (a file's current
@@ -90,6 +91,15 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
     private let storage: Storage
 
     private final class Storage: Sendable, Hashable {
+        let fields: Fields
+
+        init(_ fields: Fields) { self.fields = fields }
+
+        static func == (lhs: Storage, rhs: Storage) -> Bool { lhs === rhs || lhs.fields == rhs.fields }
+        func hash(into hasher: inout Hasher) { hasher.combine(fields) }
+    }
+
+    private struct Fields: Sendable, Hashable {
         let code: Code
         let domain: String?
         let key: String?
@@ -100,44 +110,6 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         let detail: String?
         let keepsLastKnownGood: Bool
         let violation: SchemaViolation?
-
-        init(
-            code: Code, domain: String?, key: String?, path: String?, errno: Int32?,
-            propertyListError: PropertyListError?, keptAs: String?, detail: String?, keepsLastKnownGood: Bool,
-            violation: SchemaViolation?
-        ) {
-            self.code = code
-            self.domain = domain
-            self.key = key
-            self.path = path
-            self.errno = errno
-            self.propertyListError = propertyListError
-            self.keptAs = keptAs
-            self.detail = detail
-            self.keepsLastKnownGood = keepsLastKnownGood
-            self.violation = violation
-        }
-
-        static func == (lhs: Storage, rhs: Storage) -> Bool {
-            lhs === rhs
-                || (lhs.code == rhs.code && lhs.domain == rhs.domain && lhs.key == rhs.key && lhs.path == rhs.path
-                    && lhs.errno == rhs.errno && lhs.propertyListError == rhs.propertyListError
-                    && lhs.keptAs == rhs.keptAs && lhs.detail == rhs.detail
-                    && lhs.keepsLastKnownGood == rhs.keepsLastKnownGood && lhs.violation == rhs.violation)
-        }
-
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(code)
-            hasher.combine(domain)
-            hasher.combine(key)
-            hasher.combine(path)
-            hasher.combine(errno)
-            hasher.combine(propertyListError)
-            hasher.combine(keptAs)
-            hasher.combine(detail)
-            hasher.combine(keepsLastKnownGood)
-            hasher.combine(violation)
-        }
     }
 
     /// This error, saying whether the store keeps serving the file's last known good version.

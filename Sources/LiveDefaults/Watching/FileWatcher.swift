@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
+import Synchronization
 
 /// Watches the directories of the files that stores registered and tells them when another process (or a
 /// person with an editor) may have changed one. By default one per process (``shared``), used by every store;
@@ -99,6 +100,9 @@ package final class FileWatcher: Sendable {
     /// Times the polling fallback (and nothing else).
     private let clock: any DefaultsClock
     private let state = Lock(State())
+    /// Whether a reconciliation is queued and has not started: registrations made meanwhile ride along with
+    /// it (a store's open registers twelve layer files; each used to queue a reconciliation of its own).
+    private let reconcileQueued = Atomic<Bool>(false)
     /// How often directories that cannot be watched with inotify are checked: at least a millisecond.
     package let pollInterval: Duration
     /// The most inotify watches this watcher adds before it polls instead (tests simulate the limit).
@@ -204,7 +208,7 @@ package final class FileWatcher: Sendable {
             }
             state.files[directory, default: [:]][path] = registrations
         }
-        queue.async { self.reconcile() }
+        scheduleReconcile()
     }
 
     /// Undoes one ``watch(_:owner:logger:onChange:)``; the directory's watch goes when nobody needs it.
@@ -227,7 +231,7 @@ package final class FileWatcher: Sendable {
                 state.links.forgetDirectory(directory)
             }
         }
-        queue.async { self.reconcile() }
+        scheduleReconcile()
     }
 
     /// Whether any live registrant watches the path (tests).
@@ -247,6 +251,16 @@ package final class FileWatcher: Sendable {
     /// missing one awaited through its nearest existing ancestor, unneeded watches removed; and for paths
     /// reached through symbolic links, the directories of every link and target on their chains. Registrants
     /// whose chain now resolves elsewhere are told their file may have changed. Runs on `queue`.
+    /// Queues a reconciliation unless one is queued and has not started yet (that one will see what the
+    /// caller registered: it clears the flag before it reads the registrations).
+    private func scheduleReconcile() {
+        guard !reconcileQueued.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        queue.async {
+            self.reconcileQueued.store(false, ordering: .sequentiallyConsistent)
+            self.reconcile()
+        }
+    }
+
     private func reconcile() {
         var relinked = resolveChains()
         defer {
