@@ -7,8 +7,12 @@
 /// (both a compare-and-swap in and out; Benchmarks/run compares them); the hot read paths
 /// (typed keys, missing keys) take no lock at all.
 ///
-/// Value and mutex share one allocation (`ManagedBuffer`): taking the lock is one pointer away, and the value
-/// is reached through a pointer, so Swift's dynamic exclusivity checks (a class's stored `var`) cost nothing.
+/// Value and mutex share one allocation: taking the lock is one pointer away, and the value is reached
+/// through a pointer, so Swift's dynamic exclusivity checks (a class's stored `var`) cost nothing. The
+/// allocation is a ``LockBuffer``, one class for every `Value`: a class generic over the value (as
+/// `ManagedBuffer<Value, pthread_mutex_t>` was) is instantiated by the runtime the first time each `Value`
+/// is locked — its metadata and its superclass's built at run time — and a store's open met eight such
+/// types before its first read (Docs/Benchmarks.md, "A fresh process").
 ///
 /// The mutex is not recursive: a body must not take the same lock again, and (house rule) must not call user
 /// code, log, post notifications or resume continuations — collect what to do and do it after `withLock`.
@@ -18,10 +22,10 @@ package struct Lock<Value>: @unchecked Sendable {
     // @unchecked: every access to the value goes through `withLock`, under the mutex; the value is never
     // handed out by reference. `Value` itself may hold non-Sendable parts only if no body lets them escape,
     // which the callers (all in this package) keep to.
-    private let storage: Storage
+    private let storage: LockBuffer
 
     package init(_ value: Value) {
-        storage = Storage.make(value)
+        storage = LockBuffer.make(holding: value)
     }
 
     /// Runs `body` with exclusive access to the value.
@@ -29,31 +33,63 @@ package struct Lock<Value>: @unchecked Sendable {
     package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure)
         -> Result
     {
-        try storage.withLockedValue(body)
+        try storage.withUnsafeMutablePointerToElements { base throws(Failure) -> Result in
+            let (mutex, value) = LockBuffer.layout(base, Value.self)
+            mutex.lockMutex()
+            defer { mutex.unlockMutex() }
+            return try body(&value.pointee)
+        }
+    }
+}
+
+/// The allocation behind a ``Lock``: a header (how to destroy the value), then in the tail a
+/// `pthread_mutex_t` and the value, each at its alignment. Not generic, so the runtime makes its metadata
+/// once per process, not once per locked type.
+final class LockBuffer: ManagedBuffer<LockBuffer.Header, UInt8> {
+    struct Header {
+        /// Deinitialises the value at the address given (the value's type is known only to the ``Lock``).
+        let destroyValue: (UnsafeMutableRawPointer) -> Void
+        /// Where the value lies from the start of the tail.
+        let valueOffset: Int
     }
 
-    private final class Storage: ManagedBuffer<Value, SystemMutex> {
-        static func make(_ value: Value) -> Storage {
-            let buffer = Storage.create(minimumCapacity: 1) { _ in value }
-            // `create` is declared to return the base class; it builds an instance of the class it is called on.
-            let storage = unsafeDowncast(buffer, to: Storage.self)
-            storage.withUnsafeMutablePointerToElements { mutex in mutex.initializeMutex() }
-            return storage
-        }
+    /// The mutex and the value in a buffer's tail starting at `base`; the same answer for the same buffer.
+    @inline(__always)
+    static func layout<Value>(
+        _ base: UnsafeMutablePointer<UInt8>, _: Value.Type
+    ) -> (UnsafeMutablePointer<SystemMutex>, UnsafeMutablePointer<Value>) {
+        let mutex = UnsafeMutableRawPointer(base).alignedUp(for: SystemMutex.self)
+        let value = (mutex + MemoryLayout<SystemMutex>.size).alignedUp(for: Value.self)
+        return (mutex.assumingMemoryBound(to: SystemMutex.self), value.assumingMemoryBound(to: Value.self))
+    }
 
-        @inline(__always)
-        func withLockedValue<Result, Failure: Error>(
-            _ body: (inout Value) throws(Failure) -> Result
-        ) throws(Failure) -> Result {
-            try withUnsafeMutablePointers { value, mutex throws(Failure) -> Result in
-                mutex.lockMutex()
-                defer { mutex.unlockMutex() }
-                return try body(&value.pointee)
+    static func make<Value>(holding initial: Value) -> LockBuffer {
+        // Room for both at their alignments, wherever the tail starts.
+        let capacity =
+            MemoryLayout<SystemMutex>.size + MemoryLayout<SystemMutex>.alignment + MemoryLayout<Value>.size
+            + MemoryLayout<Value>.alignment
+        let buffer = LockBuffer.create(minimumCapacity: capacity) { buffer in
+            let offset = buffer.withUnsafeMutablePointerToElements { base in
+                let (_, value) = layout(base, Value.self)
+                return UnsafeMutableRawPointer(value) - UnsafeMutableRawPointer(base)
             }
+            return Header(
+                destroyValue: { $0.assumingMemoryBound(to: Value.self).deinitialize(count: 1) }, valueOffset: offset)
         }
+        // `create` is declared to return the base class; it builds an instance of the class it is called on.
+        let storage = unsafeDowncast(buffer, to: LockBuffer.self)
+        storage.withUnsafeMutablePointerToElements { base in
+            let (mutex, value) = layout(base, Value.self)
+            mutex.initializeMutex()
+            value.initialize(to: initial)
+        }
+        return storage
+    }
 
-        deinit {
-            withUnsafeMutablePointerToElements { mutex in mutex.destroyMutex() }
+    deinit {
+        withUnsafeMutablePointers { header, base in
+            header.pointee.destroyValue(UnsafeMutableRawPointer(base) + header.pointee.valueOffset)
+            Self.layout(base, UInt8.self).0.destroyMutex()
         }
     }
 }

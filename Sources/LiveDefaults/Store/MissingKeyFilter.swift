@@ -11,16 +11,18 @@ import Synchronization
 /// it, and the old one is kept until the store goes away (readers may still be looking at it), which
 /// bounds the memory held at twice the current filter.
 final class MissingKeyFilter: @unchecked Sendable {
-    // @unchecked: the published table is immutable in size and only read through atomics; `tables` is
-    // changed only by writers, which the owning store's lock serialises, and tables are freed only in
+    // @unchecked: the published table is immutable in size and only read through atomics; tables are
+    // made and linked only by writers, which the owning store's lock serialises, and are freed only in
     // deinit, when no reader can hold the store.
 
-    /// A table: `words[0]` holds the mask of bit indexes, `words[1...]` the bits.
+    /// A table: `words[0]` holds the mask of bit indexes, `words[1]` the address of the table it replaced (0
+    /// for the first: every table ever published is freed in deinit, by following these links — not kept in
+    /// an array, whose element type the runtime would instantiate on a fresh process's first open, with a
+    /// scan of every loaded conformance for `Atomic`'s requirement), `words[2...]` the bits.
     private typealias Table = UnsafeMutablePointer<Atomic<UInt64>>
+    private static let header = 2
 
     private let current: Atomic<Table?>
-    /// Every table ever published, freed in deinit. Touched only under the owning store's lock.
-    private var tables: [Table] = []
     private static let minimumBits = 1 << 10
     private static let maximumBits = 1 << 22
 
@@ -29,8 +31,10 @@ final class MissingKeyFilter: @unchecked Sendable {
     }
 
     deinit {
-        for table in tables {
-            let words = Int(table[0].load(ordering: .relaxed) / 64) + 2
+        var next = current.load(ordering: .relaxed)
+        while let table = next {
+            next = Table(bitPattern: UInt(table[1].load(ordering: .relaxed)))
+            let words = Int(table[0].load(ordering: .relaxed) / 64) + 1 + Self.header
             table.deinitialize(count: words)
             table.deallocate()
         }
@@ -79,10 +83,10 @@ final class MissingKeyFilter: @unchecked Sendable {
             table = existing
         } else {
             let words = wanted / 64
-            table = .allocate(capacity: words + 1)
+            table = .allocate(capacity: words + Self.header)
             table.initialize(to: Atomic(UInt64(wanted - 1)))
-            for index in 1...words { (table + index).initialize(to: Atomic(0)) }
-            tables.append(table)
+            (table + 1).initialize(to: Atomic(existing.map { UInt64(UInt(bitPattern: $0)) } ?? 0))
+            for index in Self.header..<(words + Self.header) { (table + index).initialize(to: Atomic(0)) }
         }
         for key in keys { Self.add(key, to: table) }
         if table != existing { current.store(table, ordering: .releasing) }
@@ -115,11 +119,11 @@ final class MissingKeyFilter: @unchecked Sendable {
     }
 
     private static func test(_ table: Table, _ bit: UInt64) -> Bool {
-        table[Int(bit >> 6) + 1].load(ordering: .relaxed) & (1 << (bit & 63)) != 0
+        table[Int(bit >> 6) + header].load(ordering: .relaxed) & (1 << (bit & 63)) != 0
     }
 
     private static func set(_ table: Table, _ bit: UInt64) {
-        let word = Int(bit >> 6) + 1
+        let word = Int(bit >> 6) + header
         let flag: UInt64 = 1 << (bit & 63)
         if table[word].load(ordering: .relaxed) & flag == 0 { table[word].bitwiseOr(flag, ordering: .relaxed) }
     }
