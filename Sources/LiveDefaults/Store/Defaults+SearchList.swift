@@ -85,7 +85,8 @@ extension Defaults {
 
     /// Loads and watches the files of a persistent domain, and observes them for this store.
     func attach(_ name: String) -> PersistentDomain {
-        var files: [(layer: PreferenceLayer, file: DomainFile, token: UInt64)] = []
+        var files: [PersistentDomain.LayerFile] = []
+        files.reserveCapacity(PreferenceLayer.searchOrder.count)
         for layer in PreferenceLayer.searchOrder {
             let file = DomainFileRegistry.shared.file(
                 atPath: configuration.locations.path(forDomain: name, layer: layer),
@@ -101,7 +102,7 @@ extension Defaults {
             // A file that cannot be read is reported to every store that uses it.
             // (Found by the caller's call, so reported on its thread.)
             if let failure = file.currentFailure { record(failure) }
-            files.append((layer, file, token))
+            files.append(PersistentDomain.LayerFile(layer: layer, file: file, token: token))
         }
         return PersistentDomain(files: files)
     }

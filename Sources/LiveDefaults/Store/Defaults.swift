@@ -60,8 +60,18 @@ public final class Defaults: Sendable {
     }
 
     struct PersistentDomain {
+        /// One layer's file, and the token of the store's observer of it.
+        ///
+        /// A struct, not a labelled tuple: an array of tuples made the runtime build the tuple's metadata
+        /// (labels and all) on a fresh process's first open.
+        struct LayerFile {
+            var layer: PreferenceLayer
+            var file: DomainFile
+            var token: UInt64
+        }
+
         /// The layer files in ``PreferenceLayer/searchOrder``.
-        var files: [(layer: PreferenceLayer, file: DomainFile, token: UInt64)]
+        var files: [LayerFile]
         /// Whether the domain is in the search list (else it is attached only for domain streams).
         var inSearchList = false
         /// How many ``KeyChanges`` iterators follow this domain.
@@ -119,6 +129,10 @@ public final class Defaults: Sendable {
     /// line in the same critical section (``flattenSearchList(_:)``, ``EffectiveView/apply(_:)``), or hands
     /// a newer whole view to ``rebuildMerged(changedDomain:)``, which the view's generation keeps ordered.
     struct State {
+        /// The queue deferred reports go through (``record(_:deferred:)``), made with the first of them: most
+        /// stores never report anything, and a queue made with every store cost its open a generic
+        /// `DispatchSpecificKey` on first use and its memory a queue.
+        var reports: DispatchQueue?
         /// Owned by the search-list functions (``rebuildSearchList()``, ``attach(_:)``, the suites).
         var search = SearchList()
         /// Owned by the volatile-domain functions (``Defaults/setVolatileDomain(_:forName:)`` and friends):
@@ -180,7 +194,6 @@ public final class Defaults: Sendable {
     let fileWatcher: FileWatcher?
     /// Where errors found without a caller to throw to reach the log and the error handler (see
     /// ``record(_:)``): off the threads that found them, the watcher's among them.
-    let reports: DispatchQueue
 
     /// A store with a given configuration.
     ///
@@ -199,8 +212,6 @@ public final class Defaults: Sendable {
         self.configuration = configuration
         self.fileOwner = fileOwner
         fileWatcher = configuration.watching.watcher(automatic: configuration.watcher)
-        reports = DispatchQueue(label: "LiveDefaults.reports")
-        reports.setSpecific(key: Self.reportQueueKey, value: true)
         var initial = State(view: EffectiveView(readSlots: readSlots, missingKeys: missingKeys, valueCache: valueCache))
         initial.volatileDomains[DomainName.argument] = Defaults.parseArguments(configuration.arguments)
         initial.volatileDomains[DomainName.registration] = [:]
@@ -435,17 +446,28 @@ public final class Defaults: Sendable {
             }
             handler?(error)
         }
-        if deferred { reports.async(execute: report) } else { report() }
+        guard deferred else { return report() }
+        let queue = state.withLock { state in
+            if let queue = state.reports { return queue }
+            let queue = DispatchQueue(label: "LiveDefaults.reports")
+            state.reports = queue
+            return queue
+        }
+        queue.async {
+            Self.insideReport.value += 1
+            report()
+            Self.insideReport.value -= 1
+        }
     }
 
     /// Waits until the reports recorded so far reached the log and the error handler; at once when called
     /// from a report (a handler that calls ``synchronize()`` must not wait for itself, nor for another
     /// store's report that may be waiting for it).
     func deliverReports() {
-        guard DispatchQueue.getSpecific(key: Self.reportQueueKey) == nil else { return }
-        reports.sync {}
+        guard Self.insideReport.value == 0, let queue = state.withLock({ $0.reports }) else { return }
+        queue.sync {}
     }
 
-    /// Marks every store's report queue, so that ``deliverReports()`` knows it runs inside a report.
-    static let reportQueueKey = DispatchSpecificKey<Bool>()
+    /// How deep the current thread is in reports of any store (non-zero: ``deliverReports()`` runs inside one).
+    static let insideReport = ThreadLocalWord()
 }

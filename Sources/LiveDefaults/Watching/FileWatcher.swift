@@ -67,6 +67,8 @@ package final class FileWatcher: Sendable {
     /// One registrant's interest in one path. The owner is held weakly (a file nobody uses is not watched,
     /// even if an `unwatch` went missing); `count` counts the registrant's `watch` calls not yet undone.
     private struct Registration {
+        /// The owner's identity while it lives (a dead owner's may be reused: look only among live ones).
+        let id: ObjectIdentifier
         weak var owner: AnyObject?
         var count: Int
         let onChange: @Sendable (Event) -> Void
@@ -74,8 +76,10 @@ package final class FileWatcher: Sendable {
     }
 
     private struct State {
-        /// Registrations by path, grouped by directory, then by owner.
-        var files: [String: [String: [ObjectIdentifier: Registration]]] = [:]
+        /// Registrations by path, grouped by directory: a path's registrants in an array, a handful at most
+        /// (a dictionary keyed by `ObjectIdentifier` cost a fresh process's first open about 70 µs: the
+        /// runtime instantiating its storage type, with a scan of every loaded conformance for `Hashable`).
+        var files: [String: [String: [Registration]]] = [:]
         /// Watch descriptor → watched path (a files' directory, or an ancestor awaiting one).
         var watchedPaths: [Int32: String] = [:]
         var watchDescriptors: [String: Int32] = [:]
@@ -198,12 +202,12 @@ package final class FileWatcher: Sendable {
         let directory = PathComponents.directory(of: path)
         let id = ObjectIdentifier(owner)
         state.withLock { state in
-            var registrations = (state.files[directory]?[path] ?? [:]).filter { $0.value.owner != nil }
-            if var existing = registrations[id] {
-                existing.count += 1
-                registrations[id] = existing
+            var registrations = (state.files[directory]?[path] ?? []).filter { $0.owner != nil }
+            if let index = registrations.firstIndex(where: { $0.id == id }) {
+                registrations[index].count += 1
             } else {
-                registrations[id] = Registration(owner: owner, count: 1, onChange: onChange, logger: logger)
+                registrations.append(
+                    Registration(id: id, owner: owner, count: 1, onChange: onChange, logger: logger))
                 state.links.unresolved.insert(path)
             }
             state.files[directory, default: [:]][path] = registrations
@@ -217,13 +221,14 @@ package final class FileWatcher: Sendable {
         let id = ObjectIdentifier(owner)
         state.withLock { state in
             guard var registrations = state.files[directory]?[path] else { return }
-            if var existing = registrations[id], existing.owner != nil, existing.count > 1 {
-                existing.count -= 1
-                registrations[id] = existing
-            } else {
-                registrations.removeValue(forKey: id)
+            if let index = registrations.firstIndex(where: { $0.id == id }) {
+                if registrations[index].owner != nil, registrations[index].count > 1 {
+                    registrations[index].count -= 1
+                } else {
+                    registrations.remove(at: index)
+                }
             }
-            registrations = registrations.filter { $0.value.owner != nil }
+            registrations = registrations.filter { $0.owner != nil }
             state.files[directory]?[path] = registrations.isEmpty ? nil : registrations
             if registrations.isEmpty { state.links.forgetFile(path) }
             if state.files[directory]?.isEmpty == true {
@@ -237,7 +242,7 @@ package final class FileWatcher: Sendable {
     /// Whether any live registrant watches the path (tests).
     func isWatching(_ path: String) -> Bool {
         let directory = PathComponents.directory(of: path)
-        return state.withLock { $0.files[directory]?[path]?.values.contains { $0.owner != nil } ?? false }
+        return state.withLock { $0.files[directory]?[path]?.contains { $0.owner != nil } ?? false }
     }
 
     /// Waits until every registration made so far is in effect (watches added), for tests and benchmarks.
@@ -468,7 +473,7 @@ package final class FileWatcher: Sendable {
         if overflowed {
             let logger = state.withLock { state in
                 state.overflows += 1
-                return state.files.values.first?.values.first?.values.first?.logger
+                return state.files.values.first?.values.first?.first?.logger
             }
             // Handled here, and nothing for a caller to do: information, not a warning.
             logger?.info("inotify queue overflowed: rescanning every watched file")
@@ -576,8 +581,8 @@ package final class FileWatcher: Sendable {
         }
     }
 
-    private static func live(_ registrations: [ObjectIdentifier: Registration]?) -> [@Sendable (Event) -> Void] {
-        registrations?.values.compactMap { $0.owner == nil ? nil : $0.onChange } ?? []
+    private static func live(_ registrations: [Registration]?) -> [@Sendable (Event) -> Void] {
+        registrations?.compactMap { $0.owner == nil ? nil : $0.onChange } ?? []
     }
 
     /// Tells the registrants of a directory, and of every registered directory below it, that their files
@@ -607,7 +612,7 @@ package final class FileWatcher: Sendable {
             var logger: Logger?
             if mustWarn {
                 for directory in added.sorted() {
-                    if let first = state.files[directory]?.values.first?.values.first {
+                    if let first = state.files[directory]?.values.first?.first {
                         logger = first.logger
                         break
                     }
