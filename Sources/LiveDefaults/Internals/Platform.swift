@@ -58,8 +58,15 @@ enum FileSystem {
         return FileStamp(info)
     }
 
+    /// A file's bytes and the stamp of exactly the version read. A struct, not a tuple: an optional tuple's
+    /// metadata is built by the runtime on first use, in a fresh process's first open.
+    struct Contents {
+        var data: Data
+        var stamp: FileStamp
+    }
+
     /// Reads a whole file; nil when it does not exist. Also returns the stamp of exactly the version read.
-    static func read(atPath path: String) throws(SystemError) -> (Data, FileStamp)? {
+    static func read(atPath path: String) throws(SystemError) -> Contents? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
@@ -93,7 +100,7 @@ enum FileSystem {
             total += count
         }
         let data = Data(bytesNoCopy: buffer, count: total, deallocator: .free)
-        return (data, try stamp(descriptor: descriptor))
+        return Contents(data: data, stamp: try stamp(descriptor: descriptor))
     }
 
     /// Creates a directory and its missing parents with mode 0700 (existing ones are left as they are).

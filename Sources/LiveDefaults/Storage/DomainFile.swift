@@ -202,15 +202,20 @@ final class DomainFile: Sendable {
             if state.withLock({ $0.loaded }) && current == known {
                 guard verifyContents, current != nil else { return [] }
                 let bytes = try? FileSystem.read(atPath: path)
-                if bytes.map({ Self.digest($0.0) }) == state.withLock({ $0.digest }) { return [] }
+                if bytes.map({ Self.digest($0.data) }) == state.withLock({ $0.digest }) { return [] }
             }
             let (corruptStamp, index) = state.withLock { ($0.corruptStamp, $0.index) }
             // Only the disk lock, held here, changes `disk`: what it holds now is what the index describes.
             let previous = index.map { index in
                 Previous(index: index, isKey: { key in self.state.withLock { $0.disk[key] != nil } })
             }
-            let result = Self.readContents(
-                path, knownCorrupt: corruptStamp, clock: clock, indexing: true, previous: previous)
+            // A file the stamp found absent is not opened as well (most layer files of a search list do not
+            // exist: two system calls each on a store's open). One that appears meanwhile has a stamp the
+            // next reload (the watcher's) finds new.
+            let result =
+                current == nil
+                ? ReadResult.success(nil)
+                : Self.readContents(path, knownCorrupt: corruptStamp, clock: clock, indexing: true, previous: previous)
             var report: DefaultsError?
             let deltas: [KeyDelta] = state.withLock { state in
                 state.loaded = true
@@ -682,7 +687,7 @@ final class DomainFile: Sendable {
         _ path: String, knownCorrupt: FileStamp?, emptyMayBeInProgress: Bool, indexing: Bool = false,
         previous: Previous? = nil
     ) -> ReadAttempt {
-        let read: (Data, FileStamp)?
+        let read: FileSystem.Contents?
         do throws(SystemError) {
             read = try FileSystem.read(atPath: path)
         } catch {
@@ -691,7 +696,8 @@ final class DomainFile: Sendable {
                     LoadFailure(error: .readFailed(path: path, errno: error.errno, message: error.message), stamp: nil))
             )
         }
-        guard let (data, stamp) = read else { return .done(.success(nil)) }
+        guard let read else { return .done(.success(nil)) }
+        let (data, stamp) = (read.data, read.stamp)
         if data.isEmpty {
             // A truncating writer may be about to fill it; an empty file that stays empty is an empty domain.
             if emptyMayBeInProgress {
