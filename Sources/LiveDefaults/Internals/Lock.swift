@@ -47,10 +47,9 @@ package struct Lock<Value>: @unchecked Sendable {
 /// once per process, not once per locked type.
 final class LockBuffer: ManagedBuffer<LockBuffer.Header, UInt8> {
     struct Header {
-        /// Deinitialises the value at the address given (the value's type is known only to the ``Lock``).
-        let destroyValue: (UnsafeMutableRawPointer) -> Void
-        /// Where the value lies from the start of the tail.
-        let valueOffset: Int
+        /// Deinitialises the value in the tail starting at the address given (the value's type, and so where
+        /// ``layout(_:_:)`` puts it, is known only to the ``Lock``).
+        let destroyValue: (UnsafeMutablePointer<UInt8>) -> Void
     }
 
     /// The mutex and the value in a buffer's tail starting at `base`; the same answer for the same buffer.
@@ -68,13 +67,8 @@ final class LockBuffer: ManagedBuffer<LockBuffer.Header, UInt8> {
         let capacity =
             MemoryLayout<SystemMutex>.size + MemoryLayout<SystemMutex>.alignment + MemoryLayout<Value>.size
             + MemoryLayout<Value>.alignment
-        let buffer = LockBuffer.create(minimumCapacity: capacity) { buffer in
-            let offset = buffer.withUnsafeMutablePointerToElements { base in
-                let (_, value) = layout(base, Value.self)
-                return UnsafeMutableRawPointer(value) - UnsafeMutableRawPointer(base)
-            }
-            return Header(
-                destroyValue: { $0.assumingMemoryBound(to: Value.self).deinitialize(count: 1) }, valueOffset: offset)
+        let buffer = LockBuffer.create(minimumCapacity: capacity) { _ in
+            Header(destroyValue: { base in layout(base, Value.self).1.deinitialize(count: 1) })
         }
         // `create` is declared to return the base class; it builds an instance of the class it is called on.
         let storage = unsafeDowncast(buffer, to: LockBuffer.self)
@@ -88,7 +82,7 @@ final class LockBuffer: ManagedBuffer<LockBuffer.Header, UInt8> {
 
     deinit {
         withUnsafeMutablePointers { header, base in
-            header.pointee.destroyValue(UnsafeMutableRawPointer(base) + header.pointee.valueOffset)
+            header.pointee.destroyValue(base)
             Self.layout(base, UInt8.self).0.destroyMutex()
         }
     }

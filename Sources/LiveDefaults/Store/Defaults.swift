@@ -129,9 +129,10 @@ public final class Defaults: Sendable {
     /// line in the same critical section (``flattenSearchList(_:)``, ``EffectiveView/apply(_:)``), or hands
     /// a newer whole view to ``rebuildMerged(changedDomain:)``, which the view's generation keeps ordered.
     struct State {
-        /// The queue deferred reports go through (``record(_:deferred:)``), made with the first of them: most
-        /// stores never report anything, and a queue made with every store cost its open a generic
-        /// `DispatchSpecificKey` on first use and its memory a queue.
+        /// Where errors found without a caller to throw to reach the log and the error handler
+        /// (``record(_:deferred:)``): off the threads that found them, the watcher's among them. Made with
+        /// the first such report: most stores never have one, and a queue made with every store cost its open
+        /// a generic `DispatchSpecificKey` on first use and its memory a queue.
         var reports: DispatchQueue?
         /// Owned by the search-list functions (``rebuildSearchList()``, ``attach(_:)``, the suites).
         var search = SearchList()
@@ -192,8 +193,6 @@ public final class Defaults: Sendable {
     let fileOwner: (UserID, GroupID)?
     /// The watcher the configuration's ``Configuration/watching`` chose; nil when the store does not watch.
     let fileWatcher: FileWatcher?
-    /// Where errors found without a caller to throw to reach the log and the error handler (see
-    /// ``record(_:)``): off the threads that found them, the watcher's among them.
 
     /// A store with a given configuration.
     ///

@@ -205,11 +205,11 @@ final class ValueReadCache: @unchecked Sendable {
         var (index, found) = table.bucket(of: key, hash: hash)
         if found { return }
         let capacity = table.mask + 1
-        if value == nil && (table.absent + 1) * 4 > capacity && capacity >= Self.capacityBound(viewCount) {
+        let bound = Self.capacityBound(viewCount)
+        if value == nil && (table.absent + 1) * 4 > capacity && capacity >= bound {
             return  // absent keys have their quarter of a table at its bound
         }
         if (table.used + 1) * 2 > capacity {
-            let bound = Self.capacityBound(viewCount)
             guard capacity < bound else { return }  // full at its bound: this key reads through the lock
             table = grow(table, to: min(capacity * 2, bound))
             (index, _) = table.bucket(of: key, hash: hash)
@@ -273,8 +273,7 @@ final class ValueReadCache: @unchecked Sendable {
         for index in 0...table.mask where table.hash(index) != 0 {
             let key = table.keys[index]
             let hash = table.hash(index)
-            var target = Int(truncatingIfNeeded: hash) & larger.mask
-            while larger.hash(target) != 0 { target = (target &+ 1) & larger.mask }
+            let (target, _) = larger.bucket(of: key, hash: hash)  // empty: each key is in a table once
             (larger.keys + target).initialize(to: key)
             larger.control(target).pointee.store(
                 table.control(index).pointee.load(ordering: .relaxed), ordering: .relaxed)

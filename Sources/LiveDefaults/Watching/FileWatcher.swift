@@ -252,10 +252,6 @@ package final class FileWatcher: Sendable {
 
     // MARK: Watches
 
-    /// Makes the set of watches match the registered directories: each existing directory watched, each
-    /// missing one awaited through its nearest existing ancestor, unneeded watches removed; and for paths
-    /// reached through symbolic links, the directories of every link and target on their chains. Registrants
-    /// whose chain now resolves elsewhere are told their file may have changed. Runs on `queue`.
     /// Queues a reconciliation unless one is queued and has not started yet (that one will see what the
     /// caller registered: it clears the flag before it reads the registrations).
     private func scheduleReconcile() {
@@ -266,6 +262,10 @@ package final class FileWatcher: Sendable {
         }
     }
 
+    /// Makes the set of watches match the registered directories: each existing directory watched, each
+    /// missing one awaited through its nearest existing ancestor, unneeded watches removed; and for paths
+    /// reached through symbolic links, the directories of every link and target on their chains. Registrants
+    /// whose chain now resolves elsewhere are told their file may have changed. Runs on `queue`.
     private func reconcile() {
         var relinked = resolveChains()
         defer {
