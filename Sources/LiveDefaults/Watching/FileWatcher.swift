@@ -12,8 +12,9 @@ import Synchronization
 /// It never calls into the storage layer itself.
 ///
 /// It uses the kernel's inotify API directly (see `Docs/Architecture.md` for why not libinotifytools): one
-/// descriptor opened with `IN_CLOEXEC | IN_NONBLOCK`, read by a `DispatchSource` on one serial queue, and
-/// a watch per *directory*, since writers replace files by rename.
+/// descriptor opened with `IN_CLOEXEC | IN_NONBLOCK`, read by one thread of the watcher's own
+/// (``WatcherThread``, which also runs its other work in order), and a watch per *directory*, since writers
+/// replace files by rename.
 ///
 /// - A registrant is told on `IN_CLOSE_WRITE` (an in-place writer such as Foundation has finished; `IN_MODIFY`
 ///   would fire on the empty file right after a truncate), `IN_MOVED_TO` (temp file + rename), and
@@ -97,10 +98,8 @@ package final class FileWatcher: Sendable {
     }
 
     private let descriptor: Int32
-    private let queue = DispatchQueue(label: "LiveDefaults.watcher", qos: .userInitiated)
-    // libdispatch sources are thread-safe objects (suspend, resume and cancel may be called from any thread);
-    // the protocol is only not annotated `Sendable`.
-    nonisolated(unsafe) private let source: (any DispatchSourceRead)?
+    /// Where the watcher's work runs, one job at a time, and events are read; it owns `descriptor`.
+    private let thread: WatcherThread
     /// Times the polling fallback (and nothing else).
     private let clock: any DefaultsClock
     private let state = Lock(State())
@@ -157,20 +156,13 @@ package final class FileWatcher: Sendable {
             }
         }
         self.descriptor = descriptor
-        if descriptor >= 0 {
-            let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
-            self.source = source
-            source.setEventHandler { [weak self] in self?.readEvents() }
-            source.activate()
-        } else {
-            // Reported (once) by the first store whose directory is polled, to that store's logger.
-            source = nil
-        }
+        // Without inotify, why is reported (once) by the first store whose directory is polled, to its logger.
+        thread = WatcherThread(descriptor: descriptor)
+        if descriptor >= 0 { thread.setReadHandler { [weak self] in self?.readEvents() } }
     }
 
     deinit {
-        source?.cancel()
-        if descriptor >= 0 { FileSystem.close(descriptor) }
+        thread.stop()
     }
 
     var overflowCount: Int { state.withLock { $0.overflows } }
@@ -179,7 +171,7 @@ package final class FileWatcher: Sendable {
     var polledDirectories: Set<String> { state.withLock { Set($0.polledDirectories.keys) } }
 
     /// How the watcher follows a path registered with it: inotify or polling (and why), and the links it
-    /// follows. Registrations take effect on the watcher's queue: call it after the store that registered
+    /// follows. Registrations take effect on the watcher's thread: call it after the store that registered
     /// the path has opened, as `defaults doctor` does.
     package func status(ofPath path: String) -> Status {
         settle()
@@ -195,7 +187,7 @@ package final class FileWatcher: Sendable {
 
     // MARK: Registration
 
-    /// Watches a path (through its directory) for `owner`: `onChange` runs, on the watcher's queue, whenever
+    /// Watches a path (through its directory) for `owner`: `onChange` runs, on the watcher's thread, whenever
     /// the file may have changed on disk. Watching the same path for the same owner again counts: each call
     /// is undone by one ``unwatch(_:owner:)``. Trouble watching it (polling instead) goes to `logger`.
     func watch(_ path: String, owner: AnyObject, logger: Logger, onChange: @escaping @Sendable (Event) -> Void) {
@@ -247,7 +239,7 @@ package final class FileWatcher: Sendable {
 
     /// Waits until every registration made so far is in effect (watches added), for tests and benchmarks.
     func settle() {
-        queue.sync {}
+        thread.sync()
     }
 
     // MARK: Watches
@@ -256,7 +248,7 @@ package final class FileWatcher: Sendable {
     /// caller registered: it clears the flag before it reads the registrations).
     private func scheduleReconcile() {
         guard !reconcileQueued.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        queue.async {
+        thread.enqueue {
             self.reconcileQueued.store(false, ordering: .sequentiallyConsistent)
             self.reconcile()
         }
@@ -633,14 +625,18 @@ package final class FileWatcher: Sendable {
                 "cannot watch \(added.sorted().joined(separator: ", ")) with inotify (\(reason)): LiveDefaults polls for changes by other processes every \(pollInterval) instead"
             )
         }
-        if mustStart { queue.async { [weak self] in self?.pollAndReschedule() } }
+        if mustStart { thread.enqueue { [weak self] in self?.pollAndReschedule() } }
     }
 
     /// Polls now, then again one ``pollInterval`` later on the watcher's clock, for as long as the watcher
-    /// lives. (An interval of any length is fine: the system clock saturates rather than overflows.)
+    /// lives. (An interval of any length is fine: the system clock saturates rather than overflows.) The
+    /// clock wakes a global queue, which hands the poll to the watcher's thread, so that polls and events
+    /// are handled one at a time.
     private func pollAndReschedule() {
         pollOnce()
-        clock.schedule(after: pollInterval, on: queue) { [weak self] in self?.pollAndReschedule() }
+        clock.schedule(after: pollInterval, on: .global(qos: .utility)) { [weak self] in
+            self?.thread.enqueue { [weak self] in self?.pollAndReschedule() }
+        }
     }
 
     /// Tells the handlers of every polled directory to look again, unless a test suspended the watcher.
@@ -660,8 +656,8 @@ package final class FileWatcher: Sendable {
             return wasRunning
         }
         if wasRunning {
-            source?.suspend()
-            queue.sync {}  // a read or a poll under way ends first
+            thread.pauseReading(true)
+            thread.sync()  // a read or a poll under way ends first
         }
     }
 
@@ -673,12 +669,7 @@ package final class FileWatcher: Sendable {
         }
         guard wasSuspended else { return }
         // What changed meanwhile in polled directories is looked at now, not at the next poll.
-        queue.async { [weak self] in self?.pollOnce() }
-        guard let source else { return }
-        source.resume()
-        // Read what queued up meanwhile now, rather than wait for the source to fire again: under
-        // ThreadSanitizer a resumed read source was seen not to fire for events that arrived while it was
-        // suspended. Reading an empty queue is a no-op, so this is harmless when it does fire.
-        queue.async { [weak self] in self?.readEvents() }
+        thread.enqueue { [weak self] in self?.pollOnce() }
+        thread.pauseReading(false)
     }
 }

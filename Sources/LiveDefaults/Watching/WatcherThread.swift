@@ -1,0 +1,148 @@
+import Foundation
+
+/// The file watcher's own thread: it runs the watcher's work (registrations taking effect, events handled,
+/// polls) one job at a time in the order given, and, between jobs, waits for the inotify descriptor to have
+/// events and hands them to the watcher.
+///
+/// Why not a serial `DispatchQueue` with a read `DispatchSource`, as the watcher had until issue 26: the
+/// first use of libdispatch in a process makes its machinery on the thread that uses it — an event loop
+/// (`epoll`, an `eventfd`, a manager thread) when the source is activated, a worker thread when the queue
+/// first gets work. That cost the opening thread of a fresh process about 225 µs (a probe: source
+/// activated plus one `async`, medians of 15), most of a cold open's time beyond reading the file. This
+/// costs it one `pthread_create` (about 50 µs here) when the first store registers a file; the wake pipe,
+/// the watches and the first look at the files are made on the new thread.
+///
+/// - The thread starts with the first job, and stops when ``stop()`` is called (the watcher's `deinit`),
+///   closing the inotify descriptor it was given: it owns it from ``init(descriptor:)`` on.
+/// - A job must not wait for the thread itself (``sync()`` called on the thread returns at once).
+/// - If the system makes no thread, the jobs wait for the next ``enqueue(_:)`` to try again.
+final class WatcherThread: Sendable {
+    private struct State {
+        var jobs: [@Sendable () -> Void] = []
+        var onReadable: (@Sendable () -> Void)?
+        var started = false
+        var stopped = false
+        /// The thread is waiting (or about to): new work must wake it through `wake`.
+        var waiting = false
+        /// The thread's wake pipe while it runs (written to only under the lock, closed only under it).
+        var wake: WakePipe?
+        /// Events are not read until this is cleared (``pauseReading(_:)``, for tests).
+        var readingPaused = false
+    }
+
+    private let state = Lock(State())
+    /// The inotify descriptor (-1 when the watcher polls only).
+    private let descriptor: Int32
+    /// Which watcher thread the current thread is, if any (a word per thread: this thread's address).
+    private static let current = ThreadLocalWord()
+
+    /// A thread (not started yet) that will read `descriptor` and close it when it stops.
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    /// What runs, on the thread, when the descriptor has events to read.
+    func setReadHandler(_ handler: @escaping @Sendable () -> Void) {
+        state.withLock { $0.onReadable = handler }
+    }
+
+    /// Runs `job` on the thread after the jobs given before it.
+    func enqueue(_ job: @escaping @Sendable () -> Void) {
+        let mustStart = state.withLock { state -> Bool in
+            if state.stopped { return false }
+            state.jobs.append(job)
+            if state.waiting, let wake = state.wake {
+                state.waiting = false
+                wake.wake()
+            }
+            if state.started { return false }
+            state.started = true
+            return true
+        }
+        guard mustStart else { return }
+        if !startDetachedThread(named: "LiveDefaults", { self.run() }) {
+            state.withLock { $0.started = false }
+        }
+    }
+
+    /// Returns when every job given before the call has run (at once on the thread itself, or when no thread
+    /// could be made).
+    func sync() {
+        if isCurrent { return }
+        let done = Completion()
+        enqueue { done.signal() }
+        guard state.withLock({ $0.started && !$0.stopped }) else { return }
+        done.wait()
+    }
+
+    /// Stops or resumes reading events; a read under way when reading stops ends before the next job.
+    func pauseReading(_ paused: Bool) {
+        state.withLock { state in
+            state.readingPaused = paused
+            if state.waiting, let wake = state.wake {
+                state.waiting = false
+                wake.wake()
+            }
+        }
+    }
+
+    /// Ends the thread after the job under way, dropping jobs not started, and closes the descriptor.
+    func stop() {
+        let closeNow = state.withLock { state -> Bool in
+            state.stopped = true
+            if let wake = state.wake { wake.wake() }
+            return !state.started
+        }
+        if closeNow && descriptor >= 0 { FileSystem.close(descriptor) }
+    }
+
+    private var isCurrent: Bool { Self.current.value == Int(bitPattern: ObjectIdentifier(self)) }
+
+    private func run() {
+        Self.current.value = Int(bitPattern: ObjectIdentifier(self))
+        // Made here rather than by the first caller: four system calls off the opening thread. Without a
+        // pipe (no descriptors left), the waits end every 10 ms to look for work.
+        let wake = WakePipe.make()
+        state.withLock { $0.wake = wake }
+        while true {
+            let (jobs, paused, stopped) = state.withLock { state in
+                let jobs = state.jobs
+                state.jobs.removeAll(keepingCapacity: true)
+                state.waiting = jobs.isEmpty
+                return (jobs, state.readingPaused, state.stopped)
+            }
+            if stopped { break }
+            for job in jobs { job() }
+            // With jobs done, look for events without blocking: more jobs may be waiting.
+            let readable = waitForInput(on: paused ? -1 : descriptor, wake: wake, block: jobs.isEmpty)
+            let handler = state.withLock { state in
+                state.waiting = false
+                return readable && !state.readingPaused && !state.stopped ? state.onReadable : nil
+            }
+            handler?()
+        }
+        state.withLock { $0.wake = nil }
+        wake?.close()
+        if descriptor >= 0 { FileSystem.close(descriptor) }
+    }
+
+    /// One wait for a job to have run.
+    private final class Completion: @unchecked Sendable {
+        // @unchecked: `done` is only touched with the condition's lock held.
+        private let condition = NSCondition()
+        private var done = false
+
+        func signal() {
+            condition.lock()
+            done = true
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        func wait() {
+            condition.lock()
+            while !done { condition.wait() }
+            condition.unlock()
+        }
+    }
+}
