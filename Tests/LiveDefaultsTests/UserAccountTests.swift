@@ -33,3 +33,94 @@ struct UserAccountTests {
         #expect(mismatches.load(ordering: .relaxed) == 0)
     }
 }
+
+/// The current user's name read from /etc/nsswitch.conf and /etc/passwd, only where NSS would say the same.
+@Suite("User name from the user database's files")
+struct UserDatabaseFilesTests {
+    private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    @Test("the files give the same name as NSS (NSUserName) for this process's user")
+    func agreesWithNSS() {
+        let effective = geteuid()
+        let user = effective != 0 ? effective : getuid()
+        // On this machine NSS consults the files first; where it does not, the files give no answer.
+        if let name = UserDatabaseFiles.userName(ofUser: user) {
+            #expect(name == NSUserName())
+        }
+        #expect(UserDatabaseFiles.userName(ofUser: 0) == UserAccountTests.rootNameIfFilesFirst())
+    }
+
+    @Test("nsswitch.conf: only a single passwd line whose first source is files, with no action after it")
+    func switchRules() {
+        #expect(UserDatabaseFiles.consultsFilesFirst(bytes("passwd:         files systemd\ngroup: files\n")))
+        #expect(UserDatabaseFiles.consultsFilesFirst(bytes("# comment\n  passwd: files # trailing\n")))
+        #expect(UserDatabaseFiles.consultsFilesFirst(bytes("passwd:files\n")))
+        #expect(UserDatabaseFiles.consultsFilesFirst(bytes("passwd:\tfiles\tldap\n")))
+        #expect(!UserDatabaseFiles.consultsFilesFirst(bytes("passwd: sss files\n")))
+        #expect(!UserDatabaseFiles.consultsFilesFirst(bytes("passwd: compat\n")))
+        #expect(!UserDatabaseFiles.consultsFilesFirst(bytes("passwd: files [SUCCESS=continue] ldap\n")))
+        #expect(!UserDatabaseFiles.consultsFilesFirst(bytes("passwd: files\npasswd: ldap\n")))
+        #expect(!UserDatabaseFiles.consultsFilesFirst(bytes("group: files\n")))
+        #expect(!UserDatabaseFiles.consultsFilesFirst(bytes("passwd:\n")))
+        #expect(!UserDatabaseFiles.consultsFilesFirst(bytes("#passwd: files\n")))
+        #expect(!UserDatabaseFiles.consultsFilesFirst(bytes("shadow: files\npasswdx files\n")))
+        #expect(!UserDatabaseFiles.consultsFilesFirst([]))
+        #expect(!UserDatabaseFiles.consultsFilesFirst([0xFF, 0xFE, 0x00, 0x0A]))
+    }
+
+    @Test("passwd: the first line with the id wins; odd lines leave the answer to NSS")
+    func passwdRules() {
+        let file =
+            "root:x:0:0:root:/root:/bin/bash\n# a comment\n\napp:x:1000:1000::/home/app:/bin/sh\ndup:x:1000:1000::/:\n"
+        #expect(UserDatabaseFiles.name(ofUser: 0, inPasswd: bytes(file)) == "root")
+        #expect(UserDatabaseFiles.name(ofUser: 1000, inPasswd: bytes(file)) == "app")
+        #expect(UserDatabaseFiles.name(ofUser: 4242, inPasswd: bytes(file)) == nil)
+        // Lines glibc might read differently: no answer at all.
+        #expect(UserDatabaseFiles.name(ofUser: 0, inPasswd: bytes("root:x: 0:0::/:\n")) == nil)
+        #expect(UserDatabaseFiles.name(ofUser: 0, inPasswd: bytes("root:x:0:0::/:\n+::::::\n")) == nil)
+        #expect(UserDatabaseFiles.name(ofUser: 0, inPasswd: bytes("-bad\nroot:x:0:0::/:\n")) == nil)
+        #expect(UserDatabaseFiles.name(ofUser: 0, inPasswd: bytes(":x:0:0::/:\n")) == nil)
+        #expect(UserDatabaseFiles.name(ofUser: 0, inPasswd: bytes("root:x\n")) == nil)
+        #expect(UserDatabaseFiles.name(ofUser: 0, inPasswd: bytes("big:x:4294967296:0::/:\n")) == nil)
+        #expect(UserDatabaseFiles.name(ofUser: 0, inPasswd: bytes("big:x:99999999999999999999:0::/:\n")) == nil)
+        #expect(UserDatabaseFiles.name(ofUser: UInt32.max, inPasswd: bytes("max:x:4294967295:0::/:\n")) == "max")
+        #expect(UserDatabaseFiles.name(ofUser: 0, inPasswd: [0xC3, 0x28, 0x3A, 0x78, 0x3A, 0x30, 0x3A]) == nil)
+    }
+
+    @Test("any bytes give a name or none, never a trap (random lines of digits, colons, NIS marks and junk)")
+    func hostileBytes() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("0123456789:+-#\n \tpasswdfiles[]".utf8) + [0x00, 0xC3, 0xFF]
+        for _ in 0..<3_000 {
+            let count = Int.random(in: 0...200, using: &generator)
+            let input = (0..<count).map { _ in alphabet.randomElement(using: &generator)! }
+            _ = UserDatabaseFiles.consultsFilesFirst(input)
+            _ = UserDatabaseFiles.name(ofUser: UInt32.random(in: 0...20, using: &generator), inPasswd: input)
+        }
+    }
+
+    @Test("files that are absent or larger than the bound give no answer")
+    func absentAndLargeFiles() throws {
+        let directory = TemporaryDirectory()
+        try directory.write("nsswitch.conf", "passwd: files\n")
+        try directory.write("passwd", "someone:x:4242:4242::/:\n")
+        let nsswitch = directory.file("nsswitch.conf")
+        let passwd = directory.file("passwd")
+        #expect(UserDatabaseFiles.userName(ofUser: 4242, nsswitch: nsswitch, passwd: passwd) == "someone")
+        #expect(UserDatabaseFiles.userName(ofUser: 4242, nsswitch: directory.file("none"), passwd: passwd) == nil)
+        #expect(UserDatabaseFiles.userName(ofUser: 4242, nsswitch: nsswitch, passwd: directory.file("none")) == nil)
+        let large = String(repeating: "#\n", count: UserDatabaseFiles.largestFile / 2 + 1) + "someone:x:4242:4242::/:\n"
+        try directory.write("passwd", large)
+        #expect(UserDatabaseFiles.userName(ofUser: 4242, nsswitch: nsswitch, passwd: passwd) == nil)
+    }
+}
+
+extension UserAccountTests {
+    /// root's name as the files give it, when this machine's NSS consults the files first.
+    static func rootNameIfFilesFirst() -> String? {
+        guard let conf = FileManager.default.contents(atPath: "/etc/nsswitch.conf"),
+            UserDatabaseFiles.consultsFilesFirst(Array(conf))
+        else { return nil }
+        return UserAccount(named: "root").map { _ in "root" }
+    }
+}

@@ -256,6 +256,8 @@ enum CurrentProcess {
     static var id: Int32 { getpid() }
     /// The effective user id (0 for root).
     static var effectiveUserID: UserID { geteuid() }
+    /// The real user id.
+    static var realUserID: UserID { getuid() }
 }
 
 /// The text of an errno value.
@@ -339,6 +341,98 @@ struct UserAccount: Sendable, Equatable {
             guard status == ERANGE, size < Self.bufferLimit else { return nil }
             size = min(size * 2, Self.bufferLimit)
         }
+    }
+}
+
+/// The current user's name read from the user database's files, where NSS could not answer otherwise.
+///
+/// The managed per-user layer lives in a directory named after the user (``DefaultsLocations/userName``):
+/// `$USER` when it is set, else the user database. `NSUserName()` asks NSS (`getpwuid_r`), which costs a
+/// fresh process about 100 µs before the first store is open (it tries nscd's socket twice, then reads
+/// `/etc/nsswitch.conf` and `/etc/passwd` through glibc's module machinery): a third of a cold open in an
+/// environment without `USER`, which is where servers run (containers, systemd units, CI). Reading the two
+/// files directly costs a few system calls.
+///
+/// The answer is only taken from the files when NSS would give the same one: `/etc/nsswitch.conf` has one
+/// `passwd:` line whose first source is `files` with no action after it (so a found entry ends the
+/// search), and every line of `/etc/passwd` is one the files module reads the same way (a name, then a
+/// user id of plain digits in the third field; comments skipped; no NIS `+`/`-` lines). The first line
+/// with the user's id wins, as in glibc. In every other case (another source first, `compat`, an unusual line,
+/// a file too large or unreadable, no entry for the id) the caller asks NSS.
+enum UserDatabaseFiles {
+    /// Files larger than this are left to NSS.
+    static let largestFile = 4 << 20
+
+    /// The name of user `uid` according to the files, or nil when NSS must be asked (see the type).
+    static func userName(
+        ofUser uid: UInt32, nsswitch: String = "/etc/nsswitch.conf", passwd: String = "/etc/passwd"
+    ) -> String? {
+        guard let switchBytes = smallFile(nsswitch), consultsFilesFirst(switchBytes) else { return nil }
+        guard let passwdBytes = smallFile(passwd) else { return nil }
+        return name(ofUser: uid, inPasswd: passwdBytes)
+    }
+
+    /// Whether `passwd` lookups consult the files first and stop at an entry found there.
+    static func consultsFilesFirst(_ bytes: [UInt8]) -> Bool {
+        var sources: [ArraySlice<UInt8>]?
+        for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
+            let text = line.prefix { $0 != UInt8(ascii: "#") }
+            let words = text.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") })
+            guard let first = words.first else { continue }
+            if first.elementsEqual("passwd:".utf8) {
+                if sources != nil { return false }  // two lines: leave which one counts to glibc
+                sources = Array(words.dropFirst())
+            } else if first.starts(with: "passwd:".utf8) {
+                // `passwd:files` with no space between.
+                if sources != nil { return false }
+                sources = [first.dropFirst(7)] + words.dropFirst()
+            }
+        }
+        guard let sources, let firstSource = sources.first, firstSource.elementsEqual("files".utf8) else {
+            return false
+        }
+        // An action (`[SUCCESS=continue]`, `[NOTFOUND=return]`) after `files` could change what a found
+        // entry means: left to NSS.
+        return sources.dropFirst().first.map { $0.first != UInt8(ascii: "[") } ?? true
+    }
+
+    /// The name on the first line of a `passwd` file with user id `uid`; nil when there is none, or when
+    /// any line is one glibc might read differently from this.
+    static func name(ofUser uid: UInt32, inPasswd bytes: [UInt8]) -> String? {
+        var found: String?
+        for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
+            guard let first = line.first else { continue }
+            if first == UInt8(ascii: "#") { continue }
+            // A NIS line: glibc's files module gives one an id of 0 when its field is empty.
+            if first == UInt8(ascii: "+") || first == UInt8(ascii: "-") { return nil }
+            let fields = line.split(separator: UInt8(ascii: ":"), maxSplits: 3, omittingEmptySubsequences: false)
+            guard fields.count >= 3, !fields[0].isEmpty, let id = plainNumber(fields[2]) else { return nil }
+            if found == nil && id == uid {
+                guard let name = String(validating: fields[0], as: UTF8.self) else { return nil }
+                found = name
+            }
+        }
+        return found
+    }
+
+    /// A user id written as plain decimal digits that fits in 32 bits; nil for anything else.
+    static func plainNumber(_ digits: ArraySlice<UInt8>) -> UInt32? {
+        guard !digits.isEmpty, digits.count <= 10 else { return nil }
+        var value: UInt64 = 0
+        for byte in digits {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + UInt64(byte - UInt8(ascii: "0"))  // at most 10 digits: cannot overflow 64 bits
+        }
+        return UInt32(exactly: value)
+    }
+
+    /// The bytes of a file no larger than ``largestFile``; nil when it is larger, absent or unreadable.
+    private static func smallFile(_ path: String) -> [UInt8]? {
+        guard let stamp = try? FileSystem.stamp(atPath: path), stamp.size <= Int64(largestFile) else { return nil }
+        guard let contents = try? FileSystem.read(atPath: path), contents.data.count <= largestFile else {
+            return nil
+        }
+        return [UInt8](contents.data)
     }
 }
 

@@ -128,8 +128,14 @@ public struct DefaultsLocations: Sendable, Hashable {
         return [data + "/livedefaults/schemas", "/usr/share/livedefaults/schemas"]
     }
 
+    /// `$USER`, else the name `NSUserName()` gives (the effective user's, or the real one's when the
+    /// effective user is root, as Foundation does), read from the user database's files where NSS would say
+    /// the same (``UserDatabaseFiles``: about 100 µs less on a fresh process's first open), else from NSS.
     static var currentUserName: String {
-        Environment.value("USER") ?? NSUserName()
+        if let name = Environment.value("USER") { return name }
+        let effective = CurrentProcess.effectiveUserID
+        let user = effective != 0 ? effective : CurrentProcess.realUserID
+        return UserDatabaseFiles.userName(ofUser: UInt32(user)) ?? NSUserName()
     }
 
     /// The file of one layer of a domain. The name must have passed ``DomainName/validate(_:)``.
