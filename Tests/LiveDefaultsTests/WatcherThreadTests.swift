@@ -1,0 +1,100 @@
+import Foundation
+import Glibc
+import TestProcesses
+import Testing
+
+@testable import LiveDefaults
+
+/// The file watcher's own thread: jobs in order on one thread, waits for a descriptor's input, the wait
+/// paused for tests, and the descriptor closed when it stops.
+@Suite("Watcher thread")
+struct WatcherThreadTests {
+    /// A pipe whose ends a test closes itself.
+    private func makePipe() throws -> (read: Int32, write: Int32) {
+        var ends: [Int32] = [-1, -1]
+        try #require(pipe(&ends) == 0)
+        return (ends[0], ends[1])
+    }
+
+    @Test("jobs run in the order given, all on one thread that is not the caller's; sync waits for them")
+    func jobsInOrder() {
+        let thread = WatcherThread(descriptor: -1)
+        defer { thread.stop() }
+        let seen = Lock<(order: [Int], threads: Set<UInt>)>(([], []))
+        let caller = UInt(pthread_self())
+        for index in 0..<2_000 {
+            thread.enqueue { seen.withLock { $0.order.append(index); $0.threads.insert(UInt(pthread_self())) } }
+        }
+        thread.sync()
+        let (order, threads) = seen.withLock { ($0.order, $0.threads) }
+        #expect(order == Array(0..<2_000))
+        #expect(threads.count == 1)
+        #expect(!threads.contains(caller))
+    }
+
+    @Test("sync called by a job returns at once instead of waiting for itself")
+    func syncInsideAJob() {
+        let thread = WatcherThread(descriptor: -1)
+        defer { thread.stop() }
+        let ran = Lock(false)
+        thread.enqueue {
+            thread.sync()
+            ran.withLock { $0 = true }
+        }
+        thread.sync()
+        #expect(ran.withLock { $0 })
+    }
+
+    @Test("input on the descriptor reaches the read handler; paused, it waits until reading resumes")
+    func readHandlerAndPause() async throws {
+        let (readEnd, writeEnd) = try makePipe()
+        defer { close(writeEnd) }
+        _ = fcntl(readEnd, F_SETFL, O_NONBLOCK)
+        let thread = WatcherThread(descriptor: readEnd)
+        defer { thread.stop() }
+        let received = Lock<[UInt8]>([])
+        thread.setReadHandler {
+            var byte: UInt8 = 0
+            while read(readEnd, &byte, 1) == 1 { received.withLock { $0.append(byte) } }
+        }
+        thread.enqueue {}  // starts the thread
+        var byte: UInt8 = 1
+        #expect(write(writeEnd, &byte, 1) == 1)
+        #expect(await eventually(timeout: 10) { received.withLock { $0 } == [1] })
+        thread.pauseReading(true)
+        thread.sync()
+        byte = 2
+        #expect(write(writeEnd, &byte, 1) == 1)
+        // Jobs still run while reading is paused, and the byte stays unread.
+        thread.sync()
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(received.withLock { $0 } == [1])
+        thread.pauseReading(false)
+        #expect(await eventually(timeout: 10) { received.withLock { $0 } == [1, 2] })
+    }
+
+    @Test("stop closes the descriptor it was given, whether the thread ran or never started")
+    func stopClosesTheDescriptor() async throws {
+        for started in [true, false] {
+            let (readEnd, writeEnd) = try makePipe()
+            defer { close(writeEnd) }
+            let thread = WatcherThread(descriptor: readEnd)
+            if started {
+                thread.enqueue {}
+                thread.sync()
+            }
+            thread.stop()
+            // The write end of a pipe whose read end is closed polls as an error.
+            #expect(
+                await eventually(timeout: 10) {
+                    var descriptor = pollfd(fd: writeEnd, events: Int16(POLLOUT), revents: 0)
+                    return poll(&descriptor, 1, 0) == 1 && descriptor.revents & Int16(POLLERR) != 0
+                })
+            // Jobs given after stop never run.
+            let ran = Lock(false)
+            thread.enqueue { ran.withLock { $0 = true } }
+            thread.sync()
+            #expect(!ran.withLock { $0 })
+        }
+    }
+}
