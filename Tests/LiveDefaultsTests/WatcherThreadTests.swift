@@ -23,7 +23,11 @@ struct WatcherThreadTests {
         let seen = Lock<(order: [Int], threads: Set<UInt>)>(([], []))
         let caller = UInt(pthread_self())
         for index in 0..<2_000 {
-            thread.enqueue { seen.withLock { $0.order.append(index); $0.threads.insert(UInt(pthread_self())) } }
+            thread.enqueue {
+                seen.withLock {
+                    $0.order.append(index); $0.threads.insert(UInt(pthread_self()))
+                }
+            }
         }
         thread.sync()
         let (order, threads) = seen.withLock { ($0.order, $0.threads) }
