@@ -49,14 +49,15 @@ extension Defaults {
         unique.reserveCapacity(list.count)
         for entry in list where !unique.contains(entry) { unique.append(entry) }
         list = unique
-        let needed = Set(
-            list.compactMap { entry -> String? in
-                if case .persistent(let name) = entry { return name }
-                return nil
-            })
-        let attached = state.withLock { Set($0.search.persistent.keys) }
+        // The persistent domains in order, each once (`unique` already holds each entry once). Arrays rather
+        // than sets, for the same reason: no `Set` on a store's open.
+        let needed = list.compactMap { entry -> String? in
+            if case .persistent(let name) = entry { return name }
+            return nil
+        }
+        let missing = state.withLock { state in needed.filter { state.search.persistent[$0] == nil } }
         var added: [String: PersistentDomain] = [:]
-        for name in needed.subtracting(attached) { added[name] = attach(name) }
+        for name in missing { added[name] = attach(name) }
         let (published, detached): (Bool, [PersistentDomain]) = state.withLock { state in
             // Files attached here that another rebuild attached first are not needed twice.
             var detached: [PersistentDomain] = []

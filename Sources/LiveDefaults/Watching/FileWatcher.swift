@@ -91,6 +91,10 @@ package final class FileWatcher: Sendable {
         var notedRemoteFileSystem = false
         /// The symbolic-link chains of registered paths that are not plain.
         var links = WatchedLinks()
+        /// Paths registered since the watcher's thread last looked, for it to work out their chains: an array
+        /// rather than `links.unresolved` itself, so that a registering thread (a store's open) uses no `Set`
+        /// (a fresh process's first `Set` costs about 15 µs: its code and the runtime's first instantiation).
+        var registered: [String] = []
         /// How many times the kernel's queue overflowed (for tests and diagnostics).
         var overflows = 0
         /// Whether a test suspended the watcher: the reading source and polling (``suspendForTesting()``).
@@ -200,7 +204,7 @@ package final class FileWatcher: Sendable {
             } else {
                 registrations.append(
                     Registration(id: id, owner: owner, count: 1, onChange: onChange, logger: logger))
-                state.links.unresolved.insert(path)
+                state.registered.append(path)
             }
             state.files[directory, default: [:]][path] = registrations
         }
@@ -367,8 +371,10 @@ package final class FileWatcher: Sendable {
                 state.links.directoriesStale || state.links.directories[$0] == nil
             }
             state.links.directoriesStale = false
-            let files = state.links.unresolved
+            var files = state.links.unresolved
+            files.formUnion(state.registered)
             state.links.unresolved = []
+            state.registered = []
             return (Array(directories), files)
         }
         if directories.isEmpty && files.isEmpty { return [] }
