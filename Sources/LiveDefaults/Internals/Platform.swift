@@ -367,72 +367,179 @@ enum UserDatabaseFiles {
     static func userName(
         ofUser uid: UInt32, nsswitch: String = "/etc/nsswitch.conf", passwd: String = "/etc/passwd"
     ) -> String? {
-        guard let switchBytes = smallFile(nsswitch), consultsFilesFirst(switchBytes) else { return nil }
-        guard let passwdBytes = smallFile(passwd) else { return nil }
-        return name(ofUser: uid, inPasswd: passwdBytes)
+        guard let switchBytes = smallFile(nsswitch) else { return nil }
+        defer { switchBytes.deallocate() }
+        guard consultsFilesFirst(UnsafeRawBufferPointer(switchBytes)), let passwdBytes = smallFile(passwd) else {
+            return nil
+        }
+        defer { passwdBytes.deallocate() }
+        return name(ofUser: uid, inPasswd: UnsafeRawBufferPointer(passwdBytes))
     }
+
+    // The scans below walk a raw buffer by index rather than `split` arrays or validate with generic
+    // `String(validating:as:)`: on a fresh process's first open those cost more than the reading (their
+    // code's first run and the runtime's first instantiation of their types, ~40 µs in all; `perf`).
 
     /// Whether `passwd` lookups consult the files first and stop at an entry found there.
     static func consultsFilesFirst(_ bytes: [UInt8]) -> Bool {
-        var sources: [ArraySlice<UInt8>]?
-        for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
-            let text = line.prefix { $0 != UInt8(ascii: "#") }
-            let words = text.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") })
-            guard let first = words.first else { continue }
-            if first.elementsEqual("passwd:".utf8) {
-                if sources != nil { return false }  // two lines: leave which one counts to glibc
-                sources = Array(words.dropFirst())
-            } else if first.starts(with: "passwd:".utf8) {
-                // `passwd:files` with no space between.
-                if sources != nil { return false }
-                sources = [first.dropFirst(7)] + words.dropFirst()
-            }
-        }
-        guard let sources, let firstSource = sources.first, firstSource.elementsEqual("files".utf8) else {
-            return false
-        }
-        // An action (`[SUCCESS=continue]`, `[NOTFOUND=return]`) after `files` could change what a found
-        // entry means: left to NSS.
-        return sources.dropFirst().first.map { $0.first != UInt8(ascii: "[") } ?? true
+        bytes.withUnsafeBytes { consultsFilesFirst($0) }
     }
 
     /// The name on the first line of a `passwd` file with user id `uid`; nil when there is none, or when
     /// any line is one glibc might read differently from this.
     static func name(ofUser uid: UInt32, inPasswd bytes: [UInt8]) -> String? {
-        var found: String?
-        for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
-            guard let first = line.first else { continue }
-            if first == UInt8(ascii: "#") { continue }
-            // A NIS line: glibc's files module gives one an id of 0 when its field is empty.
-            if first == UInt8(ascii: "+") || first == UInt8(ascii: "-") { return nil }
-            let fields = line.split(separator: UInt8(ascii: ":"), maxSplits: 3, omittingEmptySubsequences: false)
-            guard fields.count >= 3, !fields[0].isEmpty, let id = plainNumber(fields[2]) else { return nil }
-            if found == nil && id == uid {
-                guard let name = String(validating: fields[0], as: UTF8.self) else { return nil }
-                found = name
-            }
-        }
-        return found
+        bytes.withUnsafeBytes { name(ofUser: uid, inPasswd: $0) }
     }
 
-    /// A user id written as plain decimal digits that fits in 32 bits; nil for anything else.
-    static func plainNumber(_ digits: ArraySlice<UInt8>) -> UInt32? {
-        guard !digits.isEmpty, digits.count <= 10 else { return nil }
+    /// Calls `body` with each line's range (without its newline), until `body` returns false.
+    private static func forEachLine(_ bytes: UnsafeRawBufferPointer, _ body: (Range<Int>) -> Bool) {
+        var start = 0
+        while start < bytes.count {
+            var end = start
+            while end < bytes.count && bytes[end] != UInt8(ascii: "\n") { end += 1 }
+            if !body(start..<end) { return }
+            start = end + 1
+        }
+    }
+
+    /// Whether the bytes in `range` spell `word`.
+    private static func bytes(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, equal word: StaticString) -> Bool {
+        guard range.count == word.utf8CodeUnitCount else { return false }
+        let expected = word.utf8Start
+        var index = 0
+        for position in range {
+            if bytes[position] != expected[index] { return false }
+            index += 1
+        }
+        return true
+    }
+
+    private static func consultsFilesFirst(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var passwdLines = 0
+        var verdict = false
+        forEachLine(bytes) { line in
+            // The line up to a comment, as words.
+            var end = line.lowerBound
+            while end < line.upperBound && bytes[end] != UInt8(ascii: "#") { end += 1 }
+            var position = line.lowerBound
+            func nextWord() -> Range<Int>? {
+                while position < end && isBlank(bytes[position]) { position += 1 }
+                let start = position
+                while position < end && !isBlank(bytes[position]) { position += 1 }
+                return start < position ? start..<position : nil
+            }
+            guard var first = nextWord() else { return true }
+            let label = 7  // "passwd:"
+            guard first.count >= label,
+                Self.bytes(bytes, first.lowerBound..<(first.lowerBound + label), equal: "passwd:")
+            else { return true }
+            passwdLines += 1
+            // `passwd:files`, with no blank after the colon, names its first source in the same word.
+            first = (first.lowerBound + label)..<first.upperBound
+            guard let source = first.isEmpty ? nextWord() : first else {
+                verdict = false
+                return true
+            }
+            // An action (`[SUCCESS=continue]`, `[NOTFOUND=return]`) after `files` could change what a found
+            // entry means: left to NSS.
+            let next = nextWord()
+            verdict =
+                Self.bytes(bytes, source, equal: "files")
+                && next.map { bytes[$0.lowerBound] != UInt8(ascii: "[") } ?? true
+            return true
+        }
+        // Two lines: which one counts is left to glibc.
+        return passwdLines == 1 && verdict
+    }
+
+    private static func name(ofUser uid: UInt32, inPasswd bytes: UnsafeRawBufferPointer) -> String? {
+        var found: Range<Int>?
+        var plain = true
+        forEachLine(bytes) { line in
+            guard !line.isEmpty else { return true }
+            let first = bytes[line.lowerBound]
+            if first == UInt8(ascii: "#") { return true }
+            // A NIS line: glibc's files module gives one an id of 0 when its field is empty.
+            if first == UInt8(ascii: "+") || first == UInt8(ascii: "-") {
+                plain = false
+                return false
+            }
+            // The first three fields: name, password, user id (up to the third colon, or the line's end).
+            var nameEnd = -1
+            var idStart = -1
+            var idEnd = line.upperBound
+            var colons = 0
+            for position in line where bytes[position] == UInt8(ascii: ":") {
+                colons += 1
+                if colons == 1 { nameEnd = position }
+                if colons == 2 { idStart = position + 1 }
+                if colons == 3 {
+                    idEnd = position
+                    break
+                }
+            }
+            guard colons >= 2, nameEnd > line.lowerBound, let id = plainNumber(bytes, idStart..<idEnd) else {
+                plain = false
+                return false
+            }
+            if found == nil && id == uid { found = line.lowerBound..<nameEnd }
+            return true
+        }
+        guard plain, let found else { return nil }
+        // Valid UTF-8 only: decoding repairs bad bytes, so the repaired name would differ from the bytes.
+        let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[found]), as: UTF8.self)
+        var position = found.lowerBound
+        for unit in name.utf8 {
+            guard position < found.upperBound, bytes[position] == unit else { return nil }
+            position += 1
+        }
+        return position == found.upperBound ? name : nil
+    }
+
+    /// The user id written in `range` as plain decimal digits that fits in 32 bits; nil for anything else.
+    private static func plainNumber(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> UInt32? {
+        guard !range.isEmpty, range.count <= 10 else { return nil }
         var value: UInt64 = 0
-        for byte in digits {
+        for position in range {
+            let byte = bytes[position]
             guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
             value = value * 10 + UInt64(byte - UInt8(ascii: "0"))  // at most 10 digits: cannot overflow 64 bits
         }
         return UInt32(exactly: value)
     }
 
-    /// The bytes of a file no larger than ``largestFile``; nil when it is larger, absent or unreadable.
-    private static func smallFile(_ path: String) -> [UInt8]? {
-        guard let stamp = try? FileSystem.stamp(atPath: path), stamp.size <= Int64(largestFile) else { return nil }
-        guard let contents = try? FileSystem.read(atPath: path), contents.data.count <= largestFile else {
-            return nil
+    /// The bytes of a file smaller than ``largestFile``, for the caller to deallocate; nil when it is not,
+    /// or is absent or unreadable.
+    private static func smallFile(_ path: String) -> UnsafeMutableRawBufferPointer? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { _ = systemClose(descriptor) }
+        var capacity = 4096
+        var total = 0
+        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 1)
+        while true {
+            if total == capacity {
+                guard capacity < largestFile else {
+                    buffer.deallocate()
+                    return nil
+                }
+                let grown = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity * 2, alignment: 1)
+                grown.copyMemory(from: UnsafeRawBufferPointer(buffer))
+                buffer.deallocate()
+                buffer = grown
+                capacity *= 2
+            }
+            let count = systemRead(descriptor, buffer.baseAddress! + total, capacity - total)
+            if count < 0 {
+                if errno == EINTR { continue }
+                buffer.deallocate()
+                return nil
+            }
+            if count == 0 { break }
+            total += count
         }
-        return [UInt8](contents.data)
+        return UnsafeMutableRawBufferPointer(rebasing: buffer[0..<total])
     }
 }
 
