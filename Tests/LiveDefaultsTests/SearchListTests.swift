@@ -236,6 +236,45 @@ struct SearchListTests {
         #expect(try pythonPlist(directory.file("com.example.managed.plist")) == #"{"Free": 2, "Locked": 1}"#)
     }
 
+    @Test("Layers whose directories are missing at open are read as empty, and found when they appear")
+    func layerDirectoriesMissingAtOpen() async throws {
+        let directory = TemporaryDirectory()
+        let domain = "com.example.latelayers"
+        try directory.write("\(domain).plist", try Self.xml(["K": "user"]))
+        // Watched: every layer's directory created after the open, the highest layer last.
+        let defaults = try directory.store(domain)
+        #expect(defaults.string(forKey: "K") == "user")
+        let locations = DefaultsLocations.rooted(at: directory.path)
+        for (layer, value) in [
+            (PreferenceLayer.anyUser, "anyUser"), (.anyUserCurrentHost, "anyUserHost"),
+            (.currentUserCurrentHost, "host"), (.managed, "managed"), (.managedUser, "managedUser"),
+        ] {
+            let path = locations.path(forDomain: domain, layer: layer)
+            try FileManager.default.createDirectory(
+                atPath: PathComponents.directory(of: path), withIntermediateDirectories: true)
+            try Self.xml(["K": .string(value), value: true]).write(toFile: path, atomically: true, encoding: .utf8)
+            #expect(await eventually(timeout: 10) { defaults.bool(forKey: value) }, "\(layer) is read")
+        }
+        #expect(defaults.string(forKey: "K") == "managedUser")
+        // Unwatched: the files are there at the next open, and synchronize() finds a layer that appears later.
+        var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: domain)
+        configuration.watching = .off
+        let unwatched = try Defaults(configuration: configuration)
+        #expect(unwatched.string(forKey: "K") == "managedUser")
+        let other = TemporaryDirectory()
+        try other.write("\(domain).plist", try Self.xml(["K": "user"]))
+        var otherConfiguration = Defaults.Configuration.rooted(at: other.path, applicationDomain: domain)
+        otherConfiguration.watching = .off
+        let late = try Defaults(configuration: otherConfiguration)
+        #expect(late.string(forKey: "K") == "user")
+        try FileManager.default.createDirectory(atPath: other.file("AnyUser/ByHost"), withIntermediateDirectories: true)
+        try Self.xml(["Late": true]).write(
+            toFile: other.file("AnyUser/ByHost/\(domain)..plist"), atomically: true, encoding: .utf8)
+        #expect(!late.bool(forKey: "Late"))
+        late.synchronize()
+        #expect(late.bool(forKey: "Late"))
+    }
+
     @Test("Invalid domain names are refused and never reach the file system")
     func invalidNames() throws {
         let directory = TemporaryDirectory()

@@ -174,6 +174,16 @@ final class DomainFile: Sendable {
         reload()
     }
 
+    /// Loads the file as absent, without looking, unless it is loaded already: for a caller that has just
+    /// found its directory missing (a store's open: the managed, any-user and per-host directories rarely
+    /// exist, and one `stat` of each stands for the files of every domain in it). A file that appears later
+    /// is found as one that appears after a look would be: by the watcher, whose first look at a directory
+    /// it starts watching reloads the files registered in it, or by `synchronize()`.
+    func loadAsAbsentIfNeeded() {
+        if loadedFlag.load(ordering: .acquiring) { return }
+        reload(knownAbsent: true)
+    }
+
     /// Re-reads the file when its stamp changed, and reports the keys that changed as external changes.
     ///
     /// - Parameter verifyContents: Set when the watcher saw a write to the file: the stamp alone cannot prove
@@ -181,13 +191,17 @@ final class DomainFile: Sendable {
     ///   are reused), so when it matches, the bytes are compared with the digest of the last version read or
     ///   written, and parsed only when they differ.
     func reload(verifyContents: Bool = false) {
+        reload(verifyContents: verifyContents, knownAbsent: false)
+    }
+
+    private func reload(verifyContents: Bool = false, knownAbsent: Bool) {
         // Observers (the stores, and through them error handlers and streams) are told after the disk lock
         // is released: a handler may call synchronize(), which takes it again.
         let events: [Event] = diskLock.withLock {
             let known = state.withLock { $0.loaded ? $0.stamp : nil }
             let current: FileStamp?
             do throws(SystemError) {
-                current = try FileSystem.stamp(atPath: path)
+                current = knownAbsent ? nil : try FileSystem.stamp(atPath: path)
             } catch {
                 let failure = state.withLock { state in
                     let failure = DefaultsError.readFailed(path: path, errno: error.errno, message: error.message)

@@ -57,7 +57,8 @@ extension Defaults {
         }
         let missing = state.withLock { state in needed.filter { state.search.persistent[$0] == nil } }
         var added: [String: PersistentDomain] = [:]
-        for name in missing { added[name] = attach(name) }
+        var directories = LayerDirectories()
+        for name in missing { added[name] = attach(name, directories: &directories) }
         let (published, detached): (Bool, [PersistentDomain]) = state.withLock { state in
             // Files attached here that another rebuild attached first are not needed twice.
             var detached: [PersistentDomain] = []
@@ -84,8 +85,54 @@ extension Defaults {
         return published
     }
 
+    /// Which directories of the layers outside the user's directory exist, looked at once for all the domains
+    /// one search-list rebuild attaches (each directory and each root at most once): arrays, a handful of
+    /// paths.
+    struct LayerDirectories {
+        var missing: [String] = []
+        var present: [String] = []
+
+        /// Whether `directory` may exist, from what was seen before or one `stat`: false only when nothing
+        /// is there (`ENOENT`, `ENOTDIR`); a directory that cannot be looked at (`EACCES`) may exist, so that
+        /// its files' own `stat` reports why they cannot be read.
+        mutating func exists(_ directory: String) -> Bool {
+            if missing.contains(directory) { return false }
+            if present.contains(directory) { return true }
+            let absent: Bool
+            do throws(SystemError) {
+                absent = try FileSystem.stamp(atPath: directory) == nil
+            } catch {
+                absent = false
+            }
+            if absent { missing.append(directory) } else { present.append(directory) }
+            return !absent
+        }
+    }
+
+    /// Whether a layer's file may exist: false when its directory, or the root of its layers (the managed or
+    /// any-user directory), was found missing. The user's own directory is not looked at: its files are.
+    private func layerMayExist(_ layer: PreferenceLayer, path: String, directories: inout LayerDirectories) -> Bool {
+        let locations = configuration.locations
+        let root: String
+        switch layer {
+        case .managed, .managedUser: root = locations.managedDirectory
+        case .anyUser, .anyUserCurrentHost: root = locations.anyUserDirectory
+        case .currentUser: return true
+        case .currentUserCurrentHost: root = locations.userDirectory
+        }
+        if root != locations.userDirectory && !directories.exists(root) { return false }
+        let directory = PathComponents.directory(of: path)
+        return directory == root || directory == locations.userDirectory || directories.exists(directory)
+    }
+
     /// Loads and watches the files of a persistent domain, and observes them for this store.
     func attach(_ name: String) -> PersistentDomain {
+        var directories = LayerDirectories()
+        return attach(name, directories: &directories)
+    }
+
+    /// ``attach(_:)``, with what is known of the layers' directories.
+    func attach(_ name: String, directories: inout LayerDirectories) -> PersistentDomain {
         var files: [PersistentDomain.LayerFile] = []
         files.reserveCapacity(PreferenceLayer.searchOrder.count)
         for layer in PreferenceLayer.searchOrder {
@@ -94,7 +141,11 @@ extension Defaults {
                 owner: fileOwner, clock: configuration.clock)
             // Loaded before observing: the first load is not a change (the merged view is rebuilt next), and
             // a 10,000-key domain would otherwise be resolved key by key.
-            file.loadIfNeeded()
+            if layerMayExist(layer, path: file.path, directories: &directories) {
+                file.loadIfNeeded()
+            } else {
+                file.loadAsAbsentIfNeeded()
+            }
             let token = file.addObserver { [weak self] event in self?.handle(event, domain: name, layer: layer) }
             // The store wires its files to the watcher; the watcher knows only the path.
             fileWatcher?.watch(file.path, owner: file, logger: configuration.logger) { [weak file] event in
