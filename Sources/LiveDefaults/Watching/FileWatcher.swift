@@ -76,6 +76,12 @@ package final class FileWatcher: Sendable {
         let logger: Logger
     }
 
+    /// One ``watch(_:owner:logger:onChange:)`` call, queued.
+    private struct Request {
+        let path: String
+        let registration: Registration
+    }
+
     private struct State {
         /// Registrations by path, grouped by directory: a path's registrants in an array, a handful at most
         /// (a dictionary keyed by `ObjectIdentifier` cost a fresh process's first open about 70 µs: the
@@ -91,10 +97,29 @@ package final class FileWatcher: Sendable {
         var notedRemoteFileSystem = false
         /// The symbolic-link chains of registered paths that are not plain.
         var links = WatchedLinks()
-        /// Paths registered since the watcher's thread last looked, for it to work out their chains: an array
-        /// rather than `links.unresolved` itself, so that a registering thread (a store's open) uses no `Set`
-        /// (a fresh process's first `Set` costs about 15 µs: its code and the runtime's first instantiation).
-        var registered: [String] = []
+        /// ``watch(_:owner:logger:onChange:)`` calls not yet applied to `files`, in order. A registering thread
+        /// (a store's open, twelve files) only appends here; the watcher's thread, or any reader of the state
+        /// (``locked(_:)``), applies them. That keeps the nested dictionaries, the set of paths to resolve and
+        /// their first use in a fresh process (the runtime instantiating their types, their code's first
+        /// run: ~20 µs) off the opening thread.
+        var requests: [Request] = []
+
+        /// Applies the queued registrations.
+        mutating func applyRequests() {
+            for request in requests {
+                let path = request.path
+                let directory = PathComponents.directory(of: path)
+                var registrations = (files[directory]?[path] ?? []).filter { $0.owner != nil }
+                if let index = registrations.firstIndex(where: { $0.id == request.registration.id }) {
+                    registrations[index].count += 1
+                } else {
+                    registrations.append(request.registration)
+                    links.unresolved.insert(path)
+                }
+                files[directory, default: [:]][path] = registrations
+            }
+            requests.removeAll()
+        }
         /// How many times the kernel's queue overflowed (for tests and diagnostics).
         var overflows = 0
         /// Whether a test suspended the watcher: the reading source and polling (``suspendForTesting()``).
@@ -169,10 +194,10 @@ package final class FileWatcher: Sendable {
         thread.stop()
     }
 
-    var overflowCount: Int { state.withLock { $0.overflows } }
+    var overflowCount: Int { locked { $0.overflows } }
 
     /// The directories being polled (inotify unavailable for them).
-    var polledDirectories: Set<String> { state.withLock { Set($0.polledDirectories.keys) } }
+    var polledDirectories: Set<String> { locked { Set($0.polledDirectories.keys) } }
 
     /// How the watcher follows a path registered with it: inotify or polling (and why), and the links it
     /// follows. Registrations take effect on the watcher's thread: call it after the store that registered
@@ -180,14 +205,14 @@ package final class FileWatcher: Sendable {
     package func status(ofPath path: String) -> Status {
         settle()
         let directory = PathComponents.directory(of: path)
-        return state.withLock { state in
+        return locked { state in
             let reason = state.polledDirectories[directory] ?? (descriptor < 0 ? inotifyUnavailable : nil)
             return Status(isPolled: reason != nil, reason: reason, links: state.links.files[path]?.links ?? [])
         }
     }
 
     /// The number of inotify watches held.
-    var watchCount: Int { state.withLock { $0.watchDescriptors.count } }
+    var watchCount: Int { locked { $0.watchDescriptors.count } }
 
     // MARK: Registration
 
@@ -195,19 +220,9 @@ package final class FileWatcher: Sendable {
     /// the file may have changed on disk. Watching the same path for the same owner again counts: each call
     /// is undone by one ``unwatch(_:owner:)``. Trouble watching it (polling instead) goes to `logger`.
     func watch(_ path: String, owner: AnyObject, logger: Logger, onChange: @escaping @Sendable (Event) -> Void) {
-        let directory = PathComponents.directory(of: path)
-        let id = ObjectIdentifier(owner)
-        state.withLock { state in
-            var registrations = (state.files[directory]?[path] ?? []).filter { $0.owner != nil }
-            if let index = registrations.firstIndex(where: { $0.id == id }) {
-                registrations[index].count += 1
-            } else {
-                registrations.append(
-                    Registration(id: id, owner: owner, count: 1, onChange: onChange, logger: logger))
-                state.registered.append(path)
-            }
-            state.files[directory, default: [:]][path] = registrations
-        }
+        let registration = Registration(
+            id: ObjectIdentifier(owner), owner: owner, count: 1, onChange: onChange, logger: logger)
+        state.withLock { $0.requests.append(Request(path: path, registration: registration)) }
         scheduleReconcile()
     }
 
@@ -215,7 +230,7 @@ package final class FileWatcher: Sendable {
     func unwatch(_ path: String, owner: AnyObject) {
         let directory = PathComponents.directory(of: path)
         let id = ObjectIdentifier(owner)
-        state.withLock { state in
+        locked { state in
             guard var registrations = state.files[directory]?[path] else { return }
             if let index = registrations.firstIndex(where: { $0.id == id }) {
                 if registrations[index].owner != nil, registrations[index].count > 1 {
@@ -238,7 +253,7 @@ package final class FileWatcher: Sendable {
     /// Whether any live registrant watches the path (tests).
     func isWatching(_ path: String) -> Bool {
         let directory = PathComponents.directory(of: path)
-        return state.withLock { $0.files[directory]?[path]?.contains { $0.owner != nil } ?? false }
+        return locked { $0.files[directory]?[path]?.contains { $0.owner != nil } ?? false }
     }
 
     /// Waits until every registration made so far is in effect (watches added), for tests and benchmarks.
@@ -247,6 +262,14 @@ package final class FileWatcher: Sendable {
     }
 
     // MARK: Watches
+
+    /// The state under its lock, with the queued registrations applied first.
+    private func locked<Result>(_ body: (inout State) -> Result) -> Result {
+        state.withLock { state in
+            if !state.requests.isEmpty { state.applyRequests() }
+            return body(&state)
+        }
+    }
 
     /// Queues a reconciliation unless one is queued and has not started yet (that one will see what the
     /// caller registered: it clears the flag before it reads the registrations).
@@ -270,7 +293,7 @@ package final class FileWatcher: Sendable {
             }
         }
         guard descriptor >= 0 else {
-            let directories = Set(state.withLock { $0.files.keys })
+            let directories = Set(locked { $0.files.keys })
             startPolling(directories, reason: inotifyUnavailable ?? "inotify unavailable")
             return
         }
@@ -278,7 +301,7 @@ package final class FileWatcher: Sendable {
         for round in 0..<8 {
             if round > 0 { relinked.formUnion(resolveChains()) }
             // Watch path → the registered directories that need it.
-            let (plain, chained) = state.withLock { state in
+            let (plain, chained) = locked { state in
                 let polled = state.polledDirectories
                 let plain = state.files.keys.filter { polled[$0] == nil && state.links.isPlain($0) }
                 let chained = state.links.chainDirectories().compactMapValues { needed in
@@ -292,7 +315,7 @@ package final class FileWatcher: Sendable {
             for (directory, needed) in chained {
                 wanted[Self.nearestExisting(directory), default: []].formUnion(needed)
             }
-            let current = state.withLock { Set($0.watchDescriptors.keys) }
+            let current = locked { Set($0.watchDescriptors.keys) }
             var changed = false
             var newlyWatched: [String] = []
             var polled: [(path: String, reason: String, remote: Bool)] = []
@@ -322,7 +345,7 @@ package final class FileWatcher: Sendable {
                     }
                     continue
                 }
-                state.withLock { state in
+                locked { state in
                     state.watchedPaths[wd] = path
                     state.watchDescriptors[path] = wd
                 }
@@ -330,8 +353,8 @@ package final class FileWatcher: Sendable {
                 changed = true
             }
             for path in current.subtracting(wanted.keys) {
-                if let wd = state.withLock({ $0.watchDescriptors.removeValue(forKey: path) }) {
-                    state.withLock { _ = $0.watchedPaths.removeValue(forKey: wd) }
+                if let wd = locked({ $0.watchDescriptors.removeValue(forKey: path) }) {
+                    locked { _ = $0.watchedPaths.removeValue(forKey: wd) }
                     Inotify.removeWatch(descriptor, wd)
                 }
             }
@@ -348,12 +371,12 @@ package final class FileWatcher: Sendable {
                 reloadFiles(under: path)
                 // A file in it may have become a link before the watch existed (a volume mounted again).
                 let prefix = path == "/" ? "/" : path + "/"
-                state.withLock { state in
+                locked { state in
                     for (directory, files) in state.files where directory == path || directory.hasPrefix(prefix) {
                         state.links.unresolved.formUnion(files.keys)
                     }
                 }
-                let dependent = state.withLock { $0.links.files(dependingOn: path) }
+                let dependent = locked { $0.links.files(dependingOn: path) }
                 for file in dependent {
                     for handler in handlers(forPath: file) { handler(Event(writtenInPlace: false)) }
                 }
@@ -366,27 +389,25 @@ package final class FileWatcher: Sendable {
     /// outside the lock. A new plain path costs one `lstat`. Returns the registered paths whose chain now
     /// resolves differently from before.
     private func resolveChains() -> Set<String> {
-        let (directories, files) = state.withLock { state -> ([String], Set<String>) in
+        let (directories, files) = locked { state -> ([String], Set<String>) in
             let directories = state.files.keys.filter {
                 state.links.directoriesStale || state.links.directories[$0] == nil
             }
             state.links.directoriesStale = false
-            var files = state.links.unresolved
-            files.formUnion(state.registered)
+            let files = state.links.unresolved
             state.links.unresolved = []
-            state.registered = []
             return (Array(directories), files)
         }
         if directories.isEmpty && files.isEmpty { return [] }
         let directoryChains = directories.map { ($0, SymlinkChain.resolve($0)) }
         var pending = files
-        state.withLock { state in
+        locked { state in
             for (directory, chain) in directoryChains where state.links.setDirectory(directory, chain) {
                 // Every file in it resolves elsewhere now.
                 if let registered = state.files[directory] { pending.formUnion(registered.keys) }
             }
         }
-        let plainDirectories = state.withLock { state in
+        let plainDirectories = locked { state in
             Set(pending.map { PathComponents.directory(of: $0) }.filter { state.links.isPlain($0) })
         }
         let fileChains = pending.map { path -> (String, SymlinkChain?) in
@@ -394,7 +415,7 @@ package final class FileWatcher: Sendable {
             if plainDirectories.contains(directory) && !FileSystem.isSymbolicLink(path) { return (path, nil) }
             return (path, SymlinkChain.resolve(path))
         }
-        return state.withLock { state in
+        return locked { state in
             var relinked: Set<String> = []
             for (path, chain) in fileChains {
                 // A file unregistered meanwhile is not followed.
@@ -436,7 +457,7 @@ package final class FileWatcher: Sendable {
                 overflowed = true
                 return
             }
-            guard let directory = state.withLock({ $0.watchedPaths[event.watch] }) else { return }
+            guard let directory = locked({ $0.watchedPaths[event.watch] }) else { return }
             if !kind.isDisjoint(with: .watchEnded) {
                 // The watched directory is gone or moved: this watch no longer watches its path, even if a
                 // new directory of that name exists by the time the event is read.
@@ -469,13 +490,13 @@ package final class FileWatcher: Sendable {
             }
         }
         if overflowed {
-            let logger = state.withLock { state in
+            let logger = locked { state in
                 state.overflows += 1
                 return state.files.values.first?.values.first?.first?.logger
             }
             // Handled here, and nothing for a caller to do: information, not a warning.
             logger?.info("inotify queue overflowed: rescanning every watched file")
-            state.withLock { state in
+            locked { state in
                 state.links.directoriesStale = true
                 state.links.unresolved.formUnion(state.links.files.keys)
             }
@@ -485,13 +506,13 @@ package final class FileWatcher: Sendable {
         }
         if touchedDirectories {
             // Drop watches whose directory is gone or was replaced, then watch or await what is registered.
-            let stale = state.withLock { state in
+            let stale = locked { state in
                 state.watchDescriptors.filter { path, wd in
                     deadDescriptors.contains(wd) || !FileSystem.exists(path)
                 }
             }
             for (path, wd) in stale {
-                state.withLock { state in
+                locked { state in
                     state.watchDescriptors.removeValue(forKey: path)
                     state.watchedPaths.removeValue(forKey: wd)
                 }
@@ -500,7 +521,7 @@ package final class FileWatcher: Sendable {
             }
             // A directory on some chain may be the one that came or went (a volume's timestamped directory):
             // every chain is worked out again, and those that now end elsewhere are reloaded.
-            state.withLock { state in
+            locked { state in
                 state.links.directoriesStale = true
                 state.links.unresolved.formUnion(state.links.files.keys)
             }
@@ -518,7 +539,7 @@ package final class FileWatcher: Sendable {
         var relinked: Set<String> = []
         for path in touchedFiles where seen.insert(path).inserted {
             let event = Event(writtenInPlace: writtenInPlace.contains(path))
-            let (direct, dependents, chained, isChained) = state.withLock { state in
+            let (direct, dependents, chained, isChained) = locked { state in
                 let dependents = state.links.dependents[path] ?? []
                 return (
                     Self.live(state.files[PathComponents.directory(of: path)]?[path]), dependents,
@@ -535,7 +556,7 @@ package final class FileWatcher: Sendable {
             }
         }
         if !relinked.isEmpty {
-            state.withLock { state in
+            locked { state in
                 state.links.unresolved.formUnion(relinked)
                 // Registered directories need working out again only when one of them is reached through a
                 // link (a link of a file's own chain, such as a volume's `..data`, leaves them as they are).
@@ -551,7 +572,7 @@ package final class FileWatcher: Sendable {
     /// registered directory (awaited or watched) at or below it, or a link or target of a chain below it.
     private func concernsRegistrants(directory path: String) -> Bool {
         let prefix = path == "/" ? "/" : path + "/"
-        return state.withLock { state in
+        return locked { state in
             // A relative registered directory cannot be compared with the absolute event path: always looked at.
             state.files.keys.contains { $0 == path || $0.hasPrefix(prefix) || !$0.hasPrefix("/") }
                 || state.links.dependents.keys.contains { $0.hasPrefix(prefix) }
@@ -560,7 +581,7 @@ package final class FileWatcher: Sendable {
 
     /// Whether an event at `path` concerns a registrant: a registered file, or a link or target on a chain.
     private func isFollowed(_ path: String) -> Bool {
-        state.withLock { state in
+        locked { state in
             state.files[PathComponents.directory(of: path)]?[path] != nil || state.links.dependents[path] != nil
         }
     }
@@ -569,12 +590,12 @@ package final class FileWatcher: Sendable {
     /// lock and run by the caller after it.
     private func handlers(forPath path: String) -> [@Sendable (Event) -> Void] {
         let directory = PathComponents.directory(of: path)
-        return state.withLock { state in Self.live(state.files[directory]?[path]) }
+        return locked { state in Self.live(state.files[directory]?[path]) }
     }
 
     /// The live registrants' handlers of every path in the directories `include` accepts.
     private func handlers(where include: (String) -> Bool) -> [@Sendable (Event) -> Void] {
-        state.withLock { state in
+        locked { state in
             state.files.filter { include($0.key) }.values.flatMap { $0.values.flatMap { Self.live($0) } }
         }
     }
@@ -596,7 +617,7 @@ package final class FileWatcher: Sendable {
     /// that needed one of them; the first time a directory lies on a remote file system (where polling is
     /// the right way, not a degraded one), a notice.
     private func startPolling(_ directories: Set<String>, reason: String, remote: Bool = false) {
-        let (added, logger, mustStart) = state.withLock { state in
+        let (added, logger, mustStart) = locked { state in
             let added = directories.filter { state.polledDirectories[$0] == nil }
             for directory in added { state.polledDirectories[directory] = reason }
             let mustWarn: Bool
@@ -647,7 +668,7 @@ package final class FileWatcher: Sendable {
 
     /// Tells the handlers of every polled directory to look again, unless a test suspended the watcher.
     private func pollOnce() {
-        guard let polled = state.withLock({ $0.suspended ? nil : $0.polledDirectories }) else { return }
+        guard let polled = locked({ $0.suspended ? nil : $0.polledDirectories }) else { return }
         for handler in handlers(where: { polled[$0] != nil }) { handler(Event(writtenInPlace: false)) }
     }
 
@@ -656,7 +677,7 @@ package final class FileWatcher: Sendable {
     /// Stops reading events (and polling) until ``resumeForTesting()``, so that a test can overflow the kernel's
     /// queue, or change files before the watcher looks.
     func suspendForTesting() {
-        let wasRunning = state.withLock { state in
+        let wasRunning = locked { state in
             let wasRunning = !state.suspended
             state.suspended = true
             return wasRunning
@@ -668,7 +689,7 @@ package final class FileWatcher: Sendable {
     }
 
     func resumeForTesting() {
-        let wasSuspended = state.withLock { state in
+        let wasSuspended = locked { state in
             let wasSuspended = state.suspended
             state.suspended = false
             return wasSuspended
