@@ -18,6 +18,47 @@ final class DomainFile: Sendable {
 
     typealias Observer = @Sendable (Event) -> Void
 
+    /// A file's observers in the order they were added, each with its token: an immutable linked list, made
+    /// anew on every change (a store has a handful of observers of a file at most), which a notification
+    /// takes as it is under the lock and walks outside it.
+    ///
+    /// Not an array of closures beside an array of tokens (nor a dictionary by token before them): those
+    /// are types the runtime instantiates on a fresh process's first open, a few microseconds each.
+    final class ObserverList: Sendable {
+        let token: UInt64
+        let observer: Observer
+        let next: ObserverList?
+
+        init(_ token: UInt64, _ observer: @escaping Observer, next: ObserverList?) {
+            self.token = token
+            self.observer = observer
+            self.next = next
+        }
+
+        /// `list` with `observer` at its end.
+        static func appending(_ token: UInt64, _ observer: @escaping Observer, to list: ObserverList?) -> ObserverList {
+            guard let list else { return ObserverList(token, observer, next: nil) }
+            return ObserverList(list.token, list.observer, next: appending(token, observer, to: list.next))
+        }
+
+        /// `list` without the observer of `token` (the same list when it has none).
+        static func removing(_ token: UInt64, from list: ObserverList?) -> ObserverList? {
+            guard let list else { return nil }
+            if list.token == token { return list.next }
+            let rest = removing(token, from: list.next)
+            return rest === list.next ? list : ObserverList(list.token, list.observer, next: rest)
+        }
+
+        /// Calls `body` with each observer, in order.
+        func forEach(_ body: (Observer) -> Void) {
+            var node: ObserverList? = self
+            while let current = node {
+                body(current.observer)
+                node = current.next
+            }
+        }
+    }
+
     let path: String
     /// Files created for another user (a store opened with `init?(user:)` by root) are handed to them.
     let owner: (UserID, GroupID)?
@@ -38,12 +79,8 @@ final class DomainFile: Sendable {
         var scheduled = false
         var inFlight: DomainEdits?
         var contents: [String: PropertyList] = [:]
-        /// The observers, in the order they were added, and the token each was given (the same index in
-        /// both). Two arrays, not a dictionary by token: a fresh process's first `[UInt64: Observer]` cost
-        /// the runtime about 7% of opening its first store (its type instantiated, its conformances looked
-        /// up); a store has a handful of observers at most, and ``notify(_:)`` copies the list as it is.
-        var observerList: [Observer] = []
-        var observerTokens: [UInt64] = []
+        /// The observers, in the order they were added, each with its token (``ObserverList``).
+        var observers: ObserverList?
         var nextObserver: UInt64 = 0
         /// Why the current version of the file could not be read, until it is fixed or replaced; stores that
         /// attach to the file later learn of it through ``currentFailure``.
@@ -237,7 +274,7 @@ final class DomainFile: Sendable {
                 if case .success(let loaded?) = result, case .changed(let reread) = loaded.contents {
                     // Only the entries that changed were read: the dictionaries are edited in place.
                     state.adopt(stamp: loaded.stamp, format: loaded.format, digest: loaded.digest, index: reread.index)
-                    return Self.apply(reread, to: &state, reporting: !state.observerList.isEmpty)
+                    return Self.apply(reread, to: &state, reporting: state.observers != nil)
                 }
                 let before = state.contents
                 switch result {
@@ -261,7 +298,7 @@ final class DomainFile: Sendable {
                 state.contents = Self.overlay(state.disk, state.inFlight, state.pending)
                 holdsKeys.store(!state.contents.isEmpty, ordering: .releasing)
                 // The first load has no observers yet (stores observe after loading): nothing to compare.
-                return state.observerList.isEmpty ? [] : KeyDelta.between(before, state.contents)
+                return state.observers == nil ? [] : KeyDelta.between(before, state.contents)
             }
             var events: [Event] = []
             if let report { events.append(.failed(report)) }
@@ -286,20 +323,20 @@ final class DomainFile: Sendable {
     func set(_ value: PropertyList?, forKey key: String) {
         loadIfNeeded()
         // The observers to tell are taken under the same lock as the edit (one lock per `set`, not two).
-        let (delta, mustSchedule, observers): (KeyDelta?, Bool, [Observer]) = state.withLock { state in
+        let (delta, mustSchedule, observers): (KeyDelta?, Bool, ObserverList?) = state.withLock { state in
             let mustSchedule = !state.scheduled
             state.scheduled = true
             let old =
                 value.map { state.contents.updateValue($0, forKey: key) } ?? state.contents.removeValue(forKey: key)
             state.pending.keys[key] = .some(value)
             holdsKeys.store(!state.contents.isEmpty, ordering: .releasing)
-            if old == value { return (nil, mustSchedule, []) }
-            return (KeyDelta(key: key, old: old, new: value), mustSchedule, state.observerList)
+            if old == value { return (nil, mustSchedule, nil) }
+            return (KeyDelta(key: key, old: old, new: value), mustSchedule, state.observers)
         }
         if mustSchedule { BackgroundWriter.shared.schedule(self) }
         if let delta {
             let event = Event.changedKey(delta, .local)
-            for observer in observers { observer(event) }
+            observers?.forEach { $0(event) }
         }
     }
 
@@ -524,17 +561,14 @@ final class DomainFile: Sendable {
     func addObserver(_ observer: @escaping Observer) -> UInt64 {
         state.withLock { state in
             state.nextObserver += 1
-            state.observerList.append(observer)
-            state.observerTokens.append(state.nextObserver)
+            state.observers = ObserverList.appending(state.nextObserver, observer, to: state.observers)
             return state.nextObserver
         }
     }
 
     func removeObserver(_ token: UInt64) {
         state.withLock { state in
-            guard let index = state.observerTokens.firstIndex(of: token) else { return }
-            state.observerTokens.remove(at: index)
-            state.observerList.remove(at: index)
+            state.observers = ObserverList.removing(token, from: state.observers)
         }
     }
 
@@ -551,8 +585,8 @@ final class DomainFile: Sendable {
     }
 
     private func notify(_ event: Event) {
-        let observers = state.withLock { $0.observerList }
-        for observer in observers { observer(event) }
+        let observers = state.withLock { $0.observers }
+        observers?.forEach { $0(event) }
     }
 
     // MARK: Helpers

@@ -10,24 +10,45 @@
 final class DomainFileRegistry: Sendable {
     static let shared = DomainFileRegistry()
 
-    /// One open file of a path, with the file configuration that tells it from others of the same path.
-    private struct Entry {
+    /// One open file of a path, with the file configuration that tells it from others of the same path; the
+    /// entries of one path are a linked list (nearly always of one: a path opened with two configurations is
+    /// rare), not an array, whose type the runtime would instantiate on a fresh process's first open.
+    private final class Entry {
         weak var file: DomainFile?
-        var ownerUser: UserID?
-        var ownerGroup: GroupID?
-        var clock: ObjectIdentifier
+        let ownerUser: UserID?
+        let ownerGroup: GroupID?
+        let clock: ObjectIdentifier
+        var next: Entry?
+
+        init(file: DomainFile, owner: (UserID, GroupID)?, clock: ObjectIdentifier, next: Entry?) {
+            self.file = file
+            ownerUser = owner?.0
+            ownerGroup = owner?.1
+            self.clock = clock
+            self.next = next
+        }
 
         func matches(_ owner: (UserID, GroupID)?, _ clock: ObjectIdentifier) -> Bool {
             ownerUser == owner?.0 && ownerGroup == owner?.1 && self.clock == clock
         }
+
+        /// The first entry of this list with the configuration.
+        func first(matching owner: (UserID, GroupID)?, _ clock: ObjectIdentifier) -> Entry? {
+            var entry: Entry? = self
+            while let current = entry {
+                if current.matches(owner, clock) { return current }
+                entry = current.next
+            }
+            return nil
+        }
     }
 
     private struct Files {
-        /// By path: nearly always one entry (a path opened with two configurations is rare). Keyed by the path
-        /// alone, not by a struct of path and configuration: a fresh process's first dictionary keyed by a
-        /// type of ours cost the runtime about 7% of opening its first store (the type's conformances looked
-        /// up on first use; Docs/Benchmarks.md, "Why the read paths").
-        var entries: [String: [Entry]] = [:]
+        /// By path, the first entry of its list. Keyed by the path alone, not by a struct of path and
+        /// configuration: a fresh process's first dictionary keyed by a type of ours cost the runtime about 7%
+        /// of opening its first store (the type's conformances looked up on first use; Docs/Benchmarks.md,
+        /// "Why the read paths").
+        var entries: [String: Entry] = [:]
         var count = 0
         /// Entries whose file is gone are dropped when the table has doubled since the last sweep: a sweep
         /// walks every entry, so sweeping on every new file (as this did past 64 entries) made opening
@@ -36,14 +57,20 @@ final class DomainFileRegistry: Sendable {
         var sweeps = 0
 
         mutating func sweep() {
-            var kept: [String: [Entry]] = [:]
+            var kept: [String: Entry] = [:]
             var count = 0
-            for (path, list) in entries {
-                let live = list.filter { $0.file != nil }
-                if !live.isEmpty {
-                    kept[path] = live
-                    count += live.count
+            for (path, first) in entries {
+                var live: Entry?
+                var entry: Entry? = first
+                while let current = entry {
+                    entry = current.next
+                    if current.file != nil {
+                        current.next = live
+                        live = current
+                        count += 1
+                    }
                 }
+                if let live { kept[path] = live }
             }
             entries = kept
             self.count = count
@@ -59,23 +86,18 @@ final class DomainFileRegistry: Sendable {
     ) -> DomainFile {
         let clockID = ObjectIdentifier(clock)
         return files.withLock { files in
-            if let existing = files.entries[path]?.first(where: { $0.matches(owner, clockID) && $0.file != nil })?
-                .file
-            {
-                return existing
-            }
+            if let existing = files.entries[path]?.first(matching: owner, clockID)?.file { return existing }
             if files.count >= files.sweepAt {
                 files.sweep()
                 files.sweepAt = max(64, files.count * 2)
                 files.sweeps += 1
             }
             let file = DomainFile(path: path, owner: owner, clock: clock)
-            let entry = Entry(file: file, ownerUser: owner?.0, ownerGroup: owner?.1, clock: clockID)
-            // An entry of the same configuration whose file is gone is replaced in place.
-            if let index = files.entries[path]?.firstIndex(where: { $0.matches(owner, clockID) }) {
-                files.entries[path]?[index] = entry
+            // An entry of the same configuration whose file is gone (one the sweep kept) takes the new file.
+            if let same = files.entries[path]?.first(matching: owner, clockID) {
+                same.file = file
             } else {
-                files.entries[path, default: []].append(entry)
+                files.entries[path] = Entry(file: file, owner: owner, clock: clockID, next: files.entries[path])
                 files.count += 1
             }
             return file

@@ -62,7 +62,7 @@ extension Defaults {
 
     /// The names of the volatile domains, `NSArgumentDomain` and `NSRegistrationDomain` included.
     public var volatileDomainNames: [String] {
-        state.withLock { $0.volatileDomains.keys.sorted() }
+        state.withLock { $0.volatileDomains.names.sorted() }
     }
 
     /// The contents of a volatile domain; empty when there is none of that name.
@@ -128,7 +128,7 @@ extension Defaults {
     /// search list and the merged view follow.
     @discardableResult
     private func changeVolatileDomains(
-        _ domainName: String, _ change: (inout [String: [String: PropertyList]]) -> Bool
+        _ domainName: String, _ change: (inout VolatileDomains) -> Bool
     ) -> Bool {
         let changed = state.withLock { state in
             guard change(&state.volatileDomains) else { return false }

@@ -179,26 +179,30 @@ extension Defaults {
             (state.search.entries, state.volatileDomains, state.search.persistent, state.view.generation)
         }
         let (list, volatiles, persistent, generation) = sources
-        // Every source's contents in precedence order: forced values first, then the search list.
-        var layers: [[String: PropertyList]] = []
+        // Every source's contents in precedence order, empty ones left out: forced values first, then the search
+        // list. As `Source`s (the type the flattened list uses already), not a `[[String: PropertyList]]`:
+        // one array type less for the runtime to instantiate on a fresh process's first open.
+        var layers: [Source] = []
         for entry in list {
             if case .persistent(let name) = entry {
                 for item in persistent[name]?.files ?? [] where item.layer.isManaged {
-                    layers.append(item.file.contents)
+                    let contents = item.file.contents
+                    if !contents.isEmpty { layers.append(.volatile(contents)) }
                 }
             }
         }
         for entry in list {
             switch entry {
             case .volatile(let name):
-                layers.append(volatiles[name] ?? [:])
+                if let contents = volatiles[name], !contents.isEmpty { layers.append(.volatile(contents)) }
             case .persistent(let name):
                 for item in persistent[name]?.files ?? [] where !item.layer.isManaged {
-                    layers.append(item.file.contents)
+                    let contents = item.file.contents
+                    if !contents.isEmpty { layers.append(.volatile(contents)) }
                 }
             }
         }
-        let merged = Self.merge(layers.filter { !$0.isEmpty })
+        let merged = Self.merge(layers)
         let outcome = state.withLock { state in
             state.view.apply(.all(merged, domain: changedDomain, basedOn: generation))
         }
@@ -213,12 +217,24 @@ extension Defaults {
     /// Starts from the largest layer as it is (sharing its storage, no copy while nothing else changes it)
     /// and resolves only the keys of the other layers: opening a 10,000-key domain then costs no 10,000
     /// insertions, and the view takes no memory of its own until something overrides the large layer.
-    static func merge(_ layers: [[String: PropertyList]]) -> [String: PropertyList] {
-        guard let largest = layers.indices.max(by: { layers[$0].count < layers[$1].count }) else { return [:] }
-        var merged = layers[largest]
-        for (index, layer) in layers.enumerated() where index != largest {
-            for key in layer.keys {
-                guard let effective = layers.lazy.compactMap({ $0[key] }).first else { continue }
+    /// The layers are `.volatile` sources, the dictionaries themselves.
+    static func merge(_ layers: [Source]) -> [String: PropertyList] {
+        func contents(_ index: Int) -> [String: PropertyList] {
+            if case .volatile(let contents) = layers[index] { return contents }
+            return [:]
+        }
+        guard let largest = layers.indices.max(by: { contents($0).count < contents($1).count }) else { return [:] }
+        var merged = contents(largest)
+        for index in layers.indices where index != largest {
+            for key in contents(index).keys {
+                var effective: PropertyList?
+                for candidate in layers.indices {
+                    if let value = contents(candidate)[key] {
+                        effective = value
+                        break
+                    }
+                }
+                guard let effective else { continue }
                 if merged[key] != effective { merged[key] = effective }
             }
         }

@@ -44,9 +44,46 @@ public final class Defaults: Sendable {
     /// The store's settings: directories, application domain, arguments, languages.
     public let configuration: Configuration
 
+    /// The volatile domains by name.
+    ///
+    /// Kept as `.dictionary` values of a `[String: PropertyList]`, the dictionary type every file read already
+    /// uses, rather than as a `[String: [String: PropertyList]]`: a second dictionary type, which the runtime
+    /// instantiates on a fresh process's first open (a few microseconds, every process).
+    struct VolatileDomains {
+        private var storage: [String: PropertyList] = [:]
+
+        /// A domain's contents; setting nil removes it. Changed in place (`_modify`), not copied.
+        subscript(name: String) -> [String: PropertyList]? {
+            get {
+                guard case .dictionary(let contents)? = storage[name] else { return nil }
+                return contents
+            }
+            set { storage[name] = newValue.map { .dictionary($0) } }
+        }
+
+        /// A domain's contents, or `fallback` when there is none (which a change then creates).
+        subscript(name: String, default fallback: [String: PropertyList]) -> [String: PropertyList] {
+            get { self[name] ?? fallback }
+            _modify {
+                var contents = self[name] ?? fallback
+                // Released from the storage first, so that the change below edits it in place.
+                storage[name] = nil
+                defer { storage[name] = .dictionary(contents) }
+                yield &contents
+            }
+        }
+
+        var names: Dictionary<String, PropertyList>.Keys { storage.keys }
+
+        mutating func removeValue(forKey name: String) {
+            storage.removeValue(forKey: name)
+        }
+    }
+
     /// One place a value can come from, in search order.
     enum Source {
-        /// A volatile domain's contents (a copy that shares storage with ``State/volatileDomains``).
+        /// A dictionary of values: a volatile domain's contents (a copy that shares storage with
+        /// ``State/volatileDomains``), or, while the merged view is rebuilt, a file's.
         case volatile([String: PropertyList])
         /// Unretained: ``SearchList/persistent`` holds the file for as long as the flattened list names it, and a
         /// lookup then costs no reference counting (which, for an object that is also referenced weakly,
@@ -138,7 +175,7 @@ public final class Defaults: Sendable {
         var search = SearchList()
         /// Owned by the volatile-domain functions (``Defaults/setVolatileDomain(_:forName:)`` and friends):
         /// the argument and registration domains, the languages' domains, and any the program adds.
-        var volatileDomains: [String: [String: PropertyList]] = [:]
+        var volatileDomains = VolatileDomains()
         /// The effective values, the read slots, the missing-key filter and the streams: changed only through
         /// ``EffectiveView/apply(_:)``.
         var view: EffectiveView

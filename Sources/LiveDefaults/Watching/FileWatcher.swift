@@ -76,10 +76,16 @@ package final class FileWatcher: Sendable {
         let logger: Logger
     }
 
-    /// One ``watch(_:owner:logger:onChange:)`` call, queued.
-    private struct Request {
+    /// One ``watch(_:owner:logger:onChange:)`` call, queued: a node of a linked list (an array of them would
+    /// be a type the runtime instantiates on the registering thread).
+    private final class Request {
         let path: String
         let registration: Registration
+        var next: Request?
+        init(path: String, registration: Registration) {
+            self.path = path
+            self.registration = registration
+        }
     }
 
     private struct State {
@@ -102,11 +108,22 @@ package final class FileWatcher: Sendable {
         /// (``locked(_:)``), applies them. That keeps the nested dictionaries, the set of paths to resolve and
         /// their first use in a fresh process (the runtime instantiating their types, their code's first
         /// run: ~20 µs) off the opening thread.
-        var requests: [Request] = []
+        var firstRequest: Request?
+        var lastRequest: Request?
+
+        mutating func append(_ request: Request) {
+            if let last = lastRequest { last.next = request } else { firstRequest = request }
+            lastRequest = request
+        }
 
         /// Applies the queued registrations.
         mutating func applyRequests() {
-            for request in requests {
+            var next = firstRequest
+            firstRequest = nil
+            lastRequest = nil
+            while let request = next {
+                next = request.next
+                request.next = nil  // unlinked as taken: a long list is never released recursively
                 let path = request.path
                 let directory = PathComponents.directory(of: path)
                 var registrations = (files[directory]?[path] ?? []).filter { $0.owner != nil }
@@ -118,7 +135,6 @@ package final class FileWatcher: Sendable {
                 }
                 files[directory, default: [:]][path] = registrations
             }
-            requests.removeAll()
         }
         /// How many times the kernel's queue overflowed (for tests and diagnostics).
         var overflows = 0
@@ -222,7 +238,8 @@ package final class FileWatcher: Sendable {
     func watch(_ path: String, owner: AnyObject, logger: Logger, onChange: @escaping @Sendable (Event) -> Void) {
         let registration = Registration(
             id: ObjectIdentifier(owner), owner: owner, count: 1, onChange: onChange, logger: logger)
-        state.withLock { $0.requests.append(Request(path: path, registration: registration)) }
+        let request = Request(path: path, registration: registration)
+        state.withLock { $0.append(request) }
         scheduleReconcile()
     }
 
@@ -266,7 +283,7 @@ package final class FileWatcher: Sendable {
     /// The state under its lock, with the queued registrations applied first.
     private func locked<Result>(_ body: (inout State) -> Result) -> Result {
         state.withLock { state in
-            if !state.requests.isEmpty { state.applyRequests() }
+            if state.firstRequest != nil { state.applyRequests() }
             return body(&state)
         }
     }

@@ -17,8 +17,17 @@ import Foundation
 /// - A job must not wait for the thread itself (``sync()`` called on the thread returns at once).
 /// - If the system makes no thread, the jobs wait for the next ``enqueue(_:)`` to try again.
 final class WatcherThread: Sendable {
+    /// Jobs waiting, in order: a linked list of nodes rather than an array of closures, whose type the runtime
+    /// would instantiate on the opening thread (the first store's first registration gives the first job).
+    private final class Job {
+        let run: @Sendable () -> Void
+        var next: Job?
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
+
     private struct State {
-        var jobs: [@Sendable () -> Void] = []
+        var firstJob: Job?
+        var lastJob: Job?
         var onReadable: (@Sendable () -> Void)?
         var started = false
         var stopped = false
@@ -50,7 +59,9 @@ final class WatcherThread: Sendable {
     func enqueue(_ job: @escaping @Sendable () -> Void) {
         let mustStart = state.withLock { state -> Bool in
             if state.stopped { return false }
-            state.jobs.append(job)
+            let node = Job(job)
+            if let last = state.lastJob { last.next = node } else { state.firstJob = node }
+            state.lastJob = node
             if state.waiting, let wake = state.wake {
                 state.waiting = false
                 wake.wake()
@@ -106,15 +117,23 @@ final class WatcherThread: Sendable {
         state.withLock { $0.wake = wake }
         while true {
             let (jobs, paused, stopped) = state.withLock { state in
-                let jobs = state.jobs
-                state.jobs.removeAll(keepingCapacity: true)
-                state.waiting = jobs.isEmpty
+                let jobs = state.firstJob
+                state.firstJob = nil
+                state.lastJob = nil
+                state.waiting = jobs == nil
                 return (jobs, state.readingPaused, state.stopped)
             }
             if stopped { break }
-            for job in jobs { job() }
+            let hadJobs = jobs != nil
+            // Each node is unlinked as it is taken, so that a long list is never released recursively.
+            var job = jobs
+            while let current = job {
+                job = current.next
+                current.next = nil
+                current.run()
+            }
             // With jobs done, look for events without blocking: more jobs may be waiting.
-            let readable = waitForInput(on: paused ? -1 : descriptor, wake: wake, block: jobs.isEmpty)
+            let readable = waitForInput(on: paused ? -1 : descriptor, wake: wake, block: !hadJobs)
             let handler = state.withLock { state in
                 state.waiting = false
                 return readable && !state.readingPaused && !state.stopped ? state.onReadable : nil
