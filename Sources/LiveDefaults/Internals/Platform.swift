@@ -58,11 +58,18 @@ enum FileSystem {
         return FileStamp(info)
     }
 
-    /// A file's bytes and the stamp of exactly the version read. A struct, not a tuple: an optional tuple's
-    /// metadata is built by the runtime on first use, in a fresh process's first open.
-    struct Contents {
-        var data: Data
-        var stamp: FileStamp
+    /// A file's bytes and the stamp of exactly the version read. A class, neither a tuple nor a struct:
+    /// `Data` is laid out at run time (Foundation is built for library evolution), so an optional tuple or
+    /// struct holding it is a type the runtime instantiates on first use, in a fresh process's first open;
+    /// an optional reference is not.
+    final class Contents {
+        let data: Data
+        let stamp: FileStamp
+
+        init(data: Data, stamp: FileStamp) {
+            self.data = data
+            self.stamp = stamp
+        }
     }
 
     /// Reads a whole file; nil when it does not exist. Also returns the stamp of exactly the version read.

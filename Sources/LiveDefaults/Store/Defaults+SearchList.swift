@@ -133,8 +133,7 @@ extension Defaults {
 
     /// ``attach(_:)``, with what is known of the layers' directories.
     func attach(_ name: String, directories: inout LayerDirectories) -> PersistentDomain {
-        var files: [PersistentDomain.LayerFile] = []
-        files.reserveCapacity(PreferenceLayer.searchOrder.count)
+        var files = PersistentDomain.LayerFiles()
         for layer in PreferenceLayer.searchOrder {
             let file = DomainFileRegistry.shared.file(
                 atPath: configuration.locations.path(forDomain: name, layer: layer),
@@ -185,7 +184,7 @@ extension Defaults {
         var layers: [Source] = []
         for entry in list {
             if case .persistent(let name) = entry {
-                for item in persistent[name]?.files ?? [] where item.layer.isManaged {
+                for item in persistent[name]?.files ?? PersistentDomain.LayerFiles() where item.layer.isManaged {
                     let contents = item.file.contents
                     if !contents.isEmpty { layers.append(.volatile(contents)) }
                 }
@@ -196,7 +195,7 @@ extension Defaults {
             case .volatile(let name):
                 if let contents = volatiles[name], !contents.isEmpty { layers.append(.volatile(contents)) }
             case .persistent(let name):
-                for item in persistent[name]?.files ?? [] where !item.layer.isManaged {
+                for item in persistent[name]?.files ?? PersistentDomain.LayerFiles() where !item.layer.isManaged {
                     let contents = item.file.contents
                     if !contents.isEmpty { layers.append(.volatile(contents)) }
                 }
@@ -243,16 +242,16 @@ extension Defaults {
 
     /// Recomputes ``SearchList/forcedFiles``, ``SearchList/sources`` and the application files from the search list.
     func flattenSearchList(_ state: inout State) {
-        var forced: [Unmanaged<DomainFile>] = []
+        var forced: [Source] = []
         var sources: [Source] = []
         for entry in state.search.entries {
             switch entry {
             case .volatile(let name):
                 if let contents = state.volatileDomains[name], !contents.isEmpty { sources.append(.volatile(contents)) }
             case .persistent(let name):
-                for item in state.search.persistent[name]?.files ?? [] {
+                for item in state.search.persistent[name]?.files ?? PersistentDomain.LayerFiles() {
                     let file = Unmanaged.passUnretained(item.file)
-                    if item.layer.isManaged { forced.append(file) } else { sources.append(.file(file)) }
+                    if item.layer.isManaged { forced.append(.file(file)) } else { sources.append(.file(file)) }
                 }
             }
         }
@@ -262,13 +261,13 @@ extension Defaults {
         state.search.applicationFile = application?.file(.currentUser).map { Unmanaged.passUnretained($0) }
         state.search.applicationForcedFiles =
             application?.files.compactMap {
-                $0.layer.isManaged ? Unmanaged.passUnretained($0.file) : nil
+                $0.layer.isManaged ? .file(Unmanaged.passUnretained($0.file)) : nil
             } ?? []
     }
 
     /// The effective value of one key, walking the search list: forced values first, then the domains in order.
     func resolve(_ key: String, _ state: State) -> PropertyList? {
-        for file in state.search.forcedFiles {
+        for case .file(let file) in state.search.forcedFiles {
             if let value = file._withUnsafeGuaranteedRef({ $0.value(forKey: key) }) { return value }
         }
         for source in state.search.sources {

@@ -107,8 +107,41 @@ public final class Defaults: Sendable {
             var token: UInt64
         }
 
-        /// The layer files in ``PreferenceLayer/searchOrder``.
-        var files: [LayerFile]
+        /// A domain's layer files in ``PreferenceLayer/searchOrder``: a linked list of nodes, built once by
+        /// ``Defaults/attach(_:directories:)`` (copies share the nodes: a list is not appended to once copied).
+        /// Not an array: `[LayerFile]` would be a type for the runtime to instantiate on a fresh process's
+        /// first open.
+        struct LayerFiles: Sequence {
+            final class Node {
+                let item: LayerFile
+                var next: Node?
+                init(_ item: LayerFile) { self.item = item }
+            }
+
+            struct Iterator: IteratorProtocol {
+                var node: Node?
+                mutating func next() -> LayerFile? {
+                    guard let current = node else { return nil }
+                    node = current.next
+                    return current.item
+                }
+            }
+
+            private var head: Node?
+            private var tail: Node?
+
+            init() {}
+
+            mutating func append(_ item: LayerFile) {
+                let node = Node(item)
+                if let tail { tail.next = node } else { head = node }
+                tail = node
+            }
+
+            func makeIterator() -> Iterator { Iterator(node: head) }
+        }
+
+        var files: LayerFiles
         /// Whether the domain is in the search list (else it is attached only for domain streams).
         var inSearchList = false
         /// How many ``KeyChanges`` iterators follow this domain.
@@ -150,14 +183,17 @@ public final class Defaults: Sendable {
         var entries: [SearchEntry] = []
         /// The list flattened for ``resolve(_:_:)``: forced files first, then each non-empty volatile domain
         /// or file in order, so a lookup walks two arrays without hashing a domain name.
-        var forcedFiles: [Unmanaged<DomainFile>] = []
+        /// The forced files are `.file` sources: the type `sources` has (an array of unretained files would be
+        /// one more type for the runtime to instantiate on a fresh process's first open).
+        var forcedFiles: [Source] = []
         var sources: [Source] = []
         /// The application domain's current-user file and its managed (forced) files: what every `set`
         /// needs, at hand without a lookup.
         /// Unretained, like the flattened list: the application domain is always in the search list, so
         /// ``persistent`` holds these files for the store's whole life.
         var applicationFile: Unmanaged<DomainFile>?
-        var applicationForcedFiles: [Unmanaged<DomainFile>] = []
+        /// `.file` sources, as ``forcedFiles``.
+        var applicationForcedFiles: [Source] = []
     }
 
     /// What the store's reads come from, under one lock (``state``). Invariant: ``SearchList/sources`` is
@@ -363,8 +399,9 @@ public final class Defaults: Sendable {
             let (file, forced) = state.withLock { state in
                 (
                     state.search.applicationFile,
-                    state.search.applicationForcedFiles.contains {
-                        $0._withUnsafeGuaranteedRef { $0.value(forKey: key) } != nil
+                    state.search.applicationForcedFiles.contains { source in
+                        guard case .file(let file) = source else { return false }
+                        return file._withUnsafeGuaranteedRef { $0.value(forKey: key) } != nil
                     }
                 )
             }
