@@ -238,22 +238,26 @@ if wanted("codable") {
 
 for count in [100, 10_000] where wanted("cold-open") {
     _ = populatedStores(count)
-    let runs = smoke ? 3 : 21
+    let runs = smoke ? 3 : 41
     let key = "Key\(count / 2)"
+    let modes = ["floor", "unwatched", "live", "foundation"]
     /// In a fresh process each time: from opening the domain to having the value (the process's own start
-    /// is the same for both and is shown apart).
-    func coldOpen(_ mode: String) -> (inProcess: Timing, whole: Timing) {
-        var inside: [Double] = []
-        var whole: [Double] = []
-        for _ in 0..<runs {
+    /// is the same for both and is shown apart). The modes take turns, run after run, so that a machine
+    /// busier for a few seconds (a shared VM) weighs on each of them alike rather than on one block of runs.
+    var inside: [String: [Double]] = [:]
+    var whole: [String: [Double]] = [:]
+    for _ in 0..<runs {
+        for mode in modes {
             let start = now()
             let output = spawnSelfOutput(["--child-cold-open", mode, "com.example.bench.n\(count)", key])
-            whole.append(Double(now() - start))
+            whole[mode, default: []].append(Double(now() - start))
             if let nanoseconds = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) {
-                inside.append(nanoseconds)
+                inside[mode, default: []].append(nanoseconds)
             }
         }
-        return (Harness.summary(inside), Harness.summary(whole))
+    }
+    func coldOpen(_ mode: String) -> (inProcess: Timing, whole: Timing) {
+        (Harness.summary(inside[mode] ?? []), Harness.summary(whole[mode] ?? []))
     }
     let floor = coldOpen("floor")
     let unwatched = coldOpen("unwatched")
