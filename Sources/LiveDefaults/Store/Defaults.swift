@@ -502,9 +502,9 @@ public final class Defaults: Sendable {
     /// that no longer match the disk, and an operator should hear of it.
     ///
     /// Found by a caller's own call (a refused `set`, a failed `synchronize`), it is reported on the caller's
-    /// thread before the call returns. Found in the background (`deferred`: the watcher's queue, the
+    /// thread before the call returns. Found in the background (`deferred`: the watcher's thread, the
     /// background writer), it reaches the log and the handler on the store's report queue: the handler and
-    /// the log are user code, and on the watcher's queue a handler that blocks would hold up change detection
+    /// the log are user code, and on the watcher's thread a handler that blocks would hold up change detection
     /// for every domain of the process. ``synchronize()`` and ``flush()`` return after the reports deferred
     /// before them were delivered.
     func record(_ error: DefaultsError, deferred: Bool = false) {
