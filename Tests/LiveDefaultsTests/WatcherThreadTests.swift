@@ -102,3 +102,57 @@ struct WatcherThreadTests {
         }
     }
 }
+
+/// A store's open registers its files with the reconciliation held to the open's end
+/// (`FileWatcher.holdingReconciliation`).
+@Suite("Watcher: registrations held during an open")
+struct HeldReconciliationTests {
+    @Test("held registrations add no watch until the hold ends; a file written meanwhile is still read")
+    func heldThenApplied() async throws {
+        let directory = TemporaryDirectory()
+        let watcher = FileWatcher()
+        let path = directory.file("com.example.held.plist")
+        let file = DomainFile(path: path)
+        file.loadIfNeeded()
+        #expect(file.value(forKey: "Key") == nil)
+        watcher.holdingReconciliation {
+            WatcherTests.watch(file, with: watcher)
+            watcher.settle()
+            #expect(watcher.watchCount == 0, "no watch while the open holds them")
+            // Written after the registration, before any watch: no event will ever name it.
+            try? SearchListTests.xml(["Key": "written during the open"]).write(
+                toFile: path, atomically: true, encoding: .utf8)
+        }
+        watcher.settle()
+        #expect(watcher.watchCount == 1)
+        #expect(await eventually(timeout: 10) { file.value(forKey: "Key") == "written during the open" })
+        withExtendedLifetime(watcher) {}
+    }
+
+    @Test("overlapping holds on several threads: the last to end sets up every registration")
+    func overlappingHolds() async throws {
+        let directory = TemporaryDirectory()
+        let watcher = FileWatcher()
+        let files = (0..<8).map { index in
+            try? FileManager.default.createDirectory(
+                atPath: directory.file("d\(index)"), withIntermediateDirectories: true)
+            return DomainFile(path: directory.file("d\(index)/com.example.overlap.plist"))
+        }
+        DispatchQueue.concurrentPerform(iterations: files.count) { index in
+            watcher.holdingReconciliation {
+                WatcherTests.watch(files[index], with: watcher)
+                // Nested, as a store opened inside another's open would be.
+                watcher.holdingReconciliation { usleep(UInt32(1_000 * (index % 3))) }
+            }
+        }
+        watcher.settle()
+        #expect(watcher.watchCount == files.count)
+        // A registration after every hold ended is set up at once, as without holds.
+        try FileManager.default.createDirectory(atPath: directory.file("late"), withIntermediateDirectories: true)
+        let late = DomainFile(path: directory.file("late/com.example.overlap.plist"))
+        WatcherTests.watch(late, with: watcher)
+        watcher.settle()
+        #expect(watcher.watchCount == files.count + 1)
+        withExtendedLifetime((watcher, files, late)) {}
+    }
+}

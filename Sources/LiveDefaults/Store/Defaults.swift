@@ -288,7 +288,13 @@ public final class Defaults: Sendable {
         initial.volatileDomains[DomainName.argument] = Defaults.parseArguments(configuration.arguments)
         initial.volatileDomains[DomainName.registration] = [:]
         state = Lock(initial)
-        rebuildSearchList()
+        // The watches are set up once the files are read, not beside the reading (see the watcher's
+        // `holdingReconciliation`).
+        if let fileWatcher {
+            fileWatcher.holdingReconciliation { rebuildSearchList() }
+        } else {
+            rebuildSearchList()
+        }
     }
 
     /// A store for a suite, with the process's arguments and the current user's files: the suite takes the

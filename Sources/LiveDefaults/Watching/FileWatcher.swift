@@ -151,6 +151,10 @@ package final class FileWatcher: Sendable {
     /// Whether a reconciliation is queued and has not started: registrations made meanwhile ride along with
     /// it (a store's open registers twelve layer files; each used to queue a reconciliation of its own).
     private let reconcileQueued = Atomic<Bool>(false)
+    /// How many ``holdingReconciliation(_:)`` calls are under way, and whether a reconciliation was asked for
+    /// meanwhile.
+    private let holds = Atomic<Int>(0)
+    private let heldReconcile = Atomic<Bool>(false)
     /// How often directories that cannot be watched with inotify are checked: at least a millisecond.
     package let pollInterval: Duration
     /// The most inotify watches this watcher adds before it polls instead (tests simulate the limit).
@@ -288,9 +292,37 @@ package final class FileWatcher: Sendable {
         }
     }
 
+    /// Runs `body` — a store's open, which registers its files one by one — with the reconciliation its
+    /// registrations ask for put off to its end. The watcher's thread (made by the process's first store)
+    /// then sets the watches up while the caller goes on to its first read, rather than beside the open's own
+    /// reading and parsing (two threads taking their first page faults and allocations at once, on a 2-core
+    /// machine). Nothing written meanwhile is missed: the first look at a newly watched directory reloads the
+    /// files registered in it. Holds may nest and overlap between threads; the last to end schedules.
+    @discardableResult
+    func holdingReconciliation<Result>(_ body: () -> Result) -> Result {
+        holds.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        let result = body()
+        let (_, remaining) = holds.wrappingSubtract(1, ordering: .sequentiallyConsistent)
+        if remaining == 0 && heldReconcile.exchange(false, ordering: .sequentiallyConsistent) {
+            enqueueReconcile()
+        }
+        return result
+    }
+
     /// Queues a reconciliation unless one is queued and has not started yet (that one will see what the
-    /// caller registered: it clears the flag before it reads the registrations).
+    /// caller registered: it clears the flag before it reads the registrations), or leaves it to the end of
+    /// the holds under way (``holdingReconciliation(_:)``).
     private func scheduleReconcile() {
+        if holds.load(ordering: .sequentiallyConsistent) > 0 {
+            heldReconcile.store(true, ordering: .sequentiallyConsistent)
+            // A hold that ended between the two loads may not have seen the flag: then queue it here (twice
+            // is harmless: the second finds one queued).
+            if holds.load(ordering: .sequentiallyConsistent) > 0 { return }
+        }
+        enqueueReconcile()
+    }
+
+    private func enqueueReconcile() {
         guard !reconcileQueued.exchange(true, ordering: .sequentiallyConsistent) else { return }
         thread.enqueue {
             self.reconcileQueued.store(false, ordering: .sequentiallyConsistent)
