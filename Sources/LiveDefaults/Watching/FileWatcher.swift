@@ -38,8 +38,7 @@ package final class FileWatcher: Sendable {
     /// network file system, unless `LIVEDEFAULTS_WATCHER=inotify` is set); polling (where needed) every
     /// `LIVEDEFAULTS_POLL_INTERVAL_MS` milliseconds, else 100 ms.
     package static let shared = FileWatcher(
-        forcePolling: Environment.value("LIVEDEFAULTS_WATCHER") == "poll",
-        pollInterval: FileWatcher.pollIntervalFromEnvironment,
+        forcePolling: Environment.value("LIVEDEFAULTS_WATCHER") == "poll", pollInterval: nil,
         remoteFileSystem: RemoteFileSystem.detector(setting: Environment.value("LIVEDEFAULTS_WATCHER")))
 
     /// How often polled directories are checked: `LIVEDEFAULTS_POLL_INTERVAL_MS`, else 100 ms.
@@ -156,7 +155,13 @@ package final class FileWatcher: Sendable {
     private let holds = Atomic<Int>(0)
     private let heldReconcile = Atomic<Bool>(false)
     /// How often directories that cannot be watched with inotify are checked: at least a millisecond.
-    package let pollInterval: Duration
+    /// Worked out when asked (polling starts, a test): `Duration`'s arithmetic is code of the standard
+    /// library that a process's first open would otherwise page in for nothing (~10 µs, `perf`).
+    package var pollInterval: Duration {
+        max(.milliseconds(1), requestedPollInterval ?? Self.pollIntervalFromEnvironment)
+    }
+    /// The interval given, or nil for `LIVEDEFAULTS_POLL_INTERVAL_MS` (else 100 ms).
+    private let requestedPollInterval: Duration?
     /// The most inotify watches this watcher adds before it polls instead (tests simulate the limit).
     private let watchLimit: Int
     /// Why inotify is not used at all, when it is not.
@@ -181,13 +186,14 @@ package final class FileWatcher: Sendable {
 
     /// A watcher; `forcePolling` skips inotify altogether. `watchLimit` simulates the kernel's watch limit;
     /// `remoteFileSystem` tells which directories lie on a file system inotify cannot see other hosts' writes
-    /// on (``RemoteFileSystem/name(ofFileSystemAt:)`` unless a test stands in for it).
+    /// on (``RemoteFileSystem/name(ofFileSystemAt:)`` unless a test stands in for it). A nil `pollInterval`
+    /// is the environment's (``shared``).
     init(
-        forcePolling: Bool = false, pollInterval: Duration = .milliseconds(100),
+        forcePolling: Bool = false, pollInterval: Duration? = .milliseconds(100),
         clock: any DefaultsClock = SystemDefaultsClock.shared, watchLimit: Int = .max,
         remoteFileSystem: @escaping @Sendable (String) -> String? = RemoteFileSystem.name(ofFileSystemAt:)
     ) {
-        self.pollInterval = max(.milliseconds(1), pollInterval)
+        requestedPollInterval = pollInterval
         self.clock = clock
         self.watchLimit = watchLimit
         self.remoteFileSystem = remoteFileSystem
