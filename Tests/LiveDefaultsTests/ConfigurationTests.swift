@@ -16,6 +16,18 @@ struct ConfigurationTests {
         return configuration
     }
 
+    @Test("The default logger is labelled LiveDefaults and made when asked; a given one is kept, set or passed")
+    func defaultAndGivenLoggers() {
+        var configuration = Defaults.Configuration.rooted(at: "/nonexistent", applicationDomain: "com.example.log")
+        #expect(configuration.logger.label == "LiveDefaults")
+        configuration.logger = Logger(label: "app")
+        #expect(configuration.logger.label == "app")
+        let passed = Defaults.Configuration(
+            locations: .rooted(at: "/nonexistent"), applicationDomain: "com.example.log", arguments: [],
+            languages: [], logger: Logger(label: "passed"))
+        #expect(passed.logger.label == "passed")
+    }
+
     @Test("A store given its own watcher uses it, and the process's watcher never sees its files")
     func injectedWatcher() async throws {
         let directory = TemporaryDirectory()

@@ -40,7 +40,16 @@ extension Defaults {
         /// that broke while the store keeps serving its last known good version, at `.notice`; trouble
         /// watching files (polling instead of inotify), at `.warning`. Nothing is logged at
         /// `.error` or above.
-        public var logger: Logger
+        ///
+        /// The default logger is made when first asked for (something is logged), not with the
+        /// configuration: swift-log's first `Logger` costs a fresh process ~25 µs (its logging system set up),
+        /// a tenth of opening a store, most of which never log. So it also follows a `LoggingSystem.bootstrap`
+        /// made after the configuration.
+        public var logger: Logger {
+            get { givenLogger ?? Logger(label: "LiveDefaults") }
+            set { givenLogger = newValue }
+        }
+        private var givenLogger: Logger?
         /// Watches the store's files for other processes' writes, when ``watching`` is ``Watching/automatic``:
         /// the process's watcher unless a test of this package sets its own (one with a manual clock, a
         /// watch limit). Programs choose with ``watching``.
@@ -86,7 +95,7 @@ extension Defaults {
             arguments: [String] = Array(CommandLine.arguments.dropFirst()),
             languages: [String] = Configuration.preferredLanguages(),
             errorHandler: (@Sendable (DefaultsError) -> Void)? = nil,
-            logger: Logger = Logger(label: "LiveDefaults"),
+            logger: Logger? = nil,
             watching: Watching = .automatic,
             clock: any DefaultsClock = SystemDefaultsClock.shared
         ) {
@@ -95,7 +104,7 @@ extension Defaults {
             self.arguments = arguments
             self.languages = languages
             self.errorHandler = errorHandler
-            self.logger = logger
+            givenLogger = logger
             self.watching = watching
             self.clock = clock
         }

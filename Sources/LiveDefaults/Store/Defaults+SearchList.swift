@@ -147,6 +147,9 @@ extension Defaults {
             }
             let token = file.addObserver { [weak self] event in self?.handle(event, domain: name, layer: layer) }
             // The store wires its files to the watcher; the watcher knows only the path.
+            // The logger is made only if the watcher has something to log, from a copy of the configuration
+            // (not `self`: the process's watcher would keep the store alive).
+            let configuration = self.configuration
             fileWatcher?.watch(file.path, owner: file, logger: configuration.logger) { [weak file] event in
                 file?.reload(verifyContents: event.writtenInPlace)
             }

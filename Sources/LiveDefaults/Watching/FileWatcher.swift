@@ -72,7 +72,8 @@ package final class FileWatcher: Sendable {
         weak var owner: AnyObject?
         var count: Int
         let onChange: @Sendable (Event) -> Void
-        let logger: Logger
+        /// Asked for only when there is something to log (see ``Defaults/Configuration/logger``).
+        let logger: @Sendable () -> Logger
     }
 
     /// One ``watch(_:owner:logger:onChange:)`` call, queued: a node of a linked list (an array of them would
@@ -245,7 +246,10 @@ package final class FileWatcher: Sendable {
     /// Watches a path (through its directory) for `owner`: `onChange` runs, on the watcher's thread, whenever
     /// the file may have changed on disk. Watching the same path for the same owner again counts: each call
     /// is undone by one ``unwatch(_:owner:)``. Trouble watching it (polling instead) goes to `logger`.
-    func watch(_ path: String, owner: AnyObject, logger: Logger, onChange: @escaping @Sendable (Event) -> Void) {
+    func watch(
+        _ path: String, owner: AnyObject, logger: @autoclosure @escaping @Sendable () -> Logger,
+        onChange: @escaping @Sendable (Event) -> Void
+    ) {
         let registration = Registration(
             id: ObjectIdentifier(owner), owner: owner, count: 1, onChange: onChange, logger: logger)
         let request = Request(path: path, registration: registration)
@@ -545,10 +549,11 @@ package final class FileWatcher: Sendable {
             }
         }
         if overflowed {
+            // The logger is made after the lock is released (a logging system's factory is user code).
             let logger = locked { state in
                 state.overflows += 1
                 return state.files.values.first?.values.first?.first?.logger
-            }
+            }?()
             // Handled here, and nothing for a caller to do: information, not a warning.
             logger?.info("inotify queue overflowed: rescanning every watched file")
             locked { state in
@@ -672,7 +677,7 @@ package final class FileWatcher: Sendable {
     /// that needed one of them; the first time a directory lies on a remote file system (where polling is
     /// the right way, not a degraded one), a notice.
     private func startPolling(_ directories: Set<String>, reason: String, remote: Bool = false) {
-        let (added, logger, mustStart) = locked { state in
+        let (added, makeLogger, mustStart) = locked { state in
             let added = directories.filter { state.polledDirectories[$0] == nil }
             for directory in added { state.polledDirectories[directory] = reason }
             let mustWarn: Bool
@@ -683,19 +688,21 @@ package final class FileWatcher: Sendable {
                 mustWarn = !added.isEmpty && !state.warnedAboutPolling
                 if mustWarn { state.warnedAboutPolling = true }
             }
-            var logger: Logger?
+            var makeLogger: (@Sendable () -> Logger)?
             if mustWarn {
                 for directory in added.sorted() {
                     if let first = state.files[directory]?.values.first?.first {
-                        logger = first.logger
+                        makeLogger = first.logger
                         break
                     }
                 }
             }
             let mustStart = !state.pollingStarted && !state.polledDirectories.isEmpty
             if mustStart { state.pollingStarted = true }
-            return (added, logger, mustStart)
+            return (added, makeLogger, mustStart)
         }
+        // Made after the lock is released: a logging system's factory is user code.
+        let logger = makeLogger?()
         // Inotify failing is a degraded mode the operator can fix (raise fs.inotify limits) and no caller is
         // told of: a warning, once per watcher, in the log of the store that needed the directory.
         if remote {
