@@ -50,6 +50,13 @@ struct UserDatabaseFilesTests {
         #expect(UserDatabaseFiles.userName(ofUser: 0) == UserAccountTests.rootNameIfFilesFirst())
     }
 
+    @Test("the current user's name: $USER, else the database's (kept for the id), as Foundation's NSUserName")
+    func currentUserName() {
+        let expected = ProcessInfo.processInfo.environment["USER"] ?? NSUserName()
+        #expect(DefaultsLocations.currentUserName == expected)
+        #expect(DefaultsLocations.currentUserName == expected, "the kept answer is the same")
+    }
+
     @Test("nsswitch.conf: only a single passwd line whose first source is files, with no action after it")
     func switchRules() {
         #expect(UserDatabaseFiles.consultsFilesFirst(bytes("passwd:         files systemd\ngroup: files\n")))
