@@ -119,7 +119,11 @@ struct ConfigurationTests {
         let directory = TemporaryDirectory()
         let log = LogRecorder()
         try directory.write("com.example.logged.plist", "<plist><dict><key>A</key><integer>1</integer>")
-        let defaults = try Defaults(configuration: configuration(directory, "com.example.logged", log: log))
+        // Unwatched: the process's watcher tells its one polling warning (inotify compiled out, in CI's
+        // polling-only run) to a store that needed a polled directory, which may be this one.
+        var configuration = configuration(directory, "com.example.logged", log: log)
+        configuration.watching = .off
+        let defaults = try Defaults(configuration: configuration)
         #expect(defaults.lastError != nil, "the corrupt file is reported through the API")
         try directory.write("com.example.logged.plist", try SearchListTests.xml(["A": 1]))
         #expect(defaults.synchronize())
@@ -136,7 +140,10 @@ struct ConfigurationTests {
     func unreadableTypedValueIsANotice() throws {
         let directory = TemporaryDirectory()
         let log = LogRecorder()
-        let defaults = try Defaults(configuration: configuration(directory, "com.example.typed", log: log))
+        // Unwatched, as above: the process's one polling warning (polling-only builds) is not this test's.
+        var configuration = configuration(directory, "com.example.typed", log: log)
+        configuration.watching = .off
+        let defaults = try Defaults(configuration: configuration)
         let key = DefaultsKey<Int>("Limit", default: 7)
         defaults.set("not a number", forKey: "Limit")
         #expect(defaults[key] == 7)
@@ -153,7 +160,9 @@ struct ConfigurationTests {
         let log = LogRecorder()
         try FileManager.default.createDirectory(atPath: directory.file("Managed"), withIntermediateDirectories: true)
         try directory.write("Managed/com.example.quiet.plist", try SearchListTests.xml(["Locked": 1]))
-        let defaults = try Defaults(configuration: configuration(directory, "com.example.quiet", log: log))
+        var configuration = configuration(directory, "com.example.quiet", log: log)
+        configuration.watching = .off  // as above
+        let defaults = try Defaults(configuration: configuration)
         defaults.set(2, forKey: "Locked")
         #expect(defaults.lastError == .forcedKey(key: "Locked", domain: "com.example.quiet"))
         let entries = log.entries
