@@ -134,6 +134,9 @@ extension Defaults {
     /// ``attach(_:)``, with what is known of the layers' directories.
     func attach(_ name: String, directories: inout LayerDirectories) -> PersistentDomain {
         var files = PersistentDomain.LayerFiles()
+        // The watcher's registrations make their logger only if they have something to log, from this copy
+        // of the configuration (not `self`: the process's watcher would keep the store alive).
+        let configuration = self.configuration
         for layer in PreferenceLayer.searchOrder {
             let file = DomainFileRegistry.shared.file(
                 atPath: configuration.locations.path(forDomain: name, layer: layer),
@@ -147,9 +150,6 @@ extension Defaults {
             }
             let token = file.addObserver { [weak self] event in self?.handle(event, domain: name, layer: layer) }
             // The store wires its files to the watcher; the watcher knows only the path.
-            // The logger is made only if the watcher has something to log, from a copy of the configuration
-            // (not `self`: the process's watcher would keep the store alive).
-            let configuration = self.configuration
             fileWatcher?.watch(file.path, owner: file, logger: configuration.logger) { [weak file] event in
                 file?.reload(verifyContents: event.writtenInPlace)
             }

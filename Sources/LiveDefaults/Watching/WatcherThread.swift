@@ -37,6 +37,13 @@ final class WatcherThread: Sendable {
         var wake: WakePipe?
         /// Events are not read until this is cleared (``pauseReading(_:)``, for tests).
         var readingPaused = false
+
+        /// Wakes the thread if it waits, so that it looks at the state again (once per wait).
+        mutating func wakeIfWaiting() {
+            guard waiting, let wake else { return }
+            waiting = false
+            wake.wake()
+        }
     }
 
     private let state = Lock(State())
@@ -62,10 +69,7 @@ final class WatcherThread: Sendable {
             let node = Job(job)
             if let last = state.lastJob { last.next = node } else { state.firstJob = node }
             state.lastJob = node
-            if state.waiting, let wake = state.wake {
-                state.waiting = false
-                wake.wake()
-            }
+            state.wakeIfWaiting()
             if state.started { return false }
             state.started = true
             return true
@@ -90,10 +94,7 @@ final class WatcherThread: Sendable {
     func pauseReading(_ paused: Bool) {
         state.withLock { state in
             state.readingPaused = paused
-            if state.waiting, let wake = state.wake {
-                state.waiting = false
-                wake.wake()
-            }
+            state.wakeIfWaiting()
         }
     }
 
