@@ -135,6 +135,25 @@ struct SearchListTests {
         #expect(Configuration.preferredLanguages(environment: ["LC_ALL": "C", "LANG": "de_DE"]) == [])
         #expect(Configuration.preferredLanguages(environment: ["LANG": "sr_RS@latin"]) == ["sr_RS", "sr"])
         #expect(Configuration.preferredLanguages(environment: [:]) == [])
+        // Empty parts and repeats of LANGUAGE are passed over; POSIX names none; a dash ends the language too.
+        #expect(
+            Configuration.preferredLanguages(environment: ["LANGUAGE": "::fr:POSIX:fr::pt-BR", "LC_ALL": "C.UTF-8"])
+                == ["fr", "pt-BR", "pt"])
+        #expect(Configuration.preferredLanguages(environment: ["LANG": "C.UTF-8"]) == [])
+        #expect(Configuration.preferredLanguages(environment: ["LANG": ".UTF-8"]) == [])
+        #expect(Configuration.preferredLanguages(environment: ["LANG": "_x"]) == ["_x"], "an empty language is skipped")
+        #expect(Configuration.preferredLanguages(environment: ["LANG": "\u{E9}l_GR"]) == ["\u{E9}l_GR", "\u{E9}l"])
+        #expect(Configuration.preferredLanguages(environment: ["LC_MESSAGES": "..", "LANG": "de"]) == [])
+    }
+
+    @Test("The default languages read the same four variables as ProcessInfo's environment gives")
+    func languageEnvironment() {
+        let environment = ProcessInfo.processInfo.environment
+        let expected = environment.filter { ["LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"].contains($0.key) }
+        #expect(Defaults.Configuration.languageEnvironment == expected)
+        #expect(
+            Defaults.Configuration.preferredLanguages()
+                == Defaults.Configuration.preferredLanguages(environment: environment))
     }
 
     @Test("Persistent domains: names, contents, replace, remove")

@@ -94,15 +94,56 @@ struct UserDatabaseFilesTests {
         #expect(UserDatabaseFiles.name(ofUser: 0, inPasswd: [0xC3, 0x28, 0x3A, 0x78, 0x3A, 0x30, 0x3A]) == nil)
     }
 
+    @Test("passwd: the home directory is the sixth field of the user's first line, when it has one")
+    func passwdHome() {
+        let file = "root:x:0:0:root:/root:/bin/bash\napp:x:1000:1000:An App:/srv/app\nbare:x:7:7:\nother:x:1000:1:::\n"
+        #expect(UserDatabaseFiles.home(ofUser: 0, inPasswd: bytes(file)) == "/root")
+        #expect(UserDatabaseFiles.home(ofUser: 1000, inPasswd: bytes(file)) == "/srv/app", "no shell field, first line")
+        #expect(UserDatabaseFiles.home(ofUser: 7, inPasswd: bytes(file)) == nil, "no sixth field")
+        #expect(UserDatabaseFiles.name(ofUser: 7, inPasswd: bytes(file)) == "bare", "the name stands without it")
+        #expect(UserDatabaseFiles.home(ofUser: 9, inPasswd: bytes(file)) == nil)
+        #expect(
+            UserDatabaseFiles.home(ofUser: 5, inPasswd: bytes("u:x:5:5::/home/\u{E9}t\u{E9}:/bin/sh\n"))
+                == "/home/\u{E9}t\u{E9}")
+        let badHome = bytes("u:x:5:5::/home/") + [0xC3, 0x28] + bytes(":/bin/sh\n")
+        #expect(UserDatabaseFiles.home(ofUser: 5, inPasswd: badHome) == nil, "not valid UTF-8")
+        #expect(UserDatabaseFiles.name(ofUser: 5, inPasswd: badHome) == "u")
+    }
+
+    @Test("the current home directory is NSHomeDirectory()'s, read from the files where that is certain")
+    func currentHomeDirectory() {
+        #expect(DefaultsLocations.currentHomeDirectory == NSHomeDirectory())
+        #expect(DefaultsLocations.currentHomeDirectory == NSHomeDirectory(), "the kept answer is the same")
+        let effective = geteuid()
+        let user = effective != 0 ? effective : getuid()
+        // Where the files answer, that answer is Foundation's.
+        if let home = UserDatabaseFiles.entry(ofUser: user)?.home, DefaultsLocations.isStandardAbsolutePath(home) {
+            #expect(home == NSHomeDirectory())
+        }
+    }
+
+    @Test("a home directory is taken from the files only when it is already a standard absolute path")
+    func standardPaths() {
+        for path in ["/root", "/home/app", "/srv/a.b/c..d", "/x/...", "/home/\u{E9}t\u{E9}"] {
+            #expect(DefaultsLocations.isStandardAbsolutePath(path), "\(path)")
+        }
+        for path in [
+            "", "/", "root", "~", "~/x", "/home/", "//home", "/home//app", "/home/./app", "/home/..", "/.", "/a/../b",
+        ] {
+            #expect(!DefaultsLocations.isStandardAbsolutePath(path), "\(path)")
+        }
+    }
+
     @Test("any bytes give a name or none, never a trap (random lines of digits, colons, NIS marks and junk)")
     func hostileBytes() {
         var generator = SystemRandomNumberGenerator()
-        let alphabet = Array("0123456789:+-#\n \tpasswdfiles[]".utf8) + [0x00, 0xC3, 0xFF]
+        let alphabet = Array("0123456789:+-#\n \tpasswdfiles[]/".utf8) + [0x00, 0xC3, 0xFF]
         for _ in 0..<3_000 {
             let count = Int.random(in: 0...200, using: &generator)
             let input = (0..<count).map { _ in alphabet.randomElement(using: &generator)! }
             _ = UserDatabaseFiles.consultsFilesFirst(input)
             _ = UserDatabaseFiles.name(ofUser: UInt32.random(in: 0...20, using: &generator), inPasswd: input)
+            _ = UserDatabaseFiles.home(ofUser: UInt32.random(in: 0...20, using: &generator), inPasswd: input)
         }
     }
 

@@ -272,16 +272,19 @@ for count in [100, 10_000] where wanted("cold-open") {
                 + "reader's types (the runtime's first conformance lookups) are in it, as in every row below"))
     rows.append(
         Row(
-            name: "cold open without the watcher (`watching: .off`), \(count)-key domain",
+            name:
+                "cold open without the watcher (`Configuration(applicationDomain:)`, `watching: .off`), \(count)-key domain",
             live: unwatched.inProcess, foundation: .notApplicable, dconf: .notApplicable,
             note: "the same store, nothing watched: what watching adds is the next row minus this one"))
     rows.append(
         Row(
-            name: "cold open: new process, open + first read of a \(count)-key domain",
+            name: "cold open: new process, `Defaults(suiteName:)` + first read of a \(count)-key domain",
             live: live.inProcess, foundation: foundation.inProcess, dconf: .notApplicable,
             goalFoundation: count == 10_000 ? 3 : nil,
             note:
                 "goal: ≤ \(count == 100 ? "300 µs" : "2.5 ms") (\(live.inProcess.median <= (count == 100 ? 300_000 : 2_500_000) ? "met" : "NOT met")); "
+                + "the process's own configuration and every layer where it lives, as a program opens a suite "
+                + "(Foundation: `UserDefaults(suiteName:)`); "
                 + "whole process, start to exit: \(format(live.whole.median)) vs \(format(foundation.whole.median))"))
     printProgress()
 }

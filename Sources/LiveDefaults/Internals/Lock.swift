@@ -7,12 +7,13 @@
 /// (both a compare-and-swap in and out; Benchmarks/run compares them); the hot read paths
 /// (typed keys, missing keys) take no lock at all.
 ///
-/// Value and mutex share one allocation: taking the lock is one pointer away, and the value is reached
-/// through a pointer, so Swift's dynamic exclusivity checks (a class's stored `var`) cost nothing. The
-/// allocation is a ``LockBuffer``, one class for every `Value`: a class generic over the value (as
-/// `ManagedBuffer<Value, pthread_mutex_t>` was) is instantiated by the runtime the first time each `Value`
-/// is locked — its metadata and its superclass's built at run time — and a store's open met eight such
-/// types before its first read (Docs/Benchmarks.md, "A fresh process").
+/// Value and mutex share one allocation, reached through a pointer, so Swift's dynamic exclusivity checks
+/// (a class's stored `var`) cost nothing. The allocation is owned by a ``LockBuffer``, one plain class for
+/// every `Value`: a class generic over the value (as `ManagedBuffer<Value, pthread_mutex_t>` was) is
+/// instantiated by the runtime the first time each `Value` is locked, and even a non-generic subclass of
+/// `ManagedBuffer` has its metadata built at run time (its superclass is generic and from another module):
+/// about 35 µs of a fresh process's first open (Docs/Benchmarks.md, "A fresh process"). A root class's
+/// metadata is laid out by the compiler.
 ///
 /// The mutex is not recursive: a body must not take the same lock again, and (house rule) must not call user
 /// code, log, post notifications or resume continuations — collect what to do and do it after `withLock`.
@@ -33,58 +34,52 @@ package struct Lock<Value>: @unchecked Sendable {
     package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure)
         -> Result
     {
-        try storage.withUnsafeMutablePointerToElements { base throws(Failure) -> Result in
-            let (mutex, value) = LockBuffer.layout(base, Value.self)
-            mutex.lockMutex()
-            defer { mutex.unlockMutex() }
-            return try body(&value.pointee)
-        }
+        // `self` (and so `storage`) is kept alive by the caller for the whole call.
+        let (mutex, value) = LockBuffer.layout(storage.base, Value.self)
+        mutex.lockMutex()
+        defer { mutex.unlockMutex() }
+        return try body(&value.pointee)
     }
 }
 
-/// The allocation behind a ``Lock``: a header (how to destroy the value), then in the tail a
-/// `pthread_mutex_t` and the value, each at its alignment. Not generic, so the runtime makes its metadata
-/// once per process, not once per locked type.
-final class LockBuffer: ManagedBuffer<LockBuffer.Header, UInt8> {
-    struct Header {
-        /// Deinitialises the value in the tail starting at the address given (the value's type, and so where
-        /// ``layout(_:_:)`` puts it, is known only to the ``Lock``).
-        let destroyValue: (UnsafeMutablePointer<UInt8>) -> Void
-    }
+/// The allocation behind a ``Lock``: a `pthread_mutex_t`, then the value at its alignment, in memory of its
+/// own; the class only owns it. Not generic, and not a subclass, so its metadata is the compiler's.
+final class LockBuffer {
+    /// The mutex, followed by the value (see ``layout(_:_:)``).
+    let base: UnsafeMutableRawPointer
+    /// Deinitialises the value (whose type only the ``Lock`` knows) in the memory starting at `base`.
+    private let destroyValue: (UnsafeMutableRawPointer) -> Void
 
-    /// The mutex and the value in a buffer's tail starting at `base`; the same answer for the same buffer.
+    /// The mutex and the value in the memory starting at `base`; the same answer for the same memory.
     @inline(__always)
     static func layout<Value>(
-        _ base: UnsafeMutablePointer<UInt8>, _: Value.Type
+        _ base: UnsafeMutableRawPointer, _: Value.Type
     ) -> (UnsafeMutablePointer<SystemMutex>, UnsafeMutablePointer<Value>) {
-        let mutex = UnsafeMutableRawPointer(base).alignedUp(for: SystemMutex.self)
-        let value = (mutex + MemoryLayout<SystemMutex>.size).alignedUp(for: Value.self)
-        return (mutex.assumingMemoryBound(to: SystemMutex.self), value.assumingMemoryBound(to: Value.self))
+        let value = (base + MemoryLayout<SystemMutex>.size).alignedUp(for: Value.self)
+        return (base.assumingMemoryBound(to: SystemMutex.self), value.assumingMemoryBound(to: Value.self))
     }
 
     static func make<Value>(holding initial: Value) -> LockBuffer {
-        // Room for both at their alignments, wherever the tail starts.
-        let capacity =
-            MemoryLayout<SystemMutex>.size + MemoryLayout<SystemMutex>.alignment + MemoryLayout<Value>.size
-            + MemoryLayout<Value>.alignment
-        let buffer = LockBuffer.create(minimumCapacity: capacity) { _ in
-            Header(destroyValue: { base in layout(base, Value.self).1.deinitialize(count: 1) })
-        }
-        // `create` is declared to return the base class; it builds an instance of the class it is called on.
-        let storage = unsafeDowncast(buffer, to: LockBuffer.self)
-        storage.withUnsafeMutablePointerToElements { base in
-            let (mutex, value) = layout(base, Value.self)
-            mutex.initializeMutex()
-            value.initialize(to: initial)
-        }
-        return storage
+        LockBuffer(holding: initial)
+    }
+
+    private init<Value>(holding initial: Value) {
+        // The mutex at the start; room after it for the value at its alignment (at least one byte, so that an
+        // empty value does not sit at the end of the memory).
+        let alignment = max(MemoryLayout<SystemMutex>.alignment, MemoryLayout<Value>.alignment)
+        let byteCount =
+            MemoryLayout<SystemMutex>.size + MemoryLayout<Value>.alignment + max(1, MemoryLayout<Value>.size)
+        base = .allocate(byteCount: byteCount, alignment: alignment)
+        destroyValue = { base in LockBuffer.layout(base, Value.self).1.deinitialize(count: 1) }
+        let (mutex, value) = Self.layout(base, Value.self)
+        mutex.initializeMutex()
+        value.initialize(to: initial)
     }
 
     deinit {
-        withUnsafeMutablePointers { header, base in
-            header.pointee.destroyValue(base)
-            Self.layout(base, UInt8.self).0.destroyMutex()
-        }
+        destroyValue(base)
+        Self.layout(base, UInt8.self).0.destroyMutex()
+        base.deallocate()
     }
 }
 

@@ -265,6 +265,55 @@ enum CurrentProcess {
     static var effectiveUserID: UserID { geteuid() }
     /// The real user id.
     static var realUserID: UserID { getuid() }
+
+    /// The executable's path as the kernel reports it (`/proc/self/exe`), where Foundation finds the
+    /// process's name and its main bundle; nil when it cannot be read, is longer than `PATH_MAX`, or is not
+    /// valid UTF-8.
+    static var executablePath: String? {
+        let capacity = Int(PATH_MAX)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 1)
+        defer { buffer.deallocate() }
+        let count = readlink("/proc/self/exe", buffer.baseAddress!.assumingMemoryBound(to: CChar.self), capacity)
+        // A result that fills the buffer may have been cut short.
+        guard count > 0, count < capacity else { return nil }
+        return validUTF8Text(UnsafeRawBufferPointer(buffer), 0..<count)
+    }
+}
+
+/// The bytes in `range` as a string when they are valid UTF-8; nil otherwise. Decoding repairs bad bytes,
+/// so a repaired string would name something other than the bytes the system handed out.
+func validUTF8Text(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String? {
+    let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    var position = range.lowerBound
+    for unit in text.utf8 {
+        guard position < range.upperBound, bytes[position] == unit else { return nil }
+        position += 1
+    }
+    return position == range.upperBound ? text : nil
+}
+
+// MARK: Directories
+
+/// The names in a directory, for a caller looking for a few of them.
+enum DirectoryEntries {
+    /// Whether `directory` holds an entry whose name (its bytes, without `.` and `..`) satisfies `matches`;
+    /// nil when the directory cannot be listed.
+    static func contain(in directory: String, where matches: (UnsafeRawBufferPointer) -> Bool) -> Bool? {
+        guard let stream = opendir(directory) else { return nil }
+        defer { closedir(stream) }
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) ?? 19
+        let nameCapacity = MemoryLayout<dirent>.size - nameOffset
+        while true {
+            errno = 0
+            guard let entry = readdir(stream) else { return errno == 0 ? false : nil }
+            let name = UnsafeRawPointer(entry) + nameOffset
+            let length = strnlen(name.assumingMemoryBound(to: CChar.self), nameCapacity)
+            let bytes = UnsafeRawBufferPointer(start: name, count: length)
+            let dot = UInt8(ascii: ".")
+            if length <= 2 && bytes.allSatisfy({ $0 == dot }) { continue }
+            if matches(bytes) { return true }
+        }
+    }
 }
 
 /// The text of an errno value.
@@ -370,17 +419,30 @@ enum UserDatabaseFiles {
     /// Files larger than this are left to NSS.
     static let largestFile = 4 << 20
 
+    /// A user's line in the files: the name, and the home directory when the line has that field.
+    struct Entry: Sendable, Equatable {
+        var name: String
+        var home: String?
+    }
+
     /// The name of user `uid` according to the files, or nil when NSS must be asked (see the type).
     static func userName(
         ofUser uid: UInt32, nsswitch: String = "/etc/nsswitch.conf", passwd: String = "/etc/passwd"
     ) -> String? {
+        entry(ofUser: uid, nsswitch: nsswitch, passwd: passwd)?.name
+    }
+
+    /// The line of user `uid` according to the files, or nil when NSS must be asked (see the type).
+    static func entry(
+        ofUser uid: UInt32, nsswitch: String = "/etc/nsswitch.conf", passwd: String = "/etc/passwd"
+    ) -> Entry? {
         guard let switchBytes = smallFile(nsswitch) else { return nil }
         defer { switchBytes.deallocate() }
         guard consultsFilesFirst(UnsafeRawBufferPointer(switchBytes)), let passwdBytes = smallFile(passwd) else {
             return nil
         }
         defer { passwdBytes.deallocate() }
-        return name(ofUser: uid, inPasswd: UnsafeRawBufferPointer(passwdBytes))
+        return entry(ofUser: uid, inPasswd: UnsafeRawBufferPointer(passwdBytes))
     }
 
     // The scans below walk a raw buffer by index rather than `split` arrays or validate with generic
@@ -395,7 +457,13 @@ enum UserDatabaseFiles {
     /// The name on the first line of a `passwd` file with user id `uid`; nil when there is none, or when
     /// any line is one glibc might read differently from this.
     static func name(ofUser uid: UInt32, inPasswd bytes: [UInt8]) -> String? {
-        bytes.withUnsafeBytes { name(ofUser: uid, inPasswd: $0) }
+        bytes.withUnsafeBytes { entry(ofUser: uid, inPasswd: $0) }?.name
+    }
+
+    /// The home directory (sixth field) on the first line of a `passwd` file with user id `uid`; nil as for
+    /// ``name(ofUser:inPasswd:)``, or when that line has no sixth field or it is not valid UTF-8.
+    static func home(ofUser uid: UInt32, inPasswd bytes: [UInt8]) -> String? {
+        bytes.withUnsafeBytes { entry(ofUser: uid, inPasswd: $0) }?.home
     }
 
     /// Calls `body` with each line's range (without its newline), until `body` returns false.
@@ -460,8 +528,9 @@ enum UserDatabaseFiles {
         return passwdLines == 1 && verdict
     }
 
-    private static func name(ofUser uid: UInt32, inPasswd bytes: UnsafeRawBufferPointer) -> String? {
+    private static func entry(ofUser uid: UInt32, inPasswd bytes: UnsafeRawBufferPointer) -> Entry? {
         var found: Range<Int>?
+        var foundHome: Range<Int>?
         var plain = true
         forEachLine(bytes) { line in
             guard !line.isEmpty else { return true }
@@ -472,17 +541,22 @@ enum UserDatabaseFiles {
                 plain = false
                 return false
             }
-            // The first three fields: name, password, user id (up to the third colon, or the line's end).
+            // The fields: name, password, user id (up to the third colon, or the line's end), group id, gecos,
+            // home directory (after the fifth colon, up to the sixth or the line's end), shell.
             var nameEnd = -1
             var idStart = -1
             var idEnd = line.upperBound
+            var homeStart = -1
+            var homeEnd = line.upperBound
             var colons = 0
             for position in line where bytes[position] == UInt8(ascii: ":") {
                 colons += 1
                 if colons == 1 { nameEnd = position }
                 if colons == 2 { idStart = position + 1 }
-                if colons == 3 {
-                    idEnd = position
+                if colons == 3 { idEnd = position }
+                if colons == 5 { homeStart = position + 1 }
+                if colons == 6 {
+                    homeEnd = position
                     break
                 }
             }
@@ -490,18 +564,14 @@ enum UserDatabaseFiles {
                 plain = false
                 return false
             }
-            if found == nil && id == uid { found = line.lowerBound..<nameEnd }
+            if found == nil && id == uid {
+                found = line.lowerBound..<nameEnd
+                if homeStart >= 0 { foundHome = homeStart..<homeEnd }
+            }
             return true
         }
-        guard plain, let found else { return nil }
-        // Valid UTF-8 only: decoding repairs bad bytes, so the repaired name would differ from the bytes.
-        let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[found]), as: UTF8.self)
-        var position = found.lowerBound
-        for unit in name.utf8 {
-            guard position < found.upperBound, bytes[position] == unit else { return nil }
-            position += 1
-        }
-        return position == found.upperBound ? name : nil
+        guard plain, let found, let name = validUTF8Text(bytes, found) else { return nil }
+        return Entry(name: name, home: foundHome.flatMap { validUTF8Text(bytes, $0) })
     }
 
     /// The user id written in `range` as plain decimal digits that fits in 32 bits; nil for anything else.

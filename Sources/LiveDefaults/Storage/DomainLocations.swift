@@ -22,8 +22,14 @@ public enum DomainName {
     public static func validate(_ name: String) throws(DefaultsError) {
         func invalid(_ reason: String) -> DefaultsError { .invalidDomainName(name, reason: reason) }
         if name.isEmpty { throw invalid("a domain name cannot be empty") }
-        if name == "." || name == ".." { throw invalid("\".\" and \"..\" are not domain names") }
-        if name.hasPrefix(".") { throw invalid("a domain name cannot start with \".\"") }
+        // Bytes, not Characters: no grapheme breaking on a fresh process's first open.
+        let dot = UInt8(ascii: ".")
+        if name.utf8.first == dot {
+            if name.utf8.count <= 2 && name.utf8.allSatisfy({ $0 == dot }) {
+                throw invalid("\".\" and \"..\" are not domain names")
+            }
+            throw invalid("a domain name cannot start with \".\"")
+        }
         if name.utf8.contains(UInt8(ascii: "/")) { throw invalid("a domain name cannot contain \"/\"") }
         if name.utf8.contains(0) { throw invalid("a domain name cannot contain a NUL byte") }
         if name.utf8.count > maximumLength {
@@ -102,10 +108,10 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// The locations Foundation uses for the current user, from the environment.
     public static var current: DefaultsLocations {
         let directory: String
-        if let configured = Environment.value("XDG_CONFIG_HOME"), configured.hasPrefix("/") {
+        if let configured = Environment.value("XDG_CONFIG_HOME"), configured.utf8.first == UInt8(ascii: "/") {
             directory = configured
         } else {
-            directory = NSHomeDirectory() + "/.config"
+            directory = DefaultsLocations.currentHomeDirectory + "/.config"
         }
         return DefaultsLocations(userDirectory: directory)
     }
@@ -120,10 +126,10 @@ public struct DefaultsLocations: Sendable, Hashable {
             return list.split(separator: ":").map(String.init)
         }
         let data: String
-        if let configured = Environment.value("XDG_DATA_HOME"), configured.hasPrefix("/") {
+        if let configured = Environment.value("XDG_DATA_HOME"), configured.utf8.first == UInt8(ascii: "/") {
             data = configured
         } else {
-            data = NSHomeDirectory() + "/.local/share"
+            data = DefaultsLocations.currentHomeDirectory + "/.local/share"
         }
         return [data + "/livedefaults/schemas", "/usr/share/livedefaults/schemas"]
     }
@@ -136,25 +142,71 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// looks it up once (eight system calls, ~13 µs here), and again only if its user changes.
     static var currentUserName: String {
         if let name = Environment.value("USER") { return name }
-        let effective = CurrentProcess.effectiveUserID
-        let user = UInt32(effective != 0 ? effective : CurrentProcess.realUserID)
-        if let known = knownUserName.withLock({ $0 }), known.user == user { return known.name }
-        let name = UserDatabaseFiles.userName(ofUser: user) ?? NSUserName()
-        knownUserName.withLock { $0 = KnownUserName(user: user, name: name) }
-        return name
+        return currentUserEntry?.name ?? NSUserName()
     }
 
-    /// A user id and its name, as the user database gave them.
-    private final class KnownUserName: Sendable {
+    /// The home directory `NSHomeDirectory()` gives, without asking Foundation where the answer is certain.
+    ///
+    /// Foundation takes `CFFIXED_USER_HOME` when it is set, else the user database's home directory of the
+    /// effective user (the real one when the effective user is root), else `HOME`, and standardizes the
+    /// path. Its first call costs a fresh process about 170 µs (NSS, then URL and path machinery) — more
+    /// than the rest of opening a domain. When `CFFIXED_USER_HOME` is not set and the user database's files
+    /// give the user's home (see ``UserDatabaseFiles``) as a path that is already standard (absolute, no
+    /// empty, `.` or `..` component, no trailing slash), that path is the answer; in every other case
+    /// `NSHomeDirectory()` is.
+    static var currentHomeDirectory: String {
+        if Environment.value("CFFIXED_USER_HOME") == nil, let home = currentUserEntry?.home,
+            isStandardAbsolutePath(home)
+        {
+            return home
+        }
+        return NSHomeDirectory()
+    }
+
+    /// Whether `path` is absolute and already in the form Foundation's path standardizing gives: no empty
+    /// (`//`), `.` or `..` component, no trailing slash, not the root alone.
+    static func isStandardAbsolutePath(_ path: String) -> Bool {
+        let slash = UInt8(ascii: "/")
+        let dot = UInt8(ascii: ".")
+        guard path.utf8.count > 1, path.utf8.first == slash, path.utf8.last != slash else { return false }
+        var componentLength = 0
+        var dotsOnly = true
+        for byte in path.utf8.dropFirst() {
+            if byte == slash {
+                if componentLength == 0 || (dotsOnly && componentLength <= 2) { return false }
+                componentLength = 0
+                dotsOnly = true
+            } else {
+                componentLength += 1
+                if byte != dot { dotsOnly = false }
+            }
+        }
+        return !(dotsOnly && componentLength <= 2)
+    }
+
+    /// The current user's line in the user database's files: the effective user's, or the real one's when
+    /// the effective user is root (whose answers Foundation gives); nil when NSS must be asked. Kept per
+    /// process for the user id it was read for.
+    private static var currentUserEntry: UserDatabaseFiles.Entry? {
+        let effective = CurrentProcess.effectiveUserID
+        let user = UInt32(effective != 0 ? effective : CurrentProcess.realUserID)
+        if let known = knownUser.withLock({ $0 }), known.user == user { return known.entry }
+        let entry = UserDatabaseFiles.entry(ofUser: user)
+        knownUser.withLock { $0 = KnownUser(user: user, entry: entry) }
+        return entry
+    }
+
+    /// A user id and what the user database's files said about it (nil: ask NSS).
+    private final class KnownUser: Sendable {
         let user: UInt32
-        let name: String
-        init(user: UInt32, name: String) {
+        let entry: UserDatabaseFiles.Entry?
+        init(user: UInt32, entry: UserDatabaseFiles.Entry?) {
             self.user = user
-            self.name = name
+            self.entry = entry
         }
     }
 
-    private static let knownUserName = Lock<KnownUserName?>(nil)
+    private static let knownUser = Lock<KnownUser?>(nil)
 
     /// The file of one layer of a domain. The name must have passed ``DomainName/validate(_:)``.
     public func path(forDomain domain: String, layer: PreferenceLayer) -> String {

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import Logging
 
 extension Defaults {
@@ -119,34 +119,69 @@ extension Defaults {
         }
 
         /// The bundle identifier when the process has one, else the executable's name, as Foundation uses.
+        ///
+        /// Foundation's `Bundle.main` is only asked when the executable's directory could hold a bundle's
+        /// `Info.plist`; otherwise the name is the executable's file name (`/proc/self/exe`), which is
+        /// Foundation's `ProcessInfo.processName` — unless the program has assigned that property, which this
+        /// does not follow. Asking Foundation costs a fresh process 150–250 µs (see `MainBundleLayout`).
         public static var processApplicationDomain: String {
+            if let path = CurrentProcess.executablePath, MainBundleLayout.certainlyHasNoInfo(executablePath: path),
+                let name = MainBundleLayout.executableName(of: path)
+            {
+                return name
+            }
             if let identifier = Bundle.main.bundleIdentifier, !identifier.isEmpty { return identifier }
             return ProcessInfo.processInfo.processName
+        }
+
+        /// The process's language variables (`LANGUAGE`, `LC_ALL`, `LC_MESSAGES`, `LANG`), each read with
+        /// `getenv`: the default of ``preferredLanguages(environment:)``. `ProcessInfo`'s whole environment
+        /// would cost a fresh process about 250 µs on its first use.
+        @usableFromInline static var languageEnvironment: [String: String] {
+            var environment: [String: String] = [:]
+            for name in ["LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"] {
+                if let value = Environment.value(name) { environment[name] = value }
+            }
+            return environment
         }
 
         /// The user's languages from `LANGUAGE` (a colon-separated list), else the first of `LC_ALL`,
         /// `LC_MESSAGES` and `LANG`; each locale such as `de_DE.UTF-8` gives `de_DE` then `de`. The `C` and
         /// `POSIX` locales give none.
-        public static func preferredLanguages(environment: [String: String] = ProcessInfo.processInfo.environment)
+        public static func preferredLanguages(environment: [String: String] = Configuration.languageEnvironment)
             -> [String]
         {
-            var candidates: [String] = []
+            // Scanned as UTF-8 bytes rather than Characters: a fresh process's first grapheme breaking (`split`,
+            // `prefix(while:)`, even a String subscripted at a UTF-8 index) cost its first open about 90 µs.
+            typealias Bytes = ArraySlice<UInt8>
+            func upTo(_ text: Bytes, stoppingAt stop: (UInt8) -> Bool) -> Bytes {
+                text[..<(text.firstIndex(where: stop) ?? text.endIndex)]
+            }
+            var candidates: [Bytes] = []
             if let list = environment["LANGUAGE"], !list.isEmpty {
-                candidates = list.split(separator: ":").map(String.init)
+                var rest = Array(list.utf8)[...]
+                while let colon = rest.firstIndex(of: UInt8(ascii: ":")) {
+                    candidates.append(rest[..<colon])
+                    rest = rest[(colon + 1)...]
+                }
+                candidates.append(rest)
             }
             for variable in ["LC_ALL", "LC_MESSAGES", "LANG"] {
                 if let value = environment[variable], !value.isEmpty {
-                    candidates.append(value)
+                    candidates.append(Array(value.utf8)[...])
                     break
                 }
             }
             var languages: [String] = []
             for candidate in candidates {
-                let locale = String(candidate.prefix(while: { $0 != "." && $0 != "@" }))
-                guard !locale.isEmpty, locale != "C", locale != "POSIX" else { continue }
-                for name in [locale, String(locale.prefix(while: { $0 != "_" && $0 != "-" }))]
-                where !languages.contains(name) && (try? DomainName.validate(name)) != nil {
-                    languages.append(name)
+                let locale = upTo(candidate) { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "@") }
+                guard !locale.isEmpty, !locale.elementsEqual("C".utf8), !locale.elementsEqual("POSIX".utf8) else {
+                    continue
+                }
+                let language = upTo(locale) { $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+                for bytes in [locale, language] where !bytes.isEmpty {
+                    let name = String(decoding: bytes, as: UTF8.self)
+                    if !languages.contains(name) && (try? DomainName.validate(name)) != nil { languages.append(name) }
                 }
             }
             return languages

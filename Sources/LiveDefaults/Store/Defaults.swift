@@ -308,8 +308,9 @@ public final class Defaults: Sendable {
     /// A store for a suite whose files live elsewhere (tests root every store in a temporary directory).
     public convenience init?(suiteName: String?, locations: DefaultsLocations) {
         if suiteName == DomainName.global { return nil }
-        var configuration = Configuration(locations: locations)
-        if let suiteName { configuration.applicationDomain = suiteName }
+        // The suite takes the application domain's place: the process's own is not looked up.
+        let configuration = Configuration(
+            locations: locations, applicationDomain: suiteName ?? Configuration.processApplicationDomain)
         do { try self.init(configuration: configuration) } catch { return nil }
     }
 
