@@ -77,6 +77,43 @@ struct SearchListTests {
         #expect(defaults.persistentDomainContents(forName: "com.example.test")?["Limit"] == 99)
     }
 
+    @Test("Arguments read from bytes agree with Character and CharacterSet rules on tricky text")
+    func argumentsAgreeWithCharacterRules() {
+        // The reading before bytes were used for the common case: Characters, and Foundation's trimming.
+        func reference(_ arguments: [String]) -> [String: PropertyList] {
+            var result: [String: PropertyList] = [:]
+            var index = 0
+            while index + 1 < arguments.count {
+                let (current, next) = (arguments[index], arguments[index + 1])
+                guard current.hasPrefix("-"), current.count > 1, !next.hasPrefix("-") else {
+                    index += 1
+                    continue
+                }
+                let value = next.trimmingCharacters(in: .whitespacesAndNewlines)
+                if let first = value.first, "{([<\"".contains(first), let parsed = try? PropertyList(parsing: value) {
+                    result[String(current.dropFirst())] = parsed
+                } else {
+                    result[String(current.dropFirst())] = .string(value)
+                }
+                index += 2
+            }
+            return result
+        }
+        let texts = [
+            "-", "-a", "-\u{301}x", "-\u{301}", "-é", "-\r\n", "\r\n", "x", "", " ", " v ", "\u{A0}v\u{A0}",
+            "v\u{2003}",
+            "\tv\n", "(1, 2)", "(\u{301}1)", "\"q\"", "\"\u{301}q\"", "{ a = 1; }", "<0aff>", "[x]", "-(1)", "é", "--x",
+        ]
+        for first in texts {
+            for second in texts {
+                for third in ["-Key", "value", "-\u{301}"] {
+                    let arguments = [first, second, third, first]
+                    #expect(Defaults.parseArguments(arguments) == reference(arguments), "\(arguments)")
+                }
+            }
+        }
+    }
+
     @Test("The process's own arguments reach a real process's argument domain")
     func processArguments() throws {
         let (status, output) = try runHelper(["print-arguments", "-Numbers", "(1, 2)", "-Name", "A B", "-Flag", "YES"])

@@ -81,7 +81,14 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// `LIVEDEFAULTS_SCHEMA_PATH` (colon-separated) when it is set, else
     /// `$XDG_DATA_HOME/livedefaults/schemas` (`~/.local/share/livedefaults/schemas`) then
     /// `/usr/share/livedefaults/schemas` (for schemas installed with a package). See Docs/Schema.md.
-    public var schemaDirectories: [String]
+    ///
+    /// The default list is worked out from the environment when it is read (publishing or checking a
+    /// schema), not when a store opens.
+    public var schemaDirectories: [String] {
+        get { givenSchemaDirectories ?? DefaultsLocations.defaultSchemaDirectories }
+        set { givenSchemaDirectories = newValue }
+    }
+    private var givenSchemaDirectories: [String]?
 
     /// Locations with explicit directories; any not given take their defaults.
     public init(
@@ -93,7 +100,7 @@ public struct DefaultsLocations: Sendable, Hashable {
         self.managedDirectory = managedDirectory ?? DefaultsLocations.defaultManagedDirectory
         self.userName = userName ?? DefaultsLocations.currentUserName
         self.hostIdentifier = hostIdentifier
-        self.schemaDirectories = schemaDirectories ?? DefaultsLocations.defaultSchemaDirectories
+        givenSchemaDirectories = schemaDirectories
     }
 
     /// A store rooted in one directory: user files in `directory`, any-user files in `directory/AnyUser`,

@@ -92,8 +92,8 @@ extension Defaults {
         public init(
             locations: DefaultsLocations = .current,
             applicationDomain: String = Configuration.processApplicationDomain,
-            arguments: [String] = Array(CommandLine.arguments.dropFirst()),
-            languages: [String] = Configuration.preferredLanguages(),
+            arguments: [String] = Configuration.processArguments,
+            languages: [String] = Configuration.processLanguages,
             errorHandler: (@Sendable (DefaultsError) -> Void)? = nil,
             logger: Logger? = nil,
             watching: Watching = .automatic,
@@ -145,12 +145,30 @@ extension Defaults {
             return environment
         }
 
+        /// The process's arguments after its name: a configuration's default. `CommandLine.arguments` (every
+        /// argument made a String on its first use) only when there are any.
+        @usableFromInline static var processArguments: [String] {
+            CommandLine.argc > 1 ? Array(CommandLine.arguments.dropFirst()) : []
+        }
+
+        /// The process's languages (``preferredLanguages(environment:)`` of its own environment): a
+        /// configuration's default. Each variable read with `getenv`, and no dictionary made of them: a fresh
+        /// process's first dictionary costs its first open the runtime's setting up of one more generic type.
+        @usableFromInline static var processLanguages: [String] {
+            preferredLanguages(lookup: Environment.value)
+        }
+
         /// The user's languages from `LANGUAGE` (a colon-separated list), else the first of `LC_ALL`,
         /// `LC_MESSAGES` and `LANG`; each locale such as `de_DE.UTF-8` gives `de_DE` then `de`. The `C` and
         /// `POSIX` locales give none.
         public static func preferredLanguages(environment: [String: String] = Configuration.languageEnvironment)
             -> [String]
         {
+            preferredLanguages(lookup: { environment[$0] })
+        }
+
+        /// ``preferredLanguages(environment:)`` with each variable's value from `lookup`.
+        static func preferredLanguages(lookup: (String) -> String?) -> [String] {
             // Scanned as UTF-8 bytes rather than Characters: a fresh process's first grapheme breaking (`split`,
             // `prefix(while:)`, even a String subscripted at a UTF-8 index) cost its first open about 90 µs.
             typealias Bytes = ArraySlice<UInt8>
@@ -158,7 +176,7 @@ extension Defaults {
                 text[..<(text.firstIndex(where: stop) ?? text.endIndex)]
             }
             var candidates: [Bytes] = []
-            if let list = environment["LANGUAGE"], !list.isEmpty {
+            if let list = lookup("LANGUAGE"), !list.isEmpty {
                 var rest = Array(list.utf8)[...]
                 while let colon = rest.firstIndex(of: UInt8(ascii: ":")) {
                     candidates.append(rest[..<colon])
@@ -167,7 +185,7 @@ extension Defaults {
                 candidates.append(rest)
             }
             for variable in ["LC_ALL", "LC_MESSAGES", "LANG"] {
-                if let value = environment[variable], !value.isEmpty {
+                if let value = lookup(variable), !value.isEmpty {
                     candidates.append(Array(value.utf8)[...])
                     break
                 }
@@ -203,13 +221,15 @@ extension Defaults {
         while index + 1 < arguments.count {
             let current = arguments[index]
             let next = arguments[index + 1]
-            guard current.hasPrefix("-"), current.count > 1, !next.hasPrefix("-") else {
+            guard ArgumentText.startsWith(current, "-"), ArgumentText.hasMoreThanOneCharacter(current),
+                !ArgumentText.startsWith(next, "-")
+            else {
                 index += 1
                 continue
             }
-            let key = String(current.dropFirst())
-            let value = next.trimmingCharacters(in: .whitespacesAndNewlines)
-            if let first = value.first, "{([<\"".contains(first), let parsed = try? PropertyList(parsing: value) {
+            let key = ArgumentText.droppingFirstCharacter(current)
+            let value = ArgumentText.trimmingWhitespace(next)
+            if ArgumentText.startsWithBracketOrQuote(value), let parsed = try? PropertyList(parsing: value) {
                 result[key] = parsed
             } else {
                 result[key] = .string(value)
@@ -217,6 +237,62 @@ extension Defaults {
             index += 2
         }
         return result
+    }
+}
+
+/// The Character tests ``Defaults/parseArguments(_:)`` makes, answered from the UTF-8 bytes where the answer is
+/// certain and by Swift's Character and Foundation's trimming otherwise.
+///
+/// A process's first grapheme breaking and Foundation's first `CharacterSet` cost its first open more than
+/// reading the domain (60% of it in a profile of a program with four arguments). An ASCII byte never joins
+/// the character before it (but for a line feed after a carriage return), and no other character's
+/// canonical form starts with an ASCII one, so a string whose first two bytes are ASCII has that first byte
+/// as its whole first Character.
+private enum ArgumentText {
+    /// `text.hasPrefix(ascii)` for a one-byte ASCII `ascii`.
+    static func startsWith(_ text: String, _ ascii: StaticString) -> Bool {
+        let byte = ascii.utf8Start.pointee
+        var bytes = text.utf8.makeIterator()
+        guard let first = bytes.next(), first == byte else { return false }
+        guard let second = bytes.next(), second >= 0x80 else { return true }
+        return text.hasPrefix(String(UnicodeScalar(byte)))
+    }
+
+    /// `text.count > 1`.
+    static func hasMoreThanOneCharacter(_ text: String) -> Bool {
+        let utf8 = text.utf8
+        guard utf8.count > 1 else { return false }
+        let (first, second) = (utf8.first!, utf8[utf8.index(after: utf8.startIndex)])
+        if first < 0x80 && second < 0x80 && !(first == 0x0D && second == 0x0A) { return true }
+        return text.count > 1
+    }
+
+    /// `String(text.dropFirst())`.
+    static func droppingFirstCharacter(_ text: String) -> String {
+        let utf8 = text.utf8
+        if let first = utf8.first, first < 0x80, first != 0x0D,
+            utf8.count == 1 || utf8[utf8.index(after: utf8.startIndex)] < 0x80
+        {
+            return String(decoding: utf8.dropFirst(), as: UTF8.self)
+        }
+        return String(text.dropFirst())
+    }
+
+    /// `text.trimmingCharacters(in: .whitespacesAndNewlines)`: the text itself when its first and last bytes
+    /// are ASCII other than whitespace (so its first and last scalars are not white space).
+    static func trimmingWhitespace(_ text: String) -> String {
+        func isPlainASCII(_ byte: UInt8) -> Bool {
+            byte < 0x80 && byte != 0x20 && !(0x09...0x0D).contains(byte)
+        }
+        guard let first = text.utf8.first, let last = text.utf8.last else { return text }
+        if isPlainASCII(first) && isPlainASCII(last) { return text }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Whether the first Character is one of `{`, `(`, `[`, `<`, `"`.
+    static func startsWithBracketOrQuote(_ text: String) -> Bool {
+        startsWith(text, "{") || startsWith(text, "(") || startsWith(text, "[") || startsWith(text, "<")
+            || startsWith(text, "\"")
     }
 }
 
