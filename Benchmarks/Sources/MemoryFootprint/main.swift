@@ -10,30 +10,52 @@
 //   usually holds); Foundation, 1,000 NotificationCenter observers of `UserDefaults.didChangeNotification`
 //   (what Foundation offers on Linux, where key-value observation of UserDefaults does not exist);
 // - 1,000 watched domains: 1,000 suites of 10 keys, each opened and one key read.
-// The figure is the growth of the process's resident set (VmRSS) from just before the work to just after it
-// (Foundation already loaded in both, so its own start-up is not counted), median of five fresh processes;
+// The figure is the growth of the process's resident set (Rss in /proc/self/smaps_rollup) from just before
+// the work to just after it (Foundation already loaded in both, so its own start-up is not counted), median
+// of five fresh processes;
 // the process's total is shown beside it, and the growth split into its anonymous part (what the work
 // allocated: heap, thread stacks, the runtime's metadata) and its file-backed part (code pages mapped on
-// first use: LiveDefaults' code is in the executable, mapped by the kernel in 64 KiB runs around each first
-// touch; Foundation's is in shared libraries that the loader had already mapped in large pieces).
+// first use, the kernel mapping 64 KiB around each first touch: LiveDefaults' code is in the executable,
+// Foundation's in its shared libraries, and both page in parts of the Swift runtime and libc).
 import BenchmarkSupport
 import Foundation
 import Glibc
 import LiveDefaults
 import LiveDefaultsTesting
 
-/// The process's resident set, in KiB: VmRSS, and its anonymous (RssAnon: heap, stacks, the runtime's
-/// metadata) and file-backed (RssFile: code and data mapped from the executable and libraries) parts, from
-/// /proc/self/status; -1 where a line is missing.
+/// The process's resident set, in KiB: its resident pages (Rss), and their anonymous (heap, stacks, the
+/// runtime's metadata) and file-backed (code and data mapped from the executable and libraries) parts, from
+/// /proc/self/smaps_rollup, which walks the page tables; -1 where a line is missing.
+///
+/// Not /proc/self/status: its VmRSS and RssFile come from counters the kernel keeps per CPU and sums
+/// approximately when read, which put this table's 10-key rows 64–200 KiB apart from run to run and from
+/// the page tables.
 func resident() -> (total: Int, anonymous: Int, file: Int) {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return (-1, -1, -1) }
+    guard let rollup = procFile("/proc/self/smaps_rollup") else { return (-1, -1, -1) }
     func field(_ name: String) -> Int {
-        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }),
+        guard let line = rollup.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }),
             let number = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
         else { return -1 }
         return number
     }
-    return (field("VmRSS"), field("RssAnon"), field("RssFile"))
+    let (total, anonymous) = (field("Rss"), field("Anonymous"))
+    return (total, anonymous, total >= 0 && anonymous >= 0 ? total - anonymous : -1)
+}
+
+/// A /proc file's text, read to its end (such files report a size of 0, and a single read may stop short).
+func procFile(_ path: String) -> String? {
+    let descriptor = open(path, O_RDONLY)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 16_384)
+    while true {
+        let count = read(descriptor, &buffer, buffer.count)
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { break }
+        bytes += buffer[0..<count]
+    }
+    return String(decoding: bytes, as: UTF8.self)
 }
 
 /// Writes `count` domains of `keys` integer keys each (`<prefix><i>.plist`, Key0 = 0 …) as XML.
@@ -53,6 +75,7 @@ func prepare(_ directory: String, prefix: String, domains count: Int, keys: Int)
 func measure(system: String, row: String, count: Int) async -> Never {
     _ = ProcessInfo.processInfo.environment  // Foundation loaded and running in both systems before the count
     _ = NotificationCenter.default
+    _ = resident()  // its own code paged in before the count, not during it
     let before = resident()
     var keep: [Any] = []
     var tasks: [Task<Void, Never>] = []
@@ -133,7 +156,7 @@ func kib(_ value: Int) -> String {
 }
 
 print(
-    "Resident memory a process gains for the work (VmRSS after − before; process total in brackets), median of \(runs);"
+    "Resident memory a process gains for the work (Rss after − before, /proc/self/smaps_rollup; process total in brackets), median of \(runs);"
         + " then the growth's anonymous part (heap, stacks, runtime metadata: what the work allocated) and its"
         + " file-backed part (code pages mapped from the executable and libraries on first use)")
 print(
