@@ -268,8 +268,8 @@ for count in [100, 10_000] where wanted("cold-open") {
             name:
                 "floor: new process, read the \(count)-key file + parse it with the library's reader + look the key up",
             live: floor.inProcess, foundation: .notApplicable, dconf: .notApplicable,
-            note: "no store, search list, lock or watcher; the first use of Foundation's file reading and of the "
-                + "reader's types (the runtime's first conformance lookups) are in it, as in every row below"))
+            note: "open/fstat/read, no store, search list, lock or watcher; the first use of the reader's types "
+                + "(the runtime's first conformance lookups) is in it, as in every row below"))
     rows.append(
         Row(
             name:
