@@ -88,6 +88,11 @@ struct UserDatabaseFilesTests {
         #expect(UserDatabaseFiles.name(ofUser: 0, inPasswd: bytes("-bad\nroot:x:0:0::/:\n")) == nil)
         #expect(UserDatabaseFiles.name(ofUser: 0, inPasswd: bytes(":x:0:0::/:\n")) == nil)
         #expect(UserDatabaseFiles.name(ofUser: 0, inPasswd: bytes("root:x\n")) == nil)
+        // The user's line must have a group id glibc reads; another line's does not matter.
+        #expect(UserDatabaseFiles.name(ofUser: 0, inPasswd: bytes("root:x:0:\nroot2:x:0:0::/:\n")) == nil)
+        #expect(UserDatabaseFiles.name(ofUser: 0, inPasswd: bytes("root:x:0\n")) == nil)
+        #expect(UserDatabaseFiles.name(ofUser: 0, inPasswd: bytes("root:x:0:g::/:\n")) == nil)
+        #expect(UserDatabaseFiles.name(ofUser: 0, inPasswd: bytes("a:x:5:g::/:\nroot:x:0:0\n")) == "root")
         #expect(UserDatabaseFiles.name(ofUser: 0, inPasswd: bytes("big:x:4294967296:0::/:\n")) == nil)
         #expect(UserDatabaseFiles.name(ofUser: 0, inPasswd: bytes("big:x:99999999999999999999:0::/:\n")) == nil)
         #expect(UserDatabaseFiles.name(ofUser: UInt32.max, inPasswd: bytes("max:x:4294967295:0::/:\n")) == "max")

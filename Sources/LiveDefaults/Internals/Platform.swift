@@ -546,6 +546,8 @@ enum UserDatabaseFiles {
             var nameEnd = -1
             var idStart = -1
             var idEnd = line.upperBound
+            var groupStart = -1
+            var groupEnd = line.upperBound
             var homeStart = -1
             var homeEnd = line.upperBound
             var colons = 0
@@ -553,7 +555,11 @@ enum UserDatabaseFiles {
                 colons += 1
                 if colons == 1 { nameEnd = position }
                 if colons == 2 { idStart = position + 1 }
-                if colons == 3 { idEnd = position }
+                if colons == 3 {
+                    idEnd = position
+                    groupStart = position + 1
+                }
+                if colons == 4 { groupEnd = position }
                 if colons == 5 { homeStart = position + 1 }
                 if colons == 6 {
                     homeEnd = position
@@ -565,6 +571,11 @@ enum UserDatabaseFiles {
                 return false
             }
             if found == nil && id == uid {
+                // glibc skips a line whose group id it cannot read, and would look further: left to NSS.
+                guard groupStart >= 0, plainNumber(bytes, groupStart..<groupEnd) != nil else {
+                    plain = false
+                    return false
+                }
                 found = line.lowerBound..<nameEnd
                 if homeStart >= 0 { foundHome = homeStart..<homeEnd }
             }
