@@ -129,11 +129,12 @@ struct UserDatabaseFilesTests {
 
     @Test("a home directory is taken from the files only when it is already a standard absolute path")
     func standardPaths() {
-        for path in ["/root", "/home/app", "/srv/a.b/c..d", "/x/...", "/home/\u{E9}t\u{E9}"] {
+        for path in ["/root", "/home/app", "/srv/a.b/c..d", "/x/...", "/home/\u{E9}t\u{E9}", "/private", "/var/auto"] {
             #expect(DefaultsLocations.isStandardAbsolutePath(path), "\(path)")
         }
         for path in [
             "", "/", "root", "~", "~/x", "/home/", "//home", "/home//app", "/home/./app", "/home/..", "/.", "/a/../b",
+            "/private/home", "/var/automount/home",
         ] {
             #expect(!DefaultsLocations.isStandardAbsolutePath(path), "\(path)")
         }

@@ -171,11 +171,14 @@ public struct DefaultsLocations: Sendable, Hashable {
     }
 
     /// Whether `path` is absolute and already in the form Foundation's path standardizing gives: no empty
-    /// (`//`), `.` or `..` component, no trailing slash, not the root alone.
+    /// (`//`), `.` or `..` component, no trailing slash, not the root alone, and not under `/private/` or
+    /// `/var/automount/` (whose prefix Foundation strips when the rest of the path exists).
     static func isStandardAbsolutePath(_ path: String) -> Bool {
         let slash = UInt8(ascii: "/")
         let dot = UInt8(ascii: ".")
-        guard path.utf8.count > 1, path.utf8.first == slash, path.utf8.last != slash else { return false }
+        guard path.utf8.count > 1, path.utf8.first == slash, path.utf8.last != slash,
+            !path.utf8.starts(with: "/private/".utf8), !path.utf8.starts(with: "/var/automount/".utf8)
+        else { return false }
         var componentLength = 0
         var dotsOnly = true
         for byte in path.utf8.dropFirst() {
