@@ -8,7 +8,8 @@
 /// (typed keys, missing keys) take no lock at all.
 ///
 /// Value and mutex share one allocation, reached through a pointer, so Swift's dynamic exclusivity checks
-/// (a class's stored `var`) cost nothing. The allocation is owned by a ``LockBuffer``, one plain class for
+/// (a class's stored `var`) cost nothing. The allocation is owned by a ``LockBuffer`` (a second, small
+/// allocation, made once per lock: taking the lock is one more load), one plain class for
 /// every `Value`: a class generic over the value (as `ManagedBuffer<Value, pthread_mutex_t>` was) is
 /// instantiated by the runtime the first time each `Value` is locked, and even a non-generic subclass of
 /// `ManagedBuffer` has its metadata built at run time (its superclass is generic and from another module):
