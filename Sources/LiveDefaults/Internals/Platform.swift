@@ -413,8 +413,10 @@ struct UserAccount: Sendable, Equatable {
 /// `passwd:` line whose first source is `files` with no action after it (so a found entry ends the
 /// search), and every line of `/etc/passwd` is one the files module reads the same way (a name, then a
 /// user id of plain digits in the third field; comments skipped; no NIS `+`/`-` lines). The first line
-/// with the user's id wins, as in glibc. In every other case (another source first, `compat`, an unusual line,
-/// a file too large or unreadable, no entry for the id) the caller asks NSS.
+/// with the user's id wins, as in glibc, and must have a group id of plain digits (glibc skips a line whose
+/// group id it cannot read). That line also gives the home directory (its sixth field), for
+/// ``DefaultsLocations/currentHomeDirectory``. In every other case (another source first, `compat`, an
+/// unusual line, a file too large or unreadable, no entry for the id) the caller asks NSS.
 enum UserDatabaseFiles {
     /// Files larger than this are left to NSS.
     static let largestFile = 4 << 20
