@@ -71,9 +71,9 @@ struct ProcessIdentityTests {
     func directoryEntries() throws {
         let directory = TemporaryDirectory()
         try directory.write("a.plist", "x")
-        #expect(DirectoryEntries.contain(in: directory.path) { Array($0) == Array("a.plist".utf8) } == true)
-        #expect(DirectoryEntries.contain(in: directory.path) { Array($0) == Array("b.plist".utf8) } == false)
-        #expect(DirectoryEntries.contain(in: directory.path) { $0.first == UInt8(ascii: ".") } == false, "no . or ..")
-        #expect(DirectoryEntries.contain(in: directory.file("missing")) { _ in true } == nil)
+        #expect(FileSystem.scanEntries(in: directory.path) { Array($0) == Array("a.plist".utf8) } == true)
+        #expect(FileSystem.scanEntries(in: directory.path) { Array($0) == Array("b.plist".utf8) } == false)
+        #expect(FileSystem.scanEntries(in: directory.path) { $0.first == UInt8(ascii: ".") } == false, "no . or ..")
+        #expect(FileSystem.scanEntries(in: directory.file("missing")) { _ in true } == nil)
     }
 }

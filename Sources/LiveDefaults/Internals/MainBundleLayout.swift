@@ -16,26 +16,19 @@ enum MainBundleLayout {
     /// Whether the executable at `executablePath` (absolute, as `/proc/self/exe` gives it) is certainly not
     /// in a bundle with an `Info.plist`.
     static func certainlyHasNoInfo(executablePath: String) -> Bool {
-        // Bytes, not Characters or String indices: no grapheme breaking on a fresh process's first open.
-        let path = Array(executablePath.utf8)
-        guard path.first == UInt8(ascii: "/"), let slash = path.lastIndex(of: UInt8(ascii: "/")) else { return false }
-        let directory = path[..<slash]
-        let directoryName = directory[((directory.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1)...]
-        if lowercasedASCII(directoryName).elementsEqual("linux".utf8) { return false }
-        let found = DirectoryEntries.contain(in: slash == 0 ? "/" : String(decoding: directory, as: UTF8.self)) {
-            mayHoldInfo($0)
-        }
-        return found == false
+        guard executablePath.utf8.first == UInt8(ascii: "/") else { return false }
+        let directory = PathComponents.directory(of: executablePath)
+        if lowercasedASCII(PathComponents.name(of: directory).utf8).elementsEqual("linux".utf8) { return false }
+        return FileSystem.scanEntries(in: directory, until: mayHoldInfo) == false
     }
 
     /// The executable's file name: the last component of its path, which is what Foundation's
     /// `ProcessInfo.processName` gives on Linux. Nil for a path that is not absolute or ends in a slash.
     static func executableName(of executablePath: String) -> String? {
-        let path = Array(executablePath.utf8)
-        guard path.first == UInt8(ascii: "/"), path.last != UInt8(ascii: "/"),
-            let slash = path.lastIndex(of: UInt8(ascii: "/"))
-        else { return nil }
-        return String(decoding: path[(slash + 1)...], as: UTF8.self)
+        guard executablePath.utf8.first == UInt8(ascii: "/"), executablePath.utf8.last != UInt8(ascii: "/") else {
+            return nil
+        }
+        return PathComponents.name(of: executablePath)
     }
 
     /// Whether an entry with this name could make CoreFoundation find an `Info.plist`: a file named like

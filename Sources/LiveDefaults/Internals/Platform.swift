@@ -201,16 +201,31 @@ enum FileSystem {
 
     /// The names in a directory (not `.` and `..`); empty when it does not exist.
     static func contentsOfDirectory(_ path: String) -> [String] {
-        guard let directory = opendir(path) else { return [] }
-        defer { closedir(directory) }
         var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
+        _ = scanEntries(in: path) { name in
+            names.append(String(decoding: name, as: UTF8.self))
+            return false
         }
         return names
+    }
+
+    /// Calls `stop` with the bytes of each name in `directory` (not `.` and `..`) until it returns true:
+    /// true when it did, false when the names ran out, nil when the directory cannot be listed.
+    static func scanEntries(in directory: String, until stop: (UnsafeRawBufferPointer) -> Bool) -> Bool? {
+        guard let stream = opendir(directory) else { return nil }
+        defer { closedir(stream) }
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) ?? 19
+        let nameCapacity = MemoryLayout<dirent>.size - nameOffset
+        while true {
+            errno = 0
+            guard let entry = readdir(stream) else { return errno == 0 ? false : nil }
+            let name = UnsafeRawPointer(entry) + nameOffset
+            let length = strnlen(name.assumingMemoryBound(to: CChar.self), nameCapacity)
+            let bytes = UnsafeRawBufferPointer(start: name, count: length)
+            let dot = UInt8(ascii: ".")
+            if length <= 2 && bytes.allSatisfy({ $0 == dot }) { continue }
+            if stop(bytes) { return true }
+        }
     }
 
     /// The owner of a path, used so that a store opened for another user (as root) leaves that user's files
@@ -246,10 +261,20 @@ enum FileSystem {
 
     /// Where a link points, as written in it.
     static func readLink(_ path: String) throws(SystemError) -> String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink(path, &buffer, buffer.count - 1)
+        try withLinkTarget(path) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Calls `body` with the bytes of the link's target, as written in it (at most `PATH_MAX` of them: a
+    /// target that fills them may have been cut short).
+    static func withLinkTarget<Result>(_ path: String, _ body: (UnsafeRawBufferPointer) -> Result)
+        throws(SystemError) -> Result
+    {
+        let capacity = Int(PATH_MAX)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 1)
+        defer { buffer.deallocate() }
+        let count = readlink(path, buffer.baseAddress!.assumingMemoryBound(to: CChar.self), capacity)
         guard count >= 0 else { throw SystemError(errno: errno, operation: "readlink") }
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
     }
 
     /// Whether this process may list and enter the directory at `path`.
@@ -270,13 +295,12 @@ enum CurrentProcess {
     /// process's name and its main bundle; nil when it cannot be read, is longer than `PATH_MAX`, or is not
     /// valid UTF-8.
     static var executablePath: String? {
-        let capacity = Int(PATH_MAX)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 1)
-        defer { buffer.deallocate() }
-        let count = readlink("/proc/self/exe", buffer.baseAddress!.assumingMemoryBound(to: CChar.self), capacity)
-        // A result that fills the buffer may have been cut short.
-        guard count > 0, count < capacity else { return nil }
-        return validUTF8Text(UnsafeRawBufferPointer(buffer), 0..<count)
+        let target = try? FileSystem.withLinkTarget("/proc/self/exe") { target -> String? in
+            // A target that fills the buffer may have been cut short.
+            guard target.count > 0, target.count < Int(PATH_MAX) else { return nil }
+            return validUTF8Text(target, 0..<target.count)
+        }
+        return target ?? nil
     }
 }
 
@@ -290,30 +314,6 @@ func validUTF8Text(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Stri
         position += 1
     }
     return position == range.upperBound ? text : nil
-}
-
-// MARK: Directories
-
-/// The names in a directory, for a caller looking for a few of them.
-enum DirectoryEntries {
-    /// Whether `directory` holds an entry whose name (its bytes, without `.` and `..`) satisfies `matches`;
-    /// nil when the directory cannot be listed.
-    static func contain(in directory: String, where matches: (UnsafeRawBufferPointer) -> Bool) -> Bool? {
-        guard let stream = opendir(directory) else { return nil }
-        defer { closedir(stream) }
-        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) ?? 19
-        let nameCapacity = MemoryLayout<dirent>.size - nameOffset
-        while true {
-            errno = 0
-            guard let entry = readdir(stream) else { return errno == 0 ? false : nil }
-            let name = UnsafeRawPointer(entry) + nameOffset
-            let length = strnlen(name.assumingMemoryBound(to: CChar.self), nameCapacity)
-            let bytes = UnsafeRawBufferPointer(start: name, count: length)
-            let dot = UInt8(ascii: ".")
-            if length <= 2 && bytes.allSatisfy({ $0 == dot }) { continue }
-            if matches(bytes) { return true }
-        }
-    }
 }
 
 /// The text of an errno value.
