@@ -47,7 +47,7 @@ func runChild(_ arguments: [String]) -> Never {
             // The file read with open/fstat/read, as the store reads it (not FileManager, whose first use in a
             // process costs more than the read).
             let path = "\(directory)/\(domain).plist"
-            guard let data = readWholeFile(path),
+            guard let data = withFileBytes(path, { Data($0) }),
                 case .dictionary(let entries)? = try? PropertyList.decode(data).value,
                 case .integer(let integer)? = entries[key]
             else { exit(3) }
@@ -114,22 +114,4 @@ func runChild(_ arguments: [String]) -> Never {
         FileHandle.standardError.write(Data("unknown child mode \(arguments)\n".utf8))
         exit(2)
     }
-}
-
-/// The bytes of the file at `path` (open, fstat, read until the end), or nil.
-private func readWholeFile(_ path: String) -> Data? {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return nil }
-    defer { close(descriptor) }
-    var info = stat()
-    guard fstat(descriptor, &info) == 0, info.st_size >= 0, info.st_size < 1 << 30 else { return nil }
-    var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-    var total = 0
-    while total < bytes.count {
-        let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + total, $0.count - total) }
-        if count < 0 && errno == EINTR { continue }
-        guard count > 0 else { break }
-        total += count
-    }
-    return Data(bytes[0..<total])
 }

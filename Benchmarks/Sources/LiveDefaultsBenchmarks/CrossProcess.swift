@@ -207,32 +207,20 @@ final class RawInotifyWatcher: @unchecked Sendable {
         /// earlier version read through `FileManager` and searched byte by byte in Swift, which at 10,000 keys
         /// cost more than the library's whole reload and made the "floor" slower than the library.
         static func value(in path: String) -> Int? {
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { return nil }
-            defer { close(descriptor) }
-            var status = stat()
-            guard fstat(descriptor, &status) == 0, status.st_size > 0, let size = Int(exactly: status.st_size)
-            else { return nil }
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
-            defer { buffer.deallocate() }
-            var filled = 0
-            while filled < size {
-                let count = read(descriptor, buffer.baseAddress! + filled, size - filled)
-                guard count > 0 else { break }
-                filled += count
+            withFileBytes(path) { bytes -> Int? in
+                let filled = bytes.count
+                guard var position = markerEnd(in: bytes) else { return nil }
+                while position < filled, bytes[position] != UInt8(ascii: ">") { position += 1 }
+                position += 1  // past "<integer>"
+                var value = 0
+                var digits = 0
+                while position < filled, bytes[position] >= 48, bytes[position] <= 57, digits < 18 {
+                    value = value * 10 + Int(bytes[position] - 48)
+                    position += 1
+                    digits += 1
+                }
+                return digits > 0 ? value : nil
             }
-            let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<filled])
-            guard var position = markerEnd(in: bytes) else { return nil }
-            while position < filled, bytes[position] != UInt8(ascii: ">") { position += 1 }
-            position += 1  // past "<integer>"
-            var value = 0
-            var digits = 0
-            while position < filled, bytes[position] >= 48, bytes[position] <= 57, digits < 18 {
-                value = value * 10 + Int(bytes[position] - 48)
-                position += 1
-                digits += 1
-            }
-            return digits > 0 ? value : nil
         }
 
         /// Where `<key>Value</key>` ends: `memchr` (vectorised) for its rare "V", then the whole marker compared
