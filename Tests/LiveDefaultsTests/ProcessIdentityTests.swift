@@ -67,6 +67,21 @@ struct ProcessIdentityTests {
         }
     }
 
+    @Test("any bytes as a name or a path give an answer, never a trap")
+    func hostileNames() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("/.iInNfFoOpPlLsStTcCrRwWxX -".utf8) + [0x00, 0xC3, 0xA9, 0xFF]
+        for _ in 0..<3_000 {
+            let bytes = (0..<Int.random(in: 0...24, using: &generator)).map { _ in
+                alphabet.randomElement(using: &generator)!
+            }
+            _ = bytes.withUnsafeBytes { MainBundleLayout.mayHoldInfo($0) }
+            let path = String(decoding: bytes, as: UTF8.self)
+            if let name = MainBundleLayout.executableName(of: path) { #expect(!name.contains("/")) }
+            _ = DefaultsLocations.isStandardAbsolutePath(path)
+        }
+    }
+
     @Test("listing a directory finds a name, reports its absence, and says when it cannot list")
     func directoryEntries() throws {
         let directory = TemporaryDirectory()

@@ -112,6 +112,20 @@ struct SearchListTests {
                 }
             }
         }
+        // Random arguments from the characters the byte reading decides on and those it leaves to Characters.
+        let pieces = [
+            "-", "-", "a", "K", " ", "\t", "\r", "\n", "\u{A0}", "\u{2003}", "\u{301}", "é", "(", "{", "[", "<",
+            "\"", ")", "1", ",", "=", ";",
+        ]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let arguments = (0..<Int.random(in: 0...5, using: &generator)).map { _ in
+                (0..<Int.random(in: 0...6, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }
+                    .joined()
+            }
+            #expect(Defaults.parseArguments(arguments) == reference(arguments), "\(arguments)")
+            _ = Defaults.Configuration.preferredLanguages(lookup: { _ in arguments.joined(separator: ":") })
+        }
     }
 
     @Test("The process's own arguments reach a real process's argument domain")
