@@ -212,9 +212,28 @@ final class RunningTool: @unchecked Sendable {
         process.standardOutput = outputPipe
         process.standardError = errorPipe
         self.process = process
-        outputPipe.fileHandleForReading.readabilityHandler = { [output] handle in output.append(handle.availableData) }
-        errorPipe.fileHandleForReading.readabilityHandler = { [errors] handle in errors.append(handle.availableData) }
         try process.run()
+        Self.collect(outputPipe.fileHandleForReading, into: output)
+        Self.collect(errorPipe.fileHandleForReading, into: errors)
+    }
+
+    /// Reads a pipe to its end on a thread of its own, keeping what arrives as it arrives. Not
+    /// `readabilityHandler`: that arms a libdispatch read source, and sources set up and torn down from tests
+    /// running in parallel corrupt libdispatch's epoll bookkeeping — its manager thread crashed the whole test
+    /// process once in two runs here (2026-11-26; swift-corelibs-libdispatch issue 949). A blocking `read`
+    /// needs no event loop; `Process.run()` has closed this process's write end, so the thread ends at EOF.
+    private static func collect(_ handle: FileHandle, into text: Text) {
+        Thread.detachNewThread {
+            let size = 1 << 16
+            let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 1)
+            defer { buffer.deallocate() }
+            while true {
+                let count = read(handle.fileDescriptor, buffer, size)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return }
+                text.append(Data(bytes: buffer, count: count))
+            }
+        }
     }
 
     var lines: [String] { output.value.withLock { $0 }.split(separator: "\n").map(String.init) }

@@ -221,6 +221,35 @@ struct PersistenceTests {
         #expect(try pythonPlist(file) == #"{"Other": "later", "Value": "kept"}"#)
     }
 
+    @Test("The first look opens each file without a stat first: present, absent, below a file, a directory")
+    func firstLook() throws {
+        let directory = TemporaryDirectory()
+        // Present: read whole, and its stamp is that of the version read (a write elsewhere is seen as new).
+        try directory.write("com.example.present.plist", "{ A = 1; }")
+        let present = try directory.store("com.example.present")
+        #expect(present.integer(forKey: "A") == 1)
+        #expect(present.lastError == nil)
+        // Absent, and below a regular file (ENOTDIR): both an empty domain, neither an error.
+        #expect(try directory.store("com.example.absent").dictionaryRepresentation().isEmpty)
+        try directory.write("blocker", "not a directory")
+        let below = try Defaults(
+            configuration: .rooted(at: directory.file("blocker"), applicationDomain: "com.example.below"))
+        #expect(below.dictionaryRepresentation().isEmpty)
+        #expect(below.lastError == nil)
+        // A directory where the file should be: opened, its read fails (EISDIR), reported, nothing invented.
+        try FileManager.default.createDirectory(
+            atPath: directory.file("com.example.folder.plist"), withIntermediateDirectories: false)
+        let folder = try directory.store("com.example.folder")
+        #expect(folder.object(forKey: "A") == nil)
+        #expect(folder.lastError?.code == .readFailed)
+        #expect(folder.lastError?.errno == EISDIR)
+        // Replaced by a file, it is read like any change.
+        try FileManager.default.removeItem(atPath: directory.file("com.example.folder.plist"))
+        try directory.write("com.example.folder.plist", "{ A = 2; }")
+        folder.synchronize()
+        #expect(folder.integer(forKey: "A") == 2)
+    }
+
     @Test("Foundation.UserDefaults in another process: it writes, we read; we write, it reads")
     func foundationInterop() throws {
         let directory = TemporaryDirectory()

@@ -205,6 +205,21 @@ struct SearchListTests {
         #expect(
             Defaults.Configuration.preferredLanguages()
                 == Defaults.Configuration.preferredLanguages(environment: environment))
+        #expect(
+            Defaults.Configuration.processLanguages
+                == Defaults.Configuration.preferredLanguages(environment: environment))
+    }
+
+    @Test("getenv through a name's own bytes: short and long names, a one-scalar name, an unset one")
+    func environmentValues() {
+        let environment = ProcessInfo.processInfo.environment
+        // Names of up to 15 bytes are the ones a String would have held inline, with no NUL after them.
+        #expect(Environment.value("HOME") == environment["HOME"])
+        #expect(Environment.value("PATH") == environment["PATH"])
+        #expect(Environment.value("XDG_CONFIG_HOME") == environment["XDG_CONFIG_HOME"])
+        #expect(Environment.value("LIVEDEFAULTS_MANAGED_DIRECTORY") == environment["LIVEDEFAULTS_MANAGED_DIRECTORY"])
+        #expect(Environment.value(StaticString(unicodeScalarLiteral: "_")) == environment["_"])
+        #expect(Environment.value("LIVEDEFAULTS_SURELY_UNSET_VARIABLE_4711") == nil)
     }
 
     @Test("Persistent domains: names, contents, replace, remove")

@@ -348,9 +348,21 @@ extension FileStamp {
 ///
 /// `ProcessInfo.processInfo.environment` builds a dictionary of the whole environment on every access;
 /// opening a store asked it three times, a measurable part of opening a domain in a new process.
+///
+/// Names are `StaticString`s: a literal's bytes end in a NUL already, so `getenv` is given them as they are. A
+/// `String` name of up to 15 bytes is stored inline and has no NUL after it: passing it to C copies it into a
+/// new array first, and in a fresh process the first such copy cost an open ~7 µs (the array type's
+/// metadata, code paged in).
 enum Environment {
-    static func value(_ name: String) -> String? {
-        guard let value = getenv(name) else { return nil }
+    static func value(_ name: StaticString) -> String? {
+        let value: UnsafeMutablePointer<CChar>?
+        if name.hasPointerRepresentation {
+            let count = name.utf8CodeUnitCount + 1
+            value = UnsafeRawPointer(name.utf8Start).withMemoryRebound(to: CChar.self, capacity: count) { getenv($0) }
+        } else {
+            value = getenv(name.description)
+        }
+        guard let value else { return nil }
         return String(cString: value)
     }
 }

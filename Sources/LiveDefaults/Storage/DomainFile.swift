@@ -235,10 +235,14 @@ final class DomainFile: Sendable {
         // Observers (the stores, and through them error handlers and streams) are told after the disk lock
         // is released: a handler may call synchronize(), which takes it again.
         let events: [Event] = diskLock.withLock {
-            let known = state.withLock { $0.loaded ? $0.stamp : nil }
+            let (loaded, known) = state.withLock { ($0.loaded, $0.loaded ? $0.stamp : nil) }
+            // The first look reads the file without a `stat` of its path first: there is no version to compare
+            // with, the read's own `fstat` gives the stamp, and an absent file costs the `open` what it would
+            // have cost the `stat` (one system call less for every file that exists).
+            let firstLook = !loaded && !knownAbsent
             let current: FileStamp?
             do throws(SystemError) {
-                current = knownAbsent ? nil : try FileSystem.stamp(atPath: path)
+                current = knownAbsent || firstLook ? nil : try FileSystem.stamp(atPath: path)
             } catch {
                 let failure = state.withLock { state in
                     let failure = DefaultsError.readFailed(path: path, errno: error.errno, message: error.message)
@@ -250,7 +254,7 @@ final class DomainFile: Sendable {
                 }
                 return [.failed(failure)]
             }
-            if state.withLock({ $0.loaded }) && current == known {
+            if loaded && current == known {
                 guard verifyContents, current != nil else { return [] }
                 let bytes = try? FileSystem.read(atPath: path)
                 if bytes.map({ Self.digest($0.data) }) == state.withLock({ $0.digest }) { return [] }
@@ -264,7 +268,7 @@ final class DomainFile: Sendable {
             // exist: two system calls each on a store's open). One that appears meanwhile has a stamp the
             // next reload (the watcher's) finds new.
             let result =
-                current == nil
+                current == nil && !firstLook
                 ? ReadResult.success(nil)
                 : Self.readContents(path, knownCorrupt: corruptStamp, clock: clock, indexing: true, previous: previous)
             var report: DefaultsError?

@@ -139,8 +139,8 @@ extension Defaults {
         /// would cost a fresh process about 250 µs on its first use.
         @usableFromInline static var languageEnvironment: [String: String] {
             var environment: [String: String] = [:]
-            for name in ["LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"] {
-                if let value = Environment.value(name) { environment[name] = value }
+            for name: StaticString in ["LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"] {
+                if let value = Environment.value(name) { environment[name.description] = value }
             }
             return environment
         }
@@ -164,43 +164,45 @@ extension Defaults {
         public static func preferredLanguages(environment: [String: String] = Configuration.languageEnvironment)
             -> [String]
         {
-            preferredLanguages(lookup: { environment[$0] })
+            preferredLanguages(lookup: { environment[$0.description] })
         }
 
         /// ``preferredLanguages(environment:)`` with each variable's value from `lookup`.
-        static func preferredLanguages(lookup: (String) -> String?) -> [String] {
+        static func preferredLanguages(lookup: (StaticString) -> String?) -> [String] {
             // Scanned as UTF-8 bytes rather than Characters: a fresh process's first grapheme breaking (`split`,
             // `prefix(while:)`, even a String subscripted at a UTF-8 index) cost its first open about 90 µs.
+            // Each candidate is taken as it is found rather than gathered into an array of slices first: that
+            // array's type was one more for the runtime to make in a fresh process (~6 µs of its first open).
             typealias Bytes = ArraySlice<UInt8>
             func upTo(_ text: Bytes, stoppingAt stop: (UInt8) -> Bool) -> Bytes {
                 text[..<(text.firstIndex(where: stop) ?? text.endIndex)]
             }
-            var candidates: [Bytes] = []
+            var languages: [String] = []
+            func add(_ bytes: Bytes) {
+                guard !bytes.isEmpty else { return }
+                let name = String(decoding: bytes, as: UTF8.self)
+                if !languages.contains(name) && (try? DomainName.validate(name)) != nil { languages.append(name) }
+            }
+            func consider(_ candidate: Bytes) {
+                let locale = upTo(candidate) { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "@") }
+                guard !locale.isEmpty, !locale.elementsEqual("C".utf8), !locale.elementsEqual("POSIX".utf8) else {
+                    return
+                }
+                add(locale)
+                add(upTo(locale) { $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") })
+            }
             if let list = lookup("LANGUAGE"), !list.isEmpty {
                 var rest = Array(list.utf8)[...]
                 while let colon = rest.firstIndex(of: UInt8(ascii: ":")) {
-                    candidates.append(rest[..<colon])
+                    consider(rest[..<colon])
                     rest = rest[(colon + 1)...]
                 }
-                candidates.append(rest)
+                consider(rest)
             }
-            for variable in ["LC_ALL", "LC_MESSAGES", "LANG"] {
-                if let value = lookup(variable), !value.isEmpty {
-                    candidates.append(Array(value.utf8)[...])
-                    break
-                }
-            }
-            var languages: [String] = []
-            for candidate in candidates {
-                let locale = upTo(candidate) { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "@") }
-                guard !locale.isEmpty, !locale.elementsEqual("C".utf8), !locale.elementsEqual("POSIX".utf8) else {
-                    continue
-                }
-                let language = upTo(locale) { $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
-                for bytes in [locale, language] where !bytes.isEmpty {
-                    let name = String(decoding: bytes, as: UTF8.self)
-                    if !languages.contains(name) && (try? DomainName.validate(name)) != nil { languages.append(name) }
-                }
+            // The first of the three set and not empty (no array of names: another type to make).
+            func nonEmpty(_ variable: StaticString) -> String? { lookup(variable).flatMap { $0.isEmpty ? nil : $0 } }
+            if let value = nonEmpty("LC_ALL") ?? nonEmpty("LC_MESSAGES") ?? nonEmpty("LANG") {
+                consider(Array(value.utf8)[...])
             }
             return languages
         }

@@ -362,7 +362,9 @@ struct EffectiveView {
 /// taken from independent parts of its ``FastHash``. Bits are only added (a slot is never given up), so a clear
 /// bit is proof.
 struct SlotNameBits {
-    private var words = [UInt64](repeating: 0, count: 8)
+    /// Inline, not an `[UInt64]`: an array of eight words was made by the standard library's unspecialised
+    /// allocation, its type looked up at run time, on every store's open (~10 µs of a fresh process's first).
+    private var words = InlineArray<8, UInt64>(repeating: 0)
 
     mutating func insert(_ hash: UInt64) {
         let (first, second) = Self.bits(hash)

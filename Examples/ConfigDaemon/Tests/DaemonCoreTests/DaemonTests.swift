@@ -61,12 +61,27 @@ struct DaemonTests {
         let output = Pipe()
         process.standardOutput = output
         let lines = Lines()
-        output.fileHandleForReading.readabilityHandler = { handle in
-            for line in String(decoding: handle.availableData, as: UTF8.self).split(separator: "\n") {
-                lines.append(String(line))
+        try process.run()
+        // Read on a thread of its own, not through `readabilityHandler`, whose libdispatch read source can
+        // crash libdispatch's manager thread (swift-corelibs-libdispatch issue 949); a line cut between two
+        // reads is kept until its end arrives. The thread ends at EOF (`run()` closed our write end).
+        let handle = output.fileHandleForReading
+        Thread.detachNewThread {
+            let size = 1 << 16
+            let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 1)
+            defer { buffer.deallocate() }
+            var pending: [UInt8] = []
+            while true {
+                let count = read(handle.fileDescriptor, buffer, size)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return }
+                pending += UnsafeRawBufferPointer(start: buffer, count: count)
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    lines.append(String(decoding: pending[..<newline], as: UTF8.self))
+                    pending.removeSubrange(...newline)
+                }
             }
         }
-        try process.run()
         #expect(await lines.wait(for: "started: every 1.0 s, \"alive\""))
         // This test process is the other process: it writes the daemon's domain through LiveDefaults.
         let defaults = try Defaults(configuration: .rooted(at: path, applicationDomain: Daemon.domain))
