@@ -101,6 +101,44 @@ struct WatcherThreadTests {
             #expect(!ran.withLock { $0 })
         }
     }
+
+    @Test("a thread that opens its descriptor: on itself, before the first job, never if it never starts")
+    func opensItsDescriptor() async throws {
+        let (readEnd, writeEnd) = try makePipe()
+        defer { close(writeEnd) }
+        let opener = Lock<(calls: Int, thread: UInt?)>((0, nil))
+        let thread = WatcherThread(opening: {
+            opener.withLock { $0 = ($0.calls + 1, UInt(pthread_self())) }
+            return readEnd
+        })
+        #expect(thread.descriptor == -1, "nothing is opened before the thread starts")
+        #expect(opener.withLock { $0.calls } == 0)
+        let seenByJob = Lock<(descriptor: Int32, thread: UInt)?>(nil)
+        thread.enqueue { seenByJob.withLock { $0 = (thread.descriptor, UInt(pthread_self())) } }
+        thread.sync()
+        let (calls, openerThread) = opener.withLock { $0 }
+        #expect(calls == 1)
+        #expect(openerThread != UInt(pthread_self()))
+        #expect(seenByJob.withLock { $0?.descriptor } == readEnd, "the first job sees the opened descriptor")
+        #expect(seenByJob.withLock { $0?.thread } == openerThread)
+        thread.enqueue {}
+        thread.sync()
+        #expect(opener.withLock { $0.calls } == 1, "opened once")
+        // Stopped, it closes what it opened.
+        thread.stop()
+        #expect(
+            await eventually(timeout: 10) {
+                var descriptor = pollfd(fd: writeEnd, events: Int16(POLLOUT), revents: 0)
+                return poll(&descriptor, 1, 0) == 1 && descriptor.revents & Int16(POLLERR) != 0
+            })
+        // A thread that never starts never opens.
+        let idle = WatcherThread(opening: {
+            opener.withLock { $0.calls += 1 }
+            return -1
+        })
+        idle.stop()
+        #expect(opener.withLock { $0.calls } == 1)
+    }
 }
 
 /// A store's open registers its files with the reconciliation held to the open's end

@@ -53,6 +53,19 @@ func runChild(_ arguments: [String]) -> Never {
             else { exit(3) }
             value = integer
             elapsed = now() - start
+        case "floor-watched":
+            // The floor of a watched open: the floor's read, parse and lookup, and the least any store that
+            // sees another process's write at once must set up besides — an inotify descriptor, a watch on the
+            // file's directory, a thread waiting on the descriptor. No search list, no store, no locks.
+            let path = "\(directory)/\(domain).plist"
+            guard let data = withFileBytes(path, { Data($0) }),
+                case .dictionary(let entries)? = try? PropertyList.decode(data).value,
+                case .integer(let integer)? = entries[key],
+                let watcher = startWatchingFloor(directory: directory)
+            else { exit(3) }
+            value = integer
+            elapsed = now() - start
+            withExtendedLifetime(watcher) {}
         case "foundation":
             guard let store = UserDefaults(suiteName: domain + ".foundation") else { exit(3) }
             value = store.integer(forKey: key)

@@ -243,8 +243,8 @@ for count in [100, 10_000] where wanted("cold-open") {
     // At 100 keys also after the process has used Foundation (`-warm`): the store's own cost without the
     // runtime's and Foundation's first use, which the rows measured before session 18.
     let modes =
-        ["floor", "unwatched", "live", "foundation"]
-        + (count == 100 ? ["floor-warm", "live-warm", "foundation-warm"] : [])
+        ["floor", "floor-watched", "unwatched", "live", "foundation"]
+        + (count == 100 ? ["floor-warm", "floor-watched-warm", "live-warm", "foundation-warm"] : [])
     /// In a fresh process each time: from opening the domain to having the value (the process's own start
     /// is the same for both and is shown apart). The modes take turns, run after run, so that a machine
     /// busier for a few seconds (a shared VM) weighs on each of them alike rather than on one block of runs.
@@ -276,6 +276,13 @@ for count in [100, 10_000] where wanted("cold-open") {
                 + "(the runtime's first conformance lookups) is in it, as in every row below"))
     rows.append(
         Row(
+            name: "floor of a watched open: the floor + an inotify descriptor, a watch and a thread waiting on it, "
+                + "\(count) keys",
+            live: coldOpen("floor-watched").inProcess, foundation: .notApplicable, dconf: .notApplicable,
+            note: "what any store that sees another process's write at once sets up besides reading: "
+                + "inotify_init1, inotify_add_watch, pthread_create (a process's first thread)"))
+    rows.append(
+        Row(
             name:
                 "cold open without the watcher (`Configuration(applicationDomain:)`, `watching: .off`), \(count)-key domain",
             live: unwatched.inProcess, foundation: .notApplicable, dconf: .notApplicable,
@@ -298,6 +305,11 @@ for count in [100, 10_000] where wanted("cold-open") {
                 name: "floor, in a process that has used Foundation (its environment read first), \(count) keys",
                 live: coldOpen("floor-warm").inProcess, foundation: .notApplicable, dconf: .notApplicable,
                 note: "the runtime's first dictionary and conformance scan, and Foundation's start, done before"))
+        rows.append(
+            Row(
+                name: "floor of a watched open, in a process that has used Foundation, \(count) keys",
+                live: coldOpen("floor-watched-warm").inProcess, foundation: .notApplicable, dconf: .notApplicable,
+                note: "the floor above + inotify_init1, inotify_add_watch, pthread_create"))
         rows.append(
             Row(
                 name:

@@ -142,8 +142,10 @@ package final class FileWatcher: Sendable {
         var suspended = false
     }
 
-    private let descriptor: Int32
-    /// Where the watcher's work runs, one job at a time, and events are read; it owns `descriptor`.
+    /// The inotify descriptor, opened by the thread before its first job (-1 before, and without inotify).
+    /// Read by the jobs, on the thread.
+    private var descriptor: Int32 { thread.descriptor }
+    /// Where the watcher's work runs, one job at a time, and events are read; it opens and owns `descriptor`.
     private let thread: WatcherThread
     /// Times the polling fallback (and nothing else).
     private let clock: any DefaultsClock
@@ -165,8 +167,9 @@ package final class FileWatcher: Sendable {
     private let requestedPollInterval: Duration?
     /// The most inotify watches this watcher adds before it polls instead (tests simulate the limit).
     private let watchLimit: Int
-    /// Why inotify is not used at all, when it is not.
-    private let inotifyUnavailable: String?
+    /// Why inotify is not used at all, when it is not (known once the thread has tried to open it).
+    private var inotifyUnavailable: String? { unavailable.withLock { $0 } }
+    private let unavailable: Lock<String?>
     /// The network or user-space file system holding a directory (nil for a local one): such directories are
     /// polled. Tests pass a stand-in.
     private let remoteFileSystem: @Sendable (String) -> String?
@@ -198,23 +201,28 @@ package final class FileWatcher: Sendable {
         self.clock = clock
         self.watchLimit = watchLimit
         self.remoteFileSystem = remoteFileSystem
-        var descriptor: Int32 = -1
-        if forcePolling {
-            inotifyUnavailable = "polling chosen (LIVEDEFAULTS_WATCHER=poll or polling: true)"
-        } else {
-            switch Inotify.open() {
-            case .success(let opened):
-                descriptor = opened
-                inotifyUnavailable = nil
-            case .failure(let error):
-                inotifyUnavailable =
-                    Inotify.isCompiledIn ? systemErrorText(error.errno) : "this build has no inotify: polling only"
-            }
-        }
-        self.descriptor = descriptor
         // Without inotify, why is reported (once) by the first store whose directory is polled, to its logger.
-        thread = WatcherThread(descriptor: descriptor)
-        if descriptor >= 0 { thread.setReadHandler { [weak self] in self?.readEvents() } }
+        if forcePolling {
+            unavailable = Lock("polling chosen (LIVEDEFAULTS_WATCHER=poll or polling: true)")
+            thread = WatcherThread(descriptor: -1)
+        } else {
+            // inotify is opened on the watcher's thread, before the first registration takes effect there: the
+            // registering thread (a store's open) makes no system call for it.
+            let unavailable = Lock<String?>(nil)
+            self.unavailable = unavailable
+            thread = WatcherThread(opening: {
+                switch Inotify.open() {
+                case .success(let opened):
+                    return opened
+                case .failure(let error):
+                    let reason =
+                        Inotify.isCompiledIn ? systemErrorText(error.errno) : "this build has no inotify: polling only"
+                    unavailable.withLock { $0 = reason }
+                    return -1
+                }
+            })
+            thread.setReadHandler { [weak self] in self?.readEvents() }
+        }
     }
 
     deinit {
@@ -232,8 +240,9 @@ package final class FileWatcher: Sendable {
     package func status(ofPath path: String) -> Status {
         settle()
         let directory = PathComponents.directory(of: path)
+        let withoutInotify = descriptor < 0 ? inotifyUnavailable : nil
         return locked { state in
-            let reason = state.polledDirectories[directory] ?? (descriptor < 0 ? inotifyUnavailable : nil)
+            let reason = state.polledDirectories[directory] ?? withoutInotify
             return Status(isPolled: reason != nil, reason: reason, links: state.links.files[path]?.links ?? [])
         }
     }
@@ -351,6 +360,7 @@ package final class FileWatcher: Sendable {
                 for handler in handlers(forPath: path) { handler(Event(writtenInPlace: false)) }
             }
         }
+        let descriptor = self.descriptor
         guard descriptor >= 0 else {
             let directories = Set(locked { $0.files.keys })
             startPolling(directories, reason: inotifyUnavailable ?? "inotify unavailable")

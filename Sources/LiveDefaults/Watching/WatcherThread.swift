@@ -10,10 +10,12 @@ import Foundation
 /// first gets work. That cost the opening thread of a fresh process about 225 µs (a probe: source
 /// activated plus one `async`, medians of 15), most of a cold open's time beyond reading the file. This
 /// costs it one `pthread_create` (about 50 µs here) when the first store registers a file; the wake pipe,
-/// the watches and the first look at the files are made on the new thread.
+/// the inotify descriptor (``init(opening:)``), the watches and the first look at the files are made on the
+/// new thread.
 ///
 /// - The thread starts with the first job, and stops when ``stop()`` is called (the watcher's `deinit`),
-///   closing the inotify descriptor it was given: it owns it from ``init(descriptor:)`` on.
+///   closing the inotify descriptor: the one it was given (``init(descriptor:)``), which it owns from then
+///   on, or the one it opened.
 /// - A job must not wait for the thread itself (``sync()`` called on the thread returns at once).
 /// - If the system makes no thread, the jobs wait for the next ``enqueue(_:)`` to try again.
 final class WatcherThread: Sendable {
@@ -37,6 +39,8 @@ final class WatcherThread: Sendable {
         var wake: WakePipe?
         /// Events are not read until this is cleared (``pauseReading(_:)``, for tests).
         var readingPaused = false
+        /// The descriptor read for events (-1: none, or not opened yet).
+        var descriptor: Int32
 
         /// Wakes the thread if it waits, so that it looks at the state again (once per wait).
         mutating func wakeIfWaiting() {
@@ -46,16 +50,29 @@ final class WatcherThread: Sendable {
         }
     }
 
-    private let state = Lock(State())
-    /// The inotify descriptor (-1 when the watcher polls only).
-    private let descriptor: Int32
+    private let state: Lock<State>
+    /// What opens the descriptor, first thing on the thread (nil when it was given).
+    private let opening: (@Sendable () -> Int32)?
     /// Which watcher thread the current thread is, if any (a word per thread: this thread's address).
     private static let current = ThreadLocalWord()
 
     /// A thread (not started yet) that will read `descriptor` and close it when it stops.
     init(descriptor: Int32) {
-        self.descriptor = descriptor
+        state = Lock(State(descriptor: descriptor))
+        opening = nil
     }
+
+    /// A thread (not started yet) that, before its first job, opens the descriptor it reads with `open`
+    /// (-1: none), and closes it when it stops. Opening inotify is a system call the thread that registers
+    /// the first file then does not make (~7 µs of a fresh process's first open, `perf`).
+    init(opening open: @escaping @Sendable () -> Int32) {
+        state = Lock(State(descriptor: -1))
+        opening = open
+    }
+
+    /// The descriptor read for events: -1 until the thread has opened it (``init(opening:)``) or when there is
+    /// none. Asked on the thread, by its jobs, it is the one they work with.
+    var descriptor: Int32 { state.withLock { $0.descriptor } }
 
     /// What runs, on the thread, when the descriptor has events to read.
     func setReadHandler(_ handler: @escaping @Sendable () -> Void) {
@@ -100,12 +117,12 @@ final class WatcherThread: Sendable {
 
     /// Ends the thread after the job under way, dropping jobs not started, and closes the descriptor.
     func stop() {
-        let closeNow = state.withLock { state -> Bool in
+        let unread = state.withLock { state -> Int32? in
             state.stopped = true
             if let wake = state.wake { wake.wake() }
-            return !state.started
+            return state.started ? nil : state.descriptor
         }
-        if closeNow && descriptor >= 0 { FileSystem.close(descriptor) }
+        if let unread, unread >= 0 { FileSystem.close(unread) }
     }
 
     private var isCurrent: Bool { Self.current.value == Int(bitPattern: ObjectIdentifier(self)) }
@@ -115,14 +132,18 @@ final class WatcherThread: Sendable {
         // Made here rather than by the first caller: four system calls off the opening thread. Without a
         // pipe (no descriptors left), the waits end every 10 ms to look for work.
         let wake = WakePipe.make()
-        state.withLock { $0.wake = wake }
+        let opened = opening?()
+        state.withLock { state in
+            state.wake = wake
+            if let opened { state.descriptor = opened }
+        }
         while true {
-            let (jobs, paused, stopped) = state.withLock { state in
+            let (jobs, paused, stopped, descriptor) = state.withLock { state in
                 let jobs = state.firstJob
                 state.firstJob = nil
                 state.lastJob = nil
                 state.waiting = jobs == nil
-                return (jobs, state.readingPaused, state.stopped)
+                return (jobs, state.readingPaused, state.stopped, state.descriptor)
             }
             if stopped { break }
             let hadJobs = jobs != nil
@@ -141,7 +162,10 @@ final class WatcherThread: Sendable {
             }
             handler?()
         }
-        state.withLock { $0.wake = nil }
+        let descriptor = state.withLock { state in
+            state.wake = nil
+            return state.descriptor
+        }
         wake?.close()
         if descriptor >= 0 { FileSystem.close(descriptor) }
     }
