@@ -135,6 +135,34 @@ struct CoercionTests {
         #expect(defaults.value(forKey: "K") == row.stored)
     }
 
+    @Test("A key read before answers the scalar getters from the value cache exactly as its first read did")
+    func cachedScalarReads() throws {
+        let directory = TemporaryDirectory()
+        let defaults = try directory.store()
+        // Every stored kind after every other (the cache's slot changes kind: scalar, boxed, missing), each
+        // read three times: the first read fills the cache, the later ones take the scalar path.
+        var generator = SystemRandomNumberGenerator()
+        let order = Self.rows + Self.rows.shuffled(using: &generator) + Self.rows.reversed()
+        for row in order {
+            if let stored = row.stored { defaults.set(stored, forKey: "K") } else { defaults.removeObject(forKey: "K") }
+            for _ in 0..<3 {
+                #expect(defaults.integer(forKey: "K") == row.integer, "\(row)")
+                #expect(defaults.double(forKey: "K") == row.double, "\(row)")
+                #expect(defaults.bool(forKey: "K") == row.bool, "\(row)")
+                #expect(defaults.value(forKey: "K") == row.stored, "\(row)")
+            }
+        }
+        // Extremes of the payload survive the slot: the largest and smallest integers, a negative zero.
+        for (value, integer) in [(Int.max, Int.max), (Int.min, Int.min), (-1, -1)] {
+            defaults.set(value, forKey: "N")
+            #expect(defaults.integer(forKey: "N") == integer)
+            #expect(defaults.integer(forKey: "N") == integer)
+        }
+        defaults.set(-0.0, forKey: "Z")
+        _ = defaults.double(forKey: "Z")
+        #expect(defaults.double(forKey: "Z").sign == .minus)
+    }
+
     @Test("object(forKey:) returns Foundation types")
     func objects() throws {
         let directory = TemporaryDirectory()

@@ -58,9 +58,14 @@ extension Defaults {
     /// decimal digits (`"42"` is 42, `"42abc"` is 42, `"abc"` is 0); 0 when the key is missing or holds
     /// anything else.
     public func integer(forKey key: String) -> Int {
-        switch value(forKey: key) {
-        case .integer(let integer): integer
-        case let other: Coercion.integer(other)
+        let hash = FastHash.hash(key)
+        if let (tag, payload) = valueCache.scalar(key, hash: hash) {
+            if tag == .integer { return Int(Int64(bitPattern: payload)) }
+            return Coercion.integer(Self.scalarValue(tag, payload))
+        }
+        switch value(forKey: key, hash: hash) {
+        case .integer(let integer): return integer
+        case let other: return Coercion.integer(other)
         }
     }
 
@@ -72,14 +77,29 @@ extension Defaults {
     /// The number: a real as is, an integer converted, a Boolean as 1 or 0, a string by its leading decimal
     /// number (`"2.5"` is 2.5); 0 when the key is missing or holds anything else.
     public func double(forKey key: String) -> Double {
-        Coercion.double(value(forKey: key))
+        let hash = FastHash.hash(key)
+        if let (tag, payload) = valueCache.scalar(key, hash: hash) {
+            if tag == .real { return Double(bitPattern: payload) }
+            return Coercion.double(Self.scalarValue(tag, payload))
+        }
+        return Coercion.double(value(forKey: key, hash: hash))
     }
 
     /// The Boolean: a Boolean as is, a number when non-zero, a string that starts (after white space, a
     /// sign and zeros) with `Y`, `y`, `T`, `t` or a digit 1–9 (`"YES"`, `"true"`, `"1"`); false when the
     /// key is missing or holds anything else.
     public func bool(forKey key: String) -> Bool {
-        Coercion.bool(value(forKey: key))
+        let hash = FastHash.hash(key)
+        if let (tag, payload) = valueCache.scalar(key, hash: hash) {
+            if tag == .bool { return payload != 0 }
+            return Coercion.bool(Self.scalarValue(tag, payload))
+        }
+        return Coercion.bool(value(forKey: key, hash: hash))
+    }
+
+    /// A cached scalar's value (nil for a key no domain has), for the conversions of the scalar getters.
+    private static func scalarValue(_ tag: ScalarReadSlots.Tag, _ payload: UInt64) -> PropertyList? {
+        tag == .missing ? nil : ScalarReadSlots.decode(tag, payload)
     }
 
     /// The URL: a string is a file path (`~` expanded; a string with a scheme, `https://…`, is that URL);

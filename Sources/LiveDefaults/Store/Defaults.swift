@@ -371,7 +371,13 @@ public final class Defaults: Sendable {
     /// without the store's lock (the cache first: a present key then costs one probe, an absent one a probe
     /// of a mostly empty table more); the first read of a key looks it up under the lock and caches it.
     public func value(forKey key: String) -> PropertyList? {
-        let hash = FastHash.hash(key)
+        value(forKey: key, hash: FastHash.hash(key))
+    }
+
+    /// ``value(forKey:)`` with the key's ``FastHash`` already computed (the scalar getters tried the value
+    /// cache's scalar path with it first).
+    @inline(__always)
+    func value(forKey key: String, hash: UInt64) -> PropertyList? {
         if case .known(let value) = valueCache.lookup(key, hash: hash) { return value }
         guard missingKeys.mayContain(hash: hash) else { return nil }
         return state.withLock { $0.view.cacheValue(forKey: key, hash: hash) }
