@@ -58,14 +58,16 @@ extension Defaults {
     /// decimal digits (`"42"` is 42, `"42abc"` is 42, `"abc"` is 0); 0 when the key is missing or holds
     /// anything else.
     public func integer(forKey key: String) -> Int {
-        let hash = FastHash.hash(key)
-        if let (tag, payload) = valueCache.scalar(key, hash: hash) {
-            if tag == .integer { return Int(Int64(bitPattern: payload)) }
-            return Coercion.integer(Self.scalarValue(tag, payload))
-        }
-        switch value(forKey: key, hash: hash) {
-        case .integer(let integer): return integer
-        case let other: return Coercion.integer(other)
+        switch cachedScalar(forKey: key) {
+        case .scalar(.integer, let payload): return Int(Int64(bitPattern: payload))
+        case .scalar(let tag, let payload): return Coercion.integer(Self.scalarValue(tag, payload))
+        case .boxed(let value): return Coercion.integer(value)
+        case .absent: return Coercion.integer(nil)
+        case .uncached(let value):
+            switch value {
+            case .integer(let integer): return integer
+            case let other: return Coercion.integer(other)
+            }
         }
     }
 
@@ -77,24 +79,47 @@ extension Defaults {
     /// The number: a real as is, an integer converted, a Boolean as 1 or 0, a string by its leading decimal
     /// number (`"2.5"` is 2.5); 0 when the key is missing or holds anything else.
     public func double(forKey key: String) -> Double {
-        let hash = FastHash.hash(key)
-        if let (tag, payload) = valueCache.scalar(key, hash: hash) {
-            if tag == .real { return Double(bitPattern: payload) }
-            return Coercion.double(Self.scalarValue(tag, payload))
+        switch cachedScalar(forKey: key) {
+        case .scalar(.real, let payload): Double(bitPattern: payload)
+        case .scalar(let tag, let payload): Coercion.double(Self.scalarValue(tag, payload))
+        case .boxed(let value): Coercion.double(value)
+        case .absent: Coercion.double(nil)
+        case .uncached(let value): Coercion.double(value)
         }
-        return Coercion.double(value(forKey: key, hash: hash))
     }
 
     /// The Boolean: a Boolean as is, a number when non-zero, a string that starts (after white space, a
     /// sign and zeros) with `Y`, `y`, `T`, `t` or a digit 1–9 (`"YES"`, `"true"`, `"1"`); false when the
     /// key is missing or holds anything else.
     public func bool(forKey key: String) -> Bool {
-        let hash = FastHash.hash(key)
-        if let (tag, payload) = valueCache.scalar(key, hash: hash) {
-            if tag == .bool { return payload != 0 }
-            return Coercion.bool(Self.scalarValue(tag, payload))
+        switch cachedScalar(forKey: key) {
+        case .scalar(.bool, let payload): payload != 0
+        case .scalar(let tag, let payload): Coercion.bool(Self.scalarValue(tag, payload))
+        case .boxed(let value): Coercion.bool(value)
+        case .absent: Coercion.bool(nil)
+        case .uncached(let value): Coercion.bool(value)
         }
-        return Coercion.bool(value(forKey: key, hash: hash))
+    }
+
+    /// What the scalar getters start from: the value cache's bucket as it holds the key (one probe), the
+    /// missing-key filter's "certainly absent" (no value made), else the value read under the lock.
+    private enum ScalarRead {
+        case scalar(ScalarReadSlots.Tag, UInt64)
+        case boxed(PropertyList)
+        case absent
+        case uncached(PropertyList?)
+    }
+
+    @inline(__always)
+    private func cachedScalar(forKey key: String) -> ScalarRead {
+        let hash = FastHash.hash(key)
+        switch valueCache.raw(key, hash: hash) {
+        case .scalar(let tag, let payload): return .scalar(tag, payload)
+        case .boxed(let value): return .boxed(value)
+        case .unknown:
+            guard missingKeys.mayContain(hash: hash) else { return .absent }
+            return .uncached(lockedValue(forKey: key, hash: hash))
+        }
     }
 
     /// A cached scalar's value (nil for a key no domain has), for the conversions of the scalar getters.

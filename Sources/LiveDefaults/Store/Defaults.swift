@@ -374,13 +374,24 @@ public final class Defaults: Sendable {
         value(forKey: key, hash: FastHash.hash(key))
     }
 
-    /// ``value(forKey:)`` with the key's ``FastHash`` already computed (the scalar getters tried the value
-    /// cache's scalar path with it first).
+    /// ``value(forKey:)`` with the key's ``FastHash`` already computed.
     @inline(__always)
     func value(forKey key: String, hash: UInt64) -> PropertyList? {
         if case .known(let value) = valueCache.lookup(key, hash: hash) { return value }
+        return uncachedValue(forKey: key, hash: hash)
+    }
+
+    /// The value of a key the value cache did not answer: the missing-key filter's "certainly absent", else
+    /// the view under the lock (which caches it).
+    @inline(__always)
+    func uncachedValue(forKey key: String, hash: UInt64) -> PropertyList? {
         guard missingKeys.mayContain(hash: hash) else { return nil }
-        return state.withLock { $0.view.cacheValue(forKey: key, hash: hash) }
+        return lockedValue(forKey: key, hash: hash)
+    }
+
+    /// A key's value from the view, under the lock; the view caches it for the next read.
+    func lockedValue(forKey key: String, hash: UInt64) -> PropertyList? {
+        state.withLock { $0.view.cacheValue(forKey: key, hash: hash) }
     }
 
     /// The most recent error that had no caller to throw to (corrupt file, failed background write).

@@ -121,6 +121,16 @@ final class ValueReadCache: @unchecked Sendable {
         }
     }
 
+    /// What a read found, as the bucket holds it (``raw(_:hash:)``).
+    enum Raw {
+        /// A scalar key's value, or a key no domain has (tag `.missing`), as its slot holds it.
+        case scalar(ScalarReadSlots.Tag, UInt64)
+        /// A string, data or collection: the value in the bucket's box.
+        case boxed(PropertyList)
+        /// Not cached, being written, or its table outgrown under the reader: ask the view.
+        case unknown
+    }
+
     /// What a read found.
     enum Lookup {
         /// The key is in the cache: its effective value (nil when no domain has it).
@@ -160,6 +170,18 @@ final class ValueReadCache: @unchecked Sendable {
     /// (which the missing-key filter computed already).
     @inline(__always)
     func lookup(_ key: String, hash: UInt64) -> Lookup {
+        switch raw(key, hash: hash) {
+        case .scalar(let tag, let payload): .known(tag == .missing ? nil : ScalarReadSlots.decode(tag, payload))
+        case .boxed(let value): .known(value)
+        case .unknown: .unknown
+        }
+    }
+
+    /// The cached value of a key as its bucket holds it: a scalar (or missing) key as the slot's tag and
+    /// payload, anything else as its box's value. The scalar getters take a number this way without making
+    /// a `PropertyList` and unwrapping it again (a third of an untyped read), with one probe.
+    @inline(__always)
+    func raw(_ key: String, hash: UInt64) -> Raw {
         current.load(ordering: .acquiring)._withUnsafeGuaranteedRef { table in
             let (index, found) = table.bucket(of: key, hash: hash)
             guard found else { return .unknown }
@@ -172,44 +194,20 @@ final class ValueReadCache: @unchecked Sendable {
                 let tag = ScalarReadSlots.Tag(rawValue: (before >> 1) & 7)
             else { return .unknown }
             switch tag {
-            case .missing: return .known(nil)
-            case .integer, .real, .bool, .date: return .known(ScalarReadSlots.decode(tag, payload))
+            case .missing, .integer, .real, .bool, .date: return .scalar(tag, payload)
             case .other: return boxed(table, index)
             case .unknown, .held: return .unknown
             }
         }
     }
 
-    /// The cached value of a key as a slot's tag and payload, when it is a scalar or missing (nil: not
-    /// cached, being written, or another kind of value — ask ``lookup(_:hash:)``). The scalar getters read a
-    /// number this way without making a `PropertyList` and unwrapping it again (about a nanosecond of a read).
-    @inline(__always)
-    func scalar(_ key: String, hash: UInt64) -> (tag: ScalarReadSlots.Tag, payload: UInt64)? {
-        current.load(ordering: .acquiring)._withUnsafeGuaranteedRef { table in
-            let (index, found) = table.bucket(of: key, hash: hash)
-            guard found else { return nil }
-            let control = table.control(index)
-            let before = control.pointee.load(ordering: .acquiring)
-            guard before & 1 == 0 else { return nil }
-            let payload = table.payload(index).pointee.load(ordering: .relaxed)
-            atomicMemoryFence(ordering: .acquiring)
-            guard control.pointee.load(ordering: .relaxed) == before,
-                let tag = ScalarReadSlots.Tag(rawValue: (before >> 1) & 7)
-            else { return nil }
-            switch tag {
-            case .missing, .integer, .real, .bool, .date: return (tag, payload)
-            case .other, .unknown, .held: return nil
-            }
-        }
-    }
-
     /// The value in a bucket's box, read as an announced reader.
-    private func boxed(_ table: Table, _ index: Int) -> Lookup {
+    private func boxed(_ table: Table, _ index: Int) -> Raw {
         readers.wrappingAdd(1, ordering: .sequentiallyConsistent)
         let word = table.boxWord(index).pointee.load(ordering: .sequentiallyConsistent)
-        let result: Lookup =
+        let result: Raw =
             if let box = UnsafeMutableRawPointer(bitPattern: UInt(word)) {
-                .known(Unmanaged<Box>.fromOpaque(box)._withUnsafeGuaranteedRef { $0.value })
+                .boxed(Unmanaged<Box>.fromOpaque(box)._withUnsafeGuaranteedRef { $0.value })
             } else {
                 // Changed to a scalar (or the table outgrown) since the version was read.
                 .unknown
