@@ -371,25 +371,14 @@ public final class Defaults: Sendable {
     /// without the store's lock (the cache first: a present key then costs one probe, an absent one a probe
     /// of a mostly empty table more); the first read of a key looks it up under the lock and caches it.
     public func value(forKey key: String) -> PropertyList? {
-        value(forKey: key, hash: FastHash.hash(key))
-    }
-
-    /// ``value(forKey:)`` with the key's ``FastHash`` already computed.
-    @inline(__always)
-    func value(forKey key: String, hash: UInt64) -> PropertyList? {
+        let hash = FastHash.hash(key)
         if case .known(let value) = valueCache.lookup(key, hash: hash) { return value }
-        return uncachedValue(forKey: key, hash: hash)
-    }
-
-    /// The value of a key the value cache did not answer: the missing-key filter's "certainly absent", else
-    /// the view under the lock (which caches it).
-    @inline(__always)
-    func uncachedValue(forKey key: String, hash: UInt64) -> PropertyList? {
         guard missingKeys.mayContain(hash: hash) else { return nil }
         return lockedValue(forKey: key, hash: hash)
     }
 
-    /// A key's value from the view, under the lock; the view caches it for the next read.
+    /// A key's value from the view, under the lock, for a read the value cache did not answer; the view
+    /// caches it for the next read.
     func lockedValue(forKey key: String, hash: UInt64) -> PropertyList? {
         state.withLock { $0.view.cacheValue(forKey: key, hash: hash) }
     }

@@ -124,6 +124,12 @@ final class ScalarReadSlots: @unchecked Sendable {
         return chunk
     }
 
+    /// The effective value a slot or cache bucket holds, for tags other than `unknown`, `other` and `held`:
+    /// nil for `missing` (no domain has the key).
+    static func value(_ tag: Tag, _ payload: UInt64) -> PropertyList? {
+        tag == .missing ? nil : decode(tag, payload)
+    }
+
     /// The stored value a slot holds, for tags other than `unknown`, `missing` and `other`.
     @inlinable
     static func decode(_ tag: Tag, _ payload: UInt64) -> PropertyList {

@@ -171,7 +171,7 @@ final class ValueReadCache: @unchecked Sendable {
     @inline(__always)
     func lookup(_ key: String, hash: UInt64) -> Lookup {
         switch raw(key, hash: hash) {
-        case .scalar(let tag, let payload): .known(tag == .missing ? nil : ScalarReadSlots.decode(tag, payload))
+        case .scalar(let tag, let payload): .known(ScalarReadSlots.value(tag, payload))
         case .boxed(let value): .known(value)
         case .unknown: .unknown
         }
