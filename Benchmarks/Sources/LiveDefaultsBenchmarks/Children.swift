@@ -46,26 +46,18 @@ func runChild(_ arguments: [String]) -> Never {
             // search list, no watcher, no locks.
             // The file read with open/fstat/read, as the store reads it (not FileManager, whose first use in a
             // process costs more than the read).
-            let path = "\(directory)/\(domain).plist"
-            guard let data = withFileBytes(path, { Data($0) }),
-                case .dictionary(let entries)? = try? PropertyList.decode(data).value,
-                case .integer(let integer)? = entries[key]
-            else { exit(3) }
+            guard let integer = floorRead("\(directory)/\(domain).plist", key) else { exit(3) }
             value = integer
             elapsed = now() - start
         case "floor-watched":
             // The floor of a watched open: the floor's read, parse and lookup, and the least any store that
             // sees another process's write at once must set up besides — an inotify descriptor, a watch on the
             // file's directory, a thread waiting on the descriptor. No search list, no store, no locks.
-            let path = "\(directory)/\(domain).plist"
-            guard let data = withFileBytes(path, { Data($0) }),
-                case .dictionary(let entries)? = try? PropertyList.decode(data).value,
-                case .integer(let integer)? = entries[key],
-                let watcher = startWatchingFloor(directory: directory)
+            guard let integer = floorRead("\(directory)/\(domain).plist", key),
+                startWatchingFloor(directory: directory)
             else { exit(3) }
             value = integer
             elapsed = now() - start
-            withExtendedLifetime(watcher) {}
         case "foundation":
             guard let store = UserDefaults(suiteName: domain + ".foundation") else { exit(3) }
             value = store.integer(forKey: key)
@@ -127,4 +119,13 @@ func runChild(_ arguments: [String]) -> Never {
         FileHandle.standardError.write(Data("unknown child mode \(arguments)\n".utf8))
         exit(2)
     }
+}
+
+/// The floors' read: the file's bytes (open/fstat/read), parsed by the library's reader, the key's integer.
+private func floorRead(_ path: String, _ key: String) -> Int? {
+    guard let data = withFileBytes(path, { Data($0) }),
+        case .dictionary(let entries)? = try? PropertyList.decode(data).value,
+        case .integer(let integer)? = entries[key]
+    else { return nil }
+    return integer
 }

@@ -23,20 +23,14 @@ func withFileBytes<Result>(_ path: String, _ body: (UnsafeRawBufferPointer) -> R
     return body(UnsafeRawBufferPointer(rebasing: buffer[..<filled]))
 }
 
-/// What the watched floor sets up (``startWatchingFloor(directory:)``): the inotify descriptor and the thread
-/// waiting on it, which lives until the process ends.
-struct FloorWatcher {
-    let descriptor: Int32
-    let thread: pthread_t
-}
-
 /// The least watching costs an open: an inotify descriptor, a watch on `directory` for what writers do to a
-/// file in it, and a thread that waits on the descriptor. nil when any of it fails.
-func startWatchingFloor(directory: String) -> FloorWatcher? {
+/// file in it, and a thread that waits on the descriptor; both live until the process ends. False when any
+/// of it fails.
+func startWatchingFloor(directory: String) -> Bool {
     let descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-    guard descriptor >= 0 else { return nil }
+    guard descriptor >= 0 else { return false }
     let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
-    guard inotify_add_watch(descriptor, directory, mask) >= 0 else { return nil }
+    guard inotify_add_watch(descriptor, directory, mask) >= 0 else { return false }
     var thread = pthread_t()
     // The descriptor travels in the context pointer (plus one: descriptor 0 would be a nil pointer).
     let started = pthread_create(
@@ -46,6 +40,5 @@ func startWatchingFloor(directory: String) -> FloorWatcher? {
             _ = poll(&entry, 1, -1)
             return nil
         }, UnsafeMutableRawPointer(bitPattern: Int(descriptor) + 1))
-    guard started == 0 else { return nil }
-    return FloorWatcher(descriptor: descriptor, thread: thread)
+    return started == 0
 }
