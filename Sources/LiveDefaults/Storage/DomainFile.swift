@@ -211,16 +211,6 @@ final class DomainFile: Sendable {
         reload()
     }
 
-    /// Loads the file as absent, without looking, unless it is loaded already: for a caller that has just
-    /// found its directory missing (a store's open: the managed, any-user and per-host directories rarely
-    /// exist, and one `stat` of each stands for the files of every domain in it). A file that appears later
-    /// is found as one that appears after a look would be: by the watcher, whose first look at a directory
-    /// it starts watching reloads the files registered in it, or by `synchronize()`.
-    func loadAsAbsentIfNeeded() {
-        if loadedFlag.load(ordering: .acquiring) { return }
-        reload(knownAbsent: true)
-    }
-
     /// Re-reads the file when its stamp changed, and reports the keys that changed as external changes.
     ///
     /// - Parameter verifyContents: Set when the watcher saw a write to the file: the stamp alone cannot prove
@@ -228,10 +218,6 @@ final class DomainFile: Sendable {
     ///   are reused), so when it matches, the bytes are compared with the digest of the last version read or
     ///   written, and parsed only when they differ.
     func reload(verifyContents: Bool = false) {
-        reload(verifyContents: verifyContents, knownAbsent: false)
-    }
-
-    private func reload(verifyContents: Bool = false, knownAbsent: Bool) {
         // Observers (the stores, and through them error handlers and streams) are told after the disk lock
         // is released: a handler may call synchronize(), which takes it again.
         let events: [Event] = diskLock.withLock {
@@ -239,10 +225,10 @@ final class DomainFile: Sendable {
             // The first look reads the file without a `stat` of its path first: there is no version to compare
             // with, the read's own `fstat` gives the stamp, and an absent file costs the `open` what it would
             // have cost the `stat` (one system call less for every file that exists).
-            let firstLook = !loaded && !knownAbsent
+            let firstLook = !loaded
             let current: FileStamp?
             do throws(SystemError) {
-                current = knownAbsent || firstLook ? nil : try FileSystem.stamp(atPath: path)
+                current = firstLook ? nil : try FileSystem.stamp(atPath: path)
             } catch {
                 let failure = state.withLock { state in
                     let failure = DefaultsError.readFailed(path: path, errno: error.errno, message: error.message)
@@ -264,8 +250,7 @@ final class DomainFile: Sendable {
             let previous = index.map { index in
                 Previous(index: index, isKey: { key in self.state.withLock { $0.disk[key] != nil } })
             }
-            // A file the stamp found absent is not opened as well (most layer files of a search list do not
-            // exist: two system calls each on a store's open). One that appears meanwhile has a stamp the
+            // A file the stamp found absent is not opened as well. One that appears meanwhile has a stamp the
             // next reload (the watcher's) finds new.
             let result =
                 current == nil && !firstLook

@@ -18,7 +18,7 @@ extension Defaults {
     }
 
     /// Updates the merged view for the keys a file changed and tells observers about effective changes.
-    private func apply(
+    func apply(
         _ deltas: some RandomAccessCollection<KeyDelta>, domain: String, layer: PreferenceLayer,
         origin: KeyChange.Origin
     ) {

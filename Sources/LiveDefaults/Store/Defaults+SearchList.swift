@@ -4,7 +4,13 @@ extension Defaults {
     /// The file of one layer of a persistent domain: the attached one when the domain is, else the process's
     /// file for the path, kept among the ``recentFiles``.
     func file(forDomain domain: String, layer: PreferenceLayer) -> DomainFile {
-        if let known = state.withLock({ $0.search.persistent[domain]?.file(layer) }) { return known }
+        let (known, awaited) = state.withLock { state -> (DomainFile?, Bool) in
+            guard let attached = state.search.persistent[domain] else { return (nil, false) }
+            return (attached.file(layer), attached.awaits(layer))
+        }
+        if let known { return known }
+        // A write to a layer whose directory was missing: attached first, so that the store sees it.
+        if awaited, let attached = attachAwaitedLayer(layer, of: domain, deferred: false) { return attached }
         let file = DomainFileRegistry.shared.file(
             atPath: configuration.locations.path(forDomain: domain, layer: layer),
             owner: fileOwner, clock: configuration.clock)
@@ -132,39 +138,149 @@ extension Defaults {
     }
 
     /// ``attach(_:)``, with what is known of the layers' directories.
+    ///
+    /// A layer whose directory is missing (the managed, per-host and any-user directories rarely exist) gets
+    /// no file: only its path is watched, and the layer is *awaited* (``PersistentDomain/awaited``) until
+    /// the directory appears (the watcher's first look at it), a write goes there, or `synchronize()` finds
+    /// it (``attachAwaitedLayer(_:of:deferred:)``). Making, loading, observing and registering a file that
+    /// cannot exist cost a store's first open about 5 µs each, for eight of a store's twelve layer files
+    /// on a usual machine (Docs/Benchmarks.md).
     func attach(_ name: String, directories: inout LayerDirectories) -> PersistentDomain {
-        var files = PersistentDomain.LayerFiles()
+        // The watcher's registrations make their logger from this copy (see ``attachFile(_:of:at:)``).
+        let configuration = self.configuration
+        var domain = PersistentDomain(name: name, files: PersistentDomain.LayerFiles())
+        for layer in PreferenceLayer.searchOrder {
+            let path = configuration.locations.path(forDomain: name, layer: layer)
+            if layerMayExist(layer, path: path, directories: &directories) {
+                domain.files.append(attachFile(layer, of: name, at: path))
+            } else {
+                domain.awaited |= layer.awaitedBit
+                fileWatcher?.watch(path, owner: awaitedLayerWatches, logger: configuration.logger) {
+                    [weak self] event in
+                    self?.awaitedLayerMayHaveAppeared(layer, of: name, event: event)
+                }
+            }
+        }
+        return domain
+    }
+
+    /// The file of one layer of a domain being attached: loaded, observed by this store and watched; a
+    /// failure to read it recorded.
+    private func attachFile(_ layer: PreferenceLayer, of name: String, at path: String) -> PersistentDomain.LayerFile {
         // The watcher's registrations make their logger only if they have something to log, from this copy
         // of the configuration (not `self`: the process's watcher would keep the store alive).
         let configuration = self.configuration
-        for layer in PreferenceLayer.searchOrder {
-            let file = DomainFileRegistry.shared.file(
-                atPath: configuration.locations.path(forDomain: name, layer: layer),
-                owner: fileOwner, clock: configuration.clock)
-            // Loaded before observing: the first load is not a change (the merged view is rebuilt next), and
-            // a 10,000-key domain would otherwise be resolved key by key.
-            if layerMayExist(layer, path: file.path, directories: &directories) {
-                file.loadIfNeeded()
-            } else {
-                file.loadAsAbsentIfNeeded()
-            }
-            let token = file.addObserver { [weak self] event in self?.handle(event, domain: name, layer: layer) }
-            // The store wires its files to the watcher; the watcher knows only the path.
-            fileWatcher?.watch(file.path, owner: file, logger: configuration.logger) { [weak file] event in
-                file?.reload(verifyContents: event.writtenInPlace)
-            }
-            // A file that cannot be read is reported to every store that uses it.
-            // (Found by the caller's call, so reported on its thread.)
-            if let failure = file.currentFailure { record(failure) }
-            files.append(PersistentDomain.LayerFile(layer: layer, file: file, token: token))
+        let file = DomainFileRegistry.shared.file(atPath: path, owner: fileOwner, clock: configuration.clock)
+        // Loaded before observing: the first load is not a change (the merged view is rebuilt next), and a
+        // 10,000-key domain would otherwise be resolved key by key.
+        file.loadIfNeeded()
+        let token = file.addObserver { [weak self] event in self?.handle(event, domain: name, layer: layer) }
+        // The store wires its files to the watcher; the watcher knows only the path.
+        fileWatcher?.watch(file.path, owner: file, logger: configuration.logger) { [weak file] event in
+            file?.reload(verifyContents: event.writtenInPlace)
         }
-        return PersistentDomain(files: files)
+        // A file that cannot be read is reported to every store that uses it.
+        // (Found by the caller's call, so reported on its thread.)
+        if let failure = file.currentFailure { record(failure) }
+        return PersistentDomain.LayerFile(layer: layer, file: file, token: token)
     }
 
     func detach(_ domain: PersistentDomain) {
         for entry in domain.files {
             entry.file.removeObserver(entry.token)
             fileWatcher?.unwatch(entry.file.path, owner: entry.file)
+        }
+        for layer in PreferenceLayer.searchOrder where domain.awaits(layer) {
+            fileWatcher?.unwatch(
+                configuration.locations.path(forDomain: domain.name, layer: layer), owner: awaitedLayerWatches)
+        }
+    }
+
+    /// The watcher saw something at or above an awaited layer's path (a directory appeared, a file was
+    /// written there, a link on the way changed): the layer is attached once its directory exists; if
+    /// another call attached it first, its file is reloaded (the change may be one that call's read did
+    /// not see).
+    private func awaitedLayerMayHaveAppeared(_ layer: PreferenceLayer, of name: String, event: FileWatcher.Event) {
+        let (known, awaited) = state.withLock { state -> (DomainFile?, Bool) in
+            guard let attached = state.search.persistent[name] else { return (nil, false) }
+            return (attached.file(layer), attached.awaits(layer))
+        }
+        if let known {
+            known.reload(verifyContents: event.writtenInPlace)
+            return
+        }
+        // The watcher tells every path awaiting a directory when anything appears where it waits (another
+        // layer's directory, an unrelated one): only a layer whose directory is there now is attached.
+        var directories = LayerDirectories()
+        let path = configuration.locations.path(forDomain: name, layer: layer)
+        if awaited, layerMayExist(layer, path: path, directories: &directories) {
+            attachAwaitedLayer(layer, of: name, deferred: true)
+        }
+    }
+
+    /// Attaches an awaited layer of an attached domain (``PersistentDomain/awaited``): its file is loaded,
+    /// observed and watched, takes its place in the search list, and its keys are reported as changed
+    /// where they change what the store shows. Returns the layer's file, or nil when the domain is no
+    /// longer attached (the caller then uses a file of its own).
+    ///
+    /// Calls may race (the watcher's thread, a write, `synchronize()`): each loads the same file (the
+    /// process has one per path), one publishes it, the others take the published one. The file is read
+    /// before it is published and watched under the awaited path's own watch, which stays until the file's
+    /// watch is in place: a write meanwhile reaches ``awaitedLayerMayHaveAppeared(_:of:event:)``, which
+    /// reloads the published file. The keys are reported after publishing, from the file as it is then,
+    /// so a change that reached the file before the store observed it is reported as well.
+    ///
+    /// - Parameter deferred: Whether a failure to read the file is reported in the background (found on
+    ///   the watcher's thread) or on the caller's thread.
+    @discardableResult
+    func attachAwaitedLayer(_ layer: PreferenceLayer, of name: String, deferred: Bool) -> DomainFile? {
+        let configuration = self.configuration
+        let path = configuration.locations.path(forDomain: name, layer: layer)
+        let file = DomainFileRegistry.shared.file(atPath: path, owner: fileOwner, clock: configuration.clock)
+        // Read again even when another store of the process has it loaded: its directory just appeared.
+        file.reload()
+        let token = file.addObserver { [weak self] event in self?.handle(event, domain: name, layer: layer) }
+        let published: DomainFile? = state.withLock { state in
+            guard var domain = state.search.persistent[name] else { return nil }
+            if let known = domain.file(layer) { return known }
+            domain.files = domain.files.inserting(PersistentDomain.LayerFile(layer: layer, file: file, token: token))
+            domain.awaited &= ~layer.awaitedBit
+            state.search.persistent[name] = domain
+            flattenSearchList(&state)
+            return file
+        }
+        guard published === file else {
+            file.removeObserver(token)
+            return published
+        }
+        fileWatcher?.watch(path, owner: file, logger: configuration.logger) { [weak file] event in
+            file?.reload(verifyContents: event.writtenInPlace)
+        }
+        fileWatcher?.unwatch(path, owner: awaitedLayerWatches)
+        if let failure = file.currentFailure { record(failure, deferred: deferred) }
+        let contents = file.contents
+        if !contents.isEmpty {
+            let deltas = contents.map { KeyDelta(key: $0.key, old: nil, new: $0.value) }
+            apply(deltas, domain: name, layer: layer, origin: .external)
+        }
+        return file
+    }
+
+    /// Attaches the awaited layers whose directory exists now (`synchronize()`: a store that does not
+    /// watch finds them there).
+    func attachAppearedLayers() {
+        let awaiting = state.withLock { state in
+            state.search.persistent.values.filter { $0.awaited != 0 }.map { ($0.name, $0.awaited) }
+        }
+        guard !awaiting.isEmpty else { return }
+        var directories = LayerDirectories()
+        for (name, awaited) in awaiting {
+            for layer in PreferenceLayer.searchOrder where awaited & layer.awaitedBit != 0 {
+                let path = configuration.locations.path(forDomain: name, layer: layer)
+                if layerMayExist(layer, path: path, directories: &directories) {
+                    attachAwaitedLayer(layer, of: name, deferred: false)
+                }
+            }
         }
     }
 
@@ -283,4 +399,21 @@ extension Defaults {
         }
         return nil
     }
+}
+
+extension PreferenceLayer {
+    /// The layer's place in ``searchOrder``.
+    var searchRank: Int {
+        switch self {
+        case .managedUser: 0
+        case .managed: 1
+        case .currentUserCurrentHost: 2
+        case .currentUser: 3
+        case .anyUserCurrentHost: 4
+        case .anyUser: 5
+        }
+    }
+
+    /// The layer's bit in ``Defaults/PersistentDomain/awaited``.
+    var awaitedBit: UInt8 { 1 << UInt8(searchRank) }
 }

@@ -139,9 +139,32 @@ public final class Defaults: Sendable {
             }
 
             func makeIterator() -> Iterator { Iterator(node: head) }
+
+            /// This list with `item` among its files, in search order (a new list: copies share nodes).
+            func inserting(_ item: LayerFile) -> LayerFiles {
+                var list = LayerFiles()
+                var pending: LayerFile? = item
+                for current in self {
+                    if let waiting = pending, waiting.layer.searchRank < current.layer.searchRank {
+                        list.append(waiting)
+                        pending = nil
+                    }
+                    list.append(current)
+                }
+                if let pending { list.append(pending) }
+                return list
+            }
         }
 
+        /// The domain's name.
+        let name: String
+        /// The files of the layers whose directory existed (or could not be looked at) when the domain was
+        /// attached, and of those attached since (``Defaults/attachAwaitedLayer(_:of:deferred:)``).
         var files: LayerFiles
+        /// The layers not attached because their directory was missing (``PreferenceLayer/awaitedBit``): no
+        /// file is made for them, only a watch of their path, until the directory appears, a write goes
+        /// there, or `synchronize()` finds it.
+        var awaited: UInt8 = 0
         /// Whether the domain is in the search list (else it is attached only for domain streams).
         var inSearchList = false
         /// How many ``KeyChanges`` iterators follow this domain.
@@ -149,6 +172,11 @@ public final class Defaults: Sendable {
 
         func file(_ layer: PreferenceLayer) -> DomainFile? {
             files.first { $0.layer == layer }?.file
+        }
+
+        /// Whether the layer is awaited: not attached, its directory missing when last looked at.
+        func awaits(_ layer: PreferenceLayer) -> Bool {
+            awaited & layer.awaitedBit != 0
         }
 
         /// Whether a managed (forced) layer of the domain has the key.
@@ -266,6 +294,13 @@ public final class Defaults: Sendable {
     let fileOwner: (UserID, GroupID)?
     /// The watcher the configuration's ``Configuration/watching`` chose; nil when the store does not watch.
     let fileWatcher: FileWatcher?
+    /// The owner of the watches of awaited layers' paths (``PersistentDomain/awaited``): the watcher holds
+    /// owners weakly, and the store itself, referenced weakly, would take the runtime's slow reference
+    /// counting on every retain.
+    let awaitedLayerWatches = AwaitedLayerWatches()
+
+    /// See ``awaitedLayerWatches``.
+    final class AwaitedLayerWatches: Sendable {}
 
     /// A store with a given configuration.
     ///
@@ -485,6 +520,8 @@ public final class Defaults: Sendable {
     /// ones reached ``handle(_:domain:layer:)`` already).
     private func writeAllAndReload() -> [DefaultsError] {
         let written = BackgroundWriter.shared.writeAll()
+        // Layers whose directory appeared since (a store that does not watch finds them only here).
+        attachAppearedLayers()
         let files = allFiles()
         for file in files {
             file.reload()
