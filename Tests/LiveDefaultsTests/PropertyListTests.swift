@@ -345,6 +345,36 @@ struct PathComponentsTests {
         #expect(PathComponents.name(of: path) == (path as NSString).lastPathComponent, "\(path)")
     }
 
+    @Test("joined(_:) is the parts one after another: empty, small, long, non-ASCII and bridged parts")
+    func joinedParts() {
+        let long = String(repeating: "directory/", count: 40)
+        let bridged = NSString(string: "/bridged/ü").substring(from: 0)
+        let cases: [[String]] = [
+            [], [""], ["", ""], ["/a"], ["/a", "/", "b", ".plist"], [long, "/", "com.example.app", ".plist"],
+            ["/é", "/ü", "", "/日本語.plist"], [bridged, "/x"], ["a", "", "b", "", "c"],
+        ]
+        for parts in cases {
+            let joined = PathComponents.joined(parts)
+            #expect(joined == parts.joined(), "\(parts)")
+            #expect(joined.utf8.count == parts.reduce(0) { $0 + $1.utf8.count })
+        }
+    }
+
+    @Test("A layer's directory is the directory of each of its files", arguments: PreferenceLayer.allCases)
+    func layerDirectory(_ layer: PreferenceLayer) {
+        for locations in [
+            DefaultsLocations.rooted(at: "/tmp/livedefaults-root"),
+            DefaultsLocations(
+                userDirectory: "/home/ü/.config", anyUserDirectory: "/usr/local/etc", managedDirectory: "/etc/managed",
+                userName: "someone", hostIdentifier: "host-1"),
+        ] {
+            for domain in ["com.example.app", DomainName.global, "a"] {
+                let path = locations.path(forDomain: domain, layer: layer)
+                #expect(locations.directory(of: layer) == PathComponents.directory(of: path), "\(path)")
+            }
+        }
+    }
+
     /// Not compared with NSString: its `deletingLastPathComponent` trapped here on the literal `"a"`
     /// (swift-corelibs-foundation, Swift 6.3.1: "Illegal instruction" in `String._startOfLastPathComponent`;
     /// the same name read from the command line did not).

@@ -33,6 +33,31 @@ enum PathComponents {
         }
     }
 
+    /// The strings one after another, made in one allocation of the exact size: string interpolation
+    /// reserves an estimate and appends piece by piece, and a store's open builds a path for each of its
+    /// twelve layer files (`perf`: ~1 µs each on a fresh process's first open).
+    static func joined(_ parts: String...) -> String {
+        joined(parts)
+    }
+
+    /// ``joined(_:)-(String...)`` of an array.
+    static func joined(_ parts: [String]) -> String {
+        var count = 0
+        for part in parts { count += part.utf8.count }
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            var offset = 0
+            for var part in parts {
+                part.withUTF8 { bytes in
+                    // `count` is the sum of these lengths: each part fits where the one before it ended.
+                    _ = UnsafeMutableBufferPointer(rebasing: buffer[offset..<(offset + bytes.count)])
+                        .initialize(fromContentsOf: bytes)
+                    offset += bytes.count
+                }
+            }
+            return offset
+        }
+    }
+
     /// Runs `body` on the path's UTF-8 bytes where they are (a native string's), else on a contiguous copy.
     private static func withBytes(of path: String, _ body: (UnsafeBufferPointer<UInt8>) -> String) -> String {
         if let result = path.utf8.withContiguousStorageIfAvailable(body) { return result }

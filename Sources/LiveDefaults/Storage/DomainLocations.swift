@@ -221,13 +221,28 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// The file of one layer of a domain. The name must have passed ``DomainName/validate(_:)``.
     public func path(forDomain domain: String, layer: PreferenceLayer) -> String {
         let base = domain == DomainName.global ? ".GlobalPreferences" : domain
+        // Joined in one allocation (``PathComponents/joined(_:)``), not interpolated.
         switch layer {
-        case .managedUser: return "\(managedDirectory)/\(userName)/\(base).plist"
-        case .managed: return "\(managedDirectory)/\(base).plist"
-        case .currentUserCurrentHost: return "\(userDirectory)/ByHost/\(base).\(hostIdentifier).plist"
-        case .currentUser: return "\(userDirectory)/\(base).plist"
-        case .anyUserCurrentHost: return "\(anyUserDirectory)/ByHost/\(base).\(hostIdentifier).plist"
-        case .anyUser: return "\(anyUserDirectory)/\(base).plist"
+        case .managedUser: return PathComponents.joined(managedDirectory, "/", userName, "/", base, ".plist")
+        case .managed: return PathComponents.joined(managedDirectory, "/", base, ".plist")
+        case .currentUserCurrentHost:
+            return PathComponents.joined(userDirectory, "/ByHost/", base, ".", hostIdentifier, ".plist")
+        case .currentUser: return PathComponents.joined(userDirectory, "/", base, ".plist")
+        case .anyUserCurrentHost:
+            return PathComponents.joined(anyUserDirectory, "/ByHost/", base, ".", hostIdentifier, ".plist")
+        case .anyUser: return PathComponents.joined(anyUserDirectory, "/", base, ".plist")
+        }
+    }
+
+    /// The directory of a layer's files (the directory of every ``path(forDomain:layer:)`` of the layer).
+    func directory(of layer: PreferenceLayer) -> String {
+        switch layer {
+        case .managedUser: PathComponents.joined(managedDirectory, "/", userName)
+        case .managed: managedDirectory
+        case .currentUserCurrentHost: PathComponents.joined(userDirectory, "/ByHost")
+        case .currentUser: userDirectory
+        case .anyUserCurrentHost: PathComponents.joined(anyUserDirectory, "/ByHost")
+        case .anyUser: anyUserDirectory
         }
     }
 

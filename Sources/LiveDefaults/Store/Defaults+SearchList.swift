@@ -117,7 +117,7 @@ extension Defaults {
 
     /// Whether a layer's file may exist: false when its directory, or the root of its layers (the managed or
     /// any-user directory), was found missing. The user's own directory is not looked at: its files are.
-    private func layerMayExist(_ layer: PreferenceLayer, path: String, directories: inout LayerDirectories) -> Bool {
+    private func layerMayExist(_ layer: PreferenceLayer, directories: inout LayerDirectories) -> Bool {
         let locations = configuration.locations
         let root: String
         switch layer {
@@ -127,8 +127,11 @@ extension Defaults {
         case .currentUserCurrentHost: root = locations.userDirectory
         }
         if root != locations.userDirectory && !directories.exists(root) { return false }
-        let directory = PathComponents.directory(of: path)
-        return directory == root || directory == locations.userDirectory || directories.exists(directory)
+        switch layer {
+        case .managed, .anyUser, .currentUser: return true
+        case .managedUser, .currentUserCurrentHost, .anyUserCurrentHost:
+            return directories.exists(locations.directory(of: layer))
+        }
     }
 
     /// Loads and watches the files of a persistent domain, and observes them for this store.
@@ -151,7 +154,7 @@ extension Defaults {
         var domain = PersistentDomain(name: name, files: PersistentDomain.LayerFiles())
         for layer in PreferenceLayer.searchOrder {
             let path = configuration.locations.path(forDomain: name, layer: layer)
-            if layerMayExist(layer, path: path, directories: &directories) {
+            if layerMayExist(layer, directories: &directories) {
                 domain.files.append(attachFile(layer, of: name, at: path))
             } else {
                 domain.awaited |= layer.awaitedBit
@@ -212,8 +215,7 @@ extension Defaults {
         // The watcher tells every path awaiting a directory when anything appears where it waits (another
         // layer's directory, an unrelated one): only a layer whose directory is there now is attached.
         var directories = LayerDirectories()
-        let path = configuration.locations.path(forDomain: name, layer: layer)
-        if awaited, layerMayExist(layer, path: path, directories: &directories) {
+        if awaited, layerMayExist(layer, directories: &directories) {
             attachAwaitedLayer(layer, of: name, deferred: true)
         }
     }
@@ -276,8 +278,7 @@ extension Defaults {
         var directories = LayerDirectories()
         for (name, awaited) in awaiting {
             for layer in PreferenceLayer.searchOrder where awaited & layer.awaitedBit != 0 {
-                let path = configuration.locations.path(forDomain: name, layer: layer)
-                if layerMayExist(layer, path: path, directories: &directories) {
+                if layerMayExist(layer, directories: &directories) {
                     attachAwaitedLayer(layer, of: name, deferred: false)
                 }
             }
