@@ -63,6 +63,11 @@ struct AwaitedLayerTests {
             #expect(awaited == [.managedUser, .managed, .currentUserCurrentHost, .anyUserCurrentHost, .anyUser])
         }
         #expect(watcher.isWatching(byHost), "an awaited path is watched")
+        // The per-user managed path names the user: not even worked out while the managed directory is
+        // missing (the managed layer's watch stands for it).
+        let managedUser = locations.path(forDomain: Self.domain, layer: .managedUser)
+        #expect(!watcher.isWatching(managedUser))
+        #expect(defaults.state.withLock { $0.search.persistent[Self.domain]?.watchedAwaited } == 0b11_0110)
 
         // The per-host directory appears with a file: attached, read, ahead of the user's file.
         try Self.write(["K": "host", "Host": true], to: byHost)
@@ -83,6 +88,12 @@ struct AwaitedLayerTests {
             try defaults.setValue(6, forKey: "Locked")
         }
         #expect(Self.layers(defaults, Self.domain).attached == [.managed, .currentUserCurrentHost, .currentUser])
+        // With the managed directory there, the per-user layer gets its own watch, and is read when it appears.
+        #expect(await eventually(timeout: 10) { watcher.isWatching(managedUser) })
+        try Self.write(["Locked": 7, "UserLocked": true], to: managedUser)
+        #expect(await eventually(timeout: 10) { defaults.integer(forKey: "Locked") == 7 })
+        #expect(defaults.objectIsForced(forKey: "UserLocked"))
+        #expect(Self.layers(defaults, Self.domain).attached.first == .managedUser)
 
         // A suite's awaited paths are watched while it is in the search list, and no longer after.
         let suiteByHost = locations.path(forDomain: "com.example.awaited.suite", layer: .currentUserCurrentHost)
@@ -90,6 +101,14 @@ struct AwaitedLayerTests {
         #expect(watcher.isWatching(suiteByHost))
         defaults.removeSuite(named: "com.example.awaited.suite")
         #expect(!watcher.isWatching(suiteByHost))
+        #expect(!watcher.isWatching(locations.path(forDomain: "com.example.awaited.suite", layer: .managedUser)))
+    }
+
+    @Test("Each layer has its place in the search order and a bit of its own")
+    func ranksAndBits() {
+        #expect(PreferenceLayer.searchOrder.map(\.searchRank) == Array(PreferenceLayer.searchOrder.indices))
+        #expect(Set(PreferenceLayer.allCases.map(\.awaitedBit)).count == PreferenceLayer.allCases.count)
+        #expect(PreferenceLayer.allCases.allSatisfy { $0.awaitedBit.nonzeroBitCount == 1 })
     }
 
     @Test("An awaited layer's keys reach the streams once, as another process's change")

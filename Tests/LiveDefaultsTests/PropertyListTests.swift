@@ -360,6 +360,16 @@ struct PathComponentsTests {
         }
     }
 
+    @Test("The user name is the one given, else the current user's, worked out when asked")
+    func userNameGivenOrCurrent() {
+        var locations = DefaultsLocations(userDirectory: "/tmp/x", managedDirectory: "/etc/managed")
+        #expect(locations.userName == DefaultsLocations.currentUserName)
+        #expect(locations.path(forDomain: "a", layer: .managedUser) == "/etc/managed/\(locations.userName)/a.plist")
+        locations.userName = "someone"
+        #expect(locations.path(forDomain: "a", layer: .managedUser) == "/etc/managed/someone/a.plist")
+        #expect(DefaultsLocations(userDirectory: "/tmp/x", userName: "other").userName == "other")
+    }
+
     @Test("A layer's directory is the directory of each of its files", arguments: PreferenceLayer.allCases)
     func layerDirectory(_ layer: PreferenceLayer) {
         for locations in [

@@ -71,8 +71,15 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// Administrator-forced (managed) values; `/etc/livedefaults/managed` unless
     /// `LIVEDEFAULTS_MANAGED_DIRECTORY` is set. Per-user files sit in a subdirectory named after the user.
     public var managedDirectory: String
-    /// The user whose managed subdirectory applies.
-    public var userName: String
+    /// The user whose managed subdirectory applies: the name given, else the current user's (`USER`, else
+    /// the user database's), worked out when it is read — only a managed directory that exists needs it,
+    /// and without `USER` it costs a read of the user database (like ``schemaDirectories``, locations
+    /// compare by what was given).
+    public var userName: String {
+        get { givenUserName ?? DefaultsLocations.currentUserName }
+        set { givenUserName = newValue }
+    }
+    private var givenUserName: String?
     /// The host identifier of per-host (`ByHost`) files. Foundation on Linux uses the empty string, which
     /// gives names like `ByHost/com.example.app..plist`; keep it to share per-host files with Foundation.
     public var hostIdentifier: String
@@ -98,7 +105,7 @@ public struct DefaultsLocations: Sendable, Hashable {
         self.userDirectory = userDirectory
         self.anyUserDirectory = anyUserDirectory
         self.managedDirectory = managedDirectory ?? DefaultsLocations.defaultManagedDirectory
-        self.userName = userName ?? DefaultsLocations.currentUserName
+        givenUserName = userName
         self.hostIdentifier = hostIdentifier
         givenSchemaDirectories = schemaDirectories
     }

@@ -153,18 +153,29 @@ extension Defaults {
         let configuration = self.configuration
         var domain = PersistentDomain(name: name, files: PersistentDomain.LayerFiles())
         for layer in PreferenceLayer.searchOrder {
-            let path = configuration.locations.path(forDomain: name, layer: layer)
             if layerMayExist(layer, directories: &directories) {
+                let path = configuration.locations.path(forDomain: name, layer: layer)
                 domain.files.append(attachFile(layer, of: name, at: path))
-            } else {
-                domain.awaited |= layer.awaitedBit
-                fileWatcher?.watch(path, owner: awaitedLayerWatches, logger: configuration.logger) {
-                    [weak self] event in
-                    self?.awaitedLayerMayHaveAppeared(layer, of: name, event: event)
-                }
+                continue
             }
+            domain.awaited |= layer.awaitedBit
+            // The per-user managed layer's path names the user: while the managed directory is missing (known
+            // from the look above), the managed layer's watch stands for it (``PersistentDomain/watchedAwaited``).
+            if layer == .managedUser && !directories.exists(configuration.locations.managedDirectory) { continue }
+            domain.watchedAwaited |= layer.awaitedBit
+            watchAwaited(layer, of: name)
         }
         return domain
+    }
+
+    /// Watches the path of an awaited layer for this store (``awaitedLayerWatches``).
+    private func watchAwaited(_ layer: PreferenceLayer, of name: String) {
+        guard let fileWatcher else { return }
+        let configuration = self.configuration
+        let path = configuration.locations.path(forDomain: name, layer: layer)
+        fileWatcher.watch(path, owner: awaitedLayerWatches, logger: configuration.logger) { [weak self] event in
+            self?.awaitedLayerMayHaveAppeared(layer, of: name, event: event)
+        }
     }
 
     /// The file of one layer of a domain being attached: loaded, observed by this store and watched; a
@@ -193,7 +204,7 @@ extension Defaults {
             entry.file.removeObserver(entry.token)
             fileWatcher?.unwatch(entry.file.path, owner: entry.file)
         }
-        for layer in PreferenceLayer.searchOrder where domain.awaits(layer) {
+        for layer in PreferenceLayer.searchOrder where domain.watchedAwaited & layer.awaitedBit != 0 {
             fileWatcher?.unwatch(
                 configuration.locations.path(forDomain: domain.name, layer: layer), owner: awaitedLayerWatches)
         }
@@ -218,6 +229,32 @@ extension Defaults {
         if awaited, layerMayExist(layer, directories: &directories) {
             attachAwaitedLayer(layer, of: name, deferred: true)
         }
+        // The managed layer's watch stands for the per-user one while the managed directory is missing.
+        if layer == .managed { awaitManagedUserLayer(of: name, directories: &directories, deferred: true) }
+    }
+
+    /// The per-user managed layer of a domain, when it is awaited without a watch of its own (the managed
+    /// directory was missing): attached if its directory is there now, else watched once the managed
+    /// directory exists (its path is then worth the user's name).
+    private func awaitManagedUserLayer(of name: String, directories: inout LayerDirectories, deferred: Bool) {
+        let bit = PreferenceLayer.managedUser.awaitedBit
+        let unwatched = state.withLock { state in
+            state.search.persistent[name].map { $0.awaited & ~$0.watchedAwaited & bit != 0 } ?? false
+        }
+        guard unwatched else { return }
+        if layerMayExist(.managedUser, directories: &directories) {
+            attachAwaitedLayer(.managedUser, of: name, deferred: deferred)
+            return
+        }
+        guard directories.exists(configuration.locations.managedDirectory) else { return }
+        let watch = state.withLock { state -> Bool in
+            guard var domain = state.search.persistent[name], domain.awaited & ~domain.watchedAwaited & bit != 0
+            else { return false }
+            domain.watchedAwaited |= bit
+            state.search.persistent[name] = domain
+            return true
+        }
+        if watch { watchAwaited(.managedUser, of: name) }
     }
 
     /// Attaches an awaited layer of an attached domain (``PersistentDomain/awaited``): its file is loaded,
@@ -242,14 +279,16 @@ extension Defaults {
         // Read again even when another store of the process has it loaded: its directory just appeared.
         file.reload()
         let token = file.addObserver { [weak self] event in self?.handle(event, domain: name, layer: layer) }
-        let published: DomainFile? = state.withLock { state in
-            guard var domain = state.search.persistent[name] else { return nil }
-            if let known = domain.file(layer) { return known }
+        let (published, wasWatched): (DomainFile?, Bool) = state.withLock { state in
+            guard var domain = state.search.persistent[name] else { return (nil, false) }
+            if let known = domain.file(layer) { return (known, false) }
             domain.files = domain.files.inserting(PersistentDomain.LayerFile(layer: layer, file: file, token: token))
+            let wasWatched = domain.watchedAwaited & layer.awaitedBit != 0
             domain.awaited &= ~layer.awaitedBit
+            domain.watchedAwaited &= ~layer.awaitedBit
             state.search.persistent[name] = domain
             flattenSearchList(&state)
-            return file
+            return (file, wasWatched)
         }
         guard published === file else {
             file.removeObserver(token)
@@ -258,7 +297,7 @@ extension Defaults {
         fileWatcher?.watch(path, owner: file, logger: configuration.logger) { [weak file] event in
             file?.reload(verifyContents: event.writtenInPlace)
         }
-        fileWatcher?.unwatch(path, owner: awaitedLayerWatches)
+        if wasWatched { fileWatcher?.unwatch(path, owner: awaitedLayerWatches) }
         if let failure = file.currentFailure { record(failure, deferred: deferred) }
         let contents = file.contents
         if !contents.isEmpty {
@@ -282,6 +321,7 @@ extension Defaults {
                     attachAwaitedLayer(layer, of: name, deferred: false)
                 }
             }
+            awaitManagedUserLayer(of: name, directories: &directories, deferred: false)
         }
     }
 

@@ -165,6 +165,10 @@ public final class Defaults: Sendable {
         /// file is made for them, only a watch of their path, until the directory appears, a write goes
         /// there, or `synchronize()` finds it.
         var awaited: UInt8 = 0
+        /// The awaited layers whose path is watched. All but the per-user managed layer while the managed
+        /// directory is missing: its path names the user (a read of the user database without `USER`), and
+        /// the managed layer's watch stands for it until that directory appears.
+        var watchedAwaited: UInt8 = 0
         /// Whether the domain is in the search list (else it is attached only for domain streams).
         var inSearchList = false
         /// How many ``KeyChanges`` iterators follow this domain.
