@@ -267,7 +267,9 @@ extension Defaults {
     /// before it is published and watched under the awaited path's own watch, which stays until the file's
     /// watch is in place: a write meanwhile reaches ``awaitedLayerMayHaveAppeared(_:of:event:)``, which
     /// reloads the published file. The keys are reported after publishing, from the file as it is then,
-    /// so a change that reached the file before the store observed it is reported as well.
+    /// so a change that reached the file before the store observed it is reported as well (as `.external`,
+    /// also an edit of this process made to the layer in that instant: the view converges, the origin of
+    /// such a racing edit is the one thing it may misname).
     ///
     /// - Parameter deferred: Whether a failure to read the file is reported in the background (found on
     ///   the watcher's thread) or on the caller's thread.
