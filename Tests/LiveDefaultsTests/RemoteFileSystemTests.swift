@@ -77,6 +77,32 @@ struct RemoteFileSystemTests {
         #expect(!local.status(ofPath: directory.file("com.example.local.plist")).isPolled)
     }
 
+    /// Unmounts the test's FUSE mount and waits for its bindfs to end. A file of the mount still open for an
+    /// instant (the polling watcher's reload, a write settling) makes `fusermount -u` fail with "busy", and
+    /// bindfs would then never exit: the whole test run hung there once (session 20). So the unmount is tried
+    /// again for up to 5 s, then made lazy (`-z`: detached now, finished when the last file closes), and
+    /// bindfs is terminated if it is still running.
+    private static func unmount(_ mountPoint: String, _ bindfs: Process) {
+        func fusermount(_ arguments: [String]) -> Bool {
+            let unmount = Process()
+            unmount.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            unmount.arguments = ["fusermount"] + arguments + [mountPoint]
+            unmount.standardError = FileHandle.nullDevice
+            guard (try? unmount.run()) != nil else { return false }
+            unmount.waitUntilExit()
+            return unmount.terminationStatus == 0
+        }
+        var unmounted = false
+        for _ in 0..<50 where !unmounted {
+            unmounted = fusermount(["-u"])
+            if !unmounted { usleep(100_000) }
+        }
+        if !unmounted { _ = fusermount(["-u", "-z"]) }
+        for _ in 0..<50 where bindfs.isRunning { usleep(100_000) }
+        if bindfs.isRunning { bindfs.terminate() }
+        bindfs.waitUntilExit()
+    }
+
     @Test(
         "A real FUSE mount (bindfs) is detected and polled: a write beside it, which inotify never reports, arrives",
         .enabled(if: inotifyIsCompiledIn, "inotify's own behaviour: this build polls (LIVEDEFAULTS_POLLING_ONLY)")
@@ -105,14 +131,7 @@ struct RemoteFileSystemTests {
             )
             return
         }
-        defer {
-            let unmount = Process()
-            unmount.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            unmount.arguments = ["fusermount", "-u", mountPoint]
-            try? unmount.run()
-            unmount.waitUntilExit()
-            bindfs.waitUntilExit()
-        }
+        defer { Self.unmount(mountPoint, bindfs) }
         let watcher = FileWatcher(pollInterval: .milliseconds(20))
         let log = LogRecorder()
         var configuration = Defaults.Configuration.rooted(at: mountPoint, applicationDomain: "com.example.fuse")
