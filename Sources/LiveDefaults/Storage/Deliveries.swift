@@ -11,10 +11,10 @@ import Foundation
 /// A thread that is telling observers of a change never waits (it would wait for itself): a per-thread
 /// depth marks it. NSCondition, because ThreadSanitizer sees pthread locks.
 ///
-/// One condition for the whole process, not one per file: a process has up to six layer files per domain it
-/// opens, each condition cost about 200 bytes (the object, its mutex and condition variable), and waits are
-/// rare and short (a `synchronize()` that meets a delivery on its way); a broadcast wakes every waiter, and
-/// each checks its own file's count.
+/// One condition for the whole process, not one per file: a process has up to six layer files per domain
+/// it opens, each condition cost about 200 bytes (the object, its mutex and condition variable), and waits
+/// are rare and short (a `synchronize()` that meets a delivery on its way); a broadcast wakes every waiter,
+/// and each checks its own file's count.
 final class Deliveries: @unchecked Sendable {
     // @unchecked: `pending` is accessed only under `condition`.
 

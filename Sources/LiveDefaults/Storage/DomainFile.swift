@@ -93,8 +93,9 @@ final class DomainFile: Sendable {
         /// A digest of the bytes last read or written, to tell a rewrite that kept inode, size and
         /// modification time (timestamps are coarse, inode numbers are reused) from no change at all.
         var digest: Int?
-        /// What only some files ever hold, out of line: a process keeps up to six layer files for every domain
-        /// it opens (one per layer whose directory exists), many of which do not exist (88 bytes less each; Docs/Benchmarks.md, memory).
+        /// What only some files ever hold, out of line: a process keeps up to six layer files for every
+        /// domain it opens (one per layer whose directory exists), many of which do not exist (88 bytes less
+        /// each; Docs/Benchmarks.md, memory).
         private var rare: RareBox?
 
         /// The version of the file last found corrupt, so that it is reported once, not on every reload.

@@ -4,10 +4,7 @@ extension Defaults {
     /// The file of one layer of a persistent domain: the attached one when the domain is, else the process's
     /// file for the path, kept among the ``recentFiles``.
     func file(forDomain domain: String, layer: PreferenceLayer) -> DomainFile {
-        let (known, awaited) = state.withLock { state -> (DomainFile?, Bool) in
-            guard let attached = state.search.persistent[domain] else { return (nil, false) }
-            return (attached.file(layer), attached.awaits(layer))
-        }
+        let (known, awaited) = attachedLayer(layer, of: domain)
         if let known { return known }
         // A write to a layer whose directory was missing: attached first, so that the store sees it.
         if awaited, let attached = attachAwaitedLayer(layer, of: domain, deferred: false) { return attached }
@@ -22,6 +19,15 @@ extension Defaults {
         // A file's last release (and its deinit) happens outside the lock.
         withExtendedLifetime(released) {}
         return file
+    }
+
+    /// One layer of a domain as the store holds it: its file when attached, and whether it is awaited
+    /// (both nil and false when the domain is not attached).
+    private func attachedLayer(_ layer: PreferenceLayer, of domain: String) -> (file: DomainFile?, awaited: Bool) {
+        state.withLock { state in
+            guard let attached = state.search.persistent[domain] else { return (nil, false) }
+            return (attached.file(layer), attached.awaits(layer))
+        }
     }
 
     /// How many files of domains outside the search list a store keeps open (``recentFiles``).
@@ -149,8 +155,6 @@ extension Defaults {
     /// cannot exist cost a store's first open about 5 µs each, for eight of a store's twelve layer files
     /// on a usual machine (Docs/Benchmarks.md).
     func attach(_ name: String, directories: inout LayerDirectories) -> PersistentDomain {
-        // The watcher's registrations make their logger from this copy (see ``attachFile(_:of:at:)``).
-        let configuration = self.configuration
         var domain = PersistentDomain(name: name, files: PersistentDomain.LayerFiles())
         for layer in PreferenceLayer.searchOrder {
             if layerMayExist(layer, directories: &directories) {
@@ -168,6 +172,16 @@ extension Defaults {
         return domain
     }
 
+    /// Wires a layer file to the watcher, which knows only its path: a change there reloads the file.
+    private func watch(_ file: DomainFile) {
+        // The registration makes its logger only if it has something to log, from this copy of the
+        // configuration (not `self`: the process's watcher would keep the store alive).
+        let configuration = self.configuration
+        fileWatcher?.watch(file.path, owner: file, logger: configuration.logger) { [weak file] event in
+            file?.reload(verifyContents: event.writtenInPlace)
+        }
+    }
+
     /// Watches the path of an awaited layer for this store (``awaitedLayerWatches``).
     private func watchAwaited(_ layer: PreferenceLayer, of name: String) {
         guard let fileWatcher else { return }
@@ -181,18 +195,12 @@ extension Defaults {
     /// The file of one layer of a domain being attached: loaded, observed by this store and watched; a
     /// failure to read it recorded.
     private func attachFile(_ layer: PreferenceLayer, of name: String, at path: String) -> PersistentDomain.LayerFile {
-        // The watcher's registrations make their logger only if they have something to log, from this copy
-        // of the configuration (not `self`: the process's watcher would keep the store alive).
-        let configuration = self.configuration
         let file = DomainFileRegistry.shared.file(atPath: path, owner: fileOwner, clock: configuration.clock)
         // Loaded before observing: the first load is not a change (the merged view is rebuilt next), and a
         // 10,000-key domain would otherwise be resolved key by key.
         file.loadIfNeeded()
         let token = file.addObserver { [weak self] event in self?.handle(event, domain: name, layer: layer) }
-        // The store wires its files to the watcher; the watcher knows only the path.
-        fileWatcher?.watch(file.path, owner: file, logger: configuration.logger) { [weak file] event in
-            file?.reload(verifyContents: event.writtenInPlace)
-        }
+        watch(file)
         // A file that cannot be read is reported to every store that uses it.
         // (Found by the caller's call, so reported on its thread.)
         if let failure = file.currentFailure { record(failure) }
@@ -215,10 +223,7 @@ extension Defaults {
     /// another call attached it first, its file is reloaded (the change may be one that call's read did
     /// not see).
     private func awaitedLayerMayHaveAppeared(_ layer: PreferenceLayer, of name: String, event: FileWatcher.Event) {
-        let (known, awaited) = state.withLock { state -> (DomainFile?, Bool) in
-            guard let attached = state.search.persistent[name] else { return (nil, false) }
-            return (attached.file(layer), attached.awaits(layer))
-        }
+        let (known, awaited) = attachedLayer(layer, of: name)
         if let known {
             known.reload(verifyContents: event.writtenInPlace)
             return
@@ -237,9 +242,8 @@ extension Defaults {
     /// directory was missing): attached if its directory is there now, else watched once the managed
     /// directory exists (its path is then worth the user's name).
     private func awaitManagedUserLayer(of name: String, directories: inout LayerDirectories, deferred: Bool) {
-        let bit = PreferenceLayer.managedUser.awaitedBit
         let unwatched = state.withLock { state in
-            state.search.persistent[name].map { $0.awaited & ~$0.watchedAwaited & bit != 0 } ?? false
+            state.search.persistent[name]?.awaitsUnwatched(.managedUser) ?? false
         }
         guard unwatched else { return }
         if layerMayExist(.managedUser, directories: &directories) {
@@ -248,9 +252,8 @@ extension Defaults {
         }
         guard directories.exists(configuration.locations.managedDirectory) else { return }
         let watch = state.withLock { state -> Bool in
-            guard var domain = state.search.persistent[name], domain.awaited & ~domain.watchedAwaited & bit != 0
-            else { return false }
-            domain.watchedAwaited |= bit
+            guard var domain = state.search.persistent[name], domain.awaitsUnwatched(.managedUser) else { return false }
+            domain.watchedAwaited |= PreferenceLayer.managedUser.awaitedBit
             state.search.persistent[name] = domain
             return true
         }
@@ -296,9 +299,7 @@ extension Defaults {
             file.removeObserver(token)
             return published
         }
-        fileWatcher?.watch(path, owner: file, logger: configuration.logger) { [weak file] event in
-            file?.reload(verifyContents: event.writtenInPlace)
-        }
+        watch(file)
         if wasWatched { fileWatcher?.unwatch(path, owner: awaitedLayerWatches) }
         if let failure = file.currentFailure { record(failure, deferred: deferred) }
         let contents = file.contents

@@ -183,6 +183,11 @@ public final class Defaults: Sendable {
             awaited & layer.awaitedBit != 0
         }
 
+        /// Whether the layer is awaited without a watch of its path (``watchedAwaited``).
+        func awaitsUnwatched(_ layer: PreferenceLayer) -> Bool {
+            awaited & ~watchedAwaited & layer.awaitedBit != 0
+        }
+
         /// Whether a managed (forced) layer of the domain has the key.
         func forces(_ key: String) -> Bool {
             files.contains { $0.layer.isManaged && $0.file.value(forKey: key) != nil }

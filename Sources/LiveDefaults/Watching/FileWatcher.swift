@@ -104,8 +104,8 @@ package final class FileWatcher: Sendable {
         /// The symbolic-link chains of registered paths that are not plain.
         var links = WatchedLinks()
         /// ``watch(_:owner:logger:onChange:)`` calls not yet applied to `files`, in order. A registering thread
-        /// (a store's open, a path for each of twelve layers) only appends here; the watcher's thread, or any reader of the state
-        /// (``locked(_:)``), applies them. That keeps the nested dictionaries, the set of paths to resolve and
+        /// (a store's open, a path for each of twelve layers) only appends here; the watcher's thread, or any
+        /// reader of the state (``locked(_:)``), applies them. That keeps the nested dictionaries, the set of paths to resolve and
         /// their first use in a fresh process (the runtime instantiating their types, their code's first
         /// run: ~20 µs) off the opening thread.
         var firstRequest: Request?
@@ -151,7 +151,8 @@ package final class FileWatcher: Sendable {
     private let clock: any DefaultsClock
     private let state = Lock(State())
     /// Whether a reconciliation is queued and has not started: registrations made meanwhile ride along with
-    /// it (a store's open registers the paths of its twelve layers; each used to queue a reconciliation of its own).
+    /// it (a store's open registers the paths of its twelve layers; each used to queue a reconciliation of
+    /// its own).
     private let reconcileQueued = Atomic<Bool>(false)
     /// How many ``holdingReconciliation(_:)`` calls are under way, and whether a reconciliation was asked for
     /// meanwhile.
