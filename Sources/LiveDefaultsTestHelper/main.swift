@@ -25,6 +25,11 @@
 // The Foundation and standard modes need XDG_CONFIG_HOME in their environment (Foundation reads it at
 // start-up) and refuse to run without it, so that a test can never write into the real home.
 //   print-arguments -Key value …                   print the argument domain as an old-style plist
+//   tx-pairs <dir> <domain> <count>               print "ready", wait for a line on standard input, then
+//                                                  commit transactions setting PairA = PairB = 1 … count,
+//                                                  each one a transaction of both keys
+//   tx-increment <dir> <domain> <key> <count>      wait for a line on standard input (after "ready"), then
+//                                                  count transactions of `tx[key] += 1` (typed Int, 0)
 //   soak-writer <dir> <domain> <host> <keys> <seconds> <seed> <log>
 //                                                  random sets (80 %) and deletes of keys K0 … K<keys-1>
 //                                                  for that long, 10-40 ms apart; each set's value is
@@ -103,6 +108,42 @@ case "soak-writer":
         usleep(useconds_t(Int.random(in: 10_000...40_000, using: &generator)))
     }
     try? log.close()
+    exit(0)
+
+case "tx-pairs":
+    guard arguments.count == 5, let count = Int(arguments[4]) else { fail("tx-pairs <dir> <domain> <count>") }
+    let defaults = store(arguments[2], arguments[3])
+    let first = DefaultsKey<Int>("PairA", default: 0)
+    let second = DefaultsKey<Int>("PairB", default: 0)
+    print("ready")
+    fflush(nil)
+    _ = readLine()
+    do {
+        for value in 1...max(count, 1) {
+            try defaults.transaction { tx in
+                tx[first] = value
+                tx[second] = value
+            }
+        }
+    } catch {
+        fail("\(error)")
+    }
+    exit(0)
+
+case "tx-increment":
+    guard arguments.count == 6, let count = Int(arguments[5]) else {
+        fail("tx-increment <dir> <domain> <key> <count>")
+    }
+    let defaults = store(arguments[2], arguments[3])
+    let counter = DefaultsKey<Int>(arguments[4], default: 0)
+    print("ready")
+    fflush(nil)
+    _ = readLine()
+    do {
+        for _ in 0..<count { try defaults.transaction { tx in tx[counter] += 1 } }
+    } catch {
+        fail("\(error)")
+    }
     exit(0)
 
 case "write-keys":

@@ -23,14 +23,40 @@ public struct KeyChange: Sendable, Hashable, CustomStringConvertible {
     public var newValue: PropertyList?
     /// Whether this process made the change.
     public var origin: Origin
+    /// Which changes came together: every change a store applied at once — one transaction
+    /// (``Defaults/transaction(inDomain:_:)``), one version of a file that another process wrote, one new search
+    /// list — carries the same number, and numbers grow in the order the store applied them. A change that a
+    /// slow consumer's stream coalesced with a later one (same key) carries the later one's number.
+    ///
+    /// Not part of equality: two changes are equal when they change the same key the same way.
+    public var batch: UInt64
 
-    /// A change of `key` in `domain` from `oldValue` to `newValue` (nil: no value), made by `origin`.
-    public init(domain: String, key: String, oldValue: PropertyList?, newValue: PropertyList?, origin: Origin) {
+    /// A change of `key` in `domain` from `oldValue` to `newValue` (nil: no value), made by `origin`, in `batch`.
+    public init(
+        domain: String, key: String, oldValue: PropertyList?, newValue: PropertyList?, origin: Origin,
+        batch: UInt64 = 0
+    ) {
         self.domain = domain
         self.key = key
         self.oldValue = oldValue
         self.newValue = newValue
         self.origin = origin
+        self.batch = batch
+    }
+
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+    public static func == (lhs: KeyChange, rhs: KeyChange) -> Bool {
+        lhs.domain == rhs.domain && lhs.key == rhs.key && lhs.oldValue == rhs.oldValue
+            && lhs.newValue == rhs.newValue && lhs.origin == rhs.origin
+    }
+
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(domain)
+        hasher.combine(key)
+        hasher.combine(oldValue)
+        hasher.combine(newValue)
+        hasher.combine(origin)
     }
 
     // swift-format-ignore: AllPublicDeclarationsHaveDocumentation

@@ -90,6 +90,7 @@ final class ChangeBuffer: Sendable {
             if var existing = state.pending[slot] {
                 existing.newValue = change.newValue
                 existing.origin = change.origin
+                existing.batch = change.batch
                 if existing.oldValue == existing.newValue {
                     state.pending.removeValue(forKey: slot)
                     state.order.removeAll { $0 == slot }

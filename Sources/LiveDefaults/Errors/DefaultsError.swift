@@ -44,6 +44,11 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let migrationFailed = Code(rawValue: "migrationFailed")
         /// A value a typed key or a published schema refuses (see ``DefaultsError/invalidValue(_:domain:)``).
         public static let invalidValue = Code(rawValue: "invalidValue")
+        /// A transaction whose domain kept changing under it (see ``DefaultsError/transactionConflict(domain:attempts:)``).
+        public static let transactionConflict = Code(rawValue: "transactionConflict")
+        /// A transaction given a key of another domain (see
+        /// ``DefaultsError/transactionSpansDomains(key:suite:domain:)``).
+        public static let transactionSpansDomains = Code(rawValue: "transactionSpansDomains")
 
         // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
         public var description: String { rawValue }
@@ -183,6 +188,17 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
             violation: violation)
     }
 
+    /// A transaction ran `attempts` times and every time another writer had changed a key it read before it
+    /// could commit; nothing was committed.
+    public static func transactionConflict(domain: String, attempts: Int) -> DefaultsError {
+        DefaultsError(code: .transactionConflict, domain: domain, detail: "\(attempts)")
+    }
+
+    /// A transaction of `domain` was given a typed key of another suite: a transaction changes one domain.
+    public static func transactionSpansDomains(key: String, suite: String, domain: String) -> DefaultsError {
+        DefaultsError(code: .transactionSpansDomains, domain: domain, key: key, detail: suite)
+    }
+
     /// What a store does while a file cannot be read.
     private var untilFixed: String {
         keepsLastKnownGood
@@ -223,6 +239,12 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
             return "cannot migrate key \"\(key)\" in domain \(domain): \(detail); the stored value was left as it is"
         case .invalidValue:
             return "domain \(domain): \(detail)"
+        case .transactionConflict:
+            return "domain \(domain) changed under a transaction on each of its \(detail) attempts; nothing was "
+                + "committed (another writer keeps changing the keys it reads)"
+        case .transactionSpansDomains:
+            return "key \"\(key)\" belongs to suite \(detail), not to domain \(domain): a transaction changes one "
+                + "domain; nothing was committed (use a transaction of that suite's store)"
         case .volatileDomainExists:
             return
                 "a volatile domain named \"\(domain)\" already exists; remove it first with removeVolatileDomain(forName:)"

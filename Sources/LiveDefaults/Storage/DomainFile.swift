@@ -351,52 +351,124 @@ final class DomainFile: Sendable {
     ///
     /// - Throws: ``DefaultsError/writeFailed(path:errno:message:)``; the edits then stay pending.
     func commit() throws(DefaultsError) {
+        _ = try commit(nil)
+    }
+
+    /// A transaction's part of a commit: its writes, and the values its reads saw (nil: the key was absent).
+    struct TransactionEdits {
+        var writes: DomainEdits
+        var expected: [String: PropertyList?]
+    }
+
+    /// Writes this process's pending edits followed by a transaction's `writes` as one version of the file, if
+    /// every key in `expected` still has the value given there in the file as it is now (re-read under the
+    /// file lock) with this process's pending edits on top.
+    ///
+    /// The writes reach this process's observers as one `.local` event, after the keys other processes changed
+    /// meanwhile (one `.external` event), so that readers only ever see versions someone wrote.
+    ///
+    /// - Returns: false, having written nothing (this process's earlier edits stay pending), when a key read
+    ///   was changed since: the caller runs the transaction again on the new version.
+    /// - Throws: what ``commit()`` throws; the transaction's writes are then dropped, the earlier edits kept.
+    func commit(transaction writes: [String: PropertyList?], expecting expected: [String: PropertyList?])
+        throws(DefaultsError) -> Bool
+    {
+        loadIfNeeded()
+        return try commit(TransactionEdits(writes: DomainEdits(keys: writes), expected: expected))
+    }
+
+    /// ``commit()``, with a transaction's writes and check when given one; false when its check failed.
+    private func commit(_ transaction: TransactionEdits?) throws(DefaultsError) -> Bool {
         // As in reload(), observers are told after the disk lock is released.
-        let (result, events): (Result<Void, DefaultsError>, [Event]) = diskLock.withLock {
-            let (edits, cachedStamp, cachedDisk, format, corruptStamp) = state.withLock { state in
-                let edits = state.pending
+        let (result, events): (Result<Bool, DefaultsError>, [Event]) = diskLock.withLock {
+            let (pending, cachedStamp, cachedDisk, format, corruptStamp) = state.withLock { state in
+                let pending = state.pending
+                let edits = transaction.map { pending.followed(by: $0.writes) } ?? pending
                 state.pending = DomainEdits()
                 state.scheduled = false
                 state.inFlight = edits.isEmpty ? nil : edits
-                return (edits, state.stamp, state.disk, state.format, state.corruptStamp)
+                return (pending, state.stamp, state.disk, state.format, state.corruptStamp)
             }
-            if edits.isEmpty { return (.success(()), []) }
+            let edits = transaction.map { pending.followed(by: $0.writes) } ?? pending
+            if edits.isEmpty { return (.success(true), []) }
+            // The transaction saw the file with this process's edits on top: so is each key checked.
+            let check = transaction.map { transaction in
+                { (base: [String: PropertyList]) -> Bool in
+                    transaction.expected.allSatisfy { key, seen in pending.value(forKey: key, over: base[key]) == seen }
+                }
+            }
             switch writeSettled(
-                edits, cachedStamp: cachedStamp, cachedDisk: cachedDisk, format: format, knownCorrupt: corruptStamp)
+                edits, cachedStamp: cachedStamp, cachedDisk: cachedDisk, format: format, knownCorrupt: corruptStamp,
+                check: check)
             {
-            case .success(let outcome):
-                let deltas: [KeyDelta] = state.withLock { state in
-                    state.disk = outcome.contents
-                    // Written by this process: the next version read is parsed whole (no index).
-                    state.adopt(stamp: outcome.stamp, format: outcome.format, digest: outcome.digest, index: nil)
+            case .success(let outcome) where outcome.conflicted:
+                state.withLock { state in
+                    state.pending = pending.followed(by: state.pending)
                     state.inFlight = nil
-                    state.corruptStamp = nil
-                    // The file held what this process last knew: the new disk contents are exactly the
-                    // cached contents without the newer pending edits, so nothing changed for readers, and
-                    // the cache keeps its own storage (recomputing it would share the disk dictionary and
-                    // make the next `set` copy the whole domain).
-                    guard outcome.reread else { return [] }
-                    let before = state.contents
-                    state.contents = Self.overlay(state.disk, nil, state.pending)
+                }
+                if !pending.isEmpty { BackgroundWriter.shared.schedule(self) }
+                return (.success(false), [])
+            case .success(let outcome):
+                let (external, local) = state.withLock { state in
+                    let deltas = Self.adopt(outcome, into: &state, transactionKeys: transaction?.writes.keys.keys)
                     holdsKeys.store(!state.contents.isEmpty, ordering: .releasing)
-                    return KeyDelta.between(before, state.contents)
+                    return deltas
                 }
                 var events: [Event] = []
                 if let kept = outcome.keptAside { events.append(.failed(kept)) }
-                if !deltas.isEmpty { events.append(.changed(deltas, .external)) }
+                if !external.isEmpty { events.append(.changed(external, .external)) }
+                if !local.isEmpty { events.append(.changed(local, .local)) }
                 if !events.isEmpty { deliveries.begin() }
-                return (.success(()), events)
+                return (.success(true), events)
             case .failure(let error):
                 state.withLock { state in
-                    state.pending = (state.inFlight ?? DomainEdits()).followed(by: state.pending)
+                    // A transaction commits nothing when its write fails: only the earlier edits stay pending.
+                    state.pending = (transaction == nil ? state.inFlight ?? DomainEdits() : pending)
+                        .followed(by: state.pending)
                     state.inFlight = nil
                 }
+                if transaction != nil && !pending.isEmpty { BackgroundWriter.shared.schedule(self) }
                 deliveries.begin()
                 return (.failure(error), [.failed(error)])
             }
         }
         deliver(events)
-        try result.get()
+        return try result.get()
+    }
+
+    /// Takes a written version as the one `disk` holds, and works out what readers of `contents` see change:
+    /// keys another process changed (external) and, for a transaction, the keys it wrote (local).
+    private static func adopt(
+        _ outcome: WriteOutcome, into state: inout State, transactionKeys: Dictionary<String, PropertyList?>.Keys?
+    ) -> (external: [KeyDelta], local: [KeyDelta]) {
+        state.disk = outcome.contents
+        // Written by this process: the next version read is parsed whole (no index).
+        state.adopt(stamp: outcome.stamp, format: outcome.format, digest: outcome.digest, index: nil)
+        state.inFlight = nil
+        state.corruptStamp = nil
+        if outcome.reread {
+            let before = state.contents
+            state.contents = overlay(state.disk, nil, state.pending)
+            let deltas = KeyDelta.between(before, state.contents)
+            guard let transactionKeys else { return (deltas, []) }
+            let written = Set(transactionKeys)
+            return (deltas.filter { !written.contains($0.key) }, deltas.filter { written.contains($0.key) })
+        }
+        // The file held what this process last knew: the new disk contents are exactly the cached contents
+        // without the newer pending edits, so nothing changed for readers but a transaction's keys, which are
+        // changed in place (recomputing the cache would share the disk dictionary and make the next `set` copy
+        // the whole domain).
+        guard let transactionKeys else { return ([], []) }
+        var contents = state.contents
+        state.contents = [:]
+        var local: [KeyDelta] = []
+        for key in transactionKeys {
+            let new = state.pending.value(forKey: key, over: state.disk[key])
+            let old = new.map { contents.updateValue($0, forKey: key) } ?? contents.removeValue(forKey: key)
+            if old != new { local.append(KeyDelta(key: key, old: old, new: new)) }
+        }
+        state.contents = contents
+        return ([], local)
     }
 
     /// How long a writer waits, without the file lock, for a file that another program may be rewriting in
@@ -410,14 +482,14 @@ final class DomainFile: Sendable {
     /// under it would stall every other writer of the domain, in every process.
     private func writeSettled(
         _ edits: DomainEdits, cachedStamp: FileStamp?, cachedDisk: [String: PropertyList], format: PropertyList.Format,
-        knownCorrupt: FileStamp?
+        knownCorrupt: FileStamp?, check: (([String: PropertyList]) -> Bool)? = nil
     ) -> Result<WriteOutcome, DefaultsError> {
         // The last attempt always answers (write returns nil only before it).
         var attempt = 1
         while true {
             if let result = write(
                 edits, cachedStamp: cachedStamp, cachedDisk: cachedDisk, format: format, knownCorrupt: knownCorrupt,
-                attempt: attempt)
+                attempt: attempt, check: check)
             {
                 return result
             }
@@ -434,14 +506,23 @@ final class DomainFile: Sendable {
         var digest: Int?
         /// Whether the file had changed since this process last read or wrote it (it was read again).
         var reread = false
+        /// Whether a transaction's check failed: nothing was written.
+        var conflicted = false
+
+        /// Nothing written: a transaction's check failed.
+        static func conflict(format: PropertyList.Format) -> WriteOutcome {
+            WriteOutcome(contents: [:], stamp: nil, format: format, keptAside: nil, conflicted: true)
+        }
     }
 
     /// Takes the file lock, merges the edits into the file as it is now, and writes it; nil, having written
     /// nothing, when the file is unreadable in a way that a writer in progress explains and `attempt` (from 1)
-    /// is not the last: the caller pauses without the lock and tries again.
+    /// is not the last: the caller pauses without the lock and tries again. With a `check`, the file as it is
+    /// now (under the lock) is first given to it, and nothing is written (an outcome marked `conflicted`)
+    /// when it answers false.
     private func write(
         _ edits: DomainEdits, cachedStamp: FileStamp?, cachedDisk: [String: PropertyList], format: PropertyList.Format,
-        knownCorrupt: FileStamp?, attempt: Int
+        knownCorrupt: FileStamp?, attempt: Int, check: (([String: PropertyList]) -> Bool)? = nil
     ) -> Result<WriteOutcome, DefaultsError>? {
         func failure(_ error: SystemError) -> Result<WriteOutcome, DefaultsError> {
             .failure(.writeFailed(path: path, errno: error.errno, message: error.message))
@@ -493,6 +574,7 @@ final class DomainFile: Sendable {
                 // Read without a previous version's index: always the whole contents.
                 if case .whole(let contents) = loaded?.contents { base = contents } else { base = [:] }
                 format = loaded?.format ?? format
+                if let check, !check(base) { return .success(.conflict(format: format)) }
             case .failure(let corrupt):
                 let reason: PropertyListError
                 switch corrupt.error.code {
@@ -503,6 +585,8 @@ final class DomainFile: Sendable {
                     reason = .malformed(offset: 0, reason: "the top-level value is a \(found), not a dictionary")
                 default: return .failure(corrupt.error)
                 }
+                // Checked before the unreadable file is moved aside: a conflict leaves the disk as it was.
+                if let check, !check(cachedDisk) { return .success(.conflict(format: format)) }
                 // Never overwrite what we cannot read: keep it aside under a name that says why. The edits
                 // are merged onto the last version this process read (its last known good, empty when it
                 // read none), so that no key it knew of is lost from the disk.
@@ -511,6 +595,8 @@ final class DomainFile: Sendable {
                 keptAside = .corruptFile(path: path, reason, keptAs: kept)
                 base = cachedDisk
             }
+        } else if let check, !check(base) {
+            return .success(.conflict(format: format))
         }
         let contents = edits.applied(to: base)
         if format == .openStep { format = .xml }

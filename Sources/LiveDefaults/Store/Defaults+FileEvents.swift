@@ -36,13 +36,17 @@ extension Defaults {
                 let keys = deltas.map { EffectiveView.ResolvedKey(key: $0.key, value: resolve($0.key, state)) }
                 applied = state.view.apply(.keys(keys, domain: domain, origin: origin)) ?? applied
             }
-            // The domain's own changes, for streams that follow it whatever the search list shows.
+            // The domain's own changes, for streams that follow it whatever the search list shows, in the batch
+            // of the view's changes (a batch of their own when the domain is outside the search list).
             if state.view.followsDomain(domain), let attachment = state.search.persistent[domain] {
+                if !inSearchList { state.view.beginBatch() }
                 for delta in deltas {
                     let new = attachment.value(forKey: delta.key)
                     let old = attachment.value(forKey: delta.key, replacing: (layer, delta.old))
                     guard old != new else { continue }
-                    let change = KeyChange(domain: domain, key: delta.key, oldValue: old, newValue: new, origin: origin)
+                    let change = KeyChange(
+                        domain: domain, key: delta.key, oldValue: old, newValue: new, origin: origin,
+                        batch: state.view.batch)
                     applied.resumptions += state.view.deliverDomainChange(change)
                 }
             }

@@ -89,6 +89,8 @@ struct EffectiveView {
     private(set) var merged: [String: PropertyList] = [:]
     /// Counts changes of ``merged``; a full rebuild computed at an older generation is refused.
     private(set) var generation = 0
+    /// The ``KeyChange/batch`` of the changes the last ``apply(_:)`` (or ``beginBatch()``) delivered.
+    private(set) var batch: UInt64 = 0
     private(set) var subscribers = Subscribers()
     /// Whether ``finishStreams()`` ended the streams: a stream subscribed later ends at once.
     private(set) var streamsFinished = false
@@ -118,6 +120,8 @@ struct EffectiveView {
     mutating func apply(_ change: Change) -> Applied? {
         defer { valueCache.releaseRetired() }
         var applied = Applied()
+        if case .all(_, _, let basedOn) = change, basedOn != generation { return nil }
+        beginBatch()
         switch change {
         case .keys(let keys, let domain, let origin):
             for resolved in keys { apply(resolved, domain: domain, origin: origin, to: &applied) }
@@ -125,8 +129,7 @@ struct EffectiveView {
         case .key(let resolved, let domain, let origin):
             apply(resolved, domain: domain, origin: origin, to: &applied)
             if applied.changed { keysChanged() }
-        case .all(let view, let domain, let basedOn):
-            guard basedOn == generation else { return nil }
+        case .all(let view, let domain, _):
             generation &+= 1
             let before = merged
             missingKeys.insert(all: view.keys)
@@ -146,7 +149,8 @@ struct EffectiveView {
             applied.changed = !deltas.isEmpty
             for delta in deltas {
                 let change = KeyChange(
-                    domain: domain, key: delta.key, oldValue: delta.old, newValue: delta.new, origin: .local)
+                    domain: domain, key: delta.key, oldValue: delta.old, newValue: delta.new, origin: .local,
+                    batch: batch)
                 applied.resumptions += deliver(change)
             }
         }
@@ -172,9 +176,15 @@ struct EffectiveView {
             }
         }
         if subscribers.count > 0 {
-            let change = KeyChange(domain: domain, key: key, oldValue: old, newValue: resolved.value, origin: origin)
+            let change = KeyChange(
+                domain: domain, key: key, oldValue: old, newValue: resolved.value, origin: origin, batch: batch)
             applied.resumptions += deliver(change)
         }
+    }
+
+    /// Starts a new ``batch``: the changes delivered until the next one came together.
+    mutating func beginBatch() {
+        batch &+= 1
     }
 
     /// After keys changed one by one: a new generation, and a filter large enough for the view.

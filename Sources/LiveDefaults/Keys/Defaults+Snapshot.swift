@@ -1,0 +1,23 @@
+/// Several keys read from one version: ``Defaults/snapshot(of:)-(DefaultsKeys...)``.
+extension Defaults {
+    /// The values of several keys, all taken at one moment under the store's lock: never the state before a
+    /// change of one key mixed with the state after a change of another made with it (a transaction, another
+    /// process's new version of a file). For code that reads settings that belong together outside a stream.
+    ///
+    /// ```swift
+    /// let upstream = defaults.snapshot(of: .upstreamHost, .upstreamPort)
+    /// connect(host: upstream[.upstreamHost], port: upstream[.upstreamPort])
+    /// ```
+    ///
+    /// Keys of other suites are read from this store's search list, as ``updates(of:emitCurrentValue:)-(DefaultsKeys...,_)``
+    /// reads them.
+    public func snapshot(of keys: DefaultsKeys...) -> DefaultsSnapshot {
+        snapshot(of: keys)
+    }
+
+    /// The values of several keys from one version (an array of keys).
+    public func snapshot(of keys: [DefaultsKeys]) -> DefaultsSnapshot {
+        for key in keys { guardKey(key) }
+        return DefaultsSnapshot(values: values(forKeys: keys.map(\.name)), store: WeakStore(self))
+    }
+}

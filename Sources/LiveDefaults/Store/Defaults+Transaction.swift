@@ -1,0 +1,90 @@
+/// Transactions: several changes of one domain, committed as one version (``DefaultsTransaction``).
+extension Defaults {
+    /// How many times a transaction's closure runs before ``transaction(inDomain:_:)`` gives up on a domain
+    /// that other writers keep changing under it.
+    static let transactionAttempts = 100
+
+    /// Runs `body` and commits its changes to one domain as one change: this process's readers, snapshots
+    /// (``updates(of:emitCurrentValue:)-(DefaultsKeys...,_)``) and observers see all of them or none (one
+    /// ``didChangeNotification``; the ``KeyChange/batch`` of a ``changes()`` stream tells which changes came
+    /// together), and other processes see one new version of the domain's file.
+    ///
+    /// ```swift
+    /// try defaults.transaction { tx in
+    ///     tx[.upstreamHost] = "db2"
+    ///     tx[.upstreamPort] = 5433
+    /// }
+    /// let count = try defaults.transaction { tx in
+    ///     tx[.counter] += 1          // from any number of processes at once: no increment is lost
+    ///     return tx[.counter]
+    /// }
+    /// ```
+    ///
+    /// The closure runs with no lock held, on the domain's current version (read from disk when it changed).
+    /// The commit takes the domain's file lock, reads the file again, and writes the transaction's changes
+    /// only if no key the closure read from the domain has changed meanwhile (optimistic concurrency); else
+    /// the closure runs again on the new version, up to 100 times. So a closure may run more than once: keep
+    /// it free of other side effects. When `transaction` returns, the new version is on disk (written as
+    /// every write is: temporary file, `fdatasync`, `rename`), together with this process's earlier unwritten
+    /// edits of the domain.
+    ///
+    /// One domain per transaction: its current-user file. Typed keys must belong to that domain (a key of
+    /// another suite makes the transaction throw).
+    ///
+    /// - Parameters:
+    ///   - domain: The persistent domain to change; the store's application domain (or suite) when nil.
+    ///   - body: Reads and changes values through the transaction; what it returns, `transaction` returns.
+    /// - Throws: what `body` throws (nothing is committed); ``DefaultsError`` when nothing was committed:
+    ///   ``DefaultsError/Code/invalidValue`` (a typed key refuses a value; the error names the key),
+    ///   ``DefaultsError/Code/notAPropertyList``, ``DefaultsError/Code/forcedKey``,
+    ///   ``DefaultsError/Code/transactionSpansDomains``, ``DefaultsError/Code/transactionConflict`` (the domain
+    ///   kept changing), ``DefaultsError/Code/invalidDomainName``, or a failed write
+    ///   (``DefaultsError/Code/writeFailed``, ``DefaultsError/Code/unrepresentableValue``).
+    @discardableResult
+    public func transaction<Result>(
+        inDomain domain: String? = nil, _ body: (DefaultsTransaction) throws -> Result
+    ) throws -> Result {
+        let domain = domain ?? configuration.applicationDomain
+        if domain != configuration.applicationDomain { try DomainName.validate(domain) }
+        let file = file(forDomain: domain, layer: .currentUser)
+        for _ in 0..<Self.transactionAttempts {
+            // The latest version on disk (one `stat` when nothing changed).
+            file.reload()
+            let transaction = DefaultsTransaction(defaults: self, domain: domain, file: file, base: file.contents)
+            let result = try body(transaction)
+            if let failure = transaction.failure { throw failure }
+            if transaction.writes.isEmpty { return result }
+            for key in transaction.writes.keys where objectIsForced(forKey: key, inDomain: domain) {
+                throw DefaultsError.forcedKey(key: key, domain: domain)
+            }
+            // A failed write reaches the store's observers of the file (lastError, the error handler) as well.
+            if try file.commit(transaction: transaction.writes, expecting: transaction.reads) { return result }
+        }
+        throw DefaultsError.transactionConflict(domain: domain, attempts: Self.transactionAttempts)
+    }
+
+    /// The value a key would have in this store if `file` held `fileValue` for it: forced values first, then
+    /// the search list with `fileValue` in the file's place; `fileValue` itself when the file is not in the
+    /// search list (a transaction on another domain).
+    func resolve(_ key: String, replacing file: DomainFile, with fileValue: PropertyList?) -> PropertyList? {
+        let target = Unmanaged.passUnretained(file).toOpaque()
+        return state.withLock { state in
+            for case .file(let forced) in state.search.forcedFiles {
+                if let value = forced._withUnsafeGuaranteedRef({ $0.value(forKey: key) }) { return value }
+            }
+            var found = false
+            for source in state.search.sources {
+                switch source {
+                case .volatile(let contents):
+                    if let value = contents[key] { return value }
+                case .file(let other) where other.toOpaque() == target:
+                    found = true
+                    if let fileValue { return fileValue }
+                case .file(let other):
+                    if let value = other._withUnsafeGuaranteedRef({ $0.value(forKey: key) }) { return value }
+                }
+            }
+            return found ? nil : fileValue
+        }
+    }
+}
