@@ -24,9 +24,9 @@ public struct KeyChange: Sendable, Hashable, CustomStringConvertible {
     /// Whether this process made the change.
     public var origin: Origin
     /// Which changes came together: every change a store applied at once — one transaction
-    /// (``Defaults/transaction(inDomain:_:)``), one version of a file that another process wrote, one new search
-    /// list — carries the same number, and numbers grow in the order the store applied them. A change that a
-    /// slow consumer's stream coalesced with a later one (same key) carries the later one's number.
+    /// (``Defaults/transaction(inDomain:layer:_:)``), one version of a file that another process wrote, one new
+    /// search list — carries the same number, and numbers grow in the order the store applied them. A change
+    /// that a slow consumer's stream coalesced with a later one (same key) carries the later one's number.
     ///
     /// Not part of equality: two changes are equal when they change the same key the same way.
     public var batch: UInt64

@@ -77,6 +77,9 @@ final class DomainFile: Sendable {
         /// set when an edit schedules it, cleared when a commit takes the edits (so an edit after a failed
         /// write schedules a retry).
         var scheduled = false
+        /// Whether the file was found gone while a version of it is held, and a look after
+        /// ``removalSettleInterval`` is scheduled (see ``reload(verifyContents:deferringRemoval:)``).
+        var removalCheckScheduled = false
         var inFlight: DomainEdits?
         var contents: [String: PropertyList] = [:]
         /// The observers, in the order they were added, each with its token (``ObserverList``).
@@ -214,11 +217,19 @@ final class DomainFile: Sendable {
 
     /// Re-reads the file when its stamp changed, and reports the keys that changed as external changes.
     ///
-    /// - Parameter verifyContents: Set when the watcher saw a write to the file: the stamp alone cannot prove
-    ///   that nothing changed (file timestamps have a granularity of a few milliseconds and inode numbers
-    ///   are reused), so when it matches, the bytes are compared with the digest of the last version read or
-    ///   written, and parsed only when they differ.
-    func reload(verifyContents: Bool = false) {
+    /// - Parameters:
+    ///   - verifyContents: Set when the watcher saw a write to the file: the stamp alone cannot prove that
+    ///     nothing changed (file timestamps have a granularity of a few milliseconds and inode numbers are
+    ///     reused), so when it matches, the bytes are compared with the digest of the last version read or
+    ///     written, and parsed only when they differ.
+    ///   - deferringRemoval: Set when the watcher saw the file go: a file held in memory that is now gone is
+    ///     not taken as removed at once, but looked at again after ``removalSettleInterval``. Tools that replace
+    ///     a file by unlinking it and creating a new one (`install`, `cp --remove-destination`, `git checkout`)
+    ///     leave no file for that moment; the new file's own event then reads it as one change from the old
+    ///     version (only the keys that differ), and readers never see every key removed and back. A file still
+    ///     gone at the second look is removed (its keys reported). Explicit reads (`synchronize()`, a
+    ///     transaction) take the disk as it is.
+    func reload(verifyContents: Bool = false, deferringRemoval: Bool = false) {
         // Observers (the stores, and through them error handlers and streams) are told after the disk lock
         // is released: a handler may call synchronize(), which takes it again.
         let events: [Event] = diskLock.withLock {
@@ -240,6 +251,18 @@ final class DomainFile: Sendable {
                     return failure
                 }
                 return [.failed(failure)]
+            }
+            if deferringRemoval, loaded, current == nil, known != nil {
+                let first = state.withLock { state in
+                    defer { state.removalCheckScheduled = true }
+                    return !state.removalCheckScheduled
+                }
+                if first {
+                    clock.schedule(after: Self.removalSettleInterval, on: Self.removalChecks) { [weak self] in
+                        self?.settleRemoval()
+                    }
+                }
+                return []
             }
             if loaded && current == known {
                 guard verifyContents, current != nil else { return [] }
@@ -297,6 +320,19 @@ final class DomainFile: Sendable {
             return events
         }
         deliver(events)
+    }
+
+    /// How long a file found gone by the watcher may stay gone before its keys are removed: a replacement by
+    /// unlink and create leaves no file for ~50 µs (up to 3 ms on a loaded machine; Docs/Reliability.md).
+    static let removalSettleInterval: Duration = .milliseconds(50)
+    /// Where the second looks at gone files run (a thread only while one is due).
+    static let removalChecks = DispatchQueue(label: "LiveDefaults.removals")
+
+    /// The second look at a file the watcher found gone: removed now if it is still gone; a file created again
+    /// meanwhile was read by its own event, and is compared with the version held if not.
+    private func settleRemoval() {
+        state.withLock { $0.removalCheckScheduled = false }
+        reload()
     }
 
     /// Waits until the observers were told of every change found so far by another thread (the watcher's

@@ -178,7 +178,7 @@ extension Defaults {
         // configuration (not `self`: the process's watcher would keep the store alive).
         let configuration = self.configuration
         fileWatcher?.watch(file.path, owner: file, logger: configuration.logger) { [weak file] event in
-            file?.reload(verifyContents: event.writtenInPlace)
+            file?.reload(verifyContents: event.writtenInPlace, deferringRemoval: true)
         }
     }
 
@@ -225,7 +225,7 @@ extension Defaults {
     private func awaitedLayerMayHaveAppeared(_ layer: PreferenceLayer, of name: String, event: FileWatcher.Event) {
         let (known, awaited) = attachedLayer(layer, of: name)
         if let known {
-            known.reload(verifyContents: event.writtenInPlace)
+            known.reload(verifyContents: event.writtenInPlace, deferringRemoval: true)
             return
         }
         // The watcher tells every path awaiting a directory when anything appears where it waits (another

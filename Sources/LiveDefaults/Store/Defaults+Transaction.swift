@@ -1,6 +1,6 @@
 /// Transactions: several changes of one domain, committed as one version (``DefaultsTransaction``).
 extension Defaults {
-    /// How many times a transaction's closure runs before ``transaction(inDomain:_:)`` gives up on a domain
+    /// How many times a transaction's closure runs before ``transaction(inDomain:layer:_:)`` gives up on a domain
     /// that other writers keep changing under it.
     static let transactionAttempts = 100
 
@@ -28,11 +28,14 @@ extension Defaults {
     /// every write is: temporary file, `fdatasync`, `rename`), together with this process's earlier unwritten
     /// edits of the domain.
     ///
-    /// One domain per transaction: its current-user file. Typed keys must belong to that domain (a key of
-    /// another suite makes the transaction throw).
+    /// One domain per transaction, in one layer: its current-user file unless `layer` says otherwise. Typed
+    /// keys must belong to that domain (a key of another suite makes the transaction throw).
     ///
     /// - Parameters:
     ///   - domain: The persistent domain to change; the store's application domain (or suite) when nil.
+    ///   - layer: The domain's file to change: ``PreferenceLayer/currentUser`` unless given (the per-host
+    ///     `ByHost` file, an any-user file); keys an administrator forces are refused unless it is a managed
+    ///     layer itself.
     ///   - body: Reads and changes values through the transaction; what it returns, `transaction` returns.
     /// - Throws: what `body` throws (nothing is committed); ``DefaultsError`` when nothing was committed:
     ///   ``DefaultsError/Code/invalidValue`` (a typed key refuses a value; the error names the key),
@@ -42,11 +45,12 @@ extension Defaults {
     ///   (``DefaultsError/Code/writeFailed``, ``DefaultsError/Code/unrepresentableValue``).
     @discardableResult
     public func transaction<Result>(
-        inDomain domain: String? = nil, _ body: (DefaultsTransaction) throws -> Result
+        inDomain domain: String? = nil, layer: PreferenceLayer = .currentUser,
+        _ body: (DefaultsTransaction) throws -> Result
     ) throws -> Result {
         let domain = domain ?? configuration.applicationDomain
         if domain != configuration.applicationDomain { try DomainName.validate(domain) }
-        let file = file(forDomain: domain, layer: .currentUser)
+        let file = file(forDomain: domain, layer: layer)
         for _ in 0..<Self.transactionAttempts {
             // The latest version on disk (one `stat` when nothing changed).
             file.reload()
@@ -54,7 +58,7 @@ extension Defaults {
             let result = try body(transaction)
             if let failure = transaction.failure { throw failure }
             if transaction.writes.isEmpty { return result }
-            for key in transaction.writes.keys where objectIsForced(forKey: key, inDomain: domain) {
+            for key in transaction.writes.keys where !layer.isManaged && objectIsForced(forKey: key, inDomain: domain) {
                 throw DefaultsError.forcedKey(key: key, domain: domain)
             }
             // A failed write reaches the store's observers of the file (lastError, the error handler) as well.

@@ -1,4 +1,4 @@
-/// The changes of one ``Defaults/transaction(inDomain:_:)``, made inside its closure and visible together
+/// The changes of one ``Defaults/transaction(inDomain:layer:_:)``, made inside its closure and visible together
 /// when it commits: to this process's readers and observers at once, to other processes as one version of the
 /// domain's file.
 ///
