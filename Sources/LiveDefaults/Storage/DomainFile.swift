@@ -77,9 +77,10 @@ final class DomainFile: Sendable {
         /// set when an edit schedules it, cleared when a commit takes the edits (so an edit after a failed
         /// write schedules a retry).
         var scheduled = false
-        /// Whether the file was found gone while a version of it is held, and a look after
-        /// ``removalSettleInterval`` is scheduled (see ``reload(verifyContents:deferringRemoval:)``).
-        var removalCheckScheduled = false
+        /// When the file was found gone while a version of it is held, and a look after
+        /// ``removalSettleInterval`` is scheduled (see ``reload(verifyContents:deferringRemoval:)``): the
+        /// stamp of the version held then. Nil when no look is scheduled.
+        var removalCheckFor: FileStamp?
         var inFlight: DomainEdits?
         var contents: [String: PropertyList] = [:]
         /// The observers, in the order they were added, each with its token (``ObserverList``).
@@ -189,6 +190,15 @@ final class DomainFile: Sendable {
         return state.withLock { $0.contents[key] }
     }
 
+    /// The current values of several keys, from one version of the contents (absent keys missing).
+    func values(forKeys keys: some Sequence<String>) -> [String: PropertyList] {
+        state.withLock { state in
+            var values: [String: PropertyList] = [:]
+            for key in keys { values[key] = state.contents[key] }
+            return values
+        }
+    }
+
     /// Whether the file exists on disk or holds edits not yet written; false as soon as the domain was
     /// replaced by an empty one (the write that removes the file may still be on its way).
     var exists: Bool {
@@ -252,16 +262,10 @@ final class DomainFile: Sendable {
                 }
                 return [.failed(failure)]
             }
-            if deferringRemoval, loaded, current == nil, known != nil {
-                let first = state.withLock { state in
-                    defer { state.removalCheckScheduled = true }
-                    return !state.removalCheckScheduled
-                }
-                if first {
-                    clock.schedule(after: Self.removalSettleInterval, on: Self.removalChecks) { [weak self] in
-                        self?.settleRemoval()
-                    }
-                }
+            // Gone, or created again and not yet written (`install` and `git checkout` create the new file,
+            // then fill it): not a removal yet (see `deferringRemoval`).
+            if deferringRemoval, loaded, let known, current == nil || current?.size == 0 && known.size != 0 {
+                scheduleRemovalCheck(look: 1)
                 return []
             }
             if loaded && current == known {
@@ -328,10 +332,37 @@ final class DomainFile: Sendable {
     /// Where the second looks at gone files run (a thread only while one is due).
     static let removalChecks = DispatchQueue(label: "LiveDefaults.removals")
 
-    /// The second look at a file the watcher found gone: removed now if it is still gone; a file created again
-    /// meanwhile was read by its own event, and is compared with the version held if not.
-    private func settleRemoval() {
-        state.withLock { $0.removalCheckScheduled = false }
+    /// How many times a file created again but still empty is looked at, ``removalSettleInterval`` apart,
+    /// before it is read as an empty domain.
+    static let removalLooks = 4
+
+    /// Schedules a look at a file the watcher found gone (or empty), unless one is scheduled already.
+    private func scheduleRemovalCheck(look: Int) {
+        let first = state.withLock { state in
+            guard state.removalCheckFor == nil, let held = state.stamp else { return false }
+            state.removalCheckFor = held
+            return true
+        }
+        guard first else { return }
+        clock.schedule(after: Self.removalSettleInterval, on: Self.removalChecks) { [weak self] in
+            self?.settleRemoval(look: look)
+        }
+    }
+
+    /// A later look at a file the watcher found gone: removed now if it has stayed gone; one created again
+    /// meanwhile was read by its own event (and is compared with the version held here if not). One still
+    /// empty is given a few more looks: a writer that created it may not have filled it yet. One that came
+    /// back and went again since (the next replacement) gets looks of its own.
+    private func settleRemoval(look: Int) {
+        let (scheduledFor, held) = state.withLock { state in
+            defer { state.removalCheckFor = nil }
+            return (state.removalCheckFor, state.stamp)
+        }
+        let current = (try? FileSystem.stamp(atPath: path)) ?? nil
+        if current == nil || current?.size == 0 {
+            if held != scheduledFor { return scheduleRemovalCheck(look: 1) }
+            if current != nil, look < Self.removalLooks { return scheduleRemovalCheck(look: look + 1) }
+        }
         reload()
     }
 

@@ -33,7 +33,17 @@ extension Defaults {
                 let key = EffectiveView.ResolvedKey(key: delta.key, value: resolve(delta.key, state))
                 applied = state.view.apply(.key(key, domain: domain, origin: origin)) ?? applied
             } else if inSearchList {
-                let keys = deltas.map { EffectiveView.ResolvedKey(key: $0.key, value: resolve($0.key, state)) }
+                // Every key from one version of the file: another thread may commit a new version while the
+                // keys are resolved one by one, and the view must not take some keys from each. (A later event
+                // then resolves the keys again, from the newer version.)
+                let file = state.search.persistent[domain]?.file(layer)
+                let version = file?.values(forKeys: deltas.lazy.map(\.key))
+                let keys = deltas.map { delta in
+                    let value =
+                        file.map { resolve(delta.key, state, replacing: $0, with: version?[delta.key]) }
+                        ?? resolve(delta.key, state)
+                    return EffectiveView.ResolvedKey(key: delta.key, value: value)
+                }
                 applied = state.view.apply(.keys(keys, domain: domain, origin: origin)) ?? applied
             }
             // The domain's own changes, for streams that follow it whatever the search list shows, in the batch

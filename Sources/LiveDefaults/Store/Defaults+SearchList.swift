@@ -443,6 +443,31 @@ extension Defaults {
         }
         return nil
     }
+
+    /// The value a key would have if `file` held `fileValue` for it: forced values first, then the search list
+    /// with `fileValue` in the file's place; `fileValue` itself when the file is not in the search list (a
+    /// transaction on another domain).
+    func resolve(
+        _ key: String, _ state: State, replacing file: DomainFile, with fileValue: PropertyList?
+    ) -> PropertyList? {
+        let target = Unmanaged.passUnretained(file).toOpaque()
+        for case .file(let forced) in state.search.forcedFiles {
+            if let value = forced._withUnsafeGuaranteedRef({ $0.value(forKey: key) }) { return value }
+        }
+        var found = false
+        for source in state.search.sources {
+            switch source {
+            case .volatile(let contents):
+                if let value = contents[key] { return value }
+            case .file(let other) where other.toOpaque() == target:
+                found = true
+                if let fileValue { return fileValue }
+            case .file(let other):
+                if let value = other._withUnsafeGuaranteedRef({ $0.value(forKey: key) }) { return value }
+            }
+        }
+        return found ? nil : fileValue
+    }
 }
 
 extension PreferenceLayer {
