@@ -15,7 +15,7 @@ var keysOnly = false
 /// `--only SECTION` (repeatable): the named sections alone, for a quick before/after of one row family.
 var onlySections: Set<String> = []
 let sectionNames = [
-    "reads", "writes", "codable", "cold-open", "cross-process", "volume-swap", "observers", "large", "memory",
+    "reads", "writes", "transactions", "codable", "cold-open", "cross-process", "volume-swap", "observers", "large", "memory",
 ]
 var dconfHelper: String?
 var arguments = Array(CommandLine.arguments.dropFirst())[...]
@@ -208,6 +208,73 @@ if keysOnly {
     print(Row.header)
     for row in rows { print(row.line) }
     exit(0)
+}
+
+// MARK: Transactions: several keys committed as one version, against the same keys set one by one
+
+if wanted("transactions") {
+    // A domain of its own (11 keys to start with); every row writes the same keys into it (same file size).
+    let (live, foundation) = populatedStores(11)
+    let flushes = smoke ? 3 : 300
+    let rounds = smoke ? 3 : 11
+    var value = 0
+    let oneKey = harness.measure(iterations: flushes, rounds: rounds) {
+        value += 1
+        live.set(value, forKey: "Tx0")
+        live.synchronize()
+        return value
+    }
+    for keys in [1, 10, 100] {
+        let names = (0..<keys).map { "Tx\($0)" }
+        let transaction = harness.measure(iterations: flushes, rounds: rounds) {
+            value += 1
+            _ = try? live.transaction { tx in
+                for name in names { tx.set(value, forKey: name) }
+            }
+            return value
+        }
+        rows.append(
+            Row(
+                name: "transaction of \(keys) keys, committed (on disk)",
+                live: transaction,
+                foundation: harness.measure(iterations: flushes, rounds: rounds) {
+                    value += 1
+                    for name in names { foundation.set(value, forKey: name) }
+                    foundation.synchronize()
+                    return value
+                },
+                dconf: .notApplicable,
+                note: String(
+                    format: "%.2f× one set + synchronize() (goal for 10 keys ≤ 1.1×); Foundation: set × %d + synchronize(), "
+                        + "no transaction", transaction.median / oneKey.median, keys)))
+        rows.append(
+            Row(
+                name: "the same \(keys) keys set one by one + synchronize()",
+                live: harness.measure(iterations: flushes, rounds: rounds) {
+                    value += 1
+                    for name in names { live.set(value, forKey: name) }
+                    live.synchronize()
+                    return value
+                },
+                foundation: .notApplicable, dconf: .notApplicable,
+                note: "readers may see some keys before the others"))
+        // The same bytes as the transaction wrote, replaced as every write replaces them.
+        if let bytes = FileManager.default.contents(atPath: "\(directory)/com.example.bench.n11.plist") {
+            let floorPath = "\(directory)/transaction-floor-\(keys)"
+            rows.append(
+                Row(
+                    name: "floor: temporary file + fdatasync + rename, \(keys)-key transaction's file",
+                    live: harness.measure(iterations: flushes, rounds: rounds) {
+                        DurableWrite.replacing(floorPath, bytes)
+                    },
+                    foundation: .notApplicable, dconf: .notApplicable, note: "\(bytes.count) bytes"))
+        }
+    }
+    rows.append(
+        Row(
+            name: "one set + synchronize(), the same domain", live: oneKey, foundation: .notApplicable,
+            dconf: .notApplicable, note: "what a 10-key transaction is held to"))
+    printProgress()
 }
 
 // MARK: Codable
