@@ -218,6 +218,39 @@ struct ProviderTests {
         #expect(snapshotLimit == .int(3), "the new snapshot holds the other process's key and the old ones")
     }
 
+    @Test("another process's transactions reach watchSnapshot whole: 2,000 of A = B, never A ≠ B")
+    func snapshotsOfTransactions() async throws {
+        let sandbox = Sandbox()
+        let domain = "com.example.config.pairs"
+        let defaults = try sandbox.store(domain)
+        defer { sandbox.remove(after: defaults) }
+        let provider = LiveDefaultsProvider(defaults: defaults)
+        let count = 2_000
+        let writer = try helperProcess(["tx-pairs", sandbox.path, domain, "\(count)"])
+        let input = Pipe()
+        writer.standardInput = input
+        writer.standardOutput = Pipe()
+        let (seen, mixed) = try await provider.watchSnapshot { updates in
+            var seen = 0
+            var mixed = 0
+            for await snapshot in updates {
+                seen += 1
+                if seen == 1 {
+                    try writer.run()
+                    try input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
+                }
+                let first = try snapshot.value(forKey: AbsoluteConfigKey(["PairA"]), type: .int).value?.content
+                let second = try snapshot.value(forKey: AbsoluteConfigKey(["PairB"]), type: .int).value?.content
+                if first != second { mixed += 1 }
+                if first == .int(count) { break }
+            }
+            return (seen, mixed)
+        }
+        writer.waitUntilExit()
+        #expect(writer.terminationStatus == 0)
+        #expect(seen > 2 && mixed == 0, "\(mixed) of \(seen) snapshots mixed two versions")
+    }
+
     @Test("fetchValue re-reads the files, and a watch ends with its handler")
     func fetchAndEnd() async throws {
         let sandbox = Sandbox()
