@@ -15,7 +15,8 @@ var keysOnly = false
 /// `--only SECTION` (repeatable): the named sections alone, for a quick before/after of one row family.
 var onlySections: Set<String> = []
 let sectionNames = [
-    "reads", "writes", "transactions", "codable", "cold-open", "cross-process", "volume-swap", "observers", "large", "memory",
+    "reads", "writes", "transactions", "codable", "cold-open", "cross-process", "volume-swap", "observers", "large",
+    "memory",
 ]
 var dconfHelper: String?
 var arguments = Array(CommandLine.arguments.dropFirst())[...]
@@ -245,7 +246,8 @@ if wanted("transactions") {
                 },
                 dconf: .notApplicable,
                 note: String(
-                    format: "%.2f× one set + synchronize() (goal for 10 keys ≤ 1.1×); Foundation: set × %d + synchronize(), "
+                    format:
+                        "%.2f× one set + synchronize() (goal for 10 keys ≤ 1.1×); Foundation: set × %d + synchronize(), "
                         + "no transaction", transaction.median / oneKey.median, keys)))
         rows.append(
             Row(
