@@ -63,6 +63,22 @@ func store(_ directory: String, _ domain: String) -> Defaults {
     }
 }
 
+/// Prints "ready", waits for a line on standard input, then commits `count` transactions (rounds 1 … count)
+/// and exits: the cross-process transaction modes.
+func transactionsAfterInput(
+    _ defaults: Defaults, _ count: Int, _ body: (Int, DefaultsTransaction) -> Void
+) -> Never {
+    print("ready")
+    fflush(nil)
+    _ = readLine()
+    do {
+        for round in 1...max(count, 1) { try defaults.transaction { tx in body(round, tx) } }
+    } catch {
+        fail("\(error)")
+    }
+    exit(0)
+}
+
 /// A small deterministic generator (SplitMix64), so that a soak run can be repeated from its seed: the tests'
 /// `TestProcesses.SeededGenerator`, which this program (linking no test code) cannot import.
 struct SeededGenerator: RandomNumberGenerator {
@@ -115,20 +131,10 @@ case "tx-pairs":
     let defaults = store(arguments[2], arguments[3])
     let first = DefaultsKey<Int>("PairA", default: 0)
     let second = DefaultsKey<Int>("PairB", default: 0)
-    print("ready")
-    fflush(nil)
-    _ = readLine()
-    do {
-        for value in 1...max(count, 1) {
-            try defaults.transaction { tx in
-                tx[first] = value
-                tx[second] = value
-            }
-        }
-    } catch {
-        fail("\(error)")
+    transactionsAfterInput(defaults, count) { round, tx in
+        tx[first] = round
+        tx[second] = round
     }
-    exit(0)
 
 case "tx-increment":
     guard arguments.count == 6, let count = Int(arguments[5]) else {
@@ -136,15 +142,7 @@ case "tx-increment":
     }
     let defaults = store(arguments[2], arguments[3])
     let counter = DefaultsKey<Int>(arguments[4], default: 0)
-    print("ready")
-    fflush(nil)
-    _ = readLine()
-    do {
-        for _ in 0..<count { try defaults.transaction { tx in tx[counter] += 1 } }
-    } catch {
-        fail("\(error)")
-    }
-    exit(0)
+    transactionsAfterInput(defaults, count) { _, tx in tx[counter] += 1 }
 
 case "write-keys":
     guard arguments.count == 6, let count = Int(arguments[5]) else {

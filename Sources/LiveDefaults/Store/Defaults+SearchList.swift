@@ -430,27 +430,16 @@ extension Defaults {
 
     /// The effective value of one key, walking the search list: forced values first, then the domains in order.
     func resolve(_ key: String, _ state: State) -> PropertyList? {
-        for case .file(let file) in state.search.forcedFiles {
-            if let value = file._withUnsafeGuaranteedRef({ $0.value(forKey: key) }) { return value }
-        }
-        for source in state.search.sources {
-            switch source {
-            case .volatile(let contents):
-                if let value = contents[key] { return value }
-            case .file(let file):
-                if let value = file._withUnsafeGuaranteedRef({ $0.value(forKey: key) }) { return value }
-            }
-        }
-        return nil
+        resolve(key, state, replacing: nil, with: nil)
     }
 
     /// The value a key would have if `file` held `fileValue` for it: forced values first, then the search list
     /// with `fileValue` in the file's place; `fileValue` itself when the file is not in the search list (a
-    /// transaction on another domain).
+    /// transaction on another domain). Without a file, the effective value.
     func resolve(
-        _ key: String, _ state: State, replacing file: DomainFile, with fileValue: PropertyList?
+        _ key: String, _ state: State, replacing file: DomainFile?, with fileValue: PropertyList?
     ) -> PropertyList? {
-        let target = Unmanaged.passUnretained(file).toOpaque()
+        let target = file.map { Unmanaged.passUnretained($0).toOpaque() }
         for case .file(let forced) in state.search.forcedFiles {
             if let value = forced._withUnsafeGuaranteedRef({ $0.value(forKey: key) }) { return value }
         }
