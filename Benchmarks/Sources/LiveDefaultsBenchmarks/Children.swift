@@ -113,6 +113,8 @@ func runChild(_ arguments: [String]) -> Never {
             directory: arguments[1], domain: arguments[2], index: Int(arguments[3]) ?? 0, keys: Int(arguments[4]) ?? 0)
     case ("--child-writer", 4):
         CrossProcess.runWriter(directory: arguments[1], domain: arguments[2], keys: Int(arguments[3]) ?? 1)
+    case ("--child-transaction-writer", 3):
+        CrossProcess.runTransactionWriter(directory: arguments[1], domain: arguments[2])
     case ("--child-volume-writer", 4):
         VolumeSwap.runWriter(volume: arguments[1], domain: arguments[2], keys: Int(arguments[3]) ?? 1)
     default:

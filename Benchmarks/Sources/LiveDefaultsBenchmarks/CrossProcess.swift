@@ -29,12 +29,77 @@ enum CrossProcess {
             store: { try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) })
     }
 
+    /// Another process commits transactions of two keys (`Value` and `Partner`, both set to the value), paced;
+    /// a snapshot observer here (`updates(of:)`) timestamps each arrival of a snapshot holding both. The floor
+    /// is the raw watcher on the same writer, which reads the file the transaction wrote.
+    static func measureTransactions(directory: String, writes: Int) -> Result {
+        let domain = "com.example.bench.crossprocess.transactions"
+        let value = DefaultsKey<Int>("Value", default: -1)
+        let partner = DefaultsKey<Int>("Partner", default: -1)
+        return race(
+            writer: ["--child-transaction-writer", directory, domain], writes: writes,
+            floor: { RawInotifyWatcher(path: "\(directory)/\(domain).plist", arrivals: $0) },
+            store: { try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) },
+            follow: { store, arrivals in
+                let iterator = store.updates(of: value, partner, emitCurrentValue: false).makeAsyncIterator()
+                return Task.detached {
+                    var iterator = iterator
+                    while let snapshot = await iterator.next() {
+                        // Only whole transactions count (the tests prove no snapshot mixes two).
+                        if snapshot[value] == snapshot[partner] { arrivals.record(snapshot[value]) }
+                    }
+                }
+            })
+    }
+
+    /// The writer of ``measureTransactions(directory:writes:)``: a LiveDefaults store that commits a
+    /// transaction of `Value` and `Partner` for each value read, timed from before the transaction.
+    static func runTransactionWriter(directory: String, domain: String) -> Never {
+        guard let store = try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) else {
+            exit(3)
+        }
+        func commit(_ value: Int) -> Bool {
+            do {
+                try store.transaction { tx in
+                    tx.set(PropertyList.integer(value), forKey: "Value")
+                    tx.set(PropertyList.integer(value), forKey: "Partner")
+                }
+                return true
+            } catch {
+                return false
+            }
+        }
+        guard commit(0) else { exit(3) }
+        print("ready")
+        fflush(nil)
+        while let line = readLine(), let value = Int(line) {
+            let start = now()
+            guard commit(value) else { exit(3) }
+            print(start)
+            fflush(nil)
+        }
+        exit(0)
+    }
+
+    /// A store's `updates(forKey: "Value")`, recording each integer that arrives.
+    static func followValue(_ store: Defaults, _ arrivals: Arrivals) -> Task<Void, Never> {
+        let iterator = store.updates(forKey: "Value", emitCurrentValue: false).makeAsyncIterator()
+        return Task.detached {
+            var iterator = iterator
+            while let value = await iterator.next() {
+                if case .integer(let integer)? = value { arrivals.record(integer) }
+            }
+        }
+    }
+
     /// Starts a writer (this executable with `writer` as its arguments: it prepares its file, says "ready",
     /// then for each value read prints the time and changes the file), and times `writes` paced changes
-    /// twice: seen by the `floor` watcher, then by the `store`'s `updates(forKey: "Value")`.
+    /// twice: seen by the `floor` watcher, then by the `store` through `follow` (`updates(forKey: "Value")`
+    /// unless given).
     static func race(
         writer arguments: [String], writes: Int, floor makeFloor: (Arrivals) -> RawInotifyWatcher?,
-        store makeStore: () -> Defaults?
+        store makeStore: () -> Defaults?,
+        follow: (Defaults, Arrivals) -> Task<Void, Never> = CrossProcess.followValue
     ) -> Result {
         let writer = Process()
         writer.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
@@ -76,13 +141,7 @@ enum CrossProcess {
         // LiveDefaults.
         guard let store = makeStore() else { return failed }
         let arrivals = Arrivals()
-        let iterator = store.updates(forKey: "Value", emitCurrentValue: false).makeAsyncIterator()
-        let task = Task.detached {
-            var iterator = iterator
-            while let value = await iterator.next() {
-                if case .integer(let integer)? = value { arrivals.record(integer) }
-            }
-        }
+        let task = follow(store, arrivals)
         // The first value of this pass must be a change for the store: continue from where the floor ended.
         let live = pass((writes + 1)...(2 * writes), arrivals)
         task.cancel()

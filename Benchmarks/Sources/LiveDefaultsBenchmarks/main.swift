@@ -420,6 +420,24 @@ for count in [10, 10_000] where wanted("cross-process") {
     printProgress()
 }
 
+// MARK: Another process's transaction → a snapshot observer here, beside the floor
+
+if wanted("cross-process") {
+    let latency = CrossProcess.measureTransactions(directory: directory, writes: smoke ? 30 : 500)
+    rows.append(
+        Row(
+            name: "raw inotify floor: another process commits a 2-key transaction → read the file here",
+            live: latency.floor, foundation: .notApplicable, dconf: .notApplicable,
+            note: "from before the writer's transaction (flock, re-read, fdatasync, rename) to the file read here"))
+    rows.append(
+        Row(
+            name: "another process commits a 2-key transaction → snapshot observer here (`updates(of:)`)",
+            live: latency.live, foundation: .notApplicable, dconf: .notApplicable,
+            note: "floor + \(format(latency.live.median - latency.floor.median)) at the median; lost \(latency.lost); "
+                + "Foundation has no transactions and never sees another process without synchronize()"))
+    printProgress()
+}
+
 // MARK: A Kubernetes-style volume swap → an observer here, beside the floor for the same swap
 
 if wanted("volume-swap") {
