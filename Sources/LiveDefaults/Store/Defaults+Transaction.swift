@@ -56,15 +56,27 @@ extension Defaults {
             file.reload()
             let transaction = DefaultsTransaction(defaults: self, domain: domain, file: file, base: file.contents)
             let result = try body(transaction)
-            if let failure = transaction.failure { throw failure }
-            if transaction.writes.isEmpty { return result }
-            for key in transaction.writes.keys where !layer.isManaged && objectIsForced(forKey: key, inDomain: domain) {
-                throw DefaultsError.forcedKey(key: key, domain: domain)
+            // The base is let go before the commit, which then changes the file's contents in place.
+            let (writes, reads, failure) = transaction.finish()
+            if let failure { throw failure }
+            if writes.isEmpty { return result }
+            if !layer.isManaged, let forced = firstForcedKey(among: writes.keys, inDomain: domain) {
+                throw DefaultsError.forcedKey(key: forced, domain: domain)
             }
             // A failed write reaches the store's observers of the file (lastError, the error handler) as well.
-            if try file.commit(transaction: transaction.writes, expecting: transaction.reads) { return result }
+            if try file.commit(transaction: writes, expecting: reads) { return result }
         }
         throw DefaultsError.transactionConflict(domain: domain, attempts: Self.transactionAttempts)
+    }
+
+    /// The first of `keys` that an administrator forces in `domain` (one lock for all of them when the store
+    /// has the domain attached).
+    private func firstForcedKey(among keys: some Collection<String>, inDomain domain: String) -> String? {
+        let attached: String?? = state.withLock { state in
+            state.search.persistent[domain].map { attached in keys.first { attached.forces($0) } }
+        }
+        if let attached { return attached }
+        return keys.first { objectIsForced(forKey: $0, inDomain: domain) }
     }
 
     /// The value a key would have in this store if `file` held `fileValue` for it (see

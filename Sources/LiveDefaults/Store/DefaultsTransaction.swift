@@ -1,3 +1,5 @@
+public import Foundation
+
 /// The changes of one ``Defaults/transaction(inDomain:layer:_:)``, made inside its closure and visible together
 /// when it commits: to this process's readers and observers at once, to other processes as one version of the
 /// domain's file.
@@ -25,8 +27,11 @@ public final class DefaultsTransaction {
     /// The store the transaction runs in (typed keys decode through it).
     public let defaults: Defaults
     let file: DomainFile
-    /// The domain's file at the start of the attempt, with this process's unwritten edits on top.
-    let base: [String: PropertyList]
+    /// The domain's file at the start of the attempt, with this process's unwritten edits on top (let go by
+    /// ``finish()``).
+    private var base: [String: PropertyList]
+    /// Whether the closure has returned: the transaction then reads nothing more and changes nothing.
+    private var finished = false
     /// Key → the value written, nil for a removal.
     private(set) var writes: [String: PropertyList?] = [:]
     /// Key → the value the file had when the closure read it (nil: absent): what the commit checks.
@@ -72,6 +77,7 @@ public final class DefaultsTransaction {
 
     /// Sets a key (nil removes it) when the transaction commits.
     public func set(_ value: PropertyList?, forKey key: String) {
+        guard !finished else { return }
         writes[key] = .some(value)
     }
 
@@ -87,9 +93,29 @@ public final class DefaultsTransaction {
         }
     }
 
+    /// Sets an integer (Foundation's overloads: no conversion through `Any`).
+    public func set(_ value: Int, forKey key: String) { set(PropertyList.integer(value), forKey: key) }
+    /// Sets a real.
+    public func set(_ value: Double, forKey key: String) { set(PropertyList.real(value), forKey: key) }
+    /// Sets a Boolean.
+    public func set(_ value: Bool, forKey key: String) { set(PropertyList.bool(value), forKey: key) }
+    /// Sets a string.
+    public func set(_ value: String, forKey key: String) { set(PropertyList.string(value), forKey: key) }
+    /// Sets a date.
+    public func set(_ value: Date, forKey key: String) { set(PropertyList.date(value), forKey: key) }
+    /// Sets bytes.
+    public func set(_ value: Data, forKey key: String) { set(PropertyList.data(value), forKey: key) }
+
     /// Removes a key when the transaction commits (it then reads as a lower domain's value, or nothing).
     public func removeObject(forKey key: String) {
         set(PropertyList?.none, forKey: key)
+    }
+
+    /// Ends the transaction once its closure has returned: what to commit, and why not, if it must not.
+    func finish() -> (writes: [String: PropertyList?], reads: [String: PropertyList?], failure: DefaultsError?) {
+        finished = true
+        base = [:]
+        return (writes, reads, failure)
     }
 
     /// Records why the transaction must not commit (the first reason is thrown).
