@@ -34,6 +34,10 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(help: "Where each domain's sync state is kept (default: $XDG_CONFIG_HOME/.livedefaults-sync).")
     var stateDirectory: String?
     @Option(help: "Seconds between checks that an idle etcd member still serves.") var heartbeat = 1.0
+    @Option(
+        name: .customLong("max-txn-ops"),
+        help: "The most keys pushed in one etcd transaction: the cluster's own --max-txn-ops (128 by default).")
+    var maxTransactionOperations = 128
     @Flag(help: "Log every reconnection attempt and ignored key.") var verbose = false
     @Flag(help: "Print the status of the domains' agent instead of syncing; exit 0 only when all are in step.")
     var status = false
@@ -72,10 +76,13 @@ struct SyncCommand: AsyncParsableCommand {
                 guard heartbeat.isFinite, heartbeat >= 0.01, heartbeat <= 3600 else {
                     throw ToolError("--heartbeat takes seconds between 0.01 and 3600")
                 }
+                guard maxTransactionOperations >= 1 else { throw ToolError("--max-txn-ops takes a positive count") }
                 service = try FleetSync(
                     domains: domains, etcd: etcdConnection, defaults: try Self.store(domains.first ?? ""),
                     layout: FleetLayout(prefix: connection.prefix), stateDirectory: stateDirectory, logger: logger,
-                    timing: FleetSync.Timing(heartbeat: .milliseconds(Int64((heartbeat * 1000).rounded()))))
+                    timing: FleetSync.Timing(
+                        heartbeat: .milliseconds(Int64((heartbeat * 1000).rounded())),
+                        keysPerTransaction: maxTransactionOperations))
             } catch {
                 fail(error)
             }

@@ -31,18 +31,20 @@
             public var minimumRetryDelay: Duration
             /// … up to this.
             public var maximumRetryDelay: Duration
-            /// The most keys pushed in one transaction (etcd's default limit is 128 operations).
+            /// The most keys pushed in one etcd transaction: etcd refuses a transaction of more operations than its
+            /// `--max-txn-ops` (128 unless the cluster was started with more). A local change of more keys is
+            /// pushed in several transactions, and other hosts may then see it in parts (Docs/Fleet.md).
             public var keysPerTransaction: Int
 
-            /// The defaults: a heartbeat each second, retries from 100 ms to 2 s, 64 keys per transaction.
+            /// The defaults: a heartbeat each second, retries from 100 ms to 2 s, 128 keys per transaction.
             public init(
                 heartbeat: Duration = .seconds(1), minimumRetryDelay: Duration = .milliseconds(100),
-                maximumRetryDelay: Duration = .seconds(2), keysPerTransaction: Int = 64
+                maximumRetryDelay: Duration = .seconds(2), keysPerTransaction: Int = 128
             ) {
                 self.heartbeat = heartbeat
                 self.minimumRetryDelay = minimumRetryDelay
                 self.maximumRetryDelay = max(maximumRetryDelay, minimumRetryDelay)
-                self.keysPerTransaction = min(max(keysPerTransaction, 1), 128)
+                self.keysPerTransaction = max(keysPerTransaction, 1)
             }
 
             func retryDelay(afterFailures failures: Int) -> Duration {

@@ -66,6 +66,73 @@
             #expect(c.stopAgent()?.status == 0)
         }
 
+        @Test("host A commits 300 transactions of A = B: host C's snapshot stream never sees A ≠ B")
+        func transactionsArriveWhole() async throws {
+            let cluster = try EtcdCluster.started()
+            let a = try FleetHost("a")
+            let c = try FleetHost("c")
+            try a.startAgent([domain], etcd: cluster.endpoints)
+            try c.startAgent([domain], etcd: cluster.endpoints)
+            let observer = try c.store(domain)
+            let first = DefaultsKey<Int>("PairA", default: 0)
+            let second = DefaultsKey<Int>("PairB", default: 0)
+            let count = 300
+            let watcher = Task {
+                var seen = 0
+                var mixed = 0
+                for await snapshot in observer.updates(of: first, second, emitCurrentValue: false) {
+                    seen += 1
+                    if snapshot[first] != snapshot[second] { mixed += 1 }
+                    if snapshot[first] == count && snapshot[second] == count { break }
+                }
+                return (seen, mixed)
+            }
+            let writer = try helperProcess(
+                ["tx-pairs", a.directory, domain, "\(count)"], environment: ["XDG_CONFIG_HOME": a.directory])
+            let input = Pipe()
+            writer.standardInput = input
+            writer.standardOutput = Pipe()
+            try writer.run()
+            try input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
+            writer.waitUntilExit()
+            #expect(writer.terminationStatus == 0)
+            await expectEventually("PairA = PairB = \(count) on host C", hosts: [a, c], cluster: cluster) {
+                observer.snapshot(of: first, second).values == ["PairA": .integer(count), "PairB": .integer(count)]
+            }
+            watcher.cancel()
+            let (seen, mixed) = await watcher.value
+            #expect(seen > 1, "host C saw \(seen) versions")
+            #expect(mixed == 0, "\(mixed) of \(seen) snapshots on host C mixed two transactions")
+            #expect(a.stopAgent()?.status == 0)
+            #expect(c.stopAgent()?.status == 0)
+        }
+
+        @Test("a merge is one etcd revision up to --max-txn-ops keys; a larger one is pushed in parts")
+        func transactionSizeLimit() async throws {
+            let cluster = try EtcdCluster.started()
+            let a = try FleetHost("a")
+            let c = try FleetHost("c")
+            try a.startAgent([domain], etcd: cluster.endpoints, options: ["--heartbeat", "0.2", "--max-txn-ops", "4"])
+            try c.startAgent([domain], etcd: cluster.endpoints)
+            var revision = try cluster.revision()
+            #expect(try a.defaults("merge", domain, "{ K1 = a; K2 = a; K3 = a; K4 = a; }").status == 0)
+            await expectEventually("four keys on host C", hosts: [a, c], cluster: cluster) {
+                c.value(domain, "K4") == "a" && c.value(domain, "K1") == "a"
+            }
+            #expect(try cluster.revision() == revision + 1, "four keys, one transaction")
+            revision = try cluster.revision()
+            let ten = (1...10).map { "K\($0) = b;" }.joined(separator: " ")
+            #expect(try a.defaults("merge", domain, "{ \(ten) }").status == 0)
+            await expectEventually("ten keys on host C", hosts: [a, c], cluster: cluster) {
+                (1...10).allSatisfy { c.value(domain, "K\($0)") == "b" }
+            }
+            #expect(try cluster.revision() == revision + 3, "ten keys at most four a transaction: three")
+            let bad = try a.defaultsOutput(["sync", domain, "--etcd", cluster.endpoints, "--max-txn-ops", "0"])
+            #expect(bad.status == 1 && bad.errors.contains("--max-txn-ops takes a positive count"))
+            #expect(a.stopAgent()?.status == 0)
+            #expect(c.stopAgent()?.status == 0)
+        }
+
         @Test("concurrent writers on three hosts: every host ends with every key")
         func concurrentWritersLoseNothing() async throws {
             let cluster = try EtcdCluster.started()

@@ -40,6 +40,8 @@
                 problem != nil
                 ? state.keys.compactMapValues(\.value) : store.persistentDomainContents(forName: domain) ?? [:]
             var toPush = Set<String>()
+            // Everything etcd changed since the agreement, written as one version of the file.
+            var writes = LocalWrites()
             for key in Set(remote.keys).union(local.keys).union(state.keys.keys) {
                 let agreed = state.keys[key]
                 let etcd = remote[key]
@@ -53,7 +55,7 @@
                 case (true, _):
                     guard let etcd else {
                         // Deleted in etcd (takeFromEtcd logs a conflict when the key changed here too).
-                        takeFromEtcd(key: key, value: nil, revision: revision)
+                        takeFromEtcd(key: key, value: nil, revision: revision, into: &writes)
                         continue
                     }
                     guard let value = etcd.value else { continue }  // unreadable in etcd: logged, left alone
@@ -62,9 +64,10 @@
                             "conflict on \(domain) \(key): changed here while offline and in etcd; etcd wins", key: key)
                     }
                     state.keys[key] = MirrorState.Entry(revision: etcd.revision, value: value)
-                    if local[key] != value { writeLocal(key: key, value: value) }
+                    if local[key] != value { writes.set(value, forKey: key) }
                 }
             }
+            writeLocal(writes)
             state.revision = revision
             if let problem { restoreFromAgreement(problem) }
             if !toPush.isEmpty { try await push(toPush) }
@@ -84,9 +87,11 @@
             logError(
                 "\(domain)'s file cannot be read (\(problem)); its keys are not taken for deletions but restored from etcd"
             )
+            var writes = LocalWrites()
             for (key, entry) in state.keys.sorted(by: { $0.key < $1.key }) {
-                if let value = entry.value { writeLocal(key: key, value: value) }
+                if let value = entry.value { writes.set(value, forKey: key) }
             }
+            writeLocal(writes)
         }
     }
 #endif

@@ -361,7 +361,11 @@
             return stop
         }
 
+        /// Takes the watched events into the agreement and the domain's file: every value of the batch (all the
+        /// events of each etcd revision it holds: another host's transaction) in one local transaction, one
+        /// version of the file, so that programs on this host never see part of a change.
         private func applyWatched(_ events: [EtcdEvent], progress: Int64?) {
+            var writes = LocalWrites()
             for event in events {
                 guard let kv = event.kv, let etcdKey = kv.key, let revision = kv.mod_revision?.value else { continue }
                 state.revision = max(state.revision, revision)
@@ -372,12 +376,13 @@
                 }
                 if let known = state.keys[key], known.revision >= revision { continue }  // our own push, echoed
                 if event.type == "DELETE" {
-                    takeFromEtcd(key: key, value: nil, revision: revision)
+                    takeFromEtcd(key: key, value: nil, revision: revision, into: &writes)
                 } else {
                     guard let value = decodeValue(kv.value, key: key, revision: revision) else { continue }
-                    takeFromEtcd(key: key, value: value, revision: revision)
+                    takeFromEtcd(key: key, value: value, revision: revision, into: &writes)
                 }
             }
+            writeLocal(writes)
             if let progress {
                 // A progress notification: nothing up to this revision concerns the domain.
                 state.revision = max(state.revision, progress)
@@ -413,7 +418,15 @@
         /// A value the local schema refuses is not taken: the local value stays and becomes the agreement at that
         /// revision (so it is not pushed back over etcd's either); the next valid value from etcd is taken.
         func takeFromEtcd(key: String, value: PropertyList?, revision: Int64) {
-            let local = localValue(key)
+            var writes = LocalWrites()
+            takeFromEtcd(key: key, value: value, revision: revision, into: &writes)
+            writeLocal(writes)
+        }
+
+        /// ``takeFromEtcd(key:value:revision:)``, the local write added to `writes` (written by the caller, with
+        /// the others of its batch).
+        func takeFromEtcd(key: String, value: PropertyList?, revision: Int64, into writes: inout LocalWrites) {
+            let local = writes.value(of: key) ?? localValue(key)
             if let violation = schemaRefusal(key: key, value: value) {
                 logError(
                     "etcd's value of \(domain) \(key) (revision \(revision)) is refused by the local schema, so the local value stays: \(violation)"
@@ -429,7 +442,7 @@
                     "conflict on \(domain) \(key): the local change was not yet in etcd when etcd's revision \(revision) changed the key; etcd's value wins",
                     key: key)
             }
-            writeLocal(key: key, value: value)
+            writes.set(value, forKey: key)
         }
 
         func localValue(_ key: String) -> PropertyList? {
@@ -445,6 +458,38 @@
             }
         }
 
+        /// Values from etcd to write into the domain's file together, in the order taken (a later value of a key
+        /// replaces an earlier one).
+        struct LocalWrites {
+            private(set) var values: [String: PropertyList?] = [:]
+            private(set) var order: [String] = []
+
+            mutating func set(_ value: PropertyList?, forKey key: String) {
+                if values.updateValue(value, forKey: key) == nil { order.append(key) }
+            }
+
+            /// The value to be written for a key (`.some(nil)`: a removal), nil when none is.
+            func value(of key: String) -> PropertyList?? { values[key] }
+
+            var isEmpty: Bool { order.isEmpty }
+        }
+
+        /// Writes values taken from etcd as one version of the domain's file (a transaction of the library that
+        /// reads nothing: it cannot conflict, and other writers' keys are kept); on disk when this returns.
+        func writeLocal(_ writes: LocalWrites) {
+            guard !writes.isEmpty else { return }
+            do {
+                try store.transaction(inDomain: domain) { tx in
+                    for key in writes.order { tx.set(writes.values[key] ?? nil, forKey: key) }
+                }
+            } catch {
+                logError(
+                    "cannot apply etcd's \(domain) \(writes.order.joined(separator: ", ")) locally: \(error); "
+                        + "trying key by key")
+                for key in writes.order { writeLocal(key: key, value: writes.values[key] ?? nil) }
+            }
+        }
+
         // MARK: Push
 
         /// Pushes the keys whose local value differs from the agreement: one transaction per chunk that holds only
@@ -452,11 +497,20 @@
         func push(_ keys: Set<String>) async throws(FleetError) {
             if let problem = localFileProblem() { return restoreFromAgreement(problem) }
             let contents = store.persistentDomainContents(forName: domain) ?? [:]
+            // Every key whose value in this version of the file differs from the agreement, not only those the
+            // change stream has named so far: a transaction's keys arrive one by one in the stream, and are
+            // pushed together, as one etcd transaction.
+            var candidates = keys
+            for (key, value) in contents where state.keys[key]?.value != value { candidates.insert(key) }
+            for (key, entry) in state.keys where entry.value != nil && contents[key] == nil { candidates.insert(key) }
             var changed: [(key: String, value: PropertyList?)] = []
-            for key in keys.sorted() where contents[key] != state.keys[key]?.value {
+            for key in candidates.sorted() where contents[key] != state.keys[key]?.value {
                 if let violation = schemaRefusal(key: key, value: contents[key]) {
-                    // Written with `defaults write --no-validate`, or by a program that ignores the schema.
-                    logError("\(domain) \(key) is not pushed to etcd: the local schema refuses it: \(violation)")
+                    // Written with `defaults write --no-validate`, or by a program that ignores the schema. Said
+                    // when the key changes, not at every push of another key.
+                    if keys.contains(key) {
+                        logError("\(domain) \(key) is not pushed to etcd: the local schema refuses it: \(violation)")
+                    }
                     continue
                 }
                 changed.append((key, contents[key]))
