@@ -2,8 +2,10 @@
 /// input that fits each key's type (a number with its range, a select of its choices, a checkbox for a
 /// Boolean, a password field for a secret, JSON for a structure), its summary and what it accepts — saved
 /// with `PUT /settings/{key}`, where the library checks it; a refused value shows the message and changes
-/// nothing. It follows `GET /events`, so a value written by another process (`defaults write …` in a shell)
-/// appears at once, highlighted. Nothing here names a key.
+/// nothing. Several edited fields are saved together with "Save all changes" (`PUT /settings`, one
+/// transaction). It follows `GET /events`, so a value written by another process (`defaults write …` in a
+/// shell) appears at once, highlighted; each event carries every setting from one version, and the page shows
+/// all of a change at once, never part of it. Nothing here names a key.
 enum Page {
     static func html(domain: String) -> String {
         """
@@ -34,6 +36,7 @@ enum Page {
           tr.flash td { animation: flash 2.5s ease-out; }
           @keyframes flash { from { background: #ffe58a; } to { background: transparent; } }
           #status { margin-top: 1rem; color: #666; }
+          #save-all-row { margin-top: .8rem; display: flex; gap: .8rem; align-items: center; }
           #log { margin-top: 1rem; font: 13px ui-monospace, monospace; color: #444; white-space: pre-wrap; }
         </style>
         </head>
@@ -42,11 +45,26 @@ enum Page {
         <p class="sub">Domain <code>\(domain)</code>, generated from its published schema. Change a value here,
         or from a shell: <code>defaults write \(domain) Greeting "Hi from the shell"</code></p>
         <table id="settings"><tbody></tbody></table>
+        <div id="save-all-row"><button id="save-all" disabled>Save all changes</button>
+          <span class="message" id="message-all"></span></div>
         <div id="status">connecting…</div>
         <div id="log"></div>
         <script>
         const keys = {};
         const values = {};
+        // Fields edited here and not saved yet (saved together by "Save all changes").
+        const edited = new Set();
+        // What the page showed after each event: every setting, as one version (tests read it).
+        const shownVersions = [];
+        window.shownVersions = shownVersions;
+        function markEdited(name) {
+          edited.add(name);
+          document.getElementById("save-all").disabled = false;
+        }
+        function clearEdited(name) {
+          edited.delete(name);
+          document.getElementById("save-all").disabled = edited.size === 0;
+        }
         function escape(text) {
           return String(text).replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
         }
@@ -83,12 +101,14 @@ enum Page {
           document.querySelector("#settings tbody").appendChild(row);
           element("form", key.name).addEventListener("submit", event => { event.preventDefault(); save(key.name); });
           if (key.type === "boolean" && !key.choices && !key.secret) element("field", key.name).addEventListener("change", () => save(key.name));
+          else for (const kind of ["input", "change"]) element("field", key.name).addEventListener(kind, () => markEdited(key.name));
           showRefused(key.name, key.refused);
         }
         function show(name, value, flash) {
           const key = keys[name];
           if (!key) return;
           values[name] = value;
+          clearEdited(name);
           const field = element("field", name);
           field.classList.remove("invalid");
           element("message", name).textContent = "";
@@ -134,6 +154,28 @@ enum Page {
             field.classList.add("invalid");
           }
         }
+        // Every edited field in one request: stored together (one transaction) or not at all.
+        async function saveAll() {
+          const settings = {};
+          const message = document.getElementById("message-all");
+          for (const name of edited) {
+            try { settings[name] = read(name); } catch (error) {
+              element("message", name).textContent = error.message;
+              element("field", name).classList.add("invalid");
+              message.textContent = "nothing saved: fix the fields marked above";
+              return;
+            }
+          }
+          const response = await fetch("/settings", {
+            method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify(settings) });
+          const answer = await response.json();
+          if (response.ok) {
+            for (const name of Object.keys(answer)) show(name, answer[name], false);
+            message.textContent = "";
+          } else {
+            message.textContent = `nothing saved: ${answer.error}`;
+          }
+        }
         function log(line) {
           const view = document.getElementById("log");
           view.textContent = `${new Date().toLocaleTimeString()}  ${line}\\n` + view.textContent;
@@ -141,16 +183,23 @@ enum Page {
         async function start() {
           const schema = await (await fetch("/settings/schema")).json();
           for (const key of schema.keys) addRow(key);
+          document.getElementById("save-all").addEventListener("click", saveAll);
           const events = new EventSource("/events");
           events.addEventListener("settings", event => {
             const all = JSON.parse(event.data);
             for (const name of Object.keys(all)) show(name, all[name], false);
+            shownVersions.push({ ...values });
             document.getElementById("status").textContent = "live: changes from anywhere appear here at once";
           });
           events.addEventListener("change", event => {
             const change = JSON.parse(event.data);
-            show(change.key, change.value, true);
+            // The whole version the change belongs to, shown in one go: the keys changed with it too.
+            const all = change.values || { [change.key]: change.value };
+            for (const name of Object.keys(all)) {
+              if (JSON.stringify(values[name]) !== JSON.stringify(all[name])) show(name, all[name], true);
+            }
             showRefused(change.key, change.refused);
+            shownVersions.push({ ...values });
             log(`${change.key} = ${JSON.stringify(change.value)}  (${change.origin === "external" ? "another process" : "this page or the server"})`);
           });
           events.onerror = () => { document.getElementById("status").textContent = "reconnecting…"; };

@@ -35,10 +35,12 @@ struct SettingsCatalog: Sendable {
         return DomainSchema(domain: domain, keys: keys.values.map(\.schema))
     }
 
-    /// A key's effective value as JSON (its default when no domain has it), `<secret>` for a secret.
-    func value(of key: KeySchema) -> Any {
+    /// A key's effective value as JSON (its default when no domain has it), `<secret>` for a secret; from
+    /// `version` (``Defaults/dictionaryRepresentationContents()``) when given, else read now.
+    func value(of key: KeySchema, in version: [String: PropertyList]? = nil) -> Any {
         if key.isSecret { return Self.secretText }
-        guard let value = defaults.value(forKey: key.name) ?? key.defaultValue else { return NSNull() }
+        let stored = version.map { $0[key.name] } ?? defaults.value(forKey: key.name)
+        guard let value = stored ?? key.defaultValue else { return NSNull() }
         return JSONValues.json(value)
     }
 
@@ -52,9 +54,11 @@ struct SettingsCatalog: Sendable {
         }
     }
 
-    /// Every setting's value, by name.
+    /// Every setting's value, by name, all from one version of the settings (never some keys before a change
+    /// made with others and the rest after it).
     func snapshot(_ schema: DomainSchema) -> [String: Any] {
-        schema.keys.mapValues(value(of:))
+        let version = defaults.dictionaryRepresentationContents()
+        return schema.keys.mapValues { value(of: $0, in: version) }
     }
 
     /// What the page builds its form from: each key's name, type, summary, default, range or choices,
@@ -85,14 +89,7 @@ struct SettingsCatalog: Sendable {
     ///   ``SettingError/invalid(_:)`` for a value it refuses (the message names what the key accepts),
     ///   ``SettingError/refused(_:)`` when the store refuses (a key forced by an administrator).
     func write(_ name: String, json: Any, schema: DomainSchema) throws(SettingError) {
-        guard let key = schema.keys[name] else {
-            throw .unknown(
-                "no setting named \"\(name)\"; settings: \(schema.sortedKeys.map(\.name).joined(separator: ", "))")
-        }
-        let value = try JSONValues.propertyList(json, as: key.type)
-        if let value, let violation = schema.violation(forKey: name, value: value) {
-            throw .invalid("\(violation)")
-        }
+        let value = try checked(name, json: json, schema: schema)
         do {
             if let typed = keys[name] {
                 try defaults.trySet(propertyList: value, for: typed)
@@ -101,6 +98,41 @@ struct SettingsCatalog: Sendable {
             }
         } catch {
             if error.code == .invalidValue { throw .invalid("\(error)") }
+            throw .refused("\(error)")
+        }
+    }
+
+    /// A JSON value as the property list stored for the key, once the schema accepts it.
+    private func checked(_ name: String, json: Any, schema: DomainSchema) throws(SettingError) -> PropertyList? {
+        guard let key = schema.keys[name] else {
+            throw .unknown(
+                "no setting named \"\(name)\"; settings: \(schema.sortedKeys.map(\.name).joined(separator: ", "))")
+        }
+        let value = try JSONValues.propertyList(json, as: key.type)
+        if let value, let violation = schema.violation(forKey: name, value: value) {
+            throw .invalid("\(violation)")
+        }
+        return value
+    }
+
+    /// Stores several settings as one change (a transaction): every value is checked first, as ``write(_:json:schema:)``
+    /// checks one, and nothing is stored when one is refused; programs and pages following the domain see all of
+    /// them at once, never some.
+    func write(_ settings: [String: Any], schema: DomainSchema) throws(SettingError) {
+        var values: [String: PropertyList?] = [:]
+        for (name, json) in settings {
+            let value = try checked(name, json: json, schema: schema)
+            if let value, let violation = keys[name]?.violation(for: value) { throw .invalid("\(violation)") }
+            values[name] = .some(value)
+        }
+        do {
+            try defaults.transaction { tx in
+                for (name, value) in values { tx.set(value, forKey: name) }
+            }
+        } catch let error as DefaultsError {
+            if error.code == .invalidValue { throw .invalid("\(error)") }
+            throw .refused("\(error)")
+        } catch {
             throw .refused("\(error)")
         }
     }

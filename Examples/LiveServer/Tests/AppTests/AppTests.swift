@@ -112,6 +112,43 @@ struct AppTests {
         withExtendedLifetime(directory) {}
     }
 
+    @Test("PUT /settings stores several settings as one change, or none of them")
+    func putSeveral() async throws {
+        let (defaults, directory) = try Self.store()
+        let app = buildApplication(defaults: defaults, options: ServerOptions(port: 0))
+        var changes = defaults.changes().makeAsyncIterator()
+        try await app.test(.router) { client in
+            let body = #"{"RateLimit": 250, "Greeting": "Together", "Maintenance": true}"#
+            try await client.execute(uri: "/settings", method: .put, body: ByteBuffer(string: body)) { response in
+                #expect(response.status == .ok)
+                let answer = Self.body(response)
+                #expect(answer["RateLimit"] as? Int == 250 && answer["Greeting"] as? String == "Together")
+                #expect(answer.count == 3)
+            }
+            // One refused value: nothing stored, the key's message.
+            let refused = #"{"RateLimit": 0, "Greeting": "Never"}"#
+            try await client.execute(uri: "/settings", method: .put, body: ByteBuffer(string: refused)) { response in
+                #expect(response.status == .unprocessableContent)
+                #expect((Self.body(response)["error"] as? String)?.contains("RateLimit") == true)
+            }
+            try await client.execute(uri: "/settings", method: .put, body: ByteBuffer(string: #"{"Colour": 1}"#)) {
+                response in
+                #expect(response.status == .notFound)
+            }
+            try await client.execute(uri: "/settings", method: .put, body: ByteBuffer(string: "[1, 2]")) { response in
+                #expect(response.status == .badRequest)
+            }
+        }
+        var batch: [KeyChange] = []
+        for _ in 0..<3 { if let change = await changes.next() { batch.append(change) } }
+        #expect(Set(batch.map(\.key)) == ["RateLimit", "Greeting", "Maintenance"])
+        #expect(Set(batch.map(\.batch)).count == 1, "one change")
+        #expect(defaults.integer(forKey: "RateLimit") == 250 && defaults.string(forKey: "Greeting") == "Together")
+        let file = try PropertyList.decode(
+            Data(contentsOf: URL(fileURLWithPath: directory.path + "/\(serverDomain).plist")))
+        #expect(file.value.dictionaryValue?["Greeting"] == "Together", "on disk when the answer came")
+    }
+
     @Test("A forced setting is 409")
     func putForced() async throws {
         let directory = TemporaryDirectory()
@@ -315,11 +352,21 @@ struct AppTests {
                 let events = text.components(separatedBy: "\n\n").filter { !$0.isEmpty }
                 #expect(events.count == 3)
                 #expect(events.first?.hasPrefix("event: settings\ndata: {") == true)
+                // Each change carries every setting from one version, after that change.
+                let changes = events.dropFirst().map { event -> [String: Any] in
+                    #expect(event.hasPrefix("event: change\ndata: "))
+                    let data = Data(event.dropFirst("event: change\ndata: ".count).utf8)
+                    return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+                }
+                #expect(changes.first?["key"] as? String == "Greeting" && changes.first?["value"] as? String == "Ahoy")
+                #expect(changes.first?["origin"] as? String == "local")
+                #expect((changes.first?["values"] as? [String: Any])?["Greeting"] as? String == "Ahoy")
+                #expect(changes.last?["key"] as? String == "RateLimit" && changes.last?["value"] as? Int == 7)
+                #expect((changes.last?["values"] as? [String: Any])?["RateLimit"] as? Int == 7)
+                #expect((changes.last?["values"] as? [String: Any])?["APIKey"] as? String == "<secret>")
                 #expect(
-                    events.dropFirst().first == #"event: change"# + "\n"
-                        + #"data: {"key":"Greeting","origin":"local","value":"Ahoy"}"#)
-                #expect(
-                    events.last == #"event: change"# + "\n" + #"data: {"key":"RateLimit","origin":"local","value":7}"#)
+                    (changes.last?["batch"] as? Int ?? 0) > (changes.first?["batch"] as? Int ?? .max),
+                    "two sets, two batches")
             }
             try await writer.value
         }

@@ -63,6 +63,75 @@ struct BrowserTests {
         await browser.close()
     }
 
+    @Test(
+        "fields saved together are one change: a second page never shows one of them without the others",
+        .enabled(
+            if: Browser.executables != nil, "needs Debian's chromium and chromium-driver (Scripts/install-dependencies)"
+        ),
+        .timeLimit(.minutes(3)))
+    func saveAllIsOneChange() async throws {
+        let (server, address) = try EndToEndTests.startServer(in: directory)
+        defer {
+            server.terminate()
+            server.waitUntilExit()
+        }
+        let editor = try await Browser(directory: directory.path + "/editor")
+        let follower: Browser
+        do { follower = try await Browser(directory: directory.path + "/follower") } catch {
+            await editor.close()
+            throw error
+        }
+        do {
+            try await saveTogether(editor, follower, address)
+        } catch {
+            await editor.close()
+            await follower.close()
+            throw error
+        }
+        await editor.close()
+        await follower.close()
+    }
+
+    func saveTogether(_ editor: Browser, _ follower: Browser, _ address: String) async throws {
+        for page in [editor, follower] {
+            try await page.open(address + "/")
+            try await page.wait("the page to follow /events") {
+                (try await page.property("textContent", of: "#status") as? String)?.hasPrefix("live") == true
+            }
+        }
+        let rounds = 8
+        for round in 1...rounds {
+            // Two fields edited, then saved with one click: RateLimit n goes with Greeting "pair n".
+            try await editor.type("\(100 + round)", into: "#field-RateLimit")
+            try await editor.type("pair \(100 + round)", into: "#field-Greeting")
+            try await editor.click("#save-all")
+            try await editor.wait("round \(round) in the file") {
+                stored()["RateLimit"] == .integer(100 + round) && stored()["Greeting"] == .string("pair \(100 + round)")
+            }
+        }
+        try await follower.wait("the second page to show the last round") {
+            try await follower.property("value", of: "#field-Greeting") as? String == "pair \(100 + rounds)"
+        }
+        // Everything the second page showed, after each event: the defaults first, then only whole rounds.
+        let shown = try await follower.run("return window.shownVersions") as? [[String: Any]] ?? []
+        let pairs = shown.map { ($0["RateLimit"] as? Int, $0["Greeting"] as? String) }
+        let half = pairs.dropFirst().filter { limit, greeting in greeting != limit.map { "pair \($0)" } }
+        #expect(pairs.first.map { $0.0 == 60 && $0.1 == "Hello from LiveDefaults" } == true, "\(pairs)")
+        #expect(pairs.count > rounds / 2, "the second page saw \(pairs.count) versions")
+        #expect(half.isEmpty, "the second page showed half of a save: \(half)")
+        #expect(try await editor.property("disabled", of: "#save-all") as? Bool == true, "nothing left to save")
+
+        // A refused value among them: nothing of the save is stored, and the page says why.
+        try await editor.type("0", into: "#field-RateLimit")
+        try await editor.type("never stored", into: "#field-Greeting")
+        try await editor.click("#save-all")
+        try await editor.wait("the refusal's message") {
+            (try await editor.property("textContent", of: "#message-all") as? String)?.contains("nothing saved") == true
+        }
+        #expect(
+            stored()["RateLimit"] == .integer(100 + rounds) && stored()["Greeting"] == .string("pair \(100 + rounds)"))
+    }
+
     func exercise(_ browser: Browser, _ address: String) async throws {
         try await browser.open(address + "/")
         try await browser.wait("the page to follow /events") {
