@@ -19,12 +19,15 @@
         let domain = "com.example.api"
         var etcdKey: String { "/livedefaults/\(domain)/" }
 
-        /// A started cluster and hosts A and B, each with an agent mirroring ``domain``.
-        func twoHostsInStep() throws -> (EtcdCluster, FleetHost, FleetHost) {
+        /// A started cluster and two hosts (A and B unless named), each with an agent mirroring ``domain``; the
+        /// first host's agent takes `firstOptions`.
+        func twoHostsInStep(
+            _ first: String = "a", _ second: String = "b", firstOptions: [String] = ["--heartbeat", "0.2"]
+        ) throws -> (EtcdCluster, FleetHost, FleetHost) {
             let cluster = try EtcdCluster.started()
-            let a = try FleetHost("a")
-            let b = try FleetHost("b")
-            try a.startAgent([domain], etcd: cluster.endpoints)
+            let a = try FleetHost(first)
+            let b = try FleetHost(second)
+            try a.startAgent([domain], etcd: cluster.endpoints, options: firstOptions)
             try b.startAgent([domain], etcd: cluster.endpoints)
             return (cluster, a, b)
         }
@@ -68,11 +71,7 @@
 
         @Test("host A commits 300 transactions of A = B: host C's snapshot stream never sees A ≠ B")
         func transactionsArriveWhole() async throws {
-            let cluster = try EtcdCluster.started()
-            let a = try FleetHost("a")
-            let c = try FleetHost("c")
-            try a.startAgent([domain], etcd: cluster.endpoints)
-            try c.startAgent([domain], etcd: cluster.endpoints)
+            let (cluster, a, c) = try twoHostsInStep("a", "c")
             let observer = try c.store(domain)
             let first = DefaultsKey<Int>("PairA", default: 0)
             let second = DefaultsKey<Int>("PairB", default: 0)
@@ -109,11 +108,8 @@
 
         @Test("a merge is one etcd revision up to --max-txn-ops keys; a larger one is pushed in parts")
         func transactionSizeLimit() async throws {
-            let cluster = try EtcdCluster.started()
-            let a = try FleetHost("a")
-            let c = try FleetHost("c")
-            try a.startAgent([domain], etcd: cluster.endpoints, options: ["--heartbeat", "0.2", "--max-txn-ops", "4"])
-            try c.startAgent([domain], etcd: cluster.endpoints)
+            let (cluster, a, c) = try twoHostsInStep(
+                "a", "c", firstOptions: ["--heartbeat", "0.2", "--max-txn-ops", "4"])
             var revision = try cluster.revision()
             #expect(try a.defaults("merge", domain, "{ K1 = a; K2 = a; K3 = a; K4 = a; }").status == 0)
             await expectEventually("four keys on host C", hosts: [a, c], cluster: cluster) {
