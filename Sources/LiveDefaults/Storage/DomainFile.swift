@@ -326,8 +326,9 @@ final class DomainFile: Sendable {
         deliver(events)
     }
 
-    /// How long a file found gone by the watcher may stay gone before its keys are removed: a replacement by
-    /// unlink and create leaves no file for ~50 µs (up to 3 ms on a loaded machine; Docs/Reliability.md).
+    /// How long a file found gone by the watcher may stay gone before its keys are removed: far longer than a
+    /// replacement by unlink and create leaves no file, even on a loaded machine (measured in
+    /// Docs/Reliability.md, "The reload contract"), and short enough for a real removal to arrive promptly.
     static let removalSettleInterval: Duration = .milliseconds(50)
     /// Where the second looks at gone files run (a thread only while one is due).
     static let removalChecks = DispatchQueue(label: "LiveDefaults.removals")
