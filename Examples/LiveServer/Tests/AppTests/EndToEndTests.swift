@@ -61,7 +61,9 @@ struct EndToEndTests {
 
         received += String(decoding: eventOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         events.waitUntilExit()
-        #expect(received.contains(#"data: {"key":"Greeting","origin":"external","value":"Hi from the shell"}"#))
+        // The change, with every setting from the version it belongs to (`values`).
+        #expect(received.contains(#""key":"Greeting","origin":"external","value":"Hi from the shell","values":{"#))
+        #expect(received.contains(#""Greeting":"Hi from the shell""#))
 
         let settings = try Self.get("\(address)/settings")
         #expect(settings.contains(#""Greeting":"Hi from the shell""#))
