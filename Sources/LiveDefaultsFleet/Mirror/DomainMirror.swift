@@ -413,18 +413,11 @@
             }
         }
 
-        /// Takes etcd's value (nil: deletion) of a key at a revision: the agreement first, then the file.
+        /// Takes etcd's value (nil: deletion) of a key at a revision: the agreement first, then the file's new
+        /// value added to `writes` (written by the caller with the others of its batch, as one version).
         ///
         /// A value the local schema refuses is not taken: the local value stays and becomes the agreement at that
         /// revision (so it is not pushed back over etcd's either); the next valid value from etcd is taken.
-        func takeFromEtcd(key: String, value: PropertyList?, revision: Int64) {
-            var writes = LocalWrites()
-            takeFromEtcd(key: key, value: value, revision: revision, into: &writes)
-            writeLocal(writes)
-        }
-
-        /// ``takeFromEtcd(key:value:revision:)``, the local write added to `writes` (written by the caller, with
-        /// the others of its batch).
         func takeFromEtcd(key: String, value: PropertyList?, revision: Int64, into writes: inout LocalWrites) {
             let local = writes.value(of: key) ?? localValue(key)
             if let violation = schemaRefusal(key: key, value: value) {
@@ -458,20 +451,20 @@
             }
         }
 
-        /// Values from etcd to write into the domain's file together, in the order taken (a later value of a key
-        /// replaces an earlier one).
+        /// Values from etcd to write into the domain's file together (a later value of a key replaces an earlier
+        /// one).
         struct LocalWrites {
             private(set) var values: [String: PropertyList?] = [:]
-            private(set) var order: [String] = []
 
-            mutating func set(_ value: PropertyList?, forKey key: String) {
-                if values.updateValue(value, forKey: key) == nil { order.append(key) }
-            }
+            mutating func set(_ value: PropertyList?, forKey key: String) { values[key] = .some(value) }
 
             /// The value to be written for a key (`.some(nil)`: a removal), nil when none is.
             func value(of key: String) -> PropertyList?? { values[key] }
 
-            var isEmpty: Bool { order.isEmpty }
+            /// The keys written, sorted (so that the log and the key-by-key fallback are in a stable order).
+            var keys: [String] { values.keys.sorted() }
+
+            var isEmpty: Bool { values.isEmpty }
         }
 
         /// Writes values taken from etcd as one version of the domain's file (a transaction of the library that
@@ -480,13 +473,13 @@
             guard !writes.isEmpty else { return }
             do {
                 try store.transaction(inDomain: domain) { tx in
-                    for key in writes.order { tx.set(writes.values[key] ?? nil, forKey: key) }
+                    for (key, value) in writes.values { tx.set(value, forKey: key) }
                 }
             } catch {
                 logError(
-                    "cannot apply etcd's \(domain) \(writes.order.joined(separator: ", ")) locally: \(error); "
+                    "cannot apply etcd's \(domain) \(writes.keys.joined(separator: ", ")) locally: \(error); "
                         + "trying key by key")
-                for key in writes.order { writeLocal(key: key, value: writes.values[key] ?? nil) }
+                for key in writes.keys { writeLocal(key: key, value: writes.values[key] ?? nil) }
             }
         }
 
