@@ -449,15 +449,14 @@ final class DomainFile: Sendable {
     private func commit(_ transaction: TransactionEdits?) throws(DefaultsError) -> Bool {
         // As in reload(), observers are told after the disk lock is released.
         let (result, events): (Result<Bool, DefaultsError>, [Event]) = diskLock.withLock {
-            let (pending, cachedStamp, cachedDisk, format, corruptStamp) = state.withLock { state in
+            let (pending, edits, cachedStamp, cachedDisk, format, corruptStamp) = state.withLock { state in
                 let pending = state.pending
                 let edits = transaction.map { pending.followed(by: $0.writes) } ?? pending
                 state.pending = DomainEdits()
                 state.scheduled = false
                 state.inFlight = edits.isEmpty ? nil : edits
-                return (pending, state.stamp, state.disk, state.format, state.corruptStamp)
+                return (pending, edits, state.stamp, state.disk, state.format, state.corruptStamp)
             }
-            let edits = transaction.map { pending.followed(by: $0.writes) } ?? pending
             if edits.isEmpty { return (.success(true), []) }
             // The transaction saw the file with this process's edits on top: so is each key checked.
             let check = transaction.map { transaction in
