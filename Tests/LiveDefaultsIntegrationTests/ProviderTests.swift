@@ -248,7 +248,7 @@ struct ProviderTests {
         }
         writer.waitUntilExit()
         #expect(writer.terminationStatus == 0)
-        // Without inotify (LIVEDEFAULTS_POLLING_ONLY) a poll every 100 ms may see only the first and the last.
+        // Without inotify (LIVEDEFAULTS_POLLING_ONLY) polling may see only the first and the last.
         #expect(seen >= (inotifyIsCompiledIn ? 3 : 2), "the watch saw \(seen) snapshots")
         #expect(mixed == 0, "\(mixed) of \(seen) snapshots mixed two versions")
     }

@@ -342,7 +342,7 @@ struct TransactionTests {
         done.withLock { $0 = true }
         writer.process.waitUntilExit()
         #expect(writer.process.terminationStatus == 0)
-        // Polled every 100 ms without inotify (LIVEDEFAULTS_POLLING_ONLY): fewer versions are seen, none mixed.
+        // Polled without inotify (LIVEDEFAULTS_POLLING_ONLY): fewer versions are seen, none mixed.
         #expect(seen > (inotifyIsCompiledIn ? 100 : 1), "the stream saw \(seen) versions")
         #expect(mixed == 0)
         #expect(mixedReads.withLock { $0 } == 0 && reads.withLock { $0 } > 100)
