@@ -69,7 +69,7 @@ struct DomainTarget {
     ///
     /// It watches its files only for a verb that waits for changes (`watch`, and `doctor`, which reports how
     /// the files are watched): a process that added inotify watches waits for the kernel when it exits (an
-    /// RCU grace period, 10 to 20 ms here), longer than the rest of a `defaults read`.
+    /// RCU grace period), longer than the rest of a `defaults read` (Docs/Benchmarks.md).
     func store(watching: Defaults.Configuration.Watching = .off) throws -> ToolStore {
         let log = ErrorLog()
         var configuration = Defaults.Configuration(

@@ -220,8 +220,8 @@ final class RunningTool: @unchecked Sendable {
     /// Reads a pipe to its end on a thread of its own, keeping what arrives as it arrives. Not
     /// `readabilityHandler`: that arms a libdispatch read source, and sources set up and torn down from tests
     /// running in parallel corrupt libdispatch's epoll bookkeeping — its manager thread crashed the whole test
-    /// process once in two runs here (2026-11-26; swift-corelibs-libdispatch issue 949). A blocking `read`
-    /// needs no event loop; `Process.run()` has closed this process's write end, so the thread ends at EOF.
+    /// process once in two runs here (https://github.com/swiftlang/swift-corelibs-libdispatch/issues/949).
+    /// A blocking `read` needs no event loop; `Process.run()` has closed this process's write end, so the thread ends at EOF.
     private static func collect(_ handle: FileHandle, into text: Text) {
         Thread.detachNewThread {
             let size = 1 << 16

@@ -79,7 +79,7 @@ struct RemoteFileSystemTests {
 
     /// Unmounts the test's FUSE mount and waits for its bindfs to end. A file of the mount still open for an
     /// instant (the polling watcher's reload, a write settling) makes `fusermount -u` fail with "busy", and
-    /// bindfs would then never exit: the whole test run hung there once (session 20). So the unmount is tried
+    /// bindfs would then never exit: the whole test run hung there once. So the unmount is tried
     /// again for up to 5 s, then made lazy (`-z`: detached now, finished when the last file closes), and
     /// bindfs is terminated if it is still running.
     private static func unmount(_ mountPoint: String, _ bindfs: Process) {

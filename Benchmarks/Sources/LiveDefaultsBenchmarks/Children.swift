@@ -6,14 +6,14 @@ import LiveDefaults
 /// The modes the suite runs in fresh processes (the environment is the parent's).
 func runChild(_ arguments: [String]) -> Never {
     // getenv, not ProcessInfo: a child measuring a cold open must not have warmed Foundation up first (its
-    // first `ProcessInfo` costs ~250 µs, which Foundation's UserDefaults and any library asking it pay).
+    // first `ProcessInfo` is costly, which Foundation's UserDefaults and any library asking it pay).
     let directory = getenv("XDG_CONFIG_HOME").map { String(cString: $0) } ?? ""
     switch (arguments.first, arguments.count) {
     case ("--child-cold-open", 4), ("--child-memory", 4):
         var (mode, domain, key) = (arguments[1], arguments[2], arguments[3])
         // `-warm`: a process that has used Foundation before it opens the domain (its environment read through
         // `ProcessInfo`: the runtime's first dictionary, first conformance scan and Foundation's own start
-        // done), which is how this child measured before 2026-11-26 (session 18).
+        // done): the store's own cost without the runtime's and Foundation's start.
         if mode.hasSuffix("-warm") {
             mode.removeLast("-warm".count)
             _ = ProcessInfo.processInfo.environment

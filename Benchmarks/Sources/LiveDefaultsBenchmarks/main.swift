@@ -177,7 +177,7 @@ for count in [10, 10_000] where wanted("writes") {
                 foundation: .notApplicable, dconf: .notApplicable,
                 note: "the least a crash-safe replace costs (what LiveDefaults does, without its lock and re-read)"))
         if count == 10 {
-            // The ways to spend less on the crash-safe replace (issue 14), same bytes, same run.
+            // The ways to spend less on the crash-safe replace, same bytes, same run.
             let variants: [(String, String, (String, Data) -> Int)] = [
                 (
                     "temporary file + fsync + rename", "fsync also commits the timestamps",
@@ -310,7 +310,7 @@ for count in [100, 10_000] where wanted("cold-open") {
     let runs = smoke ? 3 : 41
     let key = "Key\(count / 2)"
     // At 100 keys also after the process has used Foundation (`-warm`): the store's own cost without the
-    // runtime's and Foundation's first use, which the rows measured before session 18.
+    // runtime's and Foundation's first use.
     let modes =
         ["floor", "floor-watched", "unwatched", "live", "foundation"]
         + (count == 100 ? ["floor-warm", "floor-watched-warm", "live-warm", "foundation-warm"] : [])
@@ -400,8 +400,8 @@ for count in [10, 10_000] where wanted("cross-process") {
     dconf.populate(signalDatabase)
     let signal = dconf.signal(signalDatabase, count: smoke ? 5 : 40)  // each waits for a write_sync
     let overhead = latency.live.median - latency.floor.median
-    // Issue 26's goals: at 10 keys within 0.1 ms of the floor (p99 ≤ 1 ms); at 10,000 keys within 1 ms of it
-    // (p99 ≤ 3 ms), the file being 45 times larger.
+    // The goals (Docs/Benchmarks.md): the overhead over the floor and the 99th percentile below, looser for
+    // the large domain, whose file is 45 times larger.
     let (goalOverhead, goalP99) = count > 1_000 ? (1_000_000.0, 3_000_000.0) : (100_000.0, 1_000_000.0)
     rows.append(
         Row(

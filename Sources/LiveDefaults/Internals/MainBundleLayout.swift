@@ -1,7 +1,7 @@
 /// Whether Foundation could find a bundle identifier for this process, answered without asking Foundation.
 ///
 /// The default application domain is the main bundle's identifier, else the executable's name, as Foundation
-/// chooses it. `Bundle.main` costs a fresh process 100–150 µs on its first use (CoreFoundation's bundle, URL
+/// chooses it. `Bundle.main` is costly in a fresh process on its first use (CoreFoundation's bundle, URL
 /// and string machinery, and two listings of the executable's directory): as much as the rest of opening a
 /// domain, for an answer that is "none" for nearly every program on Linux, which is not in a bundle.
 ///

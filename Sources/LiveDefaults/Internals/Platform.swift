@@ -351,8 +351,8 @@ extension FileStamp {
 ///
 /// Names are `StaticString`s: a literal's bytes end in a NUL already, so `getenv` is given them as they are. A
 /// `String` name of up to 15 bytes is stored inline and has no NUL after it: passing it to C copies it into a
-/// new array first, and in a fresh process the first such copy cost an open ~7 µs (the array type's
-/// metadata, code paged in).
+/// new array first, and in a fresh process the first such copy costs the array type's metadata and code paged
+/// in.
 enum Environment {
     static func value(_ name: StaticString) -> String? {
         let value: UnsafeMutablePointer<CChar>?
@@ -415,9 +415,9 @@ struct UserAccount: Sendable, Equatable {
 /// The current user's name read from the user database's files, where NSS could not answer otherwise.
 ///
 /// The managed per-user layer lives in a directory named after the user (``DefaultsLocations/userName``):
-/// `$USER` when it is set, else the user database. `NSUserName()` asks NSS (`getpwuid_r`), which costs a
-/// fresh process about 100 µs before the first store is open (it tries nscd's socket twice, then reads
-/// `/etc/nsswitch.conf` and `/etc/passwd` through glibc's module machinery): a third of a cold open in an
+/// `$USER` when it is set, else the user database. `NSUserName()` asks NSS (`getpwuid_r`), which is costly in a
+/// fresh process before the first store is open (it tries nscd's socket twice, then reads
+/// `/etc/nsswitch.conf` and `/etc/passwd` through glibc's module machinery): much of a cold open in an
 /// environment without `USER`, which is where servers run (containers, systemd units, CI). Reading the two
 /// files directly costs a few system calls.
 ///
@@ -461,7 +461,7 @@ enum UserDatabaseFiles {
 
     // The scans below walk a raw buffer by index rather than `split` arrays or validate with generic
     // `String(validating:as:)`: on a fresh process's first open those cost more than the reading (their
-    // code's first run and the runtime's first instantiation of their types, ~40 µs in all; `perf`).
+    // code's first run and the runtime's first instantiation of their types).
 
     /// Whether `passwd` lookups consult the files first and stop at an entry found there.
     static func consultsFilesFirst(_ bytes: [UInt8]) -> Bool {

@@ -19,7 +19,7 @@ import Foundation
 ///
 /// A class, not a struct: a struct holding `Data` made `XMLDictionaryIndex?` a type whose copies and
 /// destruction went through runtime-made metadata, which a fresh process built on its first open of even a
-/// small file (one that keeps no index): ~20 µs. An optional reference is a pointer.
+/// small file (one that keeps no index). An optional reference is a pointer.
 final class XMLDictionaryIndex: Sendable {
     /// The bytes of the version this index describes.
     let bytes: Data

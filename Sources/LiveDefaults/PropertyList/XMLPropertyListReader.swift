@@ -218,7 +218,7 @@ struct XMLPropertyListReader: ~Copyable {
             if depth == 1, entries.count == 64 {
                 // Made anew with `init(minimumCapacity:)` rather than grown with `reserveCapacity`, which the
                 // standard library does not specialise: its generic entry point looked the dictionary's types
-                // up at run time (~20 µs of a fresh process's first open). The 64 entries are inserted again.
+                // up at run time on a fresh process's first open. The 64 entries are inserted again.
                 // Integer arithmetic on sizes bounded by the bytes in memory: no overflow, no conversion.
                 let remaining = bytes.count - position
                 let perEntry = max(1, position - start)

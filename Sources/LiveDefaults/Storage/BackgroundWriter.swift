@@ -17,11 +17,10 @@ final class BackgroundWriter: Sendable {
     /// the change within a few milliseconds, long enough to turn a burst of sets into one file write.
     static let delay: Duration = .microseconds(500)
     /// The least time from the end of one write of a clock's group to the next, when an edit arrives within it:
-    /// a loop of `set`s is then written at most 200 times a second instead of every 0.5 ms. Measured (issue 26):
-    /// a loop of `set`s on a 10-key domain took 610 ns a `set` with every burst written after 0.5 ms — the
-    /// writer's file rewrites, their `fdatasync` and the watcher waking for each competed with the loop on a
-    /// 2-core machine — and 373 ns with writes 5 ms apart. A single `set` after a quiet moment is still written
-    /// after ``delay``; a stream of them reaches the disk and other processes at most 5 ms late.
+    /// a loop of `set`s is then written a few hundred times a second rather than after every ``delay``, whose
+    /// file rewrites, `fdatasync`s and watcher wake-ups would compete with the loop itself for a small
+    /// machine's cores (Docs/Benchmarks.md). A single `set` after a quiet moment is still written after
+    /// ``delay``; a stream of them reaches the disk and other processes at most this much late.
     static let sustainedSpacing: Duration = .milliseconds(5)
 
     private struct State {

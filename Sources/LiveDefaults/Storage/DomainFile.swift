@@ -833,7 +833,7 @@ final class DomainFile: Sendable {
     ///
     /// Not `Result<Loaded?, LoadFailure>`: a generic type over our own types is instantiated by the runtime
     /// on first use, and `Result`'s `Failure: Error` requirement made that a scan of every protocol conformance
-    /// the process has loaded — about 75 µs of a fresh process's first open (`perf` of 200 of them).
+    /// the process has loaded, on a fresh process's first open.
     enum ReadResult {
         case success(Loaded?)
         case failure(LoadFailure)

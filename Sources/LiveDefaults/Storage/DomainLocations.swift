@@ -150,10 +150,10 @@ public struct DefaultsLocations: Sendable, Hashable {
 
     /// `$USER`, else the name `NSUserName()` gives (the effective user's, or the real one's when the
     /// effective user is root, as Foundation does), read from the user database's files where NSS would say
-    /// the same (``UserDatabaseFiles``: about 100 µs less on a fresh process's first open), else from NSS.
+    /// the same (``UserDatabaseFiles``: much cheaper on a fresh process's first open), else from NSS.
     ///
     /// The database's answer is kept for the user id it was for: a process that opens many stores (suites)
-    /// looks it up once (eight system calls, ~13 µs here), and again only if its user changes.
+    /// looks it up once (a few system calls), and again only if its user changes.
     static var currentUserName: String {
         if let name = Environment.value("USER") { return name }
         return currentUserEntry?.name ?? NSUserName()
@@ -163,8 +163,8 @@ public struct DefaultsLocations: Sendable, Hashable {
     ///
     /// Foundation takes `CFFIXED_USER_HOME` when it is set, else the user database's home directory of the
     /// effective user (the real one when the effective user is root), else `HOME`, and standardizes the
-    /// path. Its first call costs a fresh process about 170 µs (NSS, then URL and path machinery) — more
-    /// than the rest of opening a domain. When `CFFIXED_USER_HOME` is not set and the user database's files
+    /// path. Its first call costs a fresh process NSS, then URL and path machinery — more than the rest of
+    /// opening a domain. When `CFFIXED_USER_HOME` is not set and the user database's files
     /// give the user's home (see ``UserDatabaseFiles``) as a path that is already standard (absolute, no
     /// empty, `.` or `..` component, no trailing slash), that path is the answer; in every other case
     /// `NSHomeDirectory()` is.

@@ -42,8 +42,8 @@ extension Defaults {
         /// `.error` or above.
         ///
         /// The default logger is made when first asked for (something is logged), not with the
-        /// configuration: swift-log's first `Logger` costs a fresh process ~25 µs (its logging system set up),
-        /// a tenth of opening a store, most of which never log. So it also follows a `LoggingSystem.bootstrap`
+        /// configuration: swift-log's first `Logger` sets up its logging system, a noticeable part of a fresh
+        /// process's first open, and most stores never log. So it also follows a `LoggingSystem.bootstrap`
         /// made after the configuration.
         public var logger: Logger {
             get { givenLogger ?? Logger(label: "LiveDefaults") }
@@ -55,7 +55,7 @@ extension Defaults {
         /// watch limit). Programs choose with ``watching``.
         ///
         /// The process's watcher is made only when a store that watches asks for it: making it opens inotify
-        /// and starts libdispatch's event thread, which a program that opens its stores with
+        /// and starts the watcher's thread, which a program that opens its stores with
         /// ``Watching/off`` (the `defaults` command) never needs.
         package var watcher: FileWatcher {
             get { chosenWatcher ?? .shared }
@@ -65,9 +65,9 @@ extension Defaults {
         /// How the store follows other processes' writes: ``Watching/automatic`` (inotify) unless you choose
         /// polling, or no watching at all for a program that reads once and exits.
         public var watching: Watching = .automatic
-        /// The time the store follows: its change notifications' 1 ms gathering, the background writer's
-        /// 0.5 ms wait for its files (5 ms apart while edits keep coming), the pauses while another program rewrites a file, the timestamp of a
-        /// kept corrupt file. The real time unless you pass another clock, such as `ManualDefaultsClock` (in
+        /// The time the store follows: the gathering of its change notifications, the background writer's
+        /// waits for its files, the pauses while another program rewrites a file, the timestamp of a kept
+        /// corrupt file (see ``DefaultsClock``). The real time unless you pass another clock, such as `ManualDefaultsClock` (in
         /// the `LiveDefaultsTesting` product) in a test. Stores with different clocks keep files of their
         /// own, which meet through the disk (see Docs/Architecture.md). Polling follows the real time.
         public var clock: any DefaultsClock
@@ -83,8 +83,8 @@ extension Defaults {
             /// Not at all: the store reads a file when it first needs it and again on ``Defaults/synchronize()``
             /// and ``Defaults/flush()``; its own writes are seen at once, as always. For a program that reads
             /// or writes once and exits, such as the `defaults` command: watching costs it nothing while it
-            /// runs, but Linux waits for an RCU grace period (often 10 to 20 ms) when a process that added
-            /// inotify watches exits.
+            /// runs, but Linux waits for an RCU grace period when a process that added inotify watches exits
+            /// (Docs/Benchmarks.md).
             case off
         }
 
@@ -123,7 +123,8 @@ extension Defaults {
         /// Foundation's `Bundle.main` is only asked when the executable's directory could hold a bundle's
         /// `Info.plist`; otherwise the name is the executable's file name (`/proc/self/exe`), which is
         /// Foundation's `ProcessInfo.processName` — unless the program has assigned that property, which this
-        /// does not follow. Asking Foundation costs a fresh process 150–250 µs (see `MainBundleLayout`).
+        /// does not follow. Asking Foundation costs a fresh process more than the rest of an open (see
+        /// `MainBundleLayout`).
         public static var processApplicationDomain: String {
             if let path = CurrentProcess.executablePath, MainBundleLayout.certainlyHasNoInfo(executablePath: path),
                 let name = MainBundleLayout.executableName(of: path)
@@ -136,7 +137,7 @@ extension Defaults {
 
         /// The process's language variables (`LANGUAGE`, `LC_ALL`, `LC_MESSAGES`, `LANG`), each read with
         /// `getenv`: the default of ``preferredLanguages(environment:)``. `ProcessInfo`'s whole environment
-        /// would cost a fresh process about 250 µs on its first use.
+        /// would cost a fresh process more than an open on its first use.
         @usableFromInline static var languageEnvironment: [String: String] {
             var environment: [String: String] = [:]
             for name: StaticString in ["LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"] {
@@ -170,9 +171,9 @@ extension Defaults {
         /// ``preferredLanguages(environment:)`` with each variable's value from `lookup`.
         static func preferredLanguages(lookup: (StaticString) -> String?) -> [String] {
             // Scanned as UTF-8 bytes rather than Characters: a fresh process's first grapheme breaking (`split`,
-            // `prefix(while:)`, even a String subscripted at a UTF-8 index) cost its first open about 90 µs.
+            // `prefix(while:)`, even a String subscripted at a UTF-8 index) pages Unicode tables in on its first open.
             // Each candidate is taken as it is found rather than gathered into an array of slices first: that
-            // array's type was one more for the runtime to make in a fresh process (~6 µs of its first open).
+            // array's type was one more for the runtime to make in a fresh process.
             typealias Bytes = ArraySlice<UInt8>
             func upTo(_ text: Bytes, stoppingAt stop: (UInt8) -> Bool) -> Bytes {
                 text[..<(text.firstIndex(where: stop) ?? text.endIndex)]

@@ -97,7 +97,7 @@ extension Defaults {
     /// What the scalar getters convert: a cached scalar (or missing) key as its bucket holds it, so that a
     /// value of the getter's own type is taken without a `PropertyList` made; a key the missing-key filter
     /// rules out, which the getter answers with its default as a constant (`Coercion.integer(nil)` folded
-    /// to 0: passing a nil through `.value` cost a missing key 2 ns, 5.8 → 7.8 ns); else the value itself —
+    /// to 0: passing a nil through `.value` made a missing key's read a third slower); else the value itself —
     /// a box's, or the view's under the lock.
     private enum ScalarRead {
         case scalar(ScalarReadSlots.Tag, UInt64)

@@ -56,7 +56,7 @@ extension Defaults {
 
         // A handful of entries: compared in the array. A `Set<SearchEntry>` here cost a fresh process about
         // 15% of opening its first store (the runtime instantiating the set's type and looking up its
-        // conformances on first use; `perf` of 300 cold opens, Docs/Benchmarks.md).
+        // conformances on first use; Docs/Benchmarks.md).
         var unique: [SearchEntry] = []
         unique.reserveCapacity(list.count)
         for entry in list where !unique.contains(entry) { unique.append(entry) }
@@ -152,8 +152,8 @@ extension Defaults {
     /// no file: only its path is watched, and the layer is *awaited* (``PersistentDomain/awaited``) until
     /// the directory appears (the watcher's first look at it), a write goes there, or `synchronize()` finds
     /// it (``attachAwaitedLayer(_:of:deferred:)``). Making, loading, observing and registering a file that
-    /// cannot exist cost a store's first open about 5 µs each, for eight of a store's twelve layer files
-    /// on a usual machine (Docs/Benchmarks.md).
+    /// cannot exist cost a store's first open time for each of the eight of its twelve layer files that a
+    /// usual machine lacks (Docs/Benchmarks.md).
     func attach(_ name: String, directories: inout LayerDirectories) -> PersistentDomain {
         var domain = PersistentDomain(name: name, files: PersistentDomain.LayerFiles())
         for layer in PreferenceLayer.searchOrder {

@@ -338,7 +338,7 @@ struct EffectiveView {
     /// Ends every stream (the store is going away: what was not taken is dropped, unless `keepingPending`).
     func finishAll(keepingPending: Bool = false) -> [Resumption] {
         // Most stores end with no stream: then nothing is walked. Walking the empty tables made the runtime
-        // build their iterators' types by name, ~100 µs of a store's release in a fresh process (`perf`);
+        // build their iterators' types by name, a large part of a store's release in a fresh process;
         // the walk is a function of its own, whose types are looked up where it starts.
         if subscribers.count == 0 { return [] }
         return finishEvery(keepingPending: keepingPending)
@@ -382,7 +382,7 @@ struct EffectiveView {
 /// bit is proof.
 struct SlotNameBits {
     /// Inline, not an `[UInt64]`: an array of eight words was made by the standard library's unspecialised
-    /// allocation, its type looked up at run time, on every store's open (~10 µs of a fresh process's first).
+    /// allocation, its type looked up at run time, on every store's open.
     private var words = InlineArray<8, UInt64>(repeating: 0)
 
     mutating func insert(_ hash: UInt64) {

@@ -90,7 +90,7 @@ package final class FileWatcher: Sendable {
 
     private struct State {
         /// Registrations by path, grouped by directory: a path's registrants in an array, a handful at most
-        /// (a dictionary keyed by `ObjectIdentifier` cost a fresh process's first open about 70 µs: the
+        /// (a dictionary keyed by `ObjectIdentifier` cost a fresh process's first open dearly: the
         /// runtime instantiating its storage type, with a scan of every loaded conformance for `Hashable`).
         var files: [String: [String: [Registration]]] = [:]
         /// Watch descriptor → watched path (a files' directory, or an ancestor awaiting one).
@@ -107,7 +107,7 @@ package final class FileWatcher: Sendable {
         /// (a store's open, a path for each of twelve layers) only appends here; the watcher's thread, or any
         /// reader of the state (``locked(_:)``), applies them. That keeps the nested dictionaries, the set of paths to resolve and
         /// their first use in a fresh process (the runtime instantiating their types, their code's first
-        /// run: ~20 µs) off the opening thread.
+        /// run) off the opening thread.
         var firstRequest: Request?
         var lastRequest: Request?
 
@@ -160,7 +160,7 @@ package final class FileWatcher: Sendable {
     private let heldReconcile = Atomic<Bool>(false)
     /// How often directories that cannot be watched with inotify are checked: at least a millisecond.
     /// Worked out when asked (polling starts, a test): `Duration`'s arithmetic is code of the standard
-    /// library that a process's first open would otherwise page in for nothing (~10 µs, `perf`).
+    /// library that a process's first open would otherwise page in for nothing.
     package var pollInterval: Duration {
         max(.milliseconds(1), requestedPollInterval ?? Self.pollIntervalFromEnvironment)
     }

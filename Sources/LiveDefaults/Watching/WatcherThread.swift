@@ -4,12 +4,11 @@ import Foundation
 /// polls) one job at a time in the order given, and, between jobs, waits for the inotify descriptor to have
 /// events and hands them to the watcher.
 ///
-/// Why not a serial `DispatchQueue` with a read `DispatchSource`, as the watcher had until issue 26: the
-/// first use of libdispatch in a process makes its machinery on the thread that uses it — an event loop
-/// (`epoll`, an `eventfd`, a manager thread) when the source is activated, a worker thread when the queue
-/// first gets work. That cost the opening thread of a fresh process about 225 µs (a probe: source
-/// activated plus one `async`, medians of 15), most of a cold open's time beyond reading the file. This
-/// costs it one `pthread_create` (about 50 µs here) when the first store registers a file; the wake pipe,
+/// Why not a serial `DispatchQueue` with a read `DispatchSource`: the first use of libdispatch in a process
+/// makes its machinery on the thread that uses it — an event loop (`epoll`, an `eventfd`, a manager
+/// thread) when the source is activated, a worker thread when the queue first gets work — most of a cold
+/// open's time beyond reading the file (Docs/Benchmarks.md, "A fresh process"). This costs the opening
+/// thread one `pthread_create` when the first store registers a file; the wake pipe,
 /// the inotify descriptor (``init(opening:)``), the watches and the first look at the files are made on the
 /// new thread.
 ///
@@ -64,7 +63,7 @@ final class WatcherThread: Sendable {
 
     /// A thread (not started yet) that, before its first job, opens the descriptor it reads with `open`
     /// (-1: none), and closes it when it stops. Opening inotify is a system call the thread that registers
-    /// the first file then does not make (~7 µs of a fresh process's first open, `perf`).
+    /// the first file then does not make.
     init(opening open: @escaping @Sendable () -> Int32) {
         state = Lock(State(descriptor: -1))
         opening = open

@@ -63,7 +63,7 @@ struct DaemonTests {
         let lines = Lines()
         try process.run()
         // Read on a thread of its own, not through `readabilityHandler`, whose libdispatch read source can
-        // crash libdispatch's manager thread (swift-corelibs-libdispatch issue 949); a line cut between two
+        // crash libdispatch's manager thread (https://github.com/swiftlang/swift-corelibs-libdispatch/issues/949); a line cut between two
         // reads is kept until its end arrives. The thread ends at EOF (`run()` closed our write end).
         let handle = output.fileHandleForReading
         Thread.detachNewThread {
