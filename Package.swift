@@ -4,7 +4,7 @@ import PackageDescription
 let package = Package(
     name: "LiveDefaults",
     // Platforms: built and tested on Linux only (Debian, Swift 6.3), and no other platform is claimed. The
-    // core library reaches the operating system through one file (Sources/LiveDefaults/Internals/Platform.swift,
+    // core library reaches the operating system through one folder (Sources/LiveDefaults/Internals/System/,
     // Scripts/check-platform); CI also builds and runs the suite with inotify compiled out
     // (-DLIVEDEFAULTS_POLLING_ONLY), the polling watcher another platform would start with. Nothing has been
     // built on macOS, so no Apple platform is declared (README, "Platforms").
