@@ -18,45 +18,28 @@ final class DomainFile: Sendable {
 
     typealias Observer = @Sendable (Event) -> Void
 
-    /// A file's observers in the order they were added, each with its token: an immutable linked list, made
-    /// anew on every change (a store has a handful of observers of a file at most), which a notification
-    /// takes as it is under the lock and walks outside it.
-    ///
-    /// Not an array of closures beside an array of tokens (nor a dictionary by token before them): those
-    /// are types the runtime instantiates on a fresh process's first open, a few microseconds each.
-    final class ObserverList: Sendable {
+    /// An observer of the file, with its token: a node of the file's observers (an ``IntrusiveList`` in the
+    /// order they were added; not an array of closures: see there). The list is made anew on every change (a
+    /// store has a handful of observers of a file at most), so a notification takes it as it is under the
+    /// lock and walks it outside.
+    final class Observation: IntrusiveListNode, @unchecked Sendable {
+        // @unchecked: `next` is set only while the list holding the node is built, under the state lock; a
+        // list once published in the state is never changed (a change builds new nodes).
         let token: UInt64
         let observer: Observer
-        let next: ObserverList?
+        var next: Observation?
 
-        init(_ token: UInt64, _ observer: @escaping Observer, next: ObserverList?) {
+        init(_ token: UInt64, _ observer: @escaping Observer) {
             self.token = token
             self.observer = observer
-            self.next = next
         }
+    }
 
-        /// `list` with `observer` at its end.
-        static func appending(_ token: UInt64, _ observer: @escaping Observer, to list: ObserverList?) -> ObserverList {
-            guard let list else { return ObserverList(token, observer, next: nil) }
-            return ObserverList(list.token, list.observer, next: appending(token, observer, to: list.next))
-        }
-
-        /// `list` without the observer of `token` (the same list when it has none).
-        static func removing(_ token: UInt64, from list: ObserverList?) -> ObserverList? {
-            guard let list else { return nil }
-            if list.token == token { return list.next }
-            let rest = removing(token, from: list.next)
-            return rest === list.next ? list : ObserverList(list.token, list.observer, next: rest)
-        }
-
-        /// Calls `body` with each observer, in order.
-        func forEach(_ body: (Observer) -> Void) {
-            var node: ObserverList? = self
-            while let current = node {
-                body(current.observer)
-                node = current.next
-            }
-        }
+    /// `list` without the observer of `excluded` (nil: none left out), in new nodes.
+    private static func copy(_ list: IntrusiveList<Observation>, without excluded: UInt64? = nil)
+        -> IntrusiveList<Observation>
+    {
+        list.filter({ $0.token != excluded }, copying: { Observation($0.token, $0.observer) })
     }
 
     let path: String
@@ -83,8 +66,8 @@ final class DomainFile: Sendable {
         var removalCheckFor: FileStamp?
         var inFlight: DomainEdits?
         var contents: [String: PropertyList] = [:]
-        /// The observers, in the order they were added, each with its token (``ObserverList``).
-        var observers: ObserverList?
+        /// The observers, in the order they were added, each with its token (``Observation``).
+        var observers = IntrusiveList<Observation>()
         var nextObserver: UInt64 = 0
         /// Why the current version of the file could not be read, until it is fixed or replaced; stores that
         /// attach to the file later learn of it through ``currentFailure``.
@@ -291,7 +274,7 @@ final class DomainFile: Sendable {
                 if case .success(let loaded?) = result, case .changed(let reread) = loaded.contents {
                     // Only the entries that changed were read: the dictionaries are edited in place.
                     state.adopt(stamp: loaded.stamp, format: loaded.format, digest: loaded.digest, index: reread.index)
-                    return Self.apply(reread, to: &state, reporting: state.observers != nil)
+                    return Self.apply(reread, to: &state, reporting: !state.observers.isEmpty)
                 }
                 let before = state.contents
                 switch result {
@@ -315,7 +298,7 @@ final class DomainFile: Sendable {
                 state.contents = Self.overlay(state.disk, state.inFlight, state.pending)
                 holdsKeys.store(!state.contents.isEmpty, ordering: .releasing)
                 // The first load has no observers yet (stores observe after loading): nothing to compare.
-                return state.observers == nil ? [] : KeyDelta.between(before, state.contents)
+                return state.observers.isEmpty ? [] : KeyDelta.between(before, state.contents)
             }
             var events: [Event] = []
             if let report { events.append(.failed(report)) }
@@ -381,20 +364,21 @@ final class DomainFile: Sendable {
     func set(_ value: PropertyList?, forKey key: String) {
         loadIfNeeded()
         // The observers to tell are taken under the same lock as the edit (one lock per `set`, not two).
-        let (delta, mustSchedule, observers): (KeyDelta?, Bool, ObserverList?) = state.withLock { state in
+        let (delta, mustSchedule, observers): (KeyDelta?, Bool, IntrusiveList<Observation>) = state.withLock {
+            state in
             let mustSchedule = !state.scheduled
             state.scheduled = true
             let old =
                 value.map { state.contents.updateValue($0, forKey: key) } ?? state.contents.removeValue(forKey: key)
             state.pending.keys[key] = .some(value)
             holdsKeys.store(!state.contents.isEmpty, ordering: .releasing)
-            if old == value { return (nil, mustSchedule, nil) }
+            if old == value { return (nil, mustSchedule, IntrusiveList()) }
             return (KeyDelta(key: key, old: old, new: value), mustSchedule, state.observers)
         }
         if mustSchedule { BackgroundWriter.shared.schedule(self) }
         if let delta {
             let event = Event.changedKey(delta, .local)
-            observers?.forEach { $0(event) }
+            for observation in observers { observation.observer(event) }
         }
     }
 
@@ -704,14 +688,16 @@ final class DomainFile: Sendable {
     func addObserver(_ observer: @escaping Observer) -> UInt64 {
         state.withLock { state in
             state.nextObserver += 1
-            state.observers = ObserverList.appending(state.nextObserver, observer, to: state.observers)
+            var observers = Self.copy(state.observers)
+            observers.append(Observation(state.nextObserver, observer))
+            state.observers = observers
             return state.nextObserver
         }
     }
 
     func removeObserver(_ token: UInt64) {
         state.withLock { state in
-            state.observers = ObserverList.removing(token, from: state.observers)
+            state.observers = Self.copy(state.observers, without: token)
         }
     }
 
@@ -729,7 +715,7 @@ final class DomainFile: Sendable {
 
     private func notify(_ event: Event) {
         let observers = state.withLock { $0.observers }
-        observers?.forEach { $0(event) }
+        for observation in observers { observation.observer(event) }
     }
 
     // MARK: Helpers

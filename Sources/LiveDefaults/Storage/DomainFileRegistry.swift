@@ -10,44 +10,33 @@
 final class DomainFileRegistry: Sendable {
     static let shared = DomainFileRegistry()
 
-    /// One open file of a path, with the file configuration that tells it from others of the same path; the
-    /// entries of one path are a linked list (nearly always of one: a path opened with two configurations is
-    /// rare), not an array, whose type the runtime would instantiate on a fresh process's first open.
-    private final class Entry {
+    /// One open file of a path, with the file configuration that tells it from others of the same path: a node
+    /// of the path's ``IntrusiveList`` (nearly always of one: a path opened with two configurations is rare;
+    /// not an array: see there).
+    private final class Entry: IntrusiveListNode {
         weak var file: DomainFile?
         let ownerUser: UserID?
         let ownerGroup: GroupID?
         let clock: ObjectIdentifier
         var next: Entry?
 
-        init(file: DomainFile, owner: (UserID, GroupID)?, clock: ObjectIdentifier, next: Entry?) {
+        init(file: DomainFile, owner: (UserID, GroupID)?, clock: ObjectIdentifier) {
             self.file = file
             ownerUser = owner?.0
             ownerGroup = owner?.1
             self.clock = clock
-            self.next = next
         }
 
         func matches(_ owner: (UserID, GroupID)?, _ clock: ObjectIdentifier) -> Bool {
             ownerUser == owner?.0 && ownerGroup == owner?.1 && self.clock == clock
         }
-
-        /// The first entry of this list with the configuration.
-        func first(matching owner: (UserID, GroupID)?, _ clock: ObjectIdentifier) -> Entry? {
-            var entry: Entry? = self
-            while let current = entry {
-                if current.matches(owner, clock) { return current }
-                entry = current.next
-            }
-            return nil
-        }
     }
 
     private struct Files {
-        /// By path, the first entry of its list. Keyed by the path alone, not by a struct of path and
-        /// configuration: a fresh process's first dictionary keyed by a type of ours cost the runtime about 7%
-        /// of opening its first store (the type's conformances looked up on first use; Docs/Benchmarks.md,
-        /// "Why the read paths").
+        /// By path, the first entry of its list (``IntrusiveList/init(startingAt:)``). Keyed by the path
+        /// alone, not by a struct of path and configuration: a fresh process's first dictionary keyed by a type
+        /// of ours cost the runtime a noticeable part of opening its first store (the type's conformances
+        /// looked up on first use; Docs/Benchmarks.md, "Why the read paths").
         var entries: [String: Entry] = [:]
         var count = 0
         /// Entries whose file is gone are dropped when the table has doubled since the last sweep: a sweep
@@ -56,21 +45,20 @@ final class DomainFileRegistry: Sendable {
         var sweepAt = 64
         var sweeps = 0
 
+        /// The entries of `path`.
+        func list(_ path: String) -> IntrusiveList<Entry> { IntrusiveList(startingAt: entries[path]) }
+
         mutating func sweep() {
             var kept: [String: Entry] = [:]
             var count = 0
             for (path, first) in entries {
-                var live: Entry?
-                var entry: Entry? = first
-                while let current = entry {
-                    entry = current.next
-                    if current.file != nil {
-                        current.next = live
-                        live = current
-                        count += 1
-                    }
+                var list = IntrusiveList(startingAt: first)
+                var live = IntrusiveList<Entry>()
+                for entry in list.takeAll() where entry.file != nil {
+                    live.append(entry)
+                    count += 1
                 }
-                if let live { kept[path] = live }
+                if let first = live.first { kept[path] = first }
             }
             entries = kept
             self.count = count
@@ -86,7 +74,9 @@ final class DomainFileRegistry: Sendable {
     ) -> DomainFile {
         let clockID = ObjectIdentifier(clock)
         return files.withLock { files in
-            if let existing = files.entries[path]?.first(matching: owner, clockID)?.file { return existing }
+            if let existing = files.list(path).first(where: { $0.matches(owner, clockID) })?.file {
+                return existing
+            }
             if files.count >= files.sweepAt {
                 files.sweep()
                 files.sweepAt = max(64, files.count * 2)
@@ -94,10 +84,12 @@ final class DomainFileRegistry: Sendable {
             }
             let file = DomainFile(path: path, owner: owner, clock: clock)
             // An entry of the same configuration whose file is gone (one the sweep kept) takes the new file.
-            if let same = files.entries[path]?.first(matching: owner, clockID) {
+            if let same = files.list(path).first(where: { $0.matches(owner, clockID) }) {
                 same.file = file
             } else {
-                files.entries[path] = Entry(file: file, owner: owner, clock: clockID, next: files.entries[path])
+                var list = files.list(path)
+                list.prepend(Entry(file: file, owner: owner, clock: clockID))
+                files.entries[path] = list.first
                 files.count += 1
             }
             return file

@@ -107,38 +107,28 @@ public final class Defaults: Sendable {
             var token: UInt64
         }
 
-        /// A domain's layer files in ``PreferenceLayer/searchOrder``: a linked list of nodes, built once by
-        /// ``Defaults/attach(_:directories:)`` (copies share the nodes: a list is not appended to once copied).
-        /// Not an array: `[LayerFile]` would be a type for the runtime to instantiate on a fresh process's
-        /// first open.
+        /// A domain's layer files in ``PreferenceLayer/searchOrder``, built once by
+        /// ``Defaults/attach(_:directories:)``: an ``IntrusiveList`` (not an array: see there), whose copies
+        /// share the nodes, so a list is not appended to once copied (``inserting(_:)`` makes a new one).
         struct LayerFiles: Sequence {
-            final class Node {
+            final class Node: IntrusiveListNode {
                 let item: LayerFile
                 var next: Node?
                 init(_ item: LayerFile) { self.item = item }
             }
 
             struct Iterator: IteratorProtocol {
-                var node: Node?
-                mutating func next() -> LayerFile? {
-                    guard let current = node else { return nil }
-                    node = current.next
-                    return current.item
-                }
+                var nodes: IntrusiveList<Node>.Iterator
+                mutating func next() -> LayerFile? { nodes.next()?.item }
             }
 
-            private var head: Node?
-            private var tail: Node?
+            private var nodes = IntrusiveList<Node>()
 
             init() {}
 
-            mutating func append(_ item: LayerFile) {
-                let node = Node(item)
-                if let tail { tail.next = node } else { head = node }
-                tail = node
-            }
+            mutating func append(_ item: LayerFile) { nodes.append(Node(item)) }
 
-            func makeIterator() -> Iterator { Iterator(node: head) }
+            func makeIterator() -> Iterator { Iterator(nodes: nodes.makeIterator()) }
 
             /// This list with `item` among its files, in search order (a new list: copies share nodes).
             func inserting(_ item: LayerFile) -> LayerFiles {

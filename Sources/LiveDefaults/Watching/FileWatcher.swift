@@ -76,9 +76,9 @@ package final class FileWatcher: Sendable {
         let logger: @Sendable () -> Logger
     }
 
-    /// One ``watch(_:owner:logger:onChange:)`` call, queued: a node of a linked list (an array of them would
-    /// be a type the runtime instantiates on the registering thread).
-    private final class Request {
+    /// One ``watch(_:owner:logger:onChange:)`` call, queued: a node of an ``IntrusiveList`` (not an array:
+    /// see there).
+    private final class Request: IntrusiveListNode {
         let path: String
         let registration: Registration
         var next: Request?
@@ -108,22 +108,11 @@ package final class FileWatcher: Sendable {
         /// reader of the state (``locked(_:)``), applies them. That keeps the nested dictionaries, the set of paths to resolve and
         /// their first use in a fresh process (the runtime instantiating their types, their code's first
         /// run) off the opening thread.
-        var firstRequest: Request?
-        var lastRequest: Request?
-
-        mutating func append(_ request: Request) {
-            if let last = lastRequest { last.next = request } else { firstRequest = request }
-            lastRequest = request
-        }
+        var requests = IntrusiveList<Request>()
 
         /// Applies the queued registrations.
         mutating func applyRequests() {
-            var next = firstRequest
-            firstRequest = nil
-            lastRequest = nil
-            while let request = next {
-                next = request.next
-                request.next = nil  // unlinked as taken: a long list is never released recursively
+            for request in requests.takeAll() {
                 let path = request.path
                 let directory = PathComponents.directory(of: path)
                 var registrations = (files[directory]?[path] ?? []).filter { $0.owner != nil }
@@ -263,7 +252,7 @@ package final class FileWatcher: Sendable {
         let registration = Registration(
             id: ObjectIdentifier(owner), owner: owner, count: 1, onChange: onChange, logger: logger)
         let request = Request(path: path, registration: registration)
-        state.withLock { $0.append(request) }
+        state.withLock { $0.requests.append(request) }
         scheduleReconcile()
     }
 
@@ -307,7 +296,7 @@ package final class FileWatcher: Sendable {
     /// The state under its lock, with the queued registrations applied first.
     private func locked<Result>(_ body: (inout State) -> Result) -> Result {
         state.withLock { state in
-            if state.firstRequest != nil { state.applyRequests() }
+            if !state.requests.isEmpty { state.applyRequests() }
             return body(&state)
         }
     }

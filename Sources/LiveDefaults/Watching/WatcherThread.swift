@@ -18,17 +18,16 @@ import Foundation
 /// - A job must not wait for the thread itself (``sync()`` called on the thread returns at once).
 /// - If the system makes no thread, the jobs wait for the next ``enqueue(_:)`` to try again.
 final class WatcherThread: Sendable {
-    /// Jobs waiting, in order: a linked list of nodes rather than an array of closures, whose type the runtime
-    /// would instantiate on the opening thread (the first store's first registration gives the first job).
-    private final class Job {
+    /// A job waiting: a node of an ``IntrusiveList`` (not an array of closures: see there).
+    private final class Job: IntrusiveListNode {
         let run: @Sendable () -> Void
         var next: Job?
         init(_ run: @escaping @Sendable () -> Void) { self.run = run }
     }
 
     private struct State {
-        var firstJob: Job?
-        var lastJob: Job?
+        /// The jobs waiting, in order.
+        var jobs = IntrusiveList<Job>()
         var onReadable: (@Sendable () -> Void)?
         var started = false
         var stopped = false
@@ -82,9 +81,7 @@ final class WatcherThread: Sendable {
     func enqueue(_ job: @escaping @Sendable () -> Void) {
         let mustStart = state.withLock { state -> Bool in
             if state.stopped { return false }
-            let node = Job(job)
-            if let last = state.lastJob { last.next = node } else { state.firstJob = node }
-            state.lastJob = node
+            state.jobs.append(Job(job))
             state.wakeIfWaiting()
             if state.started { return false }
             state.started = true
@@ -138,21 +135,13 @@ final class WatcherThread: Sendable {
         }
         while true {
             let (jobs, paused, stopped, descriptor) = state.withLock { state in
-                let jobs = state.firstJob
-                state.firstJob = nil
-                state.lastJob = nil
-                state.waiting = jobs == nil
+                let jobs = state.jobs.takeAll()
+                state.waiting = jobs.isEmpty
                 return (jobs, state.readingPaused, state.stopped, state.descriptor)
             }
             if stopped { break }
-            let hadJobs = jobs != nil
-            // Each node is unlinked as it is taken, so that a long list is never released recursively.
-            var job = jobs
-            while let current = job {
-                job = current.next
-                current.next = nil
-                current.run()
-            }
+            let hadJobs = !jobs.isEmpty
+            for job in jobs { job.run() }
             // With jobs done, look for events without blocking: more jobs may be waiting.
             let readable = waitForInput(on: paused ? -1 : descriptor, wake: wake, block: !hadJobs)
             let handler = state.withLock { state in
