@@ -13,11 +13,8 @@ public import Synchronization
 /// Each key takes a process-wide slot number when it is made (``DefaultsKeys/slot``); a store allocates
 /// slots in chunks of ``chunkSize`` on first use, and frees them when it goes away. Slots are written only
 /// under the store's state lock, in the same critical section that changes the merged view, so a slot never
-/// disagrees with ``Defaults/value(forKey:)`` for longer than that section. Readers use the seqlock
-/// protocol: a version word that is odd while a writer is in the middle, read before and after the payload.
-///
-/// Layout of a slot: two 64-bit words, `control` then `payload`. `control` = version << 4 | tag << 1 |
-/// writing.
+/// disagrees with ``Defaults/value(forKey:)`` for longer than that section. A slot is a ``SeqlockCell``
+/// (two 64-bit words: the control word, then the payload), read with loads only.
 @usableFromInline
 final class ScalarReadSlots: @unchecked Sendable {
     // @unchecked: the chunk table and the chunks are accessed only through atomics; the table and each chunk
@@ -74,38 +71,20 @@ final class ScalarReadSlots: @unchecked Sendable {
         guard slot >= 0, slot < Self.capacity, let chunks = table.load(ordering: .acquiring),
             let chunk = chunks[slot / Self.chunkSize].load(ordering: .acquiring)
         else { return nil }
-        let index = 2 * (slot % Self.chunkSize)
-        let before = chunk[index].load(ordering: .acquiring)
-        guard before & 1 == 0 else { return nil }
-        let payload = chunk[index + 1].load(ordering: .relaxed)
-        atomicMemoryFence(ordering: .acquiring)
-        guard chunk[index].load(ordering: .relaxed) == before, let tag = Tag(rawValue: (before >> 1) & 7),
-            tag != .unknown
+        guard let (raw, payload) = SeqlockCell(chunk + 2 * (slot % Self.chunkSize)).read(),
+            let tag = Tag(rawValue: raw), tag != .unknown
         else { return nil }
         return (tag, payload)
-    }
-
-    /// Whether the slot was ever filled. Only under the owning store's lock.
-    func isFilled(_ slot: Int) -> Bool {
-        guard let chunks = table.load(ordering: .acquiring),
-            let chunk = chunks[slot / Self.chunkSize].load(ordering: .acquiring)
-        else { return false }
-        return (chunk[2 * (slot % Self.chunkSize)].load(ordering: .relaxed) >> 1) & 7 != Tag.unknown.rawValue
     }
 
     /// Stores a key's effective value in its slot; `held` marks a last valid value shown in place of a
     /// refused one. Only under the owning store's lock (writers are serialised).
     func write(_ slot: Int, _ value: PropertyList?, held: Bool = false) {
         guard slot >= 0, slot < Self.capacity else { return }
-        let chunk = chunk(slot / Self.chunkSize)
-        let index = 2 * (slot % Self.chunkSize)
         var (tag, payload) = Self.encode(value)
         if held && tag == .other { tag = .held }
-        let control = chunk[index].load(ordering: .relaxed)
-        chunk[index].store(control | 1, ordering: .relaxed)
-        atomicMemoryFence(ordering: .releasing)
-        chunk[index + 1].store(payload, ordering: .relaxed)
-        chunk[index].store(((control >> 4) &+ 1) << 4 | tag.rawValue << 1, ordering: .releasing)
+        SeqlockCell(chunk(slot / Self.chunkSize) + 2 * (slot % Self.chunkSize)).write(
+            tag: tag.rawValue, payload: payload)
     }
 
     private func chunk(_ number: Int) -> Chunk {

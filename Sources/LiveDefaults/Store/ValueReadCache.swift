@@ -48,8 +48,8 @@ final class ValueReadCache: @unchecked Sendable {
     }
 
     /// An open-addressing table with linear probing. Each bucket is four words: the key's hash (0: empty; a
-    /// hash of 0 is stored as 1), the version word (`version << 4 | tag << 1 | writing`), the scalar payload,
-    /// and the address of the value's ``Box`` (0 for scalars and missing keys), retained by the table.
+    /// hash of 0 is stored as 1), a ``SeqlockCell`` (its control word and the scalar payload), and the address
+    /// of the value's ``Box`` (0 for scalars and missing keys), retained by the table.
     final class Table {
         let mask: Int
         /// How many buckets hold a key, and how many of those were filled with an absent key (writers only).
@@ -82,8 +82,7 @@ final class ValueReadCache: @unchecked Sendable {
             words + index &* Self.stride
         }
         @inline(__always) func hash(_ index: Int) -> UInt64 { hashWord(index).pointee.load(ordering: .acquiring) }
-        @inline(__always) func control(_ index: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { hashWord(index) + 1 }
-        @inline(__always) func payload(_ index: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { hashWord(index) + 2 }
+        @inline(__always) func cell(_ index: Int) -> SeqlockCell { SeqlockCell(hashWord(index) + 1) }
         @inline(__always) func boxWord(_ index: Int) -> UnsafeMutablePointer<Atomic<UInt64>> { hashWord(index) + 3 }
         func box(_ index: Int) -> UnsafeMutableRawPointer? {
             UnsafeMutableRawPointer(bitPattern: UInt(boxWord(index).pointee.load(ordering: .relaxed)))
@@ -111,12 +110,9 @@ final class ValueReadCache: @unchecked Sendable {
                 if tag == .other, let value {
                     UInt64(UInt(bitPattern: Unmanaged.passRetained(Box(value)).toOpaque()))
                 } else { 0 }
-            let control = self.control(index).pointee.load(ordering: .relaxed)
-            self.control(index).pointee.store(control | 1, ordering: .relaxed)
-            atomicMemoryFence(ordering: .releasing)
-            self.payload(index).pointee.store(payload, ordering: .relaxed)
-            let old = boxWord(index).pointee.exchange(box, ordering: .sequentiallyConsistent)
-            self.control(index).pointee.store(((control >> 4) &+ 1) << 4 | tag.rawValue << 1, ordering: .releasing)
+            let old = cell(index).write(tag: tag.rawValue, payload: payload) {
+                boxWord(index).pointee.exchange(box, ordering: .sequentiallyConsistent)
+            }
             return UnsafeMutableRawPointer(bitPattern: UInt(old))
         }
     }
@@ -185,13 +181,7 @@ final class ValueReadCache: @unchecked Sendable {
         current.load(ordering: .acquiring)._withUnsafeGuaranteedRef { table in
             let (index, found) = table.bucket(of: key, hash: hash)
             guard found else { return .unknown }
-            let control = table.control(index)
-            let before = control.pointee.load(ordering: .acquiring)
-            guard before & 1 == 0 else { return .unknown }
-            let payload = table.payload(index).pointee.load(ordering: .relaxed)
-            atomicMemoryFence(ordering: .acquiring)
-            guard control.pointee.load(ordering: .relaxed) == before,
-                let tag = ScalarReadSlots.Tag(rawValue: (before >> 1) & 7)
+            guard let (raw, payload) = table.cell(index).read(), let tag = ScalarReadSlots.Tag(rawValue: raw)
             else { return .unknown }
             switch tag {
             case .missing, .integer, .real, .bool, .date: return .scalar(tag, payload)
@@ -296,10 +286,7 @@ final class ValueReadCache: @unchecked Sendable {
             let hash = table.hash(index)
             let (target, _) = larger.bucket(of: key, hash: hash)  // empty: each key is in a table once
             (larger.keys + target).initialize(to: key)
-            larger.control(target).pointee.store(
-                table.control(index).pointee.load(ordering: .relaxed), ordering: .relaxed)
-            larger.payload(target).pointee.store(
-                table.payload(index).pointee.load(ordering: .relaxed), ordering: .relaxed)
+            larger.cell(target).copyUnpublished(from: table.cell(index))
             larger.boxWord(target).pointee.store(
                 table.boxWord(index).pointee.exchange(0, ordering: .sequentiallyConsistent), ordering: .relaxed)
             larger.hashWord(target).pointee.store(hash, ordering: .relaxed)
