@@ -49,7 +49,9 @@ struct SeqlockCellTests {
             Self.withCell { target in
                 target.copyUnpublished(from: source)
                 #expect(target.read()! == (4, 44))
-                #expect(target.control.pointee.load(ordering: .relaxed) == source.control.pointee.load(ordering: .relaxed))
+                let copied = target.control.pointee.load(ordering: .relaxed)
+                let original = source.control.pointee.load(ordering: .relaxed)
+                #expect(copied == original)
             }
         }
     }
