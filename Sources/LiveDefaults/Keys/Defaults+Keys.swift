@@ -107,19 +107,13 @@ extension Defaults {
     /// it, else the last valid value (none at first); a refused value is reported once.
     @usableFromInline
     func fillReadSlot(_ key: DefaultsKeys) -> PropertyList? {
-        let (value, refusals) = state.withLock { state in
-            let filled = state.view.fillSlot(key.slot, forKey: key.name, validate: { [key] in key.violation($0) })
-            return (filled.value, filled.refusals)
-        }
-        report(firstReports(of: refusals))
-        return value
+        fillReadSlot(slot: key.slot, name: key.name, validate: { [key] in key.violation($0) })
     }
 
     /// A typed read of a key whose slot holds back a refused value, under the lock.
     @usableFromInline
     func typedValue<Value>(_ key: DefaultsKey<Value>) -> Value {
-        let stored = state.withLock { $0.view.typedValue(key.slot, forKey: key.name) }
-        guard let stored else { return key.defaultValue }
+        guard let stored = typedStoredValue(slot: key.slot, name: key.name) else { return key.defaultValue }
         return (try? Value(propertyList: stored)) ?? key.defaultValue
     }
 
@@ -143,8 +137,7 @@ extension Defaults {
         do {
             return try Value(propertyList: stored)
         } catch {
-            let mustReport = typedKeys.withLock { $0.isFirstReport(of: stored, forKey: key.name) }
-            if mustReport {
+            if isFirstUnreadableReport(of: stored, forKey: key.name) {
                 let domain = domainProviding(key.name) ?? "?"
                 // The caller gets the default and carries on; nothing for the API to report: a notice.
                 // A secret's value is never logged: neither the stored one (the error names it) nor the default.
@@ -195,25 +188,5 @@ extension Defaults {
     @usableFromInline
     func store<Value>(for key: DefaultsKey<Value>) -> Defaults {
         store(forSuite: key.suite)
-    }
-
-    func store(forSuite suite: String?) -> Defaults {
-        guard let suite, suite != configuration.applicationDomain else { return self }
-        if let existing = typedKeys.withLock({ $0.suiteStores[suite] }) { return existing }
-        var suiteConfiguration = configuration
-        suiteConfiguration.applicationDomain = suite
-        let created: Defaults
-        do {
-            created = try Defaults(configuration: suiteConfiguration, fileOwner: fileOwner)
-        } catch {
-            // An invalid suite name: the key reads its default and writes are refused by this store.
-            configuration.logger.notice("typed keys of suite \(suite): \(error); they read their defaults")
-            return self
-        }
-        return typedKeys.withLock { typed in
-            if let raced = typed.suiteStores[suite] { return raced }
-            typed.suiteStores[suite] = created
-            return created
-        }
     }
 }

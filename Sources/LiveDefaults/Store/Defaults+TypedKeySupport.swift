@@ -1,0 +1,54 @@
+import Logging
+
+/// What typed keys (Keys/) need from the store, and all they reach of it: the store's lock and view are taken
+/// for them here only, and the store's state for them (``Defaults/TypedKeyState``) is changed here and in the
+/// store's own reporting only. Keys/ names neither `state` nor `typedKeys` (Scripts/check-architecture).
+extension Defaults {
+    /// The effective value a typed read of the key `name` with read slot `slot` returns, filling the slot on
+    /// the way (a slot is filled once; the view's changes keep it current from then on): the effective value
+    /// when `validate` accepts it, else the last valid value (none at first). A refused value is reported once.
+    @usableFromInline
+    func fillReadSlot(
+        slot: Int, name: String, validate: @escaping @Sendable (PropertyList) -> SchemaViolation?
+    ) -> PropertyList? {
+        let (value, refusals) = state.withLock { state in
+            let filled = state.view.fillSlot(slot, forKey: name, validate: validate)
+            return (filled.value, filled.refusals)
+        }
+        report(firstReports(of: refusals))
+        return value
+    }
+
+    /// The value a typed read of a key whose slot holds back a refused value returns, read under the lock.
+    @usableFromInline
+    func typedStoredValue(slot: Int, name: String) -> PropertyList? {
+        state.withLock { $0.view.typedValue(slot, forKey: name) }
+    }
+
+    /// Whether a stored value that a typed key cannot read is met for the first time (it is then logged).
+    func isFirstUnreadableReport(of stored: PropertyList, forKey name: String) -> Bool {
+        typedKeys.withLock { $0.isFirstReport(of: stored, forKey: name) }
+    }
+
+    /// The store of a typed key's suite (this one for none or the application domain's own): made on first
+    /// use with this store's configuration, and kept; the first made is published when threads race.
+    func store(forSuite suite: String?) -> Defaults {
+        guard let suite, suite != configuration.applicationDomain else { return self }
+        if let existing = typedKeys.withLock({ $0.suiteStores[suite] }) { return existing }
+        var suiteConfiguration = configuration
+        suiteConfiguration.applicationDomain = suite
+        let created: Defaults
+        do {
+            created = try Defaults(configuration: suiteConfiguration, fileOwner: fileOwner)
+        } catch {
+            // An invalid suite name: the key reads its default and writes are refused by this store.
+            configuration.logger.notice("typed keys of suite \(suite): \(error); they read their defaults")
+            return self
+        }
+        return typedKeys.withLock { typed in
+            if let raced = typed.suiteStores[suite] { return raced }
+            typed.suiteStores[suite] = created
+            return created
+        }
+    }
+}
