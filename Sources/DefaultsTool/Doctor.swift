@@ -97,7 +97,7 @@ struct WatcherReport {
 
     static func current() -> WatcherReport {
         var report = WatcherReport()
-        if !Inotify.isCompiledIn {
+        if !Defaults.inotifyIsCompiledIn {
             // Whatever LIVEDEFAULTS_WATCHER says (`none` included, which is only an unknown setting).
             report.method = "polling"
             report.reason = "this build has no inotify (LIVEDEFAULTS_POLLING_ONLY): every directory is polled"
@@ -189,7 +189,7 @@ struct FileReport {
     var exists: Bool
     var contents: [String: PropertyList]?
     var failure: DefaultsError?
-    var watch: FileWatcher.Status
+    var watch: FileWatchStatus
     /// Whether the file is a mount point of its own (a bind mount, as Kubernetes makes for a `subPath`).
     var isMountPoint: Bool
 
@@ -203,7 +203,7 @@ struct FileReport {
         exists = FileManager.default.fileExists(atPath: path)
         failure = store.problem(inDomain: domain, layer: layer)
         contents = failure == nil ? store.persistentDomainContents(forName: domain, layer: layer) : nil
-        watch = FileWatcher.shared.status(ofPath: path)
+        watch = Defaults.watchStatus(ofPath: path)
         isMountPoint = mountPoints.contains(path) || mountPoints.contains(chain.target)
     }
 
@@ -255,7 +255,7 @@ struct FileReport {
     }
 
     var watching: String {
-        let method = watch.isPolled ? "polled (\(watch.reason ?? "inotify unavailable"))" : "watched by inotify"
+        let method = watch.isPolled ? "polled (\(watch.pollReason ?? "inotify unavailable"))" : "watched by inotify"
         return chain.isPlain
             ? method : "\(method), following \(chain.links.count) link\(chain.links.count == 1 ? "" : "s")"
     }
@@ -281,7 +281,7 @@ struct FileReport {
         ]
         if let contents { object["keyCount"] = contents.count }
         if let failure { object["error"] = "\(failure)" }
-        if let reason = watch.reason { object["pollReason"] = reason }
+        if let reason = watch.pollReason { object["pollReason"] = reason }
         if let problem = chain.problem { object["linkProblem"] = problem }
         return object
     }
