@@ -22,12 +22,12 @@ final class DomainFile: Sendable {
     /// order they were added; not an array of closures: see there). The list is made anew on every change (a
     /// store has a handful of observers of a file at most), so a notification takes it as it is under the
     /// lock and walks it outside.
-    final class Observation: IntrusiveListNode, @unchecked Sendable {
+    final class ObserverEntry: IntrusiveListNode, @unchecked Sendable {
         // @unchecked: `next` is set only while the list holding the node is built, under the state lock; a
         // list once published in the state is never changed (a change builds new nodes).
         let token: UInt64
         let observer: Observer
-        var next: Observation?
+        var next: ObserverEntry?
 
         init(_ token: UInt64, _ observer: @escaping Observer) {
             self.token = token
@@ -36,10 +36,10 @@ final class DomainFile: Sendable {
     }
 
     /// `list` without the observer of `excluded` (nil: none left out), in new nodes.
-    private static func copy(_ list: IntrusiveList<Observation>, without excluded: UInt64? = nil)
-        -> IntrusiveList<Observation>
+    private static func copy(_ list: IntrusiveList<ObserverEntry>, without excluded: UInt64? = nil)
+        -> IntrusiveList<ObserverEntry>
     {
-        list.filter({ $0.token != excluded }, copying: { Observation($0.token, $0.observer) })
+        list.filter({ $0.token != excluded }, copying: { ObserverEntry($0.token, $0.observer) })
     }
 
     let path: String
@@ -66,8 +66,8 @@ final class DomainFile: Sendable {
         var removalCheckFor: FileStamp?
         var inFlight: DomainEdits?
         var contents: [String: PropertyList] = [:]
-        /// The observers, in the order they were added, each with its token (``Observation``).
-        var observers = IntrusiveList<Observation>()
+        /// The observers, in the order they were added, each with its token (``ObserverEntry``).
+        var observers = IntrusiveList<ObserverEntry>()
         var nextObserver: UInt64 = 0
         /// Why the current version of the file could not be read, until it is fixed or replaced; stores that
         /// attach to the file later learn of it through ``currentFailure``.
@@ -364,7 +364,7 @@ final class DomainFile: Sendable {
     func set(_ value: PropertyList?, forKey key: String) {
         loadIfNeeded()
         // The observers to tell are taken under the same lock as the edit (one lock per `set`, not two).
-        let (delta, mustSchedule, observers): (KeyDelta?, Bool, IntrusiveList<Observation>) = state.withLock {
+        let (delta, mustSchedule, observers): (KeyDelta?, Bool, IntrusiveList<ObserverEntry>) = state.withLock {
             state in
             let mustSchedule = !state.scheduled
             state.scheduled = true
@@ -689,7 +689,7 @@ final class DomainFile: Sendable {
         state.withLock { state in
             state.nextObserver += 1
             var observers = Self.copy(state.observers)
-            observers.append(Observation(state.nextObserver, observer))
+            observers.append(ObserverEntry(state.nextObserver, observer))
             state.observers = observers
             return state.nextObserver
         }

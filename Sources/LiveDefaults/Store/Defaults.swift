@@ -239,8 +239,10 @@ public final class Defaults: Sendable {
         /// Owned by the volatile-domain functions (``Defaults/setVolatileDomain(_:forName:)`` and friends):
         /// the argument and registration domains, the languages' domains, and any the program adds.
         var volatileDomains = VolatileDomains()
-        /// The effective values, the read slots, the missing-key filter and the streams: changed only through
-        /// ``EffectiveView/apply(_:)``.
+        /// The effective values, the read slots, the missing-key filter, the value cache and the streams:
+        /// values change only through ``EffectiveView/apply(_:)``; a read fills a slot or the cache, and a
+        /// stream subscribes, through the view's other methods (Docs/Architecture.md lists the callers, and
+        /// Scripts/check-architecture keeps that list true).
         var view: EffectiveView
 
         init(view: EffectiveView) {
