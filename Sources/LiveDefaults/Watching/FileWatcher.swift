@@ -342,7 +342,13 @@ package final class FileWatcher: Sendable {
     /// Makes the set of watches match the registered directories: each existing directory watched, each
     /// missing one awaited through its nearest existing ancestor, unneeded watches removed; and for paths
     /// reached through symbolic links, the directories of every link and target on their chains. Registrants
-    /// whose chain now resolves elsewhere are told their file may have changed. Runs on `queue`.
+    /// whose chain now resolves elsewhere are told their file may have changed. Runs on the watcher's thread.
+    ///
+    /// The steps, each a function below: work the chains out (``resolveChains()``), find the watches wanted
+    /// (``wantedWatches()``), add the missing ones (``addWatches(_:descriptor:)``), remove the unneeded ones
+    /// (``removeWatches(_:descriptor:)``), poll what could not be watched (``pollUnwatchable(_:wanted:)``),
+    /// and look at what is newly watched (``lookAtNewlyWatched(_:)``). A directory can appear between the
+    /// check and the watch: the steps repeat until nothing changes.
     private func reconcile() {
         var relinked = resolveChains()
         defer {
@@ -356,91 +362,120 @@ package final class FileWatcher: Sendable {
             startPolling(directories, reason: inotifyUnavailable ?? "inotify unavailable")
             return
         }
-        // A directory can appear between the check and the watch: repeat until nothing changes.
         for round in 0..<8 {
             if round > 0 { relinked.formUnion(resolveChains()) }
-            // Watch path → the registered directories that need it.
-            let (plain, chained) = locked { state in
-                let polled = state.polledDirectories
-                let plain = state.files.keys.filter { polled[$0] == nil && state.links.isPlain($0) }
-                let chained = state.links.chainDirectories().compactMapValues { needed in
-                    let needed = needed.filter { polled[$0] == nil }
-                    return needed.isEmpty ? nil : needed
-                }
-                return (plain, chained)
-            }
-            var wanted: [String: Set<String>] = [:]
-            for directory in plain { wanted[Self.nearestExisting(directory), default: []].insert(directory) }
-            for (directory, needed) in chained {
-                wanted[Self.nearestExisting(directory), default: []].formUnion(needed)
-            }
+            let wanted = wantedWatches()
             let current = locked { Set($0.watchDescriptors.keys) }
-            var changed = false
-            var newlyWatched: [String] = []
-            var polled: [(path: String, reason: String, remote: Bool)] = []
-            for path in Set(wanted.keys).subtracting(current) {
-                if watchCount >= watchLimit {
-                    polled.append((path, "the watch limit (\(watchLimit)) is reached", false))
-                    continue
-                }
-                if let kind = remoteFileSystem(path) {
-                    polled.append(
-                        (
-                            path,
-                            "it is on a \(kind) file system, where inotify does not see writes made on other machines",
-                            true
-                        ))
-                    continue
-                }
-                let wd: Int32
-                switch Inotify.addWatch(descriptor, directory: path) {
-                case .success(let watch):
-                    wd = watch
-                case .failure(let error):
-                    if error.isNotFound {
-                        changed = true  // it vanished meanwhile; look again
-                    } else {
-                        polled.append((path, systemErrorText(error.errno), false))
-                    }
-                    continue
-                }
+            let added = addWatches(Set(wanted.keys).subtracting(current), descriptor: descriptor)
+            removeWatches(current.subtracting(wanted.keys), descriptor: descriptor)
+            pollUnwatchable(added.refused, wanted: wanted)
+            lookAtNewlyWatched(added.watched)
+            if !added.changed { return }
+        }
+    }
+
+    /// The watches the registrations need: watch path → the registered directories that need it (a missing
+    /// directory is awaited through its nearest existing ancestor). Polled directories need none.
+    private func wantedWatches() -> [String: Set<String>] {
+        let (plain, chained) = locked { state in
+            let polled = state.polledDirectories
+            let plain = state.files.keys.filter { polled[$0] == nil && state.links.isPlain($0) }
+            let chained = state.links.chainDirectories().compactMapValues { needed in
+                let needed = needed.filter { polled[$0] == nil }
+                return needed.isEmpty ? nil : needed
+            }
+            return (plain, chained)
+        }
+        var wanted: [String: Set<String>] = [:]
+        for directory in plain { wanted[Self.nearestExisting(directory), default: []].insert(directory) }
+        for (directory, needed) in chained {
+            wanted[Self.nearestExisting(directory), default: []].formUnion(needed)
+        }
+        return wanted
+    }
+
+    /// What ``addWatches(_:descriptor:)`` did: the paths now watched, those refused with why (and whether
+    /// for a remote file system), and whether anything changed (a watch added, or a path gone meanwhile).
+    private struct AddedWatches {
+        var watched: [String] = []
+        var refused: [(path: String, reason: String, remote: Bool)] = []
+        var changed = false
+    }
+
+    /// Adds a watch for each path, unless the watch limit is reached or the path lies on a remote file system.
+    private func addWatches(_ paths: Set<String>, descriptor: Int32) -> AddedWatches {
+        var added = AddedWatches()
+        for path in paths {
+            if watchCount >= watchLimit {
+                added.refused.append((path, "the watch limit (\(watchLimit)) is reached", false))
+                continue
+            }
+            if let kind = remoteFileSystem(path) {
+                added.refused.append(
+                    (
+                        path,
+                        "it is on a \(kind) file system, where inotify does not see writes made on other machines",
+                        true
+                    ))
+                continue
+            }
+            switch Inotify.addWatch(descriptor, directory: path) {
+            case .success(let wd):
                 locked { state in
                     state.watchedPaths[wd] = path
                     state.watchDescriptors[path] = wd
                 }
-                newlyWatched.append(path)
-                changed = true
-            }
-            for path in current.subtracting(wanted.keys) {
-                if let wd = locked({ $0.watchDescriptors.removeValue(forKey: path) }) {
-                    locked { _ = $0.watchedPaths.removeValue(forKey: wd) }
-                    Inotify.removeWatch(descriptor, wd)
+                added.watched.append(path)
+                added.changed = true
+            case .failure(let error):
+                if error.isNotFound {
+                    added.changed = true  // it vanished meanwhile; look again
+                } else {
+                    added.refused.append((path, systemErrorText(error.errno), false))
                 }
             }
-            // Poll the registered directories that would have needed these watches, grouped by reason.
-            var reasons: [String: Bool] = [:]
-            for entry in polled { reasons[entry.reason] = entry.remote }
-            for (reason, remote) in reasons {
-                let affected = polled.filter { $0.reason == reason }.flatMap { wanted[$0.path] ?? [] }
-                startPolling(Set(affected), reason: reason, remote: remote)
+        }
+        return added
+    }
+
+    /// Removes the watches of paths no registration needs any more.
+    private func removeWatches(_ paths: Set<String>, descriptor: Int32) {
+        for path in paths {
+            if let wd = locked({ $0.watchDescriptors.removeValue(forKey: path) }) {
+                locked { _ = $0.watchedPaths.removeValue(forKey: wd) }
+                Inotify.removeWatch(descriptor, wd)
             }
-            // Files may have been written before the watch existed: check the directories now watched, and
-            // the chains through them.
-            for path in newlyWatched {
-                reloadFiles(under: path)
-                // A file in it may have become a link before the watch existed (a volume mounted again).
-                let prefix = path == "/" ? "/" : path + "/"
-                locked { state in
-                    for (directory, files) in state.files where directory == path || directory.hasPrefix(prefix) {
-                        state.links.unresolved.formUnion(files.keys)
-                    }
-                }
-                let dependent = locked { $0.links.files(dependingOn: path) }
-                for file in dependent {
-                    for handler in handlers(forPath: file) { handler(Event(writtenInPlace: false)) }
+        }
+    }
+
+    /// Polls the registered directories that needed the refused watches, grouped by reason.
+    private func pollUnwatchable(
+        _ refused: [(path: String, reason: String, remote: Bool)], wanted: [String: Set<String>]
+    ) {
+        var reasons: [String: Bool] = [:]
+        for entry in refused { reasons[entry.reason] = entry.remote }
+        for (reason, remote) in reasons {
+            let affected = refused.filter { $0.reason == reason }.flatMap { wanted[$0.path] ?? [] }
+            startPolling(Set(affected), reason: reason, remote: remote)
+        }
+    }
+
+    /// Files may have been written before their directory's watch existed: tells the registrants of the
+    /// directories now watched, and of the chains through them, that their files may have changed.
+    private func lookAtNewlyWatched(_ paths: [String]) {
+        for path in paths {
+            reloadFiles(under: path)
+            // A file in it may have become a link before the watch existed (a volume mounted again).
+            let prefix = path == "/" ? "/" : path + "/"
+            locked { state in
+                for (directory, files) in state.files where directory == path || directory.hasPrefix(prefix) {
+                    state.links.unresolved.formUnion(files.keys)
                 }
             }
-            if !changed { return }
+            let dependent = locked { $0.links.files(dependingOn: path) }
+            for file in dependent {
+                for handler in handlers(forPath: file) { handler(Event(writtenInPlace: false)) }
+            }
         }
     }
 
@@ -498,38 +533,68 @@ package final class FileWatcher: Sendable {
 
     // MARK: Events
 
-    private func readEvents() {
-        /// The files to reload, in order, and those an in-place writer closed (see below).
+    /// What one read of the inotify queue found, sorted by what each finding asks for.
+    private struct EventBatch {
+        /// The files to reload, in order, and those an in-place writer closed (see ``tellFileChanges(_:)``).
         var touchedFiles: [String] = []
         var writtenInPlace: Set<String> = []
         /// Paths that something new was created or renamed at: maybe a symbolic link.
         var replaced: Set<String> = []
+        /// Whether a directory that matters came, went or lost its watch.
         var touchedDirectories = false
         /// Directories created, deleted or moved below a watched one.
         var changedDirectories: [String] = []
         /// Watches of directories that were removed or moved away.
         var deadDescriptors: Set<Int32> = []
+        /// The kernel dropped events: everything is looked at again.
         var overflowed = false
+    }
+
+    /// Handles what the inotify descriptor has to read, in steps: sort the events (``collectEvents()``); after
+    /// an overflow, look at everything again (``rescanAfterOverflow()``); follow directories that came or went
+    /// (``followDirectoryChanges(_:)``); tell the registrants of changed files (``tellFileChanges(_:)``); and
+    /// work out again the chains those changes may have moved.
+    private func readEvents() {
+        let batch = collectEvents()
+        if batch.overflowed { return rescanAfterOverflow() }
+        if batch.touchedDirectories { followDirectoryChanges(batch) }
+        let relinked = tellFileChanges(batch)
+        if !relinked.isEmpty {
+            locked { state in
+                state.links.unresolved.formUnion(relinked)
+                // Registered directories need working out again only when one of them is reached through a
+                // link (a link of a file's own chain, such as a volume's `..data`, leaves them as they are).
+                if state.links.directories.values.contains(where: { !$0.isPlain }) {
+                    state.links.directoriesStale = true
+                }
+            }
+            reconcile()
+        }
+    }
+
+    /// Reads every queued event and sorts it into a batch.
+    private func collectEvents() -> EventBatch {
+        var batch = EventBatch()
         Inotify.readEvents(descriptor) { event in
             let kind = event.kind
             if kind.contains(.overflow) {
-                overflowed = true
+                batch.overflowed = true
                 return
             }
             guard let directory = locked({ $0.watchedPaths[event.watch] }) else { return }
             if !kind.isDisjoint(with: .watchEnded) {
                 // The watched directory is gone or moved: this watch no longer watches its path, even if a
                 // new directory of that name exists by the time the event is read.
-                touchedDirectories = true
-                deadDescriptors.insert(event.watch)
+                batch.touchedDirectories = true
+                batch.deadDescriptors.insert(event.watch)
                 return
             }
             let path = directory == "/" ? "/" + event.name : directory + "/" + event.name
             if !kind.contains(.isDirectory) && !kind.isDisjoint(with: [.created, .movedTo]) {
-                replaced.insert(path)
+                batch.replaced.insert(path)
                 // A new file brings its close-after-write; a new symbolic link (symlink(2)) brings nothing more.
                 if kind.contains(.created) {
-                    if isFollowed(path) && FileSystem.isSymbolicLink(path) { touchedFiles.append(path) }
+                    if isFollowed(path) && FileSystem.isSymbolicLink(path) { batch.touchedFiles.append(path) }
                     return
                 }
             }
@@ -538,67 +603,77 @@ package final class FileWatcher: Sendable {
                 // link chain. Others (a volume's new timestamped directory, the one it replaced) change
                 // nothing here, and cost nothing: a volume swap is handled by its `..data` rename alone.
                 if concernsRegistrants(directory: path) {
-                    touchedDirectories = true
-                    changedDirectories.append(path)
+                    batch.touchedDirectories = true
+                    batch.changedDirectories.append(path)
                 }
                 return
             }
             if !kind.isDisjoint(with: [.closedAfterWriting, .movedTo, .movedFrom, .deleted]) {
-                touchedFiles.append(path)
-                if kind.contains(.closedAfterWriting) { writtenInPlace.insert(path) }
+                batch.touchedFiles.append(path)
+                if kind.contains(.closedAfterWriting) { batch.writtenInPlace.insert(path) }
             }
         }
-        if overflowed {
-            // The logger is made after the lock is released (a logging system's factory is user code).
-            let logger = locked { state in
-                state.overflows += 1
-                return state.files.values.first?.values.first?.first?.logger
-            }?()
-            // Handled here, and nothing for a caller to do: information, not a warning.
-            logger?.info("inotify queue overflowed: rescanning every watched file")
+        return batch
+    }
+
+    /// After the kernel dropped events: every chain worked out again, every watch reconciled, every
+    /// registrant told its file may have changed (compared by contents).
+    private func rescanAfterOverflow() {
+        // The logger is made after the lock is released (a logging system's factory is user code).
+        let logger = locked { state in
+            state.overflows += 1
+            return state.files.values.first?.values.first?.first?.logger
+        }?()
+        // Handled here, and nothing for a caller to do: information, not a warning.
+        logger?.info("inotify queue overflowed: rescanning every watched file")
+        locked { state in
+            state.links.directoriesStale = true
+            state.links.unresolved.formUnion(state.links.files.keys)
+        }
+        reconcile()
+        for handler in handlers(where: { _ in true }) { handler(Event(writtenInPlace: true)) }
+    }
+
+    /// Drops watches whose directory is gone or was replaced, then watches or awaits what is registered.
+    private func followDirectoryChanges(_ batch: EventBatch) {
+        let stale = locked { state in
+            state.watchDescriptors.filter { path, wd in
+                batch.deadDescriptors.contains(wd) || !FileSystem.exists(path)
+            }
+        }
+        for (path, wd) in stale {
             locked { state in
-                state.links.directoriesStale = true
-                state.links.unresolved.formUnion(state.links.files.keys)
+                state.watchDescriptors.removeValue(forKey: path)
+                state.watchedPaths.removeValue(forKey: wd)
             }
-            reconcile()
-            for handler in handlers(where: { _ in true }) { handler(Event(writtenInPlace: true)) }
-            return
+            Inotify.removeWatch(descriptor, wd)
+            reloadFiles(under: path)
         }
-        if touchedDirectories {
-            // Drop watches whose directory is gone or was replaced, then watch or await what is registered.
-            let stale = locked { state in
-                state.watchDescriptors.filter { path, wd in
-                    deadDescriptors.contains(wd) || !FileSystem.exists(path)
-                }
-            }
-            for (path, wd) in stale {
-                locked { state in
-                    state.watchDescriptors.removeValue(forKey: path)
-                    state.watchedPaths.removeValue(forKey: wd)
-                }
-                Inotify.removeWatch(descriptor, wd)
-                reloadFiles(under: path)
-            }
-            // A directory on some chain may be the one that came or went (a volume's timestamped directory):
-            // every chain is worked out again, and those that now end elsewhere are reloaded.
-            locked { state in
-                state.links.directoriesStale = true
-                state.links.unresolved.formUnion(state.links.files.keys)
-            }
-            reconcile()
-            // A directory may have come and gone while only an ancestor was watched (this process created
-            // it by writing a file, another removed it before the watch on it was added): its files were
-            // never watched, so look at them now.
-            for path in changedDirectories { reloadFiles(under: path) }
+        // A directory on some chain may be the one that came or went (a volume's timestamped directory):
+        // every chain is worked out again, and those that now end elsewhere are reloaded.
+        locked { state in
+            state.links.directoriesStale = true
+            state.links.unresolved.formUnion(state.links.files.keys)
         }
-        // Only an in-place rewrite can keep inode, size and modification time (timestamps are coarse): a
-        // file renamed into place has a different inode from the one it replaced, since both existed at
-        // once. So a rename whose stamp matches what this process last wrote is this process's own write,
-        // and only in-place writes need the contents compared (which reads the whole file).
+        reconcile()
+        // A directory may have come and gone while only an ancestor was watched (this process created
+        // it by writing a file, another removed it before the watch on it was added): its files were
+        // never watched, so look at them now.
+        for path in batch.changedDirectories { reloadFiles(under: path) }
+    }
+
+    /// Tells the registrants of each changed file (and of the chains through it) once; returns the
+    /// registered paths whose chain may now resolve elsewhere.
+    ///
+    /// Only an in-place rewrite can keep inode, size and modification time (timestamps are coarse): a file
+    /// renamed into place has a different inode from the one it replaced, since both existed at once. So a
+    /// rename whose stamp matches what this process last wrote is this process's own write, and only
+    /// in-place writes need the contents compared (which reads the whole file).
+    private func tellFileChanges(_ batch: EventBatch) -> Set<String> {
         var seen: Set<String> = []
         var relinked: Set<String> = []
-        for path in touchedFiles where seen.insert(path).inserted {
-            let event = Event(writtenInPlace: writtenInPlace.contains(path))
+        for path in batch.touchedFiles where seen.insert(path).inserted {
+            let event = Event(writtenInPlace: batch.writtenInPlace.contains(path))
             let (direct, dependents, chained, isChained) = locked { state in
                 let dependents = state.links.dependents[path] ?? []
                 return (
@@ -611,21 +686,13 @@ package final class FileWatcher: Sendable {
             // A link or target on some chain changed: those chains are worked out again, and so is a
             // registered link. A plain file renamed into place costs one lstat, to see whether it is a link.
             relinked.formUnion(dependents)
-            if isChained || (!direct.isEmpty && replaced.contains(path) && FileSystem.isSymbolicLink(path)) {
+            if isChained
+                || (!direct.isEmpty && batch.replaced.contains(path) && FileSystem.isSymbolicLink(path))
+            {
                 relinked.insert(path)
             }
         }
-        if !relinked.isEmpty {
-            locked { state in
-                state.links.unresolved.formUnion(relinked)
-                // Registered directories need working out again only when one of them is reached through a
-                // link (a link of a file's own chain, such as a volume's `..data`, leaves them as they are).
-                if state.links.directories.values.contains(where: { !$0.isPlain }) {
-                    state.links.directoriesStale = true
-                }
-            }
-            reconcile()
-        }
+        return relinked
     }
 
     /// Whether a directory that appeared or vanished at `path` may hold, or lead to, something registered: a
