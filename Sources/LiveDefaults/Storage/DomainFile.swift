@@ -50,97 +50,8 @@ final class DomainFile: Sendable {
     /// store with another clock a file of its own).
     let clock: any DefaultsClock
 
-    private struct State {
-        var loaded = false
-        var disk: [String: PropertyList] = [:]
-        var stamp: FileStamp?
-        var format: PropertyList.Format = .xml
-        var pending = DomainEdits()
-        /// Whether the ``BackgroundWriter`` holds this file and will take `pending` without being told again:
-        /// set when an edit schedules it, cleared when a commit takes the edits (so an edit after a failed
-        /// write schedules a retry).
-        var scheduled = false
-        /// When the file was found gone while a version of it is held, and a look after
-        /// ``removalSettleInterval`` is scheduled (see ``reload(verifyContents:deferringRemoval:)``): the
-        /// stamp of the version held then. Nil when no look is scheduled.
-        var removalCheckFor: FileStamp?
-        var inFlight: DomainEdits?
-        var contents: [String: PropertyList] = [:]
-        /// The observers, in the order they were added, each with its token (``ObserverEntry``).
-        var observers = IntrusiveList<ObserverEntry>()
-        var nextObserver: UInt64 = 0
-        /// Why the current version of the file could not be read, until it is fixed or replaced; stores that
-        /// attach to the file later learn of it through ``currentFailure``.
-        var failure: DefaultsError?
-        /// Whether this process has read a version of the file that parsed (an existing file, not an absent
-        /// one): while the file is unreadable, `disk` keeps that last good version (see ``reload``).
-        var readGoodVersion = false
-        /// Whether this process has looked for temporaries left by killed writers (once per file).
-        var sweptTemporaries = false
-        /// A digest of the bytes last read or written, to tell a rewrite that kept inode, size and
-        /// modification time (timestamps are coarse, inode numbers are reused) from no change at all.
-        var digest: Int?
-        /// What only some files ever hold, out of line: a process keeps up to six layer files for every
-        /// domain it opens (one per layer whose directory exists), many of which do not exist (88 bytes less
-        /// each; Docs/Benchmarks.md, memory).
-        private var rare: RareBox?
-
-        /// The version of the file last found corrupt, so that it is reported once, not on every reload.
-        var corruptStamp: FileStamp? {
-            get { rare?.fields.corruptStamp }
-            set { updateRare { $0.corruptStamp = newValue } }
-        }
-        /// The version in `disk` as bytes with where each key lies, when it was read from a large XML file:
-        /// the next version is then read by parsing only the entries that changed (``XMLDictionaryIndex``).
-        /// Dropped when this process writes the file (the next version read is then parsed whole).
-        var index: XMLDictionaryIndex? {
-            get { rare?.fields.index }
-            set { updateRare { $0.index = newValue } }
-        }
-
-        /// Takes a version of the file that parsed, or its absence (a nil `stamp`), as the one `disk` holds:
-        /// the three ways a version arrives (a whole read, a read of the changed entries, this process's own
-        /// write) set the same fields.
-        mutating func adopt(stamp: FileStamp?, format: PropertyList.Format, digest: Int?, index: XMLDictionaryIndex?) {
-            self.stamp = stamp
-            self.format = format
-            self.digest = digest
-            self.index = index
-            failure = nil
-            readGoodVersion = stamp != nil
-        }
-
-        private mutating func updateRare(_ change: (inout RareFields) -> Void) {
-            var fields = rare?.fields ?? RareFields()
-            change(&fields)
-            if fields.corruptStamp == nil && fields.index == nil {
-                rare = nil
-            } else if isKnownUniquelyReferenced(&rare) {
-                rare?.fields = fields
-            } else {
-                rare = RareBox(fields)
-            }
-        }
-    }
-
-    private struct RareFields {
-        var corruptStamp: FileStamp?
-        var index: XMLDictionaryIndex?
-    }
-
-    /// ``State``'s rarely set fields; copied on write (a `State` copied and changed does not change another).
-    private final class RareBox {
-        var fields: RareFields
-        init(_ fields: RareFields) { self.fields = fields }
-    }
-
-    private let state = Lock(State())
-    /// Whether `contents` holds any key, readable without the lock: most layer files of a search list do
-    /// not exist (forced values, `ByHost`, any-user), and every `set` and lookup asks each of them.
-    /// Stored under the state lock whenever the contents change.
-    private let holdsKeys = Atomic<Bool>(false)
-    /// `State.loaded`, readable without the lock (every `set` asks).
-    private let loadedFlag = Atomic<Bool>(false)
+    /// The file's state and the flags mirroring it, with one owner (see ``DomainFileState``).
+    private let state = DomainFileState()
     /// Serialises this process's disk operations on the file (commit and reload); `flock` does the same
     /// between processes.
     private let diskLock = CriticalSection()
@@ -164,18 +75,18 @@ final class DomainFile: Sendable {
     /// The current contents (loading the file on first use).
     var contents: [String: PropertyList] {
         loadIfNeeded()
-        return state.withLock { $0.contents }
+        return state.read { $0.contents }
     }
 
     /// One key's current value (the file must have been loaded).
     func value(forKey key: String) -> PropertyList? {
-        guard holdsKeys.load(ordering: .acquiring) else { return nil }
-        return state.withLock { $0.contents[key] }
+        guard state.holdsKeys else { return nil }
+        return state.read { $0.contents[key] }
     }
 
     /// The current values of several keys, from one version of the contents (absent keys missing).
     func values(forKeys keys: some Sequence<String>) -> [String: PropertyList] {
-        state.withLock { state in
+        state.read { state in
             var values: [String: PropertyList] = [:]
             for key in keys { values[key] = state.contents[key] }
             return values
@@ -186,7 +97,7 @@ final class DomainFile: Sendable {
     /// replaced by an empty one (the write that removes the file may still be on its way).
     var exists: Bool {
         loadIfNeeded()
-        return state.withLock { state in
+        return state.read { state in
             if !state.contents.isEmpty { return true }
             let removing = state.pending.replacement != nil || state.inFlight?.replacement != nil
             return state.stamp != nil && !removing
@@ -195,16 +106,16 @@ final class DomainFile: Sendable {
 
     /// Why the file as it is on disk now cannot be read (corrupt, not a dictionary, unreadable), if it cannot.
     var currentFailure: DefaultsError? {
-        state.withLock { $0.failure }
+        state.read { $0.failure }
     }
 
     /// Whether the version in memory keeps an index, so that the next version is read as what changed.
     var isIndexed: Bool {
-        state.withLock { $0.index != nil }
+        state.read { $0.index != nil }
     }
 
     func loadIfNeeded() {
-        if loadedFlag.load(ordering: .acquiring) { return }
+        if state.isLoaded { return }
         reload()
     }
 
@@ -226,7 +137,7 @@ final class DomainFile: Sendable {
         // Observers (the stores, and through them error handlers and streams) are told after the disk lock
         // is released: a handler may call synchronize(), which takes it again.
         let events: [Event] = diskLock.withLock {
-            let (loaded, known) = state.withLock { ($0.loaded, $0.loaded ? $0.stamp : nil) }
+            let (loaded, known) = state.read { ($0.loaded, $0.loaded ? $0.stamp : nil) }
             // The first look reads the file without a `stat` of its path first: there is no version to compare
             // with, the read's own `fstat` gives the stamp, and an absent file costs the `open` what it would
             // have cost the `stat` (one system call less for every file that exists).
@@ -235,11 +146,10 @@ final class DomainFile: Sendable {
             do throws(SystemError) {
                 current = firstLook ? nil : try FileSystem.stamp(atPath: path)
             } catch {
-                let failure = state.withLock { state in
+                let failure = state.change { state in
                     let failure = DefaultsError.readFailed(path: path, errno: error.errno, message: error.message)
                         .keepingLastKnownGood(state.readGoodVersion)
                     state.loaded = true
-                    loadedFlag.store(true, ordering: .releasing)
                     state.failure = failure
                     return failure
                 }
@@ -254,12 +164,12 @@ final class DomainFile: Sendable {
             if loaded && current == known {
                 guard verifyContents, current != nil else { return [] }
                 let bytes = try? FileSystem.read(atPath: path)
-                if bytes.map({ Self.digest($0.data) }) == state.withLock({ $0.digest }) { return [] }
+                if bytes.map({ Self.digest($0.data) }) == state.read({ $0.digest }) { return [] }
             }
-            let (corruptStamp, index) = state.withLock { ($0.corruptStamp, $0.index) }
+            let (corruptStamp, index) = state.read { ($0.corruptStamp, $0.index) }
             // Only the disk lock, held here, changes `disk`: what it holds now is what the index describes.
             let previous = index.map { index in
-                Previous(index: index, isKey: { key in self.state.withLock { $0.disk[key] != nil } })
+                Previous(index: index, isKey: { key in self.state.read { $0.disk[key] != nil } })
             }
             // A file the stamp found absent is not opened as well. One that appears meanwhile has a stamp the
             // next reload (the watcher's) finds new.
@@ -268,9 +178,8 @@ final class DomainFile: Sendable {
                 ? ReadResult.success(nil)
                 : Self.readContents(path, knownCorrupt: corruptStamp, clock: clock, indexing: true, previous: previous)
             var report: DefaultsError?
-            let deltas: [KeyDelta] = state.withLock { state in
+            let deltas: [KeyDelta] = state.change { state in
                 state.loaded = true
-                loadedFlag.store(true, ordering: .releasing)
                 if case .success(let loaded?) = result, case .changed(let reread) = loaded.contents {
                     // Only the entries that changed were read: the dictionaries are edited in place.
                     state.adopt(stamp: loaded.stamp, format: loaded.format, digest: loaded.digest, index: reread.index)
@@ -296,7 +205,6 @@ final class DomainFile: Sendable {
                     }
                 }
                 state.contents = Self.overlay(state.disk, state.inFlight, state.pending)
-                holdsKeys.store(!state.contents.isEmpty, ordering: .releasing)
                 // The first load has no observers yet (stores observe after loading): nothing to compare.
                 return state.observers.isEmpty ? [] : KeyDelta.between(before, state.contents)
             }
@@ -322,7 +230,7 @@ final class DomainFile: Sendable {
 
     /// Schedules a look at a file the watcher found gone (or empty), unless one is scheduled already.
     private func scheduleRemovalCheck(look: Int) {
-        let first = state.withLock { state in
+        let first = state.change { state in
             guard state.removalCheckFor == nil, let held = state.stamp else { return false }
             state.removalCheckFor = held
             return true
@@ -338,7 +246,7 @@ final class DomainFile: Sendable {
     /// empty is given a few more looks: a writer that created it may not have filled it yet. One that came
     /// back and went again since (the next replacement) gets looks of its own.
     private func settleRemoval(look: Int) {
-        let (scheduledFor, held) = state.withLock { state in
+        let (scheduledFor, held) = state.change { state in
             defer { state.removalCheckFor = nil }
             return (state.removalCheckFor, state.stamp)
         }
@@ -364,14 +272,13 @@ final class DomainFile: Sendable {
     func set(_ value: PropertyList?, forKey key: String) {
         loadIfNeeded()
         // The observers to tell are taken under the same lock as the edit (one lock per `set`, not two).
-        let (delta, mustSchedule, observers): (KeyDelta?, Bool, IntrusiveList<ObserverEntry>) = state.withLock {
+        let (delta, mustSchedule, observers): (KeyDelta?, Bool, IntrusiveList<ObserverEntry>) = state.change {
             state in
             let mustSchedule = !state.scheduled
             state.scheduled = true
             let old =
                 value.map { state.contents.updateValue($0, forKey: key) } ?? state.contents.removeValue(forKey: key)
             state.pending.keys[key] = .some(value)
-            holdsKeys.store(!state.contents.isEmpty, ordering: .releasing)
             if old == value { return (nil, mustSchedule, IntrusiveList()) }
             return (KeyDelta(key: key, old: old, new: value), mustSchedule, state.observers)
         }
@@ -385,12 +292,11 @@ final class DomainFile: Sendable {
     /// Replaces the whole domain in memory at once; the background writer persists it.
     func replace(with contents: [String: PropertyList]) {
         loadIfNeeded()
-        let deltas: [KeyDelta] = state.withLock { state in
+        let deltas: [KeyDelta] = state.change { state in
             let before = state.contents
             state.pending = DomainEdits(replacement: contents)
             state.scheduled = true
             state.contents = contents
-            holdsKeys.store(!contents.isEmpty, ordering: .releasing)
             return KeyDelta.between(before, contents)
         }
         BackgroundWriter.shared.schedule(self)
@@ -433,7 +339,7 @@ final class DomainFile: Sendable {
     private func commit(_ transaction: TransactionEdits?) throws(DefaultsError) -> Bool {
         // As in reload(), observers are told after the disk lock is released.
         let (result, events): (Result<Bool, DefaultsError>, [Event]) = diskLock.withLock {
-            let (pending, edits, cachedStamp, cachedDisk, format, corruptStamp) = state.withLock { state in
+            let (pending, edits, cachedStamp, cachedDisk, format, corruptStamp) = state.change { state in
                 let pending = state.pending
                 let edits = transaction.map { pending.followed(by: $0.writes) } ?? pending
                 state.pending = DomainEdits()
@@ -453,16 +359,15 @@ final class DomainFile: Sendable {
                 check: check)
             {
             case .success(let outcome) where outcome.conflicted:
-                state.withLock { state in
+                state.change { state in
                     state.pending = pending.followed(by: state.pending)
                     state.inFlight = nil
                 }
                 if !pending.isEmpty { BackgroundWriter.shared.schedule(self) }
                 return (.success(false), [])
             case .success(let outcome):
-                let (external, local) = state.withLock { state in
+                let (external, local) = state.change { state in
                     let deltas = Self.adopt(outcome, into: &state, transactionKeys: transaction?.writes.keys.keys)
-                    holdsKeys.store(!state.contents.isEmpty, ordering: .releasing)
                     return deltas
                 }
                 var events: [Event] = []
@@ -472,7 +377,7 @@ final class DomainFile: Sendable {
                 if !events.isEmpty { deliveries.begin() }
                 return (.success(true), events)
             case .failure(let error):
-                state.withLock { state in
+                state.change { state in
                     // A transaction commits nothing when its write fails: only the earlier edits stay pending.
                     state.pending = (transaction == nil ? state.inFlight ?? DomainEdits() : pending)
                         .followed(by: state.pending)
@@ -598,8 +503,8 @@ final class DomainFile: Sendable {
         // the link would quietly cut the domain off from what it points to; a target in a read-only volume
         // makes the write fail and be reported instead. One lstat for a plain file.
         let destination = Self.writeDestination(path)
-        if !state.withLock({ $0.sweptTemporaries }) {
-            state.withLock { $0.sweptTemporaries = true }
+        if !state.read({ $0.sweptTemporaries }) {
+            state.change { $0.sweptTemporaries = true }
             FileSystem.removeStaleTemporaries(of: destination)
         }
 
@@ -686,7 +591,7 @@ final class DomainFile: Sendable {
     // MARK: Observers
 
     func addObserver(_ observer: @escaping Observer) -> UInt64 {
-        state.withLock { state in
+        state.change { state in
             state.nextObserver += 1
             var observers = Self.copy(state.observers)
             observers.append(ObserverEntry(state.nextObserver, observer))
@@ -696,7 +601,7 @@ final class DomainFile: Sendable {
     }
 
     func removeObserver(_ token: UInt64) {
-        state.withLock { state in
+        state.change { state in
             state.observers = Self.copy(state.observers, without: token)
         }
     }
@@ -714,7 +619,7 @@ final class DomainFile: Sendable {
     }
 
     private func notify(_ event: Event) {
-        let observers = state.withLock { $0.observers }
+        let observers = state.read { $0.observers }
         for observation in observers { observation.observer(event) }
     }
 

@@ -1,0 +1,123 @@
+import Synchronization
+
+/// The one owner of a ``DomainFile``'s state: the state behind its lock, and the two flags that mirror it
+/// for the readers that take no lock (every `set` and lookup asks each layer file of a search list, most of
+/// which do not exist or hold nothing).
+///
+/// Invariant, whenever the lock is free: ``holdsKeys`` is `!contents.isEmpty` and ``isLoaded`` is `loaded`.
+/// Every change goes through ``change(_:)``, which brings the flags in line before it releases the lock;
+/// ``read(_:)`` cannot change the state. The file's other synchronisation is not state: its disk lock
+/// (``DomainFile``) orders disk operations, and its ``Deliveries`` count the changes not yet told.
+struct DomainFileState: ~Copyable, Sendable {
+    private let lock = Lock(DomainFile.State())
+    private let holdsKeysFlag = Atomic<Bool>(false)
+    private let loadedFlag = Atomic<Bool>(false)
+
+    init() {}
+
+    /// Whether the contents hold any key, without the lock.
+    var holdsKeys: Bool { holdsKeysFlag.load(ordering: .acquiring) }
+    /// Whether a version of the file (or its absence) was read, without the lock.
+    var isLoaded: Bool { loadedFlag.load(ordering: .acquiring) }
+
+    /// Reads the state under the lock.
+    func read<Result>(_ body: (borrowing DomainFile.State) -> Result) -> Result {
+        lock.withLock { state in body(state) }
+    }
+
+    /// Changes the state under the lock; the flags follow before the lock is released.
+    func change<Result>(_ body: (inout DomainFile.State) -> Result) -> Result {
+        lock.withLock { state in
+            let result = body(&state)
+            holdsKeysFlag.store(!state.contents.isEmpty, ordering: .releasing)
+            loadedFlag.store(state.loaded, ordering: .releasing)
+            return result
+        }
+    }
+}
+
+extension DomainFile {
+    struct State {
+        var loaded = false
+        var disk: [String: PropertyList] = [:]
+        var stamp: FileStamp?
+        var format: PropertyList.Format = .xml
+        var pending = DomainEdits()
+        /// Whether the ``BackgroundWriter`` holds this file and will take `pending` without being told again:
+        /// set when an edit schedules it, cleared when a commit takes the edits (so an edit after a failed
+        /// write schedules a retry).
+        var scheduled = false
+        /// When the file was found gone while a version of it is held, and a look after
+        /// ``removalSettleInterval`` is scheduled (see ``reload(verifyContents:deferringRemoval:)``): the
+        /// stamp of the version held then. Nil when no look is scheduled.
+        var removalCheckFor: FileStamp?
+        var inFlight: DomainEdits?
+        var contents: [String: PropertyList] = [:]
+        /// The observers, in the order they were added, each with its token (``ObserverEntry``).
+        var observers = IntrusiveList<ObserverEntry>()
+        var nextObserver: UInt64 = 0
+        /// Why the current version of the file could not be read, until it is fixed or replaced; stores that
+        /// attach to the file later learn of it through ``currentFailure``.
+        var failure: DefaultsError?
+        /// Whether this process has read a version of the file that parsed (an existing file, not an absent
+        /// one): while the file is unreadable, `disk` keeps that last good version (see ``reload``).
+        var readGoodVersion = false
+        /// Whether this process has looked for temporaries left by killed writers (once per file).
+        var sweptTemporaries = false
+        /// A digest of the bytes last read or written, to tell a rewrite that kept inode, size and
+        /// modification time (timestamps are coarse, inode numbers are reused) from no change at all.
+        var digest: Int?
+        /// What only some files ever hold, out of line: a process keeps up to six layer files for every
+        /// domain it opens (one per layer whose directory exists), many of which do not exist (88 bytes less
+        /// each; Docs/Benchmarks.md, memory).
+        private var rare: RareBox?
+
+        /// The version of the file last found corrupt, so that it is reported once, not on every reload.
+        var corruptStamp: FileStamp? {
+            get { rare?.fields.corruptStamp }
+            set { updateRare { $0.corruptStamp = newValue } }
+        }
+        /// The version in `disk` as bytes with where each key lies, when it was read from a large XML file:
+        /// the next version is then read by parsing only the entries that changed (``XMLDictionaryIndex``).
+        /// Dropped when this process writes the file (the next version read is then parsed whole).
+        var index: XMLDictionaryIndex? {
+            get { rare?.fields.index }
+            set { updateRare { $0.index = newValue } }
+        }
+
+        /// Takes a version of the file that parsed, or its absence (a nil `stamp`), as the one `disk` holds:
+        /// the three ways a version arrives (a whole read, a read of the changed entries, this process's own
+        /// write) set the same fields.
+        mutating func adopt(stamp: FileStamp?, format: PropertyList.Format, digest: Int?, index: XMLDictionaryIndex?) {
+            self.stamp = stamp
+            self.format = format
+            self.digest = digest
+            self.index = index
+            failure = nil
+            readGoodVersion = stamp != nil
+        }
+
+        private mutating func updateRare(_ change: (inout RareFields) -> Void) {
+            var fields = rare?.fields ?? RareFields()
+            change(&fields)
+            if fields.corruptStamp == nil && fields.index == nil {
+                rare = nil
+            } else if isKnownUniquelyReferenced(&rare) {
+                rare?.fields = fields
+            } else {
+                rare = RareBox(fields)
+            }
+        }
+    }
+
+    fileprivate struct RareFields {
+        var corruptStamp: FileStamp?
+        var index: XMLDictionaryIndex?
+    }
+
+    /// ``State``'s rarely set fields; copied on write (a `State` copied and changed does not change another).
+    fileprivate final class RareBox {
+        var fields: RareFields
+        init(_ fields: RareFields) { self.fields = fields }
+    }
+}
