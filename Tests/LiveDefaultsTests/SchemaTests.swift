@@ -112,6 +112,20 @@ struct SchemaTests {
         // Published again with fewer keys: the file is replaced whole.
         try defaults.publishSchema(for: [SchemaKeys.rateLimit])
         #expect(try defaults.publishedSchema()?.keys.count == 1)
+        // Through the store's atomic replace, readable by every user as other tools make files (0666 less
+        // the umask), with no temporary left beside it.
+        let umask = try Self.processUmask()
+        let mode = try FileManager.default.attributesOfItem(atPath: paths[0])[.posixPermissions] as? Int
+        #expect(mode == 0o666 & ~umask)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.file("Schemas"))
+        #expect(names.sorted() == ["com.example.schema.plist", "com.example.schema.shared.plist"])
+    }
+
+    /// The process's umask, as the kernel reports it (`umask(2)` would change it to read it).
+    static func processUmask() throws -> Int {
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("Umask:") })
+        return try #require(Int(line.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8))
     }
 
     @Test("the search path: the first directory holding the domain wins; a broken schema is an error, never no schema")

@@ -195,16 +195,24 @@ public struct DomainSchema: Sendable, Hashable {
     public func write(to directory: String) throws(DefaultsError) -> String {
         try DomainName.validate(domain)
         let path = Self.file(domain: domain, in: directory)
+        let data: Data
+        do {
+            data = try propertyList.encoded(as: .xml)
+        } catch {
+            throw .notAPropertyList(key: "schema of \(domain)", error)
+        }
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let data = try propertyList.encoded(as: .xml)
-            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
-        } catch let error as PropertyListError {
-            throw .notAPropertyList(key: "schema of \(domain)", error)
         } catch {
             let number =
                 (error as NSError).domain == NSPOSIXErrorDomain ? Int32(exactly: (error as NSError).code) ?? 0 : 0
-            throw .writeFailed(path: path, errno: number, message: error.localizedDescription)
+            throw .writeFailed(path: directory, errno: number, message: error.localizedDescription)
+        }
+        do throws(SystemError) {
+            // The store's own atomic replace, readable by every user (each writer checks against it).
+            _ = try FileSystem.replaceAtomically(path, with: data, readableByOthers: true)
+        } catch {
+            throw .writeFailed(path: path, errno: error.errno, message: error.message)
         }
         return path
     }

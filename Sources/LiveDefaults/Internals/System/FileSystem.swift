@@ -98,15 +98,19 @@ enum FileSystem {
         return descriptor
     }
 
-    /// Writes `data` to a new temporary file beside `path` (mode 0600), flushes it to the disk, and renames it
-    /// over `path`: readers see the old file or the new one, never a mix, even if this process is killed.
-    static func replaceAtomically(_ path: String, with data: Data, owner: (UserID, GroupID)? = nil) throws(SystemError)
-        -> FileStamp
-    {
+    /// Writes `data` to a new temporary file beside `path`, flushes it to the disk, and renames it over
+    /// `path`: readers see the old file or the new one, never a mix, even if this process is killed. The one
+    /// way the library writes a file (domains and schemas).
+    ///
+    /// - Parameter readableByOthers: false (a domain's file): mode 0600; true (a published schema, which every
+    ///   writer reads): 0666 less the process's umask, as other tools create files.
+    static func replaceAtomically(
+        _ path: String, with data: Data, owner: (UserID, GroupID)? = nil, readableByOthers: Bool = false
+    ) throws(SystemError) -> FileStamp {
         let directory = PathComponents.directory(of: path)
         let name = PathComponents.name(of: path)
         let temporary = "\(directory)/.\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, readableByOthers ? 0o666 : 0o600)
         guard descriptor >= 0 else { throw SystemError(errno: errno, operation: "create temporary file") }
         var succeeded = false
         defer {
