@@ -24,12 +24,6 @@ struct EtcdOptions: ParsableArguments {
     @Option(help: "etcd credentials as NAME:PASSWORD.") var user: String?
 }
 
-/// Prints the error as the `defaults` command prints its own, and exits with status 1.
-func fail(_ error: any Error) -> Never {
-    FileHandle.standardError.write(Data("defaults: \(error)\n".utf8))
-    exit(1)
-}
-
 /// The message of a program built without the package trait Fleet, whose LiveDefaultsFleet holds no etcd client.
 let builtWithoutFleet = ToolError(
     "this defaults-sync was built without fleet support; build it with "

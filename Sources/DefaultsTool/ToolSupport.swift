@@ -18,12 +18,6 @@ func emit(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
-/// Prints the error and exits with status 1.
-func fail(_ error: any Error) -> Never {
-    FileHandle.standardError.write(Data("defaults: \(error)\n".utf8))
-    exit(1)
-}
-
 /// Runs a verb, turning every error into a one-line message and a non-zero exit.
 func perform(_ body: () throws -> Void) {
     do { try body() } catch { fail(error) }
