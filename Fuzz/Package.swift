@@ -28,7 +28,10 @@ let package = Package(
                     "FuzzSupport",
                     .product(name: "LiveDefaults", package: "LiveDefaults"),
                     .product(name: "DefaultsToolSupport", package: "LiveDefaults"),
-                ],
+                ]
+                    // The incremental read's check is a test hook, in LiveDefaultsTesting.
+                    + (name == "FuzzIncrementalXML"
+                        ? [.product(name: "LiveDefaultsTesting", package: "LiveDefaults")] : []),
                 // No top-level code: libFuzzer supplies `main` and calls `LLVMFuzzerTestOneInput`.
                 swiftSettings: [.unsafeFlags(["-parse-as-library"])]
             )

@@ -1,3 +1,4 @@
+public import Foundation
 public import LiveDefaults
 
 extension Defaults {
@@ -8,4 +9,13 @@ extension Defaults {
     /// Whether ``LiveDefaults/Defaults/finishStreams()`` was called on this store: what a test of a graceful
     /// shutdown checks after its service group ended.
     public var streamsFinished: Bool { streamsAreFinished }
+}
+
+extension PropertyList {
+    /// Why reading `new` as an edit of `old` through the index the library keeps of a large XML domain file
+    /// (only the entries that changed are parsed) disagrees with reading it whole; nil when it agrees. What
+    /// the fuzz target `FuzzIncrementalXML` holds the incremental read to.
+    public static func incrementalXMLReadDisagreement(old: Data, new: Data) -> String? {
+        incrementalReadDisagreement(old: old, new: new)
+    }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import FuzzSupport
 
-@_spi(Fuzzing) import LiveDefaults
+import LiveDefaults
+import LiveDefaultsTesting
 
 /// Reading a large XML domain file's next version through the previous version's index (only the entries
 /// around the changed bytes are parsed) must give exactly what reading it whole gives, or fall back to that.

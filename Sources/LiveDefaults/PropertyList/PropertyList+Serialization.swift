@@ -152,10 +152,10 @@ extension PropertyList {
 }
 
 extension PropertyList {
-    /// For the fuzz target `FuzzIncrementalXML`: why reading `new` as an edit of `old` through the index of large
-    /// XML domain files (only the entries that changed are parsed) disagrees with reading it whole; nil when it
-    /// agrees. Not an API: `@_spi(Fuzzing)`.
-    @_spi(Fuzzing) public static func incrementalXMLReadDisagreement(old: Data, new: Data) -> String? {
+    /// Why reading `new` as an edit of `old` through the index of large XML domain files (only the entries
+    /// that changed are parsed) disagrees with reading it whole; nil when it agrees. For the fuzz target
+    /// `FuzzIncrementalXML`, through LiveDefaultsTesting.
+    package static func incrementalReadDisagreement(old: Data, new: Data) -> String? {
         XMLDictionaryIndex.disagreement(old: old, new: new)
     }
 }
