@@ -25,9 +25,11 @@
 // The Foundation and standard modes need XDG_CONFIG_HOME in their environment (Foundation reads it at
 // start-up) and refuse to run without it, so that a test can never write into the real home.
 //   print-arguments -Key value …                   print the argument domain as an old-style plist
-//   tx-pairs <dir> <domain> <count>               print "ready", wait for a line on standard input, then
+//   tx-pairs <dir> <domain> <count> [<pause>]     print "ready", wait for a line on standard input, then
 //                                                  commit transactions setting PairA = PairB = 1 … count,
-//                                                  each one a transaction of both keys
+//                                                  each one a transaction of both keys; with <pause>, after
+//                                                  that transaction wait for another line (so that a reader
+//                                                  sees a version between the first and the last)
 //   tx-increment <dir> <domain> <key> <count>      wait for a line on standard input (after "ready"), then
 //                                                  count transactions of `tx[key] += 1` (typed Int, 0)
 //   soak-writer <dir> <domain> <host> <keys> <seconds> <seed> <log>
@@ -66,13 +68,16 @@ func store(_ directory: String, _ domain: String) -> Defaults {
 /// Prints "ready", waits for a line on standard input, then commits `count` transactions (rounds 1 … count)
 /// and exits: the cross-process transaction modes.
 func transactionsAfterInput(
-    _ defaults: Defaults, _ count: Int, _ body: (Int, DefaultsTransaction) -> Void
+    _ defaults: Defaults, _ count: Int, pausingAfter pause: Int? = nil, _ body: (Int, DefaultsTransaction) -> Void
 ) -> Never {
     print("ready")
     fflush(nil)
     _ = readLine()
     do {
-        for round in 1...max(count, 1) { try defaults.transaction { tx in body(round, tx) } }
+        for round in 1...max(count, 1) {
+            try defaults.transaction { tx in body(round, tx) }
+            if round == pause { _ = readLine() }
+        }
     } catch {
         fail("\(error)")
     }
@@ -127,11 +132,14 @@ case "soak-writer":
     exit(0)
 
 case "tx-pairs":
-    guard arguments.count == 5, let count = Int(arguments[4]) else { fail("tx-pairs <dir> <domain> <count>") }
+    guard (5...6).contains(arguments.count), let count = Int(arguments[4]) else {
+        fail("tx-pairs <dir> <domain> <count> [<pause>]")
+    }
+    let pause = arguments.count == 6 ? Int(arguments[5]) : nil
     let defaults = store(arguments[2], arguments[3])
     let first = DefaultsKey<Int>("PairA", default: 0)
     let second = DefaultsKey<Int>("PairB", default: 0)
-    transactionsAfterInput(defaults, count) { round, tx in
+    transactionsAfterInput(defaults, count, pausingAfter: pause) { round, tx in
         tx[first] = round
         tx[second] = round
     }
