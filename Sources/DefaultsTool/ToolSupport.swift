@@ -140,7 +140,7 @@ struct ToolStore {
     func set(_ value: PropertyList?, forKey key: String) throws {
         _ = try contents()
         do {
-            try defaults.setValue(value, forKey: key, inDomain: target.name, layer: target.layer)
+            try defaults.trySet(value, forKey: key, inDomain: target.name, layer: target.layer)
         } catch {
             throw ToolError("\(error)")
         }

@@ -85,7 +85,7 @@ struct AwaitedLayerTests {
         #expect(await eventually(timeout: 10) { defaults.integer(forKey: "Locked") == 5 })
         #expect(defaults.objectIsForced(forKey: "Locked"))
         #expect(throws: DefaultsError.forcedKey(key: "Locked", domain: Self.domain)) {
-            try defaults.setValue(6, forKey: "Locked")
+            try defaults.trySet(6, forKey: "Locked")
         }
         #expect(Self.layers(defaults, Self.domain).attached == [.managed, .currentUserCurrentHost, .currentUser])
         // With the managed directory there, the per-user layer gets its own watch, and is read when it appears.
@@ -143,7 +143,7 @@ struct AwaitedLayerTests {
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
             for index in 0..<keys {
                 let layer: PreferenceLayer = index.isMultiple(of: 2) ? .currentUserCurrentHost : .anyUser
-                try? defaults.setValue(
+                try? defaults.trySet(
                     .integer(index), forKey: "T\(thread)K\(index)", inDomain: Self.domain, layer: layer)
             }
         }

@@ -27,7 +27,7 @@ struct PersistenceTests {
         let root = directory.file("nested/config")
         let defaults = try Defaults(configuration: .rooted(at: root, applicationDomain: "com.example.modes"))
         defaults.set(1, forKey: "A")
-        try defaults.setValue(1, forKey: "B", inDomain: "com.example.modes", layer: .currentUserCurrentHost)
+        try defaults.trySet(1, forKey: "B", inDomain: "com.example.modes", layer: .currentUserCurrentHost)
         #expect(defaults.synchronize())
         #expect(try Self.mode(root + "/com.example.modes.plist") == 0o600)
         #expect(try Self.mode(root + "/ByHost/com.example.modes..plist") == 0o600)
@@ -285,7 +285,7 @@ struct PersistenceTests {
         #expect(try foundationRead("FromFoundation") == #"{"l":[1,2.5,true],"n":3,"s":"é"}"#)
 
         // The global domain file is shared too: Foundation searches it for every domain.
-        try defaults.setValue(1, forKey: "Everywhere", inDomain: Defaults.globalDomain, layer: .currentUser)
+        try defaults.trySet(1, forKey: "Everywhere", inDomain: Defaults.globalDomain, layer: .currentUser)
         #expect(defaults.synchronize())
         #expect(FileManager.default.fileExists(atPath: directory.file(".GlobalPreferences.plist")))
         #expect(try foundationRead("Everywhere") == "1")

@@ -22,7 +22,7 @@ struct ReadmeTests {
         #expect(defaults.bool(forKey: "Verbose") == false)
         #expect(defaults.searchList == ["NSArgumentDomain", "myserver", "NSGlobalDomain", "NSRegistrationDomain"])
         defaults.addSuite(named: "com.example.shared")
-        try defaults.setValue(["a", "b"], forKey: "Tags")
+        try defaults.trySet(["a", "b"], forKey: "Tags")
         #expect(defaults.objectIsForced(forKey: "ProxyURL") == false)
         try defaults.setPersistentDomainContents(["Theme": "dark"], forName: "com.example.other")
         #expect(defaults.synchronize())

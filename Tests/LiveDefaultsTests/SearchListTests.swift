@@ -171,9 +171,10 @@ struct SearchListTests {
         defaults.removeVolatileDomain(forName: "pt")
         #expect(defaults.string(forKey: "Greeting") == nil)
         #expect(defaults.volatileDomain(forName: "pt").isEmpty)
-        #expect(throws: DefaultsError.self) {
-            try defaults.trySetVolatileDomain(["Bad": NSObject()] as [String: Any], forName: "other")
-        }
+        // A value with no property-list form: reported, nothing made.
+        defaults.setVolatileDomain(["Bad": NSObject()] as [String: Any], forName: "other")
+        #expect(defaults.lastError?.code == .notAPropertyList)
+        #expect(!defaults.volatileDomainNames.contains("other"))
     }
 
     @Test("Preferred languages come from LANGUAGE, else LC_ALL, LC_MESSAGES, LANG")
@@ -266,13 +267,13 @@ struct SearchListTests {
         #expect(
             locations.path(forDomain: "NSGlobalDomain", layer: .anyUser)
                 == directory.path + "/AnyUser/.GlobalPreferences.plist")
-        try defaults.setValue("any-user", forKey: "K", inDomain: "com.example.layers", layer: .anyUser)
+        try defaults.trySet("any-user", forKey: "K", inDomain: "com.example.layers", layer: .anyUser)
         #expect(defaults.string(forKey: "K") == "any-user")
-        try defaults.setValue("any-user-host", forKey: "K", inDomain: "com.example.layers", layer: .anyUserCurrentHost)
+        try defaults.trySet("any-user-host", forKey: "K", inDomain: "com.example.layers", layer: .anyUserCurrentHost)
         #expect(defaults.string(forKey: "K") == "any-user-host")
         defaults.set("user", forKey: "K")
         #expect(defaults.string(forKey: "K") == "user")
-        try defaults.setValue("host", forKey: "K", inDomain: "com.example.layers", layer: .currentUserCurrentHost)
+        try defaults.trySet("host", forKey: "K", inDomain: "com.example.layers", layer: .currentUserCurrentHost)
         #expect(defaults.string(forKey: "K") == "host")
         defaults.synchronize()
         for layer in [PreferenceLayer.anyUser, .anyUserCurrentHost, .currentUser, .currentUserCurrentHost] {
@@ -282,7 +283,7 @@ struct SearchListTests {
         // A fresh store reads all four layers from disk in the same order.
         let fresh = try directory.store("com.example.layers")
         #expect(fresh.string(forKey: "K") == "host")
-        try fresh.setValue(nil, forKey: "K", inDomain: "com.example.layers", layer: .currentUserCurrentHost)
+        try fresh.trySet(nil, forKey: "K", inDomain: "com.example.layers", layer: .currentUserCurrentHost)
         #expect(fresh.string(forKey: "K") == "user")
         #expect(defaults.string(forKey: "K") == "user")
     }
@@ -310,7 +311,7 @@ struct SearchListTests {
         #expect(defaults.string(forKey: "GlobalLock") == "on")
 
         #expect(throws: DefaultsError.forcedKey(key: "Locked", domain: "com.example.managed")) {
-            try defaults.setValue(9, forKey: "Locked")
+            try defaults.trySet(9, forKey: "Locked")
         }
         defaults.set(9, forKey: "Locked")
         #expect(defaults.integer(forKey: "Locked") == 5)
@@ -369,7 +370,7 @@ struct SearchListTests {
             #expect(throws: DefaultsError.self, "\(name.debugDescription)") { try DomainName.validate(name) }
             #expect(throws: DefaultsError.self) { try defaults.setPersistentDomainContents(["A": 1], forName: name) }
             #expect(throws: DefaultsError.self) {
-                try defaults.setValue(1, forKey: "A", inDomain: name, layer: .currentUser)
+                try defaults.trySet(1, forKey: "A", inDomain: name, layer: .currentUser)
             }
             #expect(Defaults(suiteName: name, locations: .rooted(at: directory.path)) == nil)
             #expect(defaults.persistentDomainContents(forName: name) == nil)

@@ -174,10 +174,10 @@ struct StreamTests {
             await own.next()
                 == KeyChange(domain: "com.example.app", key: "Mine", oldValue: nil, newValue: "v", origin: .local))
         // A per-host value beats the user file inside the domain too.
-        try defaults.setValue("host", forKey: "Mine", inDomain: "com.example.app", layer: .currentUserCurrentHost)
+        try defaults.trySet("host", forKey: "Mine", inDomain: "com.example.app", layer: .currentUserCurrentHost)
         #expect(await own.next()?.newValue == "host")
         defaults.set("shadowed", forKey: "Mine")
-        try defaults.setValue(nil, forKey: "Mine", inDomain: "com.example.app", layer: .currentUserCurrentHost)
+        try defaults.trySet(nil, forKey: "Mine", inDomain: "com.example.app", layer: .currentUserCurrentHost)
         #expect(
             await own.next()
                 == KeyChange(

@@ -142,7 +142,7 @@ struct TypedKeyTests {
                 == #"["blob", "enabled", "ratio", "since"]"#)
 
         // Edited by hand as an old-style dictionary (all strings), as `defaults write` would leave it.
-        try defaults.setValue(
+        try defaults.trySet(
             try PropertyList(
                 parsing:
                     "{ perMinute = 90; burst = 5; tags = (a); nested = { enabled = YES; ratio = 1.5; since = \"2023-11-14T22:13:20Z\"; blob = <0102>; }; }"
@@ -187,23 +187,23 @@ struct TypedKeyTests {
     func wrongShapes() throws {
         let directory = TemporaryDirectory()
         let defaults = try directory.store("com.example.shapes")
-        try defaults.setValue("fast", forKey: "RateLimit")
+        try defaults.trySet("fast", forKey: "RateLimit")
         #expect(defaults[.rateLimit] == 100)
-        try defaults.setValue("250", forKey: "RateLimit")
+        try defaults.trySet("250", forKey: "RateLimit")
         #expect(defaults[.rateLimit] == 250, "a string that is a whole number is a number")
-        try defaults.setValue(300, forKey: "Small")
+        try defaults.trySet(300, forKey: "Small")
         #expect(defaults[.small] == 7, "300 does not fit Int8: the default, never a trap")
-        try defaults.setValue(-1, forKey: "Port")
+        try defaults.trySet(-1, forKey: "Port")
         #expect(defaults[.port] == 8080)
-        try defaults.setValue("maybe", forKey: "Verbose")
+        try defaults.trySet("maybe", forKey: "Verbose")
         #expect(defaults[.verbose] == false)
-        try defaults.setValue("YES", forKey: "Verbose")
+        try defaults.trySet("YES", forKey: "Verbose")
         #expect(defaults[.verbose] == true)
-        try defaults.setValue("purple", forKey: "Theme")
+        try defaults.trySet("purple", forKey: "Theme")
         #expect(defaults[.theme] == .system)
-        try defaults.setValue(["perMinute": "lots"], forKey: "Limits")
+        try defaults.trySet(["perMinute": "lots"], forKey: "Limits")
         #expect(defaults[.limits] == nil)
-        try defaults.setValue(42, forKey: "Names")
+        try defaults.trySet(42, forKey: "Names")
         #expect(defaults[.names] == [])
         defaults[.rateLimit] = 5
         #expect(defaults[.rateLimit] == 5)
@@ -214,7 +214,7 @@ struct TypedKeyTests {
     func wrongShapeWarningLogged() throws {
         let directory = TemporaryDirectory()
         let defaults = try directory.store("com.example.warn")
-        try defaults.setValue("fast", forKey: "RateLimit")
+        try defaults.trySet("fast", forKey: "RateLimit")
         #expect(defaults.synchronize())
         let process = try helperProcess(["typed-read", directory.path, "com.example.warn", "3"])
         let output = Pipe()

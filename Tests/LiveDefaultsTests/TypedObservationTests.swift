@@ -98,10 +98,10 @@ struct TypedObservationTests {
         let defaults = try directory.store()
         var updates = defaults.updates(.rateLimit).makeAsyncIterator()
         #expect(await updates.next() == 100)
-        try defaults.setValue("100", forKey: "RateLimit")  // a different stored value, the same typed value
+        try defaults.trySet("100", forKey: "RateLimit")  // a different stored value, the same typed value
         defaults[.rateLimit] = 7
         #expect(await updates.next() == 7)
-        try defaults.setValue("garbage", forKey: "RateLimit")
+        try defaults.trySet("garbage", forKey: "RateLimit")
         #expect(defaults[.rateLimit] == 7, "a wrong shape reads as the last valid value")
         defaults[.rateLimit] = 8
         #expect(await updates.next() == 8, "the wrong shape was never delivered; the next valid value is")

@@ -52,7 +52,7 @@ func runWriter(directory: String) -> Never {
             // Another LiveDefaults process, writing the same domain: timed from before the set.
             guard let library else { fail("no store") }
             let start = now()
-            try? library.setValue(.integer(value), forKey: words[1], inDomain: domain, layer: .currentUser)
+            try? library.trySet(.integer(value), forKey: words[1], inDomain: domain, layer: .currentUser)
             library.synchronize()
             print("\(value) \(start)")
         case "burst":

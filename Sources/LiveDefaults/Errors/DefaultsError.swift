@@ -1,12 +1,12 @@
 /// What went wrong in a store, with what a person needs to act on it: the domain, key or file involved.
 ///
 /// A struct with a ``code`` rather than an enum, so that later releases can report new kinds of trouble
-/// without breaking code that handles today's (as swift-system's `Errno` does). Make one with the static
-/// functions named after the codes; tell kinds apart by ``code``:
+/// without breaking code that handles today's (as swift-system's `Errno` does). The library makes them; tell
+/// kinds apart by ``code`` (a test double can make one with ``init(code:domain:key:path:errno:propertyListError:keptAs:detail:keepsLastKnownGood:violation:)``):
 ///
 /// ```swift
 /// do {
-///     try defaults.setValue(.integer(5), forKey: "Limit")
+///     try defaults.trySet(.integer(5), forKey: "Limit")
 /// } catch where error.code == .forcedKey {
 ///     print("managed by an administrator: \(error)")
 /// }
@@ -22,32 +22,39 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
             self.rawValue = rawValue
         }
 
-        /// A domain name that cannot name a file safely (see ``DefaultsError/invalidDomainName(_:reason:)``).
+        /// A domain name that cannot name a file safely: empty, `.` or `..`, starting with `.`, containing `/`
+        /// or NUL, or longer than ``DomainName/maximumLength`` bytes.
         public static let invalidDomainName = Code(rawValue: "invalidDomainName")
-        /// A value with no property-list form (see ``DefaultsError/notAPropertyList(key:_:)``).
+        /// A value for `key` that has no property-list form.
         public static let notAPropertyList = Code(rawValue: "notAPropertyList")
-        /// A write to a key an administrator forces (see ``DefaultsError/forcedKey(key:domain:)``).
+        /// A write to a key that an administrator forces (see ``Defaults/objectIsForced(forKey:)``).
         public static let forcedKey = Code(rawValue: "forcedKey")
-        /// A domain file that is not a readable property list (see ``DefaultsError/corruptFile(path:_:keptAs:)``).
+        /// A domain file that is not a readable property list. It is never overwritten: when a write needs the
+        /// file, it is first renamed to `keptAs`, and the domain reads as empty.
         public static let corruptFile = Code(rawValue: "corruptFile")
-        /// A domain file whose top level is not a dictionary (see ``DefaultsError/notADictionary(path:found:)``).
+        /// A domain file whose top-level value is not a dictionary.
         public static let notADictionary = Code(rawValue: "notADictionary")
-        /// Reading a file failed (see ``DefaultsError/readFailed(path:errno:message:)``).
+        /// Reading a file failed (for example permission denied); `errno` is the system error number.
         public static let readFailed = Code(rawValue: "readFailed")
-        /// Writing a file failed (see ``DefaultsError/writeFailed(path:errno:message:)``).
+        /// Writing a file failed (read-only directory, disk full, permission denied); the edits stay pending
+        /// and are retried by the next write or ``Defaults/synchronize()``.
         public static let writeFailed = Code(rawValue: "writeFailed")
-        /// A value the file's format cannot hold (see ``DefaultsError/unrepresentableValue(path:_:)``).
+        /// A value that the file's format cannot hold (an XML file cannot hold a date outside the years
+        /// 0000–9999). The file keeps its last version; the edit stays pending, and every later write reports
+        /// it again, until the value is replaced or removed. The property-list error's key path names the value.
         public static let unrepresentableValue = Code(rawValue: "unrepresentableValue")
-        /// A volatile domain of that name exists (see ``DefaultsError/volatileDomainExists(_:)``).
+        /// ``Defaults/setVolatileDomain(_:forName:)-([String:PropertyList],_)`` was given a name that already exists.
         public static let volatileDomainExists = Code(rawValue: "volatileDomainExists")
-        /// A migration could not convert a value (see ``DefaultsError/migrationFailed(key:domain:reason:)``).
+        /// A migration found a stored value it cannot convert (``Defaults/migrate(_:from:transform:)``).
         public static let migrationFailed = Code(rawValue: "migrationFailed")
-        /// A value a typed key or a published schema refuses (see ``DefaultsError/invalidValue(_:domain:)``).
+        /// A value that a typed key refuses — of a type the key cannot read, out of its range, not one of its
+        /// choices: a typed write of it is refused (nothing is stored); a stored one, written by another
+        /// writer, is reported once while typed reads return the key's last valid value.
         public static let invalidValue = Code(rawValue: "invalidValue")
-        /// A transaction whose domain kept changing under it (see ``DefaultsError/transactionConflict(domain:attempts:)``).
+        /// A transaction ran `attempts` times and every time another writer had changed a key it read before it
+        /// could commit; nothing was committed.
         public static let transactionConflict = Code(rawValue: "transactionConflict")
-        /// A transaction given a key of another domain (see
-        /// ``DefaultsError/transactionSpansDomains(key:suite:domain:)``).
+        /// A transaction of `domain` was given a typed key of another suite: a transaction changes one domain.
         public static let transactionSpansDomains = Code(rawValue: "transactionSpansDomains")
 
         // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
@@ -78,7 +85,7 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
     /// For ``Code/invalidValue``: the value refused and what the key accepts.
     public var violation: SchemaViolation? { storage.fields.violation }
 
-    /// An error of any code with the given context (for codes this version has no function for).
+    /// An error of any code with the given context.
     public init(
         code: Code, domain: String? = nil, key: String? = nil, path: String? = nil, errno: Int32? = nil,
         propertyListError: PropertyListError? = nil, keptAs: String? = nil, detail: String? = nil,
@@ -124,78 +131,70 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
             keptAs: keptAs, detail: detail, keepsLastKnownGood: keeps)
     }
 
-    /// A domain name that cannot name a file safely: empty, `.` or `..`, starting with `.`, containing `/`
-    /// or NUL, or longer than ``DomainName/maximumLength`` bytes.
-    public static func invalidDomainName(_ name: String, reason: String) -> DefaultsError {
+    /// An error of code ``Code/invalidDomainName``.
+    package static func invalidDomainName(_ name: String, reason: String) -> DefaultsError {
         DefaultsError(code: .invalidDomainName, domain: name, detail: reason)
     }
 
-    /// A value for `key` that has no property-list form.
-    public static func notAPropertyList(key: String, _ error: PropertyListError) -> DefaultsError {
+    /// An error of code ``Code/notAPropertyList``.
+    package static func notAPropertyList(key: String, _ error: PropertyListError) -> DefaultsError {
         DefaultsError(code: .notAPropertyList, key: key, propertyListError: error)
     }
 
-    /// A write to a key that an administrator forces (see ``Defaults/objectIsForced(forKey:)``).
-    public static func forcedKey(key: String, domain: String) -> DefaultsError {
+    /// An error of code ``Code/forcedKey``.
+    package static func forcedKey(key: String, domain: String) -> DefaultsError {
         DefaultsError(code: .forcedKey, domain: domain, key: key)
     }
 
-    /// A domain file that is not a readable property list. It is never overwritten: when a write needs the
-    /// file, it is first renamed to `keptAs`, and the domain reads as empty.
-    public static func corruptFile(path: String, _ error: PropertyListError, keptAs: String?) -> DefaultsError {
+    /// An error of code ``Code/corruptFile``.
+    package static func corruptFile(path: String, _ error: PropertyListError, keptAs: String?) -> DefaultsError {
         DefaultsError(code: .corruptFile, path: path, propertyListError: error, keptAs: keptAs)
     }
 
-    /// A domain file whose top-level value is not a dictionary.
-    public static func notADictionary(path: String, found: String) -> DefaultsError {
+    /// An error of code ``Code/notADictionary``.
+    package static func notADictionary(path: String, found: String) -> DefaultsError {
         DefaultsError(code: .notADictionary, path: path, detail: found)
     }
 
-    /// Reading a file failed (for example permission denied); `errno` is the system error number.
-    public static func readFailed(path: String, errno: Int32, message: String) -> DefaultsError {
+    /// An error of code ``Code/readFailed``.
+    package static func readFailed(path: String, errno: Int32, message: String) -> DefaultsError {
         DefaultsError(code: .readFailed, path: path, errno: errno, detail: message)
     }
 
-    /// Writing a file failed (read-only directory, disk full, permission denied); the edits stay pending
-    /// and are retried by the next write or ``Defaults/synchronize()``.
-    public static func writeFailed(path: String, errno: Int32, message: String) -> DefaultsError {
+    /// An error of code ``Code/writeFailed``.
+    package static func writeFailed(path: String, errno: Int32, message: String) -> DefaultsError {
         DefaultsError(code: .writeFailed, path: path, errno: errno, detail: message)
     }
 
-    /// A value that the file's format cannot hold (an XML file cannot hold a date outside the years
-    /// 0000–9999). The file keeps its last version; the edit stays pending, and every later write reports
-    /// it again, until the value is replaced or removed. The property-list error's key path names the value.
-    public static func unrepresentableValue(path: String, _ error: PropertyListError) -> DefaultsError {
+    /// An error of code ``Code/unrepresentableValue``.
+    package static func unrepresentableValue(path: String, _ error: PropertyListError) -> DefaultsError {
         DefaultsError(code: .unrepresentableValue, path: path, propertyListError: error)
     }
 
-    /// ``Defaults/setVolatileDomain(_:forName:)-([String:PropertyList],_)`` was given a name that already exists.
-    public static func volatileDomainExists(_ name: String) -> DefaultsError {
+    /// An error of code ``Code/volatileDomainExists``.
+    package static func volatileDomainExists(_ name: String) -> DefaultsError {
         DefaultsError(code: .volatileDomainExists, domain: name)
     }
 
-    /// A migration found a stored value it cannot convert (``Defaults/migrate(_:from:transform:)``).
-    public static func migrationFailed(key: String, domain: String, reason: String) -> DefaultsError {
+    /// An error of code ``Code/migrationFailed``.
+    package static func migrationFailed(key: String, domain: String, reason: String) -> DefaultsError {
         DefaultsError(code: .migrationFailed, domain: domain, key: key, detail: reason)
     }
 
-    /// A value that a typed key refuses — of a type the key cannot read, out of its range, not one of its
-    /// choices: a typed write of it is refused (nothing is stored); a stored one, written by another
-    /// writer, is reported once while typed reads return the key's last valid value.
-    public static func invalidValue(_ violation: SchemaViolation, domain: String) -> DefaultsError {
+    /// An error of code ``Code/invalidValue``.
+    package static func invalidValue(_ violation: SchemaViolation, domain: String) -> DefaultsError {
         DefaultsError(
             code: .invalidValue, domain: domain, key: violation.key, detail: violation.description,
             violation: violation)
     }
 
-    /// A transaction ran `attempts` times and every time another writer had changed a key it read before it
-    /// could commit; nothing was committed.
-    public static func transactionConflict(domain: String, attempts: Int) -> DefaultsError {
+    /// An error of code ``Code/transactionConflict``.
+    package static func transactionConflict(domain: String, attempts: Int) -> DefaultsError {
         DefaultsError(code: .transactionConflict, domain: domain, detail: "\(attempts)")
     }
 
-    /// A transaction of `domain` was given a typed key of another suite: a transaction changes one domain.
-    public static func transactionSpansDomains(key: String, suite: String, domain: String) -> DefaultsError {
+    /// An error of code ``Code/transactionSpansDomains``.
+    package static func transactionSpansDomains(key: String, suite: String, domain: String) -> DefaultsError {
         DefaultsError(code: .transactionSpansDomains, domain: domain, key: key, detail: suite)
     }
 

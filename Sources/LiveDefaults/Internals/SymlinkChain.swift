@@ -23,7 +23,7 @@ public struct SymlinkChain: Sendable, Hashable {
     public var isPlain: Bool { links.isEmpty }
 
     /// The most links followed before giving up, as the kernel does (`ELOOP` after 40).
-    public static let maximumLinks = 40
+    static let maximumLinks = 40
 
     /// Follows `path` one component at a time as the kernel would, recording every link met.
     ///

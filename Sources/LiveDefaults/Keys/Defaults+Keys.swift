@@ -7,7 +7,7 @@ extension Defaults {
     /// A stored value the key refuses — of the wrong shape (a string where a number belongs, a hand-edited
     /// structure that no longer matches), out of the key's range, not one of its choices — is never
     /// returned: the read returns the last valid value this store saw for the key (else the default), and
-    /// the value is reported once (``DefaultsError/invalidValue(_:domain:)``: logged at `.notice`,
+    /// the value is reported once (``DefaultsError/Code/invalidValue``: logged at `.notice`,
     /// ``lastError``, the error handler); the next valid value reads normally. Assigning stores the value
     /// in the key's suite or the application domain (nil removes an optional key); a forced key, a value
     /// with no property-list form or one the key refuses is not stored and is reported —
@@ -62,8 +62,8 @@ extension Defaults {
 
     /// Stores a typed value, or removes the key when the value is nil.
     ///
-    /// - Throws: ``DefaultsError/forcedKey(key:domain:)``, ``DefaultsError/notAPropertyList(key:_:)``,
-    ///   ``DefaultsError/invalidValue(_:domain:)`` (out of the key's range, say); nothing is stored then.
+    /// - Throws: ``DefaultsError/Code/forcedKey``, ``DefaultsError/Code/notAPropertyList``,
+    ///   ``DefaultsError/Code/invalidValue`` (out of the key's range, say); nothing is stored then.
     public func trySet<Value>(_ value: Value, for key: DefaultsKey<Value>) throws(DefaultsError) {
         if key.suite == nil { try write(value, for: key) } else { try store(for: key).write(value, for: key) }
     }
@@ -78,8 +78,8 @@ extension Defaults {
     /// try defaults.trySet(propertyList: .integer(250), for: keys[0])
     /// ```
     ///
-    /// - Throws: ``DefaultsError/invalidValue(_:domain:)`` for a value the key refuses,
-    ///   ``DefaultsError/forcedKey(key:domain:)``; nothing is stored then.
+    /// - Throws: ``DefaultsError/Code/invalidValue`` for a value the key refuses,
+    ///   ``DefaultsError/Code/forcedKey``; nothing is stored then.
     public func trySet(propertyList value: PropertyList?, for key: DefaultsKeys) throws(DefaultsError) {
         try store(forSuite: key.suite).write(stored: value, for: key)
     }
@@ -172,7 +172,7 @@ extension Defaults {
         if let stored, let violation = key.violation(stored) {
             throw .invalidValue(violation, domain: configuration.applicationDomain)
         }
-        try setValue(stored, forKey: key.name)
+        try trySet(stored, forKey: key.name)
         guardKey(key)
     }
 

@@ -26,7 +26,7 @@ extension Defaults {
     /// If the old key has a value and the new one has none, the converted value is stored under the new key;
     /// the old key is removed in any case.
     ///
-    /// - Throws: ``DefaultsError/migrationFailed(key:domain:reason:)`` when the old value cannot be read as
+    /// - Throws: ``DefaultsError/Code/migrationFailed`` when the old value cannot be read as
     ///   `Old` or `transform` throws (nothing is changed), or the errors of a write.
     @discardableResult
     public func migrateKey<Old: DefaultsSerializable, New>(
@@ -49,7 +49,7 @@ extension Defaults {
         -> MigrationOutcome
     {
         try rename(oldName, to: key) { (target, stored, _) throws(DefaultsError) in
-            try target.setValue(stored, forKey: key.name)
+            try target.trySet(stored, forKey: key.name)
         }
     }
 
@@ -66,14 +66,14 @@ extension Defaults {
         guard let stored = contents[oldName] else { return .nothingToDo }
         let hasNewValue = contents[key.name] != nil
         if !hasNewValue { try store(target, stored, domain) }
-        try target.setValue(nil, forKey: oldName)
+        try target.trySet(nil, forKey: oldName)
         return hasNewValue ? .keptExistingValue : .migrated
     }
 
     /// Changes the stored type of a key: a stored value that is not already in the form the key's type
     /// writes, and reads as `Old`, is converted with `transform` and written back.
     ///
-    /// - Throws: ``DefaultsError/migrationFailed(key:domain:reason:)`` when the value reads as neither type
+    /// - Throws: ``DefaultsError/Code/migrationFailed`` when the value reads as neither type
     ///   or `transform` throws (nothing is changed), or the errors of a write.
     @discardableResult
     public func migrate<Old: DefaultsSerializable, New>(

@@ -14,8 +14,8 @@ extension Defaults {
     /// ```
     ///
     /// - Returns: the paths written, one per domain.
-    /// - Throws: ``DefaultsError/writeFailed(path:errno:message:)`` when the directory cannot be written,
-    ///   ``DefaultsError/invalidDomainName(_:reason:)`` for a suite that cannot name a file.
+    /// - Throws: ``DefaultsError/Code/writeFailed`` when the directory cannot be written,
+    ///   ``DefaultsError/Code/invalidDomainName`` for a suite that cannot name a file.
     @discardableResult
     public func publishSchema(for keys: [DefaultsKeys]) throws(DefaultsError) -> [String] {
         guard let directory = configuration.locations.schemaDirectories.first else {

@@ -5,8 +5,8 @@ extension PropertyList {
     /// `Date`, `Data`, arrays and string-keyed dictionaries of those, `NSArray`, `NSDictionary`) into a property
     /// list.
     ///
-    /// - Throws: ``PropertyListError/notAPropertyListValue(_:)`` naming the first value that has no
-    ///   property-list form, or ``PropertyListError/nestingTooDeep(limit:)``.
+    /// - Throws: ``PropertyListError/Code/notAPropertyListValue`` naming the first value that has no
+    ///   property-list form, or ``PropertyListError/Code/nestingTooDeep``.
     public init(foundationValue value: Any) throws(PropertyListError) {
         self = try Self.convert(value, depth: 0)
     }

@@ -80,7 +80,7 @@ extension PropertyList {
     /// (or one that is not finite), which only a binary file or a program can produce.
     ///
     /// - Parameter format: `.xml` (the default, and what Foundation writes), `.binary`, or `.openStep`.
-    /// - Throws: ``PropertyListError/unrepresentable(keyPath:reason:)`` naming the first value the format
+    /// - Throws: ``PropertyListError/Code/unrepresentable`` naming the first value the format
     ///   cannot hold.
     public func encoded(as format: Format = .xml) throws(PropertyListError) -> Data {
         switch format {

@@ -15,23 +15,27 @@ public struct PropertyListError: Error, Sendable, Hashable, CustomStringConverti
             self.rawValue = rawValue
         }
 
-        /// See ``PropertyListError/unrecognizedFormat``.
+        /// The bytes are not a property list in any format this library reads (XML, binary, old-style).
         public static let unrecognizedFormat = Code(rawValue: "unrecognizedFormat")
-        /// See ``PropertyListError/truncated(_:)``.
+        /// The input ends before the value does (a cut-off file, or a binary trailer that points past the end).
         public static let truncated = Code(rawValue: "truncated")
-        /// See ``PropertyListError/malformed(offset:reason:)``.
+        /// The input is in a known format but breaks its grammar; ``PropertyListError/position`` is the byte offset.
         public static let malformed = Code(rawValue: "malformed")
-        /// See ``PropertyListError/nestingTooDeep(limit:)``.
+        /// Arrays and dictionaries are nested deeper than ``PropertyListLimits/maximumDepth``.
         public static let nestingTooDeep = Code(rawValue: "nestingTooDeep")
-        /// See ``PropertyListError/tooManyObjects(limit:)``.
+        /// A binary property list whose shared references expand to more than
+        /// ``PropertyListLimits/expandedObjectLimit(forFileSize:)`` values.
         public static let tooManyObjects = Code(rawValue: "tooManyObjects")
-        /// See ``PropertyListError/cyclicReference(object:)``.
+        /// A binary property list whose object graph refers back to an object that contains the reference.
         public static let cyclicReference = Code(rawValue: "cyclicReference")
-        /// See ``PropertyListError/unsupportedObject(_:)``.
+        /// A binary object kind that is valid for archives but not for defaults (null, UID, sets of non-values).
         public static let unsupportedObject = Code(rawValue: "unsupportedObject")
-        /// See ``PropertyListError/notAPropertyListValue(_:)``.
+        /// A Swift value that has no property-list form (for example a custom class, or a dictionary with
+        /// non-string keys).
         public static let notAPropertyListValue = Code(rawValue: "notAPropertyListValue")
-        /// See ``PropertyListError/unrepresentable(keyPath:reason:)``.
+        /// A value that the chosen format cannot hold: an XML property list holds dates in the years 0000–9999
+        /// only, so a date beyond them (which a binary file or a program can produce) cannot be written as XML.
+        /// `keyPath` names where the value sits (`Key`, `Key.Inner`, `Key[2]`).
         public static let unrepresentable = Code(rawValue: "unrepresentable")
 
         // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
@@ -55,50 +59,46 @@ public struct PropertyListError: Error, Sendable, Hashable, CustomStringConverti
         self.detail = detail
     }
 
-    /// The bytes are not a property list in any format this library reads (XML, binary, old-style).
-    public static let unrecognizedFormat = PropertyListError(code: .unrecognizedFormat)
+    /// An error of code ``Code/unrecognizedFormat``.
+    package static let unrecognizedFormat = PropertyListError(code: .unrecognizedFormat)
 
-    /// The input ends before the value does (a cut-off file, or a binary trailer that points past the end).
-    public static func truncated(_ what: String) -> PropertyListError {
+    /// An error of code ``Code/truncated``.
+    package static func truncated(_ what: String) -> PropertyListError {
         PropertyListError(code: .truncated, detail: what)
     }
 
-    /// The input is in a known format but breaks its grammar; `offset` is a byte offset into the input.
-    public static func malformed(offset: Int, reason: String) -> PropertyListError {
+    /// An error of code ``Code/malformed``.
+    package static func malformed(offset: Int, reason: String) -> PropertyListError {
         PropertyListError(code: .malformed, position: offset, detail: reason)
     }
 
-    /// Arrays and dictionaries are nested deeper than ``PropertyListLimits/maximumDepth``.
-    public static func nestingTooDeep(limit: Int) -> PropertyListError {
+    /// An error of code ``Code/nestingTooDeep``.
+    package static func nestingTooDeep(limit: Int) -> PropertyListError {
         PropertyListError(code: .nestingTooDeep, position: limit)
     }
 
-    /// A binary property list whose shared references expand to more than
-    /// ``PropertyListLimits/expandedObjectLimit(forFileSize:)`` values.
-    public static func tooManyObjects(limit: Int) -> PropertyListError {
+    /// An error of code ``Code/tooManyObjects``.
+    package static func tooManyObjects(limit: Int) -> PropertyListError {
         PropertyListError(code: .tooManyObjects, position: limit)
     }
 
-    /// A binary property list whose object graph refers back to an object that contains the reference.
-    public static func cyclicReference(object: Int) -> PropertyListError {
+    /// An error of code ``Code/cyclicReference``.
+    package static func cyclicReference(object: Int) -> PropertyListError {
         PropertyListError(code: .cyclicReference, position: object)
     }
 
-    /// A binary object kind that is valid for archives but not for defaults (null, UID, sets of non-values).
-    public static func unsupportedObject(_ what: String) -> PropertyListError {
+    /// An error of code ``Code/unsupportedObject``.
+    package static func unsupportedObject(_ what: String) -> PropertyListError {
         PropertyListError(code: .unsupportedObject, detail: what)
     }
 
-    /// A Swift value that has no property-list form (for example a custom class, or a dictionary with
-    /// non-string keys).
-    public static func notAPropertyListValue(_ what: String) -> PropertyListError {
+    /// An error of code ``Code/notAPropertyListValue``.
+    package static func notAPropertyListValue(_ what: String) -> PropertyListError {
         PropertyListError(code: .notAPropertyListValue, detail: what)
     }
 
-    /// A value that the chosen format cannot hold: an XML property list holds dates in the years 0000–9999
-    /// only, so a date beyond them (which a binary file or a program can produce) cannot be written as XML.
-    /// `keyPath` names where the value sits (`Key`, `Key.Inner`, `Key[2]`).
-    public static func unrepresentable(keyPath: String, reason: String) -> PropertyListError {
+    /// An error of code ``Code/unrepresentable``.
+    package static func unrepresentable(keyPath: String, reason: String) -> PropertyListError {
         PropertyListError(code: .unrepresentable, keyPath: keyPath, detail: reason)
     }
 
@@ -136,7 +136,7 @@ public struct PropertyListError: Error, Sendable, Hashable, CustomStringConverti
 /// the stack or memory.
 public enum PropertyListLimits {
     /// The deepest nesting of arrays and dictionaries that a reader accepts (the top-level container counts
-    /// as level 1). Deeper input fails with ``PropertyListError/nestingTooDeep(limit:)``.
+    /// as level 1). Deeper input fails with ``PropertyListError/Code/nestingTooDeep``.
     public static let maximumDepth = 512
     /// The most values (scalars and containers, counted in the expanded tree) that a binary property list
     /// may describe. Binary files can reference one object many times, so a tiny file could otherwise stand

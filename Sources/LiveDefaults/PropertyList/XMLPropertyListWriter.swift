@@ -5,7 +5,7 @@ import Foundation
 ///
 /// One kind of value has no XML form: a date outside the years 0000–9999 (or not finite at all), which only
 /// a binary file or a program can produce. Rather than write text that no reader accepts, the writer fails
-/// with ``PropertyListError/unrepresentable(keyPath:reason:)`` naming where the value sits.
+/// with ``PropertyListError/Code/unrepresentable`` naming where the value sits.
 enum XMLPropertyListWriter {
     static let header = """
         <?xml version="1.0" encoding="UTF-8"?>

@@ -27,9 +27,9 @@ public import Foundation
 /// ```
 public struct DomainSchema: Sendable, Hashable {
     /// The format this version writes and reads; a file of a later version is refused with a clear error.
-    public static let formatVersion = 1
+    static let formatVersion = 1
     /// The longest schema file read (a schema is small; anything larger is not one).
-    public static let maximumFileSize = 4 << 20
+    static let maximumFileSize = 4 << 20
 
     /// The domain.
     public var domain: String

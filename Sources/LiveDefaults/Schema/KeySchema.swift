@@ -40,7 +40,7 @@ public enum PropertyListType: String, Sendable, Hashable, CaseIterable, CustomSt
     }
 
     /// The type with its article, for messages: "an integer", "a string".
-    public var withArticle: String {
+    var withArticle: String {
         switch self {
         case .integer: "an integer"
         case .real: "a real number"
@@ -54,7 +54,7 @@ public enum PropertyListType: String, Sendable, Hashable, CaseIterable, CustomSt
     }
 
     /// The `defaults write` flag that writes a value of this type.
-    public var writeFlag: String {
+    var writeFlag: String {
         switch self {
         case .integer: "-int"
         case .real: "-float"

@@ -307,7 +307,7 @@ final class DomainFile: Sendable {
 
     /// Writes this process's pending edits to disk, merged with whatever other processes wrote meanwhile.
     ///
-    /// - Throws: ``DefaultsError/writeFailed(path:errno:message:)``; the edits then stay pending.
+    /// - Throws: ``DefaultsError/Code/writeFailed``; the edits then stay pending.
     func commit() throws(DefaultsError) {
         _ = try commit(nil)
     }

@@ -16,7 +16,7 @@ public enum DomainName {
 
     /// Checks that a domain name can be used as a file name without escaping the defaults directory.
     ///
-    /// - Throws: ``DefaultsError/invalidDomainName(_:reason:)`` for an empty name, `.` or `..`, a name that
+    /// - Throws: ``DefaultsError/Code/invalidDomainName`` for an empty name, `.` or `..`, a name that
     ///   starts with `.` (hidden files belong to the library and to the global domain), a name containing `/`
     ///   or NUL, or one longer than ``maximumLength`` bytes.
     public static func validate(_ name: String) throws(DefaultsError) {

@@ -77,7 +77,7 @@ extension Defaults {
 
     /// Creates a volatile domain. It is searched when its name is in the search list (a language name).
     ///
-    /// - Throws: ``DefaultsError/volatileDomainExists(_:)`` when a volatile domain of that name exists
+    /// - Throws: ``DefaultsError/Code/volatileDomainExists`` when a volatile domain of that name exists
     ///   (Foundation raises an exception).
     public func setVolatileDomain(_ domain: [String: PropertyList], forName domainName: String) throws(DefaultsError) {
         // The check and the insertion in one critical section: of two callers with one name, one succeeds.
@@ -97,13 +97,6 @@ extension Defaults {
         report { () throws(DefaultsError) in
             try setVolatileDomain(try Self.convertedDomain(domain), forName: domainName)
         }
-    }
-
-    /// Creates a volatile domain from Foundation-typed values, refusing a name that exists.
-    ///
-    /// - Throws: ``DefaultsError/volatileDomainExists(_:)`` or ``DefaultsError/notAPropertyList(key:_:)``.
-    public func trySetVolatileDomain(_ domain: [String: Any], forName domainName: String) throws(DefaultsError) {
-        try setVolatileDomain(try Self.convertedDomain(domain), forName: domainName)
     }
 
     private static func convertedDomain(_ domain: [String: Any]) throws(DefaultsError) -> [String: PropertyList] {
@@ -180,7 +173,7 @@ extension Defaults {
     /// call, as Foundation posts it: also when nothing changed, and when the domain is not in this store's
     /// search list (`set` posts once for a burst of changes).
     ///
-    /// - Throws: ``DefaultsError/invalidDomainName(_:reason:)``.
+    /// - Throws: ``DefaultsError/Code/invalidDomainName``.
     public func setPersistentDomainContents(
         _ domain: [String: PropertyList], forName domainName: String, layer: PreferenceLayer = .currentUser
     ) throws(DefaultsError) {

@@ -127,14 +127,14 @@ extension Defaults {
     // MARK: Setters
 
     /// Stores a property-list value, or removes the key when `value` is nil. A forced key is not changed
-    /// (the refusal is logged; use ``setValue(_:forKey:)`` to get the error).
+    /// (the refusal is logged; use ``trySet(_:forKey:)-(PropertyList?,_)`` to get the error).
     public func set(_ value: PropertyList?, forKey key: String) {
-        report { () throws(DefaultsError) in try setValue(value, forKey: key) }
+        report { () throws(DefaultsError) in try trySet(value, forKey: key) }
     }
 
     /// Stores any property-list value (`String`, numbers, `Bool`, `Date`, `Data`, arrays and dictionaries of
     /// them, `URL`), or removes the key for nil. Other values are refused and logged, where Foundation would
-    /// trap; use ``trySet(_:forKey:)`` to get the error.
+    /// trap; use ``trySet(_:forKey:)-(Any?,_)`` to get the error. A `Date` or `Data` is stored as such.
     public func set(_ value: Any?, forKey key: String) {
         report { () throws(DefaultsError) in try trySet(value, forKey: key) }
     }
@@ -150,10 +150,6 @@ extension Defaults {
     public func set(_ value: Bool, forKey key: String) { set(PropertyList.bool(value), forKey: key) }
     /// Stores a string.
     public func set(_ value: String, forKey key: String) { set(PropertyList.string(value), forKey: key) }
-    /// Stores a date.
-    public func set(_ value: Date, forKey key: String) { set(PropertyList.date(value), forKey: key) }
-    /// Stores data.
-    public func set(_ value: Data, forKey key: String) { set(PropertyList.data(value), forKey: key) }
 
     /// Stores a URL as Foundation does: a file URL as its path, abbreviated with `~` when it lies in the home
     /// directory; any other URL as a keyed archive. nil removes the key.

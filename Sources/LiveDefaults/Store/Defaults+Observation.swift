@@ -26,7 +26,7 @@ extension Defaults {
     /// Every change of one persistent domain's own values, whether or not the domain is in this store's
     /// search list (its files are watched while a stream follows it).
     ///
-    /// - Throws: ``DefaultsError/invalidDomainName(_:reason:)``.
+    /// - Throws: ``DefaultsError/Code/invalidDomainName``.
     public func changes(inDomain domain: String) throws(DefaultsError) -> KeyChanges {
         try DomainName.validate(domain)
         return KeyChanges(store: WeakStore(self), domain: domain)

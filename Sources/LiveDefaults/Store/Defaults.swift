@@ -305,7 +305,7 @@ public final class Defaults: Sendable {
 
     /// A store with a given configuration.
     ///
-    /// - Throws: ``DefaultsError/invalidDomainName(_:reason:)`` when the application domain cannot be a file name.
+    /// - Throws: ``DefaultsError/Code/invalidDomainName`` when the application domain cannot be a file name.
     public convenience init(configuration: Configuration) throws(DefaultsError) {
         try self.init(configuration: configuration, fileOwner: nil)
     }
@@ -429,17 +429,17 @@ public final class Defaults: Sendable {
     /// Sets (or, with nil, removes) a key in the application domain, refusing forced keys.
     ///
     /// The value is visible to this process at once and reaches the disk within milliseconds.
-    /// - Throws: ``DefaultsError/forcedKey(key:domain:)``.
-    public func setValue(_ value: PropertyList?, forKey key: String) throws(DefaultsError) {
-        try setValue(value, forKey: key, inDomain: configuration.applicationDomain, layer: .currentUser)
+    /// - Throws: ``DefaultsError/Code/forcedKey``.
+    public func trySet(_ value: PropertyList?, forKey key: String) throws(DefaultsError) {
+        try trySet(value, forKey: key, inDomain: configuration.applicationDomain, layer: .currentUser)
     }
 
     /// Sets (or removes) a key in one layer of any persistent domain: the current-host (`ByHost`) layer for
     /// per-host preferences, the any-user layers for machine-wide ones.
     ///
-    /// - Throws: ``DefaultsError/invalidDomainName(_:reason:)``, ``DefaultsError/forcedKey(key:domain:)`` when
+    /// - Throws: ``DefaultsError/Code/invalidDomainName``, ``DefaultsError/Code/forcedKey`` when
     ///   the key is forced in that domain and `layer` is not itself a managed layer.
-    public func setValue(
+    public func trySet(
         _ value: PropertyList?, forKey key: String, inDomain domain: String, layer: PreferenceLayer
     ) throws(DefaultsError) {
         // The application domain was validated when the store was made; its files are at hand (the path
@@ -467,14 +467,14 @@ public final class Defaults: Sendable {
     /// Like Foundation's `set(_:forKey:)` for any value: property-list values (and URLs) are stored; anything
     /// else is refused with an error.
     ///
-    /// - Throws: ``DefaultsError/notAPropertyList(key:_:)`` or ``DefaultsError/forcedKey(key:domain:)``.
+    /// - Throws: ``DefaultsError/Code/notAPropertyList`` or ``DefaultsError/Code/forcedKey``.
     public func trySet(_ value: Any?, forKey key: String) throws(DefaultsError) {
-        guard let value else { return try setValue(nil, forKey: key) }
+        guard let value else { return try trySet(nil, forKey: key) }
         let stored: PropertyList
         do throws(PropertyListError) { stored = try Self.storedValue(forFoundationValue: value) } catch {
             throw .notAPropertyList(key: key, error)
         }
-        try setValue(stored, forKey: key)
+        try trySet(stored, forKey: key)
     }
 
     /// How a Foundation-typed value is stored: a `URL` or `NSURL` as ``set(_:forKey:)-(URL?,_)`` stores it (a
@@ -502,7 +502,7 @@ public final class Defaults: Sendable {
 
     /// Like ``synchronize()``, without blocking the caller's thread.
     ///
-    /// - Throws: the first ``DefaultsError/writeFailed(path:errno:message:)`` if a write failed.
+    /// - Throws: the first ``DefaultsError/Code/writeFailed`` if a write failed.
     public func flush() async throws(DefaultsError) {
         let failures: [DefaultsError] = await withCheckedContinuation { continuation in
             DispatchQueue.global(qos: .utility).async {

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The changes of one ``Defaults/transaction(inDomain:layer:_:)``, made inside its closure and visible together
 /// when it commits: to this process's readers and observers at once, to other processes as one version of the
@@ -101,10 +101,6 @@ public final class DefaultsTransaction {
     public func set(_ value: Bool, forKey key: String) { set(PropertyList.bool(value), forKey: key) }
     /// Sets a string.
     public func set(_ value: String, forKey key: String) { set(PropertyList.string(value), forKey: key) }
-    /// Sets a date.
-    public func set(_ value: Date, forKey key: String) { set(PropertyList.date(value), forKey: key) }
-    /// Sets bytes.
-    public func set(_ value: Data, forKey key: String) { set(PropertyList.data(value), forKey: key) }
 
     /// Removes a key when the transaction commits (it then reads as a lower domain's value, or nothing).
     public func removeObject(forKey key: String) {

@@ -3,7 +3,7 @@ import CLiveDefaultsSystem
 /// File systems whose files other machines can change: inotify reports only the changes made through this
 /// machine's kernel, so a watch on them stays silent when another host writes. Directories on them are
 /// polled (see `FileWatcher`).
-public enum RemoteFileSystem {
+enum RemoteFileSystem {
     /// The usual name of a network or user-space file system's `statfs` magic number, or nil for any other.
     ///
     /// A switch rather than a dictionary: a process asks this once per watched directory, and the first use of
@@ -27,13 +27,13 @@ public enum RemoteFileSystem {
 
     /// The name of the network or user-space file system that holds `path`, or nil when it is a local one
     /// (or `statfs` cannot tell: the path does not exist).
-    public static func name(ofFileSystemAt path: String) -> String? {
+    static func name(ofFileSystemAt path: String) -> String? {
         guard let type = typeNumber(ofFileSystemAt: path) else { return nil }
         return knownName(ofMagicNumber: type)
     }
 
     /// The `f_type` that `statfs` reports for `path`, or nil when the call fails.
-    public static func typeNumber(ofFileSystemAt path: String) -> UInt? {
+    static func typeNumber(ofFileSystemAt path: String) -> UInt? {
         var type: UInt64 = 0
         guard livedefaults_file_system_type(path, &type) == 0 else { return nil }
         return UInt(truncatingIfNeeded: type)

@@ -17,7 +17,7 @@
     /// | unchanged | changed | push the local value (or deletion) with a transaction that holds only if etcd still has the agreed revision |
     /// | changed | changed | equal values: agree; otherwise etcd wins, the local edit is logged as a conflict |
     ///
-    /// Local changes are written through the store (`setValue(_:forKey:inDomain:layer:)`): the library's locked
+    /// Local changes are written through the store (`trySet(_:forKey:inDomain:layer:)`): the library's locked
     /// merge, which re-reads the file under its lock and changes only the mirrored key, so other writers of the
     /// same file lose nothing.
     final class DomainMirror {
@@ -444,7 +444,7 @@
 
         func writeLocal(key: String, value: PropertyList?) {
             do {
-                try store.setValue(value, forKey: key, inDomain: domain, layer: .currentUser)
+                try store.trySet(value, forKey: key, inDomain: domain, layer: .currentUser)
                 wroteLocally = true
             } catch {
                 logError("cannot apply etcd's \(domain) \(key) locally: \(error)")

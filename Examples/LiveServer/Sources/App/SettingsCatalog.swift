@@ -94,7 +94,7 @@ struct SettingsCatalog: Sendable {
             if let typed = keys[name] {
                 try defaults.trySet(propertyList: value, for: typed)
             } else {
-                try defaults.setValue(value, forKey: name)
+                try defaults.trySet(value, forKey: name)
             }
         } catch {
             if error.code == .invalidValue { throw .invalid("\(error)") }

@@ -62,7 +62,7 @@ public struct PreferencesApp: Sendable {
         defaults.register(defaults: Self.registered)
         defaults.addSuite(named: Self.sharedSuite)
         guard let shared = Defaults(suiteName: Self.sharedSuite, locations: locations) else {
-            throw DefaultsError.invalidDomainName(Self.sharedSuite, reason: "not a valid suite name")
+            throw DefaultsError(code: .invalidDomainName, domain: Self.sharedSuite, detail: "not a valid suite name")
         }
         self.shared = shared
     }
@@ -80,10 +80,10 @@ public struct PreferencesApp: Sendable {
         case nil:
             return greet()
         case "set" where words.count == 3:
-            try defaults.setValue(Self.parse(words[2]), forKey: words[1])
+            try defaults.trySet(Self.parse(words[2]), forKey: words[1])
             return "\(words[1]) = \(defaults.value(forKey: words[1]).map { "\($0)" } ?? "(nothing)")"
         case "share" where words.count == 3:
-            try shared.setValue(Self.parse(words[2]), forKey: words[1])
+            try shared.trySet(Self.parse(words[2]), forKey: words[1])
             return "\(words[1]) = \(Self.parse(words[2])) in \(Self.sharedSuite), for every tool that adds the suite"
         case "remove" where words.count == 2:
             defaults.removeObject(forKey: words[1])
