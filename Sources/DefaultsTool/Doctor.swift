@@ -202,7 +202,7 @@ struct FileReport {
         chain = SymlinkChain.resolve(path)
         exists = FileManager.default.fileExists(atPath: path)
         failure = store.problem(inDomain: domain, layer: layer)
-        contents = failure == nil ? store.persistentDomainContents(forName: domain, layer: layer) : nil
+        contents = failure == nil ? store.persistentDomainValues(forName: domain, layer: layer) : nil
         watch = Defaults.watchStatus(ofPath: path)
         isMountPoint = mountPoints.contains(path) || mountPoints.contains(chain.target)
     }

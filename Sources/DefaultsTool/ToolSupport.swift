@@ -127,7 +127,7 @@ struct ToolStore {
     /// The domain's own contents in its layer, or nil when it has no file; fails when the file cannot be read.
     func contents() throws -> [String: PropertyList]? {
         if let problem = defaults.problem(inDomain: target.name, layer: target.layer) { throw ToolError("\(problem)") }
-        return defaults.persistentDomainContents(forName: target.name, layer: target.layer)
+        return defaults.persistentDomainValues(forName: target.name, layer: target.layer)
     }
 
     /// The contents, failing with macOS's message when the domain does not exist.
@@ -150,7 +150,7 @@ struct ToolStore {
     func replace(with contents: [String: PropertyList]) throws {
         _ = try self.contents()
         do {
-            try defaults.setPersistentDomainContents(contents, forName: target.name, layer: target.layer)
+            try defaults.setPersistentDomainValues(contents, forName: target.name, layer: target.layer)
         } catch {
             throw ToolError("\(error)")
         }

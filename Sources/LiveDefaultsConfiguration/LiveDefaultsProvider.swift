@@ -111,7 +111,7 @@ public struct LiveDefaultsProvider: ConfigProvider, CustomStringConvertible {
     /// One consistent view of the whole search list.
     public func snapshot() -> any ConfigSnapshot {
         LiveDefaultsSnapshot(
-            values: defaults.dictionaryRepresentationContents(), providerName: providerName,
+            values: defaults.dictionaryRepresentationValues(), providerName: providerName,
             secretsSpecifier: secretsSpecifier)
     }
 

@@ -84,7 +84,7 @@ struct FoundationBehaviourTests {
         #expect(defaults.url(forKey: "Any") == web)
         defaults.setVolatileDomain(["VolatileWeb": web], forName: "scratch")
         // Archived as set(_: URL?) archives it (keyed archives need not be byte-identical).
-        #expect(Coercion.url(defaults.volatileDomainContents(forName: "scratch")["VolatileWeb"]) == web)
+        #expect(Coercion.url(defaults.volatileDomainValues(forName: "scratch")["VolatileWeb"]) == web)
     }
 
     @Test(
@@ -94,7 +94,7 @@ struct FoundationBehaviourTests {
         let defaults = try TemporaryDirectory().store()
         defaults.setVolatileDomain(["A": 1] as [String: Any], forName: "scratch")
         defaults.setVolatileDomain(["A": 2] as [String: Any], forName: "scratch")
-        #expect(defaults.volatileDomainContents(forName: "scratch") == ["A": 1])
+        #expect(defaults.volatileDomainValues(forName: "scratch") == ["A": 1])
         #expect(defaults.lastError == .volatileDomainExists("scratch"))
         // The registration domain exists from the start: registered defaults are never replaced this way.
         defaults.register(defaults: ["Registered": true] as [String: Any])
@@ -113,11 +113,11 @@ struct FoundationBehaviourTests {
         }
         #expect(key == "Bad")
         defaults.setVolatileDomain(["A": 2] as [String: Any], forName: "scratch")
-        #expect(defaults.volatileDomainContents(forName: "scratch") == ["A": 2])
+        #expect(defaults.volatileDomainValues(forName: "scratch") == ["A": 2])
         // Both forms keep refusing an existing name: the Foundation-typed one reports it, the other throws.
         defaults.setVolatileDomain(["A": 4] as [String: Any], forName: "scratch")
         #expect(defaults.lastError == DefaultsError.volatileDomainExists("scratch"))
-        #expect(defaults.volatileDomainContents(forName: "scratch") == ["A": 2])
+        #expect(defaults.volatileDomainValues(forName: "scratch") == ["A": 2])
         #expect(throws: DefaultsError.volatileDomainExists("scratch")) {
             try defaults.setVolatileDomain(["A": 4] as [String: PropertyList], forName: "scratch")
         }

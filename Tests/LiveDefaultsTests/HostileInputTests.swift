@@ -96,7 +96,7 @@ struct HostileInputTests {
     ]
 
     static func exerciseGetters(_ store: Defaults) {
-        let contents = store.dictionaryRepresentationContents()
+        let contents = store.dictionaryRepresentationValues()
         _ = store.dictionaryRepresentation()
         for key in contents.keys {
             _ = store.object(forKey: key)

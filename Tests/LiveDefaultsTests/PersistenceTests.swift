@@ -93,7 +93,7 @@ struct PersistenceTests {
         #expect(try pythonPlist(path, expression: "len(d)") == "850")
         #expect(try pythonPlist(path, expression: "sorted(set(d[k] for k in d if k.startswith('P3-')))[-1]") == "199")
         #expect(defaults.integer(forKey: "P2-150") == 150)
-        #expect(defaults.dictionaryRepresentationContents().count == 850)
+        #expect(defaults.dictionaryRepresentationValues().count == 850)
     }
 
     @Test("A writer killed with SIGKILL never leaves a torn file, and its temporaries are swept")

@@ -74,7 +74,7 @@ struct SearchListTests {
         // Arguments shadow writes, and are never written.
         defaults.set(99, forKey: "Limit")
         #expect(defaults.integer(forKey: "Limit") == 12)
-        #expect(defaults.persistentDomainContents(forName: "com.example.test")?["Limit"] == 99)
+        #expect(defaults.persistentDomainValues(forName: "com.example.test")?["Limit"] == 99)
     }
 
     @Test("Arguments read from bytes agree with Character and CharacterSet rules on tricky text")
@@ -228,14 +228,14 @@ struct SearchListTests {
         let directory = TemporaryDirectory()
         let defaults = try directory.store()
         #expect(defaults.persistentDomain(forName: "com.example.other") == nil)
-        try defaults.setPersistentDomainContents(["X": 1, "Y": "y"], forName: "com.example.other")
+        try defaults.setPersistentDomainValues(["X": 1, "Y": "y"], forName: "com.example.other")
         #expect(defaults.persistentDomain(forName: "com.example.other")?["X"] as? Int == 1)
         defaults.setPersistentDomain(["Z": true] as [String: Any], forName: "com.example.third")
         defaults.set(1, forKey: "Own")
         defaults.set(2, forKey: "G")
         defaults.synchronize()
         #expect(defaults.persistentDomainNames == ["com.example.other", "com.example.test", "com.example.third"])
-        try defaults.setPersistentDomainContents(["Q": 1], forName: NSGlobalDomainName)
+        try defaults.setPersistentDomainValues(["Q": 1], forName: NSGlobalDomainName)
         defaults.synchronize()
         #expect(defaults.persistentDomainNames.contains("NSGlobalDomain"))
         #expect(FileManager.default.fileExists(atPath: directory.file(".GlobalPreferences.plist")))
@@ -244,7 +244,7 @@ struct SearchListTests {
         // A domain another store uses sees the replacement at once.
         let other = try directory.store("com.example.other")
         #expect(other.integer(forKey: "X") == 1)
-        try defaults.setPersistentDomainContents(["X": 2], forName: "com.example.other")
+        try defaults.setPersistentDomainValues(["X": 2], forName: "com.example.other")
         #expect(other.integer(forKey: "X") == 2)
         #expect(other.string(forKey: "Y") == nil)
 
@@ -368,12 +368,12 @@ struct SearchListTests {
         let bad = ["", ".", "..", "../escape", "a/b", ".hidden", "nul\u{0}byte", String(repeating: "x", count: 256)]
         for name in bad {
             #expect(throws: DefaultsError.self, "\(name.debugDescription)") { try DomainName.validate(name) }
-            #expect(throws: DefaultsError.self) { try defaults.setPersistentDomainContents(["A": 1], forName: name) }
+            #expect(throws: DefaultsError.self) { try defaults.setPersistentDomainValues(["A": 1], forName: name) }
             #expect(throws: DefaultsError.self) {
                 try defaults.trySet(1, forKey: "A", inDomain: name, layer: .currentUser)
             }
             #expect(Defaults(suiteName: name, locations: .rooted(at: directory.path)) == nil)
-            #expect(defaults.persistentDomainContents(forName: name) == nil)
+            #expect(defaults.persistentDomainValues(forName: name) == nil)
         }
         #expect(throws: DefaultsError.self) {
             try Defaults(configuration: .rooted(at: directory.path, applicationDomain: "../x"))
@@ -445,7 +445,7 @@ struct SearchListTests {
         #expect(count.withLock { $0 } <= 50, "never more posts than changes (a burst may share one)")
         #expect(seen.withLock { $0 } == 50, "a post always follows the last change")
         let before = count.withLock { $0 }
-        try defaults.setPersistentDomainContents(["G": 1], forName: "NSGlobalDomain")
+        try defaults.setPersistentDomainValues(["G": 1], forName: "NSGlobalDomain")
         delivered()
         #expect(count.withLock { $0 } == before + 1)
         defaults.register(defaults: ["R": 1] as [String: PropertyList])

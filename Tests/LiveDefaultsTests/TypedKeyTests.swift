@@ -82,7 +82,7 @@ struct TypedKeyTests {
         let reader = try directory.store("com.example.typed")
         #expect(reader[key] == value, "\(key.name) read back through a fresh store")
         if let expected {
-            #expect(reader.persistentDomainContents(forName: key.suite ?? "com.example.typed")?[key.name] == expected)
+            #expect(reader.persistentDomainValues(forName: key.suite ?? "com.example.typed")?[key.name] == expected)
         }
     }
 

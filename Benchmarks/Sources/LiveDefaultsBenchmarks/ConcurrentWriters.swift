@@ -38,7 +38,7 @@ enum ConcurrentWriters {
         let total = processes * keysEach
         let store = try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain))
         store?.synchronize()
-        let present = store?.persistentDomainContents(forName: domain)?.keys.filter { $0.hasPrefix("P") }.count ?? 0
+        let present = store?.persistentDomainValues(forName: domain)?.keys.filter { $0.hasPrefix("P") }.count ?? 0
         let perKey = elapsed / Double(total)
         return Result(
             perKey: Timing(median: perKey, p99: perKey), keysPerSecond: Double(total) / (elapsed / 1e9), total: total,

@@ -538,10 +538,10 @@ for row in rows { print(row.line) }
     do { live = try Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) } catch {
         fatalError("\(error)")
     }
-    if live.persistentDomainContents(forName: domain)?.count != count {
+    if live.persistentDomainValues(forName: domain)?.count != count {
         var contents: [String: PropertyList] = [:]
         for index in 0..<count { contents["Key\(index)"] = .integer(index) }
-        try? live.setPersistentDomainContents(contents, forName: domain)
+        try? live.setPersistentDomainValues(contents, forName: domain)
         live.synchronize()
     }
     // Foundation keeps its own copy in a domain of the same size.

@@ -62,7 +62,7 @@ extension Defaults {
     ) throws(DefaultsError) -> MigrationOutcome {
         let target = self.store(for: key)
         let domain = target.configuration.applicationDomain
-        let contents = target.persistentDomainContents(forName: domain) ?? [:]
+        let contents = target.persistentDomainValues(forName: domain) ?? [:]
         guard let stored = contents[oldName] else { return .nothingToDo }
         let hasNewValue = contents[key.name] != nil
         if !hasNewValue { try store(target, stored, domain) }
@@ -81,7 +81,7 @@ extension Defaults {
     ) throws(DefaultsError) -> MigrationOutcome {
         let target = store(for: key)
         let domain = target.configuration.applicationDomain
-        guard let stored = target.persistentDomainContents(forName: domain)?[key.name] else { return .nothingToDo }
+        guard let stored = target.persistentDomainValues(forName: domain)?[key.name] else { return .nothingToDo }
         // "Already in the new form" means: stored exactly as the new type writes itself. Reading alone is not
         // enough, since reads are lenient (an integer reads as a Double), and a second run would convert a
         // converted value again.

@@ -226,7 +226,7 @@ public struct SchemaFileError: Error, Sendable, Hashable, CustomStringConvertibl
     public var path: String?
 
     /// An error.
-    public init(_ message: String, path: String? = nil) {
+    init(_ message: String, path: String? = nil) {
         self.message = message
         self.path = path
     }

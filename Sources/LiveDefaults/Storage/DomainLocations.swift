@@ -3,11 +3,11 @@ import Foundation
 /// Rules for domain names, which become file names.
 public enum DomainName {
     /// The name of the global domain, shared by every program (`NSGlobalDomain`).
-    public static let global = "NSGlobalDomain"
+    static let global = "NSGlobalDomain"
     /// The volatile domain parsed from `-Key value` command-line arguments (`NSArgumentDomain`).
-    public static let argument = "NSArgumentDomain"
+    static let argument = "NSArgumentDomain"
     /// The volatile domain that ``Defaults/register(defaults:)-([String:PropertyList])`` fills (`NSRegistrationDomain`).
-    public static let registration = "NSRegistrationDomain"
+    static let registration = "NSRegistrationDomain"
 
     /// The longest domain name accepted, in UTF-8 bytes. File names are limited to 255 bytes, and the
     /// library derives longer names from a domain (`.<domain>.plist.lock`, `.<domain>.plist.tmp-…`,

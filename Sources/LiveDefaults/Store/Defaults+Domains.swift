@@ -67,11 +67,12 @@ extension Defaults {
 
     /// The contents of a volatile domain; empty when there is none of that name.
     public func volatileDomain(forName domainName: String) -> [String: Any] {
-        volatileDomainContents(forName: domainName).mapValues(\.foundationValue)
+        volatileDomainValues(forName: domainName).mapValues(\.foundationValue)
     }
 
-    /// The contents of a volatile domain as property lists.
-    public func volatileDomainContents(forName domainName: String) -> [String: PropertyList] {
+    /// The contents of a volatile domain as ``PropertyList`` values, as ``value(forKey:)`` returns them (the
+    /// library's `…Values` twin of each Foundation call that returns Foundation objects).
+    public func volatileDomainValues(forName domainName: String) -> [String: PropertyList] {
         state.withLock { $0.volatileDomains[domainName] ?? [:] }
     }
 
@@ -141,11 +142,12 @@ extension Defaults {
 
     /// The contents of a persistent domain (its current-user file), or nil when it has none.
     public func persistentDomain(forName domainName: String) -> [String: Any]? {
-        persistentDomainContents(forName: domainName)?.mapValues(\.foundationValue)
+        persistentDomainValues(forName: domainName)?.mapValues(\.foundationValue)
     }
 
-    /// The contents of one layer of a persistent domain as property lists, or nil when the layer has no file.
-    public func persistentDomainContents(
+    /// The contents of one layer of a persistent domain as ``PropertyList`` values, or nil when the layer has no
+    /// file (``persistentDomain(forName:)`` gives the current-user layer as Foundation objects).
+    public func persistentDomainValues(
         forName domainName: String, layer: PreferenceLayer = .currentUser
     ) -> [String: PropertyList]? {
         guard (try? DomainName.validate(domainName)) != nil else { return nil }
@@ -174,7 +176,7 @@ extension Defaults {
     /// search list (`set` posts once for a burst of changes).
     ///
     /// - Throws: ``DefaultsError/Code/invalidDomainName``.
-    public func setPersistentDomainContents(
+    public func setPersistentDomainValues(
         _ domain: [String: PropertyList], forName domainName: String, layer: PreferenceLayer = .currentUser
     ) throws(DefaultsError) {
         try DomainName.validate(domainName)
@@ -191,13 +193,13 @@ extension Defaults {
     /// not throw: an invalid name or value is refused and logged (see ``lastError``).
     public func setPersistentDomain(_ domain: [String: Any], forName domainName: String) {
         report { () throws(DefaultsError) in
-            try setPersistentDomainContents(try Self.convertedDomain(domain), forName: domainName)
+            try setPersistentDomainValues(try Self.convertedDomain(domain), forName: domainName)
         }
     }
 
     /// Removes a persistent domain: its current-user file is deleted.
     public func removePersistentDomain(forName domainName: String) {
-        report { () throws(DefaultsError) in try setPersistentDomainContents([:], forName: domainName) }
+        report { () throws(DefaultsError) in try setPersistentDomainValues([:], forName: domainName) }
     }
 
     /// Every key and effective value of the search list, as ``object(forKey:)`` would return them.
@@ -205,8 +207,9 @@ extension Defaults {
         state.withLock { $0.view.merged }.mapValues(\.foundationValue)
     }
 
-    /// Every key and effective value of the search list as property lists.
-    public func dictionaryRepresentationContents() -> [String: PropertyList] {
+    /// Every key and effective value of the search list as ``PropertyList`` values, as ``value(forKey:)``
+    /// returns them.
+    public func dictionaryRepresentationValues() -> [String: PropertyList] {
         state.withLock { $0.view.merged }
     }
 

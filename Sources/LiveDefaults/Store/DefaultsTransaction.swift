@@ -93,15 +93,6 @@ public final class DefaultsTransaction {
         }
     }
 
-    /// Sets an integer (Foundation's overloads: no conversion through `Any`).
-    public func set(_ value: Int, forKey key: String) { set(PropertyList.integer(value), forKey: key) }
-    /// Sets a real.
-    public func set(_ value: Double, forKey key: String) { set(PropertyList.real(value), forKey: key) }
-    /// Sets a Boolean.
-    public func set(_ value: Bool, forKey key: String) { set(PropertyList.bool(value), forKey: key) }
-    /// Sets a string.
-    public func set(_ value: String, forKey key: String) { set(PropertyList.string(value), forKey: key) }
-
     /// Removes a key when the transaction commits (it then reads as a lower domain's value, or nothing).
     public func removeObject(forKey key: String) {
         set(PropertyList?.none, forKey: key)

@@ -38,7 +38,7 @@
             let problem = localFileProblem()
             let local =
                 problem != nil
-                ? state.keys.compactMapValues(\.value) : store.persistentDomainContents(forName: domain) ?? [:]
+                ? state.keys.compactMapValues(\.value) : store.persistentDomainValues(forName: domain) ?? [:]
             var toPush = Set<String>()
             // Everything etcd changed since the agreement, written as one version of the file.
             var writes = LocalWrites()

@@ -295,7 +295,7 @@
         /// refused), with the keys changed and not yet compared.
         private func pendingKeys(dirty: Set<String>) -> [String] {
             var pending = dirty
-            let contents = store.persistentDomainContents(forName: domain) ?? [:]
+            let contents = store.persistentDomainValues(forName: domain) ?? [:]
             for (key, value) in contents where state.keys[key]?.value != value { pending.insert(key) }
             for (key, entry) in state.keys where entry.value != nil && contents[key] == nil { pending.insert(key) }
             return pending.sorted()
@@ -439,7 +439,7 @@
         }
 
         func localValue(_ key: String) -> PropertyList? {
-            store.persistentDomainContents(forName: domain)?[key]
+            store.persistentDomainValues(forName: domain)?[key]
         }
 
         func writeLocal(key: String, value: PropertyList?) {
@@ -489,7 +489,7 @@
         /// if etcd still has every key at its agreed revision; when one fails, key by key.
         func push(_ keys: Set<String>) async throws(FleetError) {
             if let problem = localFileProblem() { return restoreFromAgreement(problem) }
-            let contents = store.persistentDomainContents(forName: domain) ?? [:]
+            let contents = store.persistentDomainValues(forName: domain) ?? [:]
             // Every key whose value in this version of the file differs from the agreement, not only those the
             // change stream has named so far: a transaction's keys arrive one by one in the stream, and are
             // pushed together, as one etcd transaction.

@@ -36,7 +36,7 @@ struct SettingsCatalog: Sendable {
     }
 
     /// A key's effective value as JSON (its default when no domain has it), `<secret>` for a secret; from
-    /// `version` (``Defaults/dictionaryRepresentationContents()``) when given, else read now.
+    /// `version` (``Defaults/dictionaryRepresentationValues()``) when given, else read now.
     func value(of key: KeySchema, in version: [String: PropertyList]? = nil) -> Any {
         if key.isSecret { return Self.secretText }
         let stored = version.map { $0[key.name] } ?? defaults.value(forKey: key.name)
@@ -57,7 +57,7 @@ struct SettingsCatalog: Sendable {
     /// Every setting's value, by name, all from one version of the settings (never some keys before a change
     /// made with others and the rest after it).
     func snapshot(_ schema: DomainSchema) -> [String: Any] {
-        let version = defaults.dictionaryRepresentationContents()
+        let version = defaults.dictionaryRepresentationValues()
         return schema.keys.mapValues { value(of: $0, in: version) }
     }
 

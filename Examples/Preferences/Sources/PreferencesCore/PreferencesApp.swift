@@ -116,7 +116,7 @@ public struct PreferencesApp: Sendable {
         if let previous { lines.append("Last launch: \(previous.formatted(.iso8601)).") }
         lines.append("")
         lines.append("Preferences, first domain in the search list wins:")
-        let keys = Set(defaults.dictionaryRepresentationContents().keys).union([
+        let keys = Set(defaults.dictionaryRepresentationValues().keys).union([
             "Greeting", "Name", "Launches", "Shout",
         ])
         for key in keys.sorted() {
@@ -143,10 +143,10 @@ public struct PreferencesApp: Sendable {
 
     /// The first domain of the search list that has the key.
     public func source(of key: String) -> String {
-        if defaults.volatileDomainContents(forName: Defaults.argumentDomain)[key] != nil { return "command line" }
-        if defaults.persistentDomainContents(forName: Self.domain)?[key] != nil { return Self.domain }
-        if defaults.persistentDomainContents(forName: Self.sharedSuite)?[key] != nil { return Self.sharedSuite }
-        if defaults.persistentDomainContents(forName: Defaults.globalDomain)?[key] != nil { return "global" }
+        if defaults.volatileDomainValues(forName: Defaults.argumentDomain)[key] != nil { return "command line" }
+        if defaults.persistentDomainValues(forName: Self.domain)?[key] != nil { return Self.domain }
+        if defaults.persistentDomainValues(forName: Self.sharedSuite)?[key] != nil { return Self.sharedSuite }
+        if defaults.persistentDomainValues(forName: Defaults.globalDomain)?[key] != nil { return "global" }
         return "registered default"
     }
 
