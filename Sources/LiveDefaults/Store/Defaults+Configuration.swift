@@ -125,7 +125,7 @@ extension Defaults {
         /// Foundation's `ProcessInfo.processName` — unless the program has assigned that property, which this
         /// does not follow. Asking Foundation costs a fresh process more than the rest of an open (see
         /// `MainBundleLayout`).
-        public static var processApplicationDomain: String {
+        @usableFromInline static var processApplicationDomain: String {
             if let path = CurrentProcess.executablePath, MainBundleLayout.certainlyHasNoInfo(executablePath: path),
                 let name = MainBundleLayout.executableName(of: path)
             {
@@ -162,7 +162,7 @@ extension Defaults {
         /// The user's languages from `LANGUAGE` (a colon-separated list), else the first of `LC_ALL`,
         /// `LC_MESSAGES` and `LANG`; each locale such as `de_DE.UTF-8` gives `de_DE` then `de`. The `C` and
         /// `POSIX` locales give none.
-        public static func preferredLanguages(environment: [String: String] = Configuration.languageEnvironment)
+        static func preferredLanguages(environment: [String: String] = Configuration.languageEnvironment)
             -> [String]
         {
             preferredLanguages(lookup: { environment[$0.description] })
