@@ -32,7 +32,7 @@ public struct KeyChange: Sendable, Hashable, CustomStringConvertible {
     public var batch: UInt64
 
     /// A change of `key` in `domain` from `oldValue` to `newValue` (nil: no value), made by `origin`, in `batch`.
-    public init(
+    init(
         domain: String, key: String, oldValue: PropertyList?, newValue: PropertyList?, origin: Origin,
         batch: UInt64 = 0
     ) {

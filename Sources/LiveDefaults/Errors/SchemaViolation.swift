@@ -24,7 +24,7 @@ public struct SchemaViolation: Error, Sendable, Hashable, CustomStringConvertibl
     public var isSecret = false
 
     /// A violation.
-    public init(key: String, value: PropertyList, reason: Reason, accepted: String, isSecret: Bool = false) {
+    init(key: String, value: PropertyList, reason: Reason, accepted: String, isSecret: Bool = false) {
         self.key = key
         self.value = value
         self.reason = reason

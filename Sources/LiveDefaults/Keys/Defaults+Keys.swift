@@ -84,13 +84,8 @@ extension Defaults {
         try store(forSuite: key.suite).write(stored: value, for: key)
     }
 
-    /// Removes the key from its suite or the application domain, so that it reads as a lower domain's value
-    /// or the key's default.
-    public func reset<Value>(_ key: DefaultsKey<Value>) {
-        store(for: key).removeObject(forKey: key.name)
-    }
-
-    /// Removes several keys.
+    /// Removes the stored values of one or more keys (each from its own suite): they read a lower domain's
+    /// value or their defaults again.
     public func reset(_ keys: DefaultsKeys...) {
         for key in keys { store(forSuite: key.suite).removeObject(forKey: key.name) }
     }

@@ -66,7 +66,7 @@ private func isEqual<E: Equatable>(_ lhs: E, _ rhs: Any) -> Bool {
     return lhs == rhs
 }
 
-/// A consistent view of several keys at one moment: ``Defaults/updates(of:emitCurrentValue:)-(DefaultsKeys...,_)``.
+/// A consistent view of several keys at one moment: ``Defaults/updates(of:emitCurrentValue:)``.
 public struct DefaultsSnapshot: Sendable, Equatable {
     /// The stored values of the snapshot's keys (missing keys absent).
     public let values: [String: PropertyList]
@@ -84,7 +84,7 @@ public struct DefaultsSnapshot: Sendable, Equatable {
     public static func == (lhs: DefaultsSnapshot, rhs: DefaultsSnapshot) -> Bool { lhs.values == rhs.values }
 }
 
-/// Snapshots of several keys, one whenever any of them changes: ``Defaults/updates(of:emitCurrentValue:)-(DefaultsKeys...,_)``.
+/// Snapshots of several keys, one whenever any of them changes: ``Defaults/updates(of:emitCurrentValue:)``.
 ///
 /// ```swift
 /// for await settings in defaults.updates(of: .rateLimit, .maintenance) {
@@ -167,7 +167,7 @@ extension Defaults {
     }
 
     /// Consistent snapshots of several keys (an array of keys).
-    public func updates(of keys: [DefaultsKeys], emitCurrentValue: Bool = true) -> DefaultsSnapshots {
+    func updates(of keys: [DefaultsKeys], emitCurrentValue: Bool = true) -> DefaultsSnapshots {
         DefaultsSnapshots(store: WeakStore(self), keys: keys.map(\.name), emitCurrentValue: emitCurrentValue)
     }
 }

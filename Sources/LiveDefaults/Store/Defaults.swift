@@ -341,8 +341,8 @@ public final class Defaults: Sendable {
         self.init(suiteName: suiteName, locations: .current)
     }
 
-    /// A store for a suite whose files live elsewhere (tests root every store in a temporary directory).
-    public convenience init?(suiteName: String?, locations: DefaultsLocations) {
+    /// A store for a suite whose files live in `locations` (a program chooses with ``init(configuration:)``).
+    convenience init?(suiteName: String?, locations: DefaultsLocations) {
         if suiteName == DomainName.global { return nil }
         // The suite takes the application domain's place: the process's own is not looked up.
         let configuration = Configuration(

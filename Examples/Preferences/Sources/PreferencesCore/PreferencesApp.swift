@@ -61,10 +61,10 @@ public struct PreferencesApp: Sendable {
         defaults = try Defaults(configuration: configuration)
         defaults.register(defaults: Self.registered)
         defaults.addSuite(named: Self.sharedSuite)
-        guard let shared = Defaults(suiteName: Self.sharedSuite, locations: locations) else {
-            throw DefaultsError(code: .invalidDomainName, domain: Self.sharedSuite, detail: "not a valid suite name")
-        }
-        self.shared = shared
+        // The shared suite's own store: the suite takes the application domain's place.
+        var sharedConfiguration = configuration
+        sharedConfiguration.applicationDomain = Self.sharedSuite
+        shared = try Defaults(configuration: sharedConfiguration)
     }
 
     /// Runs one command and returns what to print.
