@@ -32,6 +32,13 @@ def scan(text):
         code.append("\n" * breaks)
         line += breaks
 
+    def enter(kind, token):
+        """Pushes a context opened by `token` (a string's quotes, an interpolation's `\\(`)."""
+        nonlocal i
+        stack.append([kind, 0])
+        code.append(token)
+        i += len(token)
+
     while i < n:
         kind = stack[-1][0]
         c = text[i]
@@ -48,15 +55,9 @@ def scan(text):
                 comment(i, end)
                 i = end
                 continue
-            if text.startswith('"""', i):
-                stack.append(['"""', 0])
-                code.append('"""')
-                i += 3
-                continue
-            if c == '"':
-                stack.append(['"', 0])
-                code.append('"')
-                i += 1
+            opener = '"""' if text.startswith('"""', i) else '"' if c == '"' else None
+            if opener:
+                enter(opener, opener)
                 continue
             if len(stack) > 1:
                 if c == "(":
@@ -74,9 +75,7 @@ def scan(text):
             i += 1
         else:
             if text.startswith("\\(", i):
-                stack.append(["code", 0])
-                code.append("\\(")
-                i += 2
+                enter("code", "\\(")
                 continue
             if c == "\\":
                 if text.startswith("\n", i + 1):
