@@ -29,7 +29,7 @@ public import Observation
 /// a moment after the change, not inside the writer's call.
 public final class ObservableDefaults: Observable, Sendable {
     /// The store read and written.
-    public let store: Defaults
+    let store: Defaults
     private let registrar = ObservationRegistrar()
     /// For each key read so far (by suite and name), how to announce its change to the registrar.
     private let announcers = Lock<[String: @Sendable () -> Void]>([:])

@@ -23,8 +23,8 @@ public struct PropertyListError: Error, Sendable, Hashable, CustomStringConverti
         public static let malformed = Code(rawValue: "malformed")
         /// Arrays and dictionaries are nested deeper than ``PropertyListLimits/maximumDepth``.
         public static let nestingTooDeep = Code(rawValue: "nestingTooDeep")
-        /// A binary property list whose shared references expand to more than
-        /// ``PropertyListLimits/expandedObjectLimit(forFileSize:)`` values.
+        /// A binary property list whose shared references expand to more values than its size allows (see
+        /// ``PropertyListLimits/maximumExpandedObjects``).
         public static let tooManyObjects = Code(rawValue: "tooManyObjects")
         /// A binary property list whose object graph refers back to an object that contains the reference.
         public static let cyclicReference = Code(rawValue: "cyclicReference")
@@ -141,19 +141,20 @@ public enum PropertyListLimits {
     /// The most values (scalars and containers, counted in the expanded tree) that a binary property list
     /// may describe. Binary files can reference one object many times, so a tiny file could otherwise stand
     /// for an astronomically large value. Text formats cannot share, so their size bounds them already.
+    ///
+    /// A smaller file is held to less: eight values per byte of its size, and at least 100,000. Every
+    /// reference takes at least one byte, so a file whose references are not shared (what CF, Foundation and
+    /// this library write) always stays below that; only shared containers go beyond, and a file of a few
+    /// hundred bytes would then stand for millions of values, each costing little to read but tens of bytes
+    /// to write, print or compare for whoever uses the value next.
     public static let maximumExpandedObjects = 10_000_000
 
-    /// How many values a binary file may describe per byte of its size.
-    ///
-    /// Every reference a binary file makes takes at least one byte, so a file whose references are not shared
-    /// (what CF, Foundation and this library write) always stays below this. Only shared containers can go
-    /// beyond, and then a file of a few hundred bytes would stand for millions of values: each costs
-    /// little to read but tens of bytes to write, print or compare, for whoever uses the value next.
-    public static let maximumExpandedObjectsPerByte = 8
+    /// How many values a binary file may describe per byte of its size (see ``maximumExpandedObjects``).
+    static let maximumExpandedObjectsPerByte = 8
 
     /// The most values a binary file of `size` bytes may describe: ``maximumExpandedObjectsPerByte`` per
     /// byte, at least 100,000 and at most ``maximumExpandedObjects``.
-    public static func expandedObjectLimit(forFileSize size: Int) -> Int {
+    static func expandedObjectLimit(forFileSize size: Int) -> Int {
         let (scaled, overflow) = size.multipliedReportingOverflow(by: maximumExpandedObjectsPerByte)
         return overflow ? maximumExpandedObjects : min(maximumExpandedObjects, max(100_000, scaled))
     }

@@ -184,7 +184,7 @@ public struct DomainSchema: Sendable, Hashable {
     }
 
     /// The path of a domain's schema in a directory.
-    public static func file(domain: String, in directory: String) -> String {
+    static func file(domain: String, in directory: String) -> String {
         (directory.hasSuffix("/") ? directory : directory + "/") + domain + ".plist"
     }
 

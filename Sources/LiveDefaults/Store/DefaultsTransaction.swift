@@ -25,7 +25,7 @@ public final class DefaultsTransaction {
     /// The domain the transaction reads and writes.
     public let domain: String
     /// The store the transaction runs in (typed keys decode through it).
-    public let defaults: Defaults
+    let defaults: Defaults
     let file: DomainFile
     /// The domain's file at the start of the attempt, with this process's unwritten edits on top (let go by
     /// ``finish()``).
