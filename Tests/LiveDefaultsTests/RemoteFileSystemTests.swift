@@ -61,7 +61,7 @@ struct RemoteFileSystemTests {
         let path = configuration.locations.path(forDomain: "com.example.nfs", layer: .currentUser)
         let status = watcher.status(ofPath: path)
         #expect(status.isPolled)
-        #expect(status.reason?.contains("nfs") == true)
+        #expect(status.pollReason?.contains("nfs") == true)
         #expect(watcher.watchCount == 0, "no inotify watch on a remote directory")
         let notices = log.entries.filter { $0.level == .notice && $0.message.contains("nfs") }
         #expect(notices.count == 1, "\(log.entries)")
@@ -139,7 +139,7 @@ struct RemoteFileSystemTests {
         configuration.logger = log.logger
         let defaults = try Defaults(configuration: configuration)
         let status = watcher.status(ofPath: mountPoint + "/com.example.fuse.plist")
-        #expect(status.isPolled && status.reason?.contains("fuse") == true)
+        #expect(status.isPolled && status.pollReason?.contains("fuse") == true)
         #expect(log.entries.contains { $0.level == .notice && $0.message.contains("fuse") })
         // Another "machine": a process writing to the file system's source, which never goes through the
         // mount, so inotify on the mount would never hear of it.

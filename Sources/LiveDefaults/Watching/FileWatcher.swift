@@ -47,16 +47,6 @@ package final class FileWatcher: Sendable {
         return .milliseconds(max(1, milliseconds ?? 100))
     }
 
-    /// How a watched path is followed, for diagnostics (``status(ofPath:)``).
-    package struct Status: Sendable, Hashable {
-        /// Whether the path's changes are seen through inotify or by polling.
-        package var isPolled: Bool
-        /// Why the path is polled, when it is.
-        package var reason: String?
-        /// The symbolic links the watcher follows for the path (empty for a plain path).
-        package var links: [String]
-    }
-
     /// What a registrant hears: its file may have changed.
     struct Event: Sendable {
         /// Whether an in-place writer closed the file: its stamp may not have changed, so the contents must
@@ -227,13 +217,14 @@ package final class FileWatcher: Sendable {
     /// How the watcher follows a path registered with it: inotify or polling (and why), and the links it
     /// follows. Registrations take effect on the watcher's thread: call it after the store that registered
     /// the path has opened, as `defaults doctor` does.
-    package func status(ofPath path: String) -> Status {
+    func status(ofPath path: String) -> FileWatchStatus {
         settle()
         let directory = PathComponents.directory(of: path)
         let withoutInotify = descriptor < 0 ? inotifyUnavailable : nil
         return locked { state in
             let reason = state.polledDirectories[directory] ?? withoutInotify
-            return Status(isPolled: reason != nil, reason: reason, links: state.links.files[path]?.links ?? [])
+            return FileWatchStatus(
+                isPolled: reason != nil, pollReason: reason, links: state.links.files[path]?.links ?? [])
         }
     }
 
