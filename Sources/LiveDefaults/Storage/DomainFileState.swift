@@ -68,8 +68,8 @@ extension DomainFile {
         /// modification time (timestamps are coarse, inode numbers are reused) from no change at all.
         var digest: Int?
         /// What only some files ever hold, out of line: a process keeps up to six layer files for every
-        /// domain it opens (one per layer whose directory exists), many of which do not exist (88 bytes less
-        /// each; Docs/Benchmarks.md, memory).
+        /// domain it opens (one per layer whose directory exists), many of which do not exist (the memory
+        /// this saves is in Docs/Benchmarks.md, memory).
         private var rare: RareBox?
 
         /// The version of the file last found corrupt, so that it is reported once, not on every reload.

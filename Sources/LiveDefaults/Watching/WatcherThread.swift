@@ -126,7 +126,7 @@ final class WatcherThread: Sendable {
     private func run() {
         Self.current.value = Int(bitPattern: ObjectIdentifier(self))
         // Made here rather than by the first caller: four system calls off the opening thread. Without a
-        // pipe (no descriptors left), the waits end every 10 ms to look for work.
+        // pipe (no descriptors left), the waits end after `unwokenWaitMilliseconds` to look for work.
         let wake = WakePipe.make()
         let opened = opening?()
         state.withLock { state in

@@ -118,15 +118,19 @@ struct WakePipe: Sendable {
     }
 }
 
+/// How long ``waitForInput(on:wake:block:)`` blocks, in milliseconds, when there is no wake pipe to end the
+/// wait (no descriptors were left to make one): the caller then looks for new work this often.
+let unwokenWaitMilliseconds: Int32 = 10
+
 /// Waits until `descriptor` has input or `wake` is written to, and empties `wake`; with `block` false, only
-/// looks. A negative `descriptor` is not waited on; without a `wake` pipe the wait ends every 10 ms, so that
-/// the caller looks for new work. Returns whether `descriptor` has input.
+/// looks. A negative `descriptor` is not waited on; without a `wake` pipe the wait ends after
+/// ``unwokenWaitMilliseconds``, so that the caller looks for new work. Returns whether `descriptor` has input.
 func waitForInput(on descriptor: Int32, wake: WakePipe?, block: Bool) -> Bool {
     var descriptors = [
         pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
         pollfd(fd: wake?.readEnd ?? -1, events: Int16(POLLIN), revents: 0),
     ]
-    let timeout: Int32 = block ? (wake == nil ? 10 : -1) : 0
+    let timeout: Int32 = block ? (wake == nil ? unwokenWaitMilliseconds : -1) : 0
     while poll(&descriptors, 2, timeout) < 0 {
         if errno != EINTR { return false }
     }
