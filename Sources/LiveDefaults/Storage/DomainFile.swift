@@ -285,7 +285,7 @@ final class DomainFile: Sendable {
         if mustSchedule { BackgroundWriter.shared.schedule(self) }
         if let delta {
             let event = Event.changedKey(delta, .local)
-            for observation in observers { observation.observer(event) }
+            for entry in observers { entry.observer(event) }
         }
     }
 
@@ -620,7 +620,7 @@ final class DomainFile: Sendable {
 
     private func notify(_ event: Event) {
         let observers = state.read { $0.observers }
-        for observation in observers { observation.observer(event) }
+        for entry in observers { entry.observer(event) }
     }
 
     // MARK: Helpers
