@@ -184,7 +184,7 @@ struct StreamTests {
                     domain: "com.example.app", key: "Mine", oldValue: "host", newValue: "shadowed", origin: .local))
     }
 
-    @Test("KeyUpdates and KeyChanges are Sendable and usable from any task")
+    @Test("Change streams are Sendable and usable from any task")
     func sendable() async throws {
         let directory = TemporaryDirectory()
         let defaults = try directory.store()

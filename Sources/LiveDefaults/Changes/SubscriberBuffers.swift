@@ -2,7 +2,7 @@
 /// resuming under a lock, so no lock is ever held while a continuation runs.
 typealias Resumption = @Sendable () -> Void
 
-/// The buffer behind one ``KeyUpdates`` iterator: at most one pending value (newest wins), and a value
+/// The buffer behind one ``Defaults/updates(forKey:emitCurrentValue:)`` iterator: at most one pending value (newest wins), and a value
 /// equal to the last one delivered is dropped.
 ///
 /// Pushes happen under the store's lock, in the order of the changes, so the newest pending value is always
@@ -66,7 +66,7 @@ final class ValueBuffer: Sendable {
     }
 }
 
-/// The buffer behind one ``KeyChanges`` iterator: pending changes coalesced per (domain, key), so memory is
+/// The buffer behind one ``Defaults/changes()`` iterator: pending changes coalesced per (domain, key), so memory is
 /// bounded by the number of keys, and a key that changes while the consumer is busy is delivered once,
 /// from its first old value to its latest new value (and not at all when it ends where it began).
 final class ChangeBuffer: Sendable {
@@ -140,11 +140,11 @@ final class ChangeBuffer: Sendable {
     }
 }
 
-/// The buffer behind one ``DefaultsSnapshots`` iterator: only a flag that something changed (the consumer
+/// The buffer behind one ``Defaults/updates(of:emitCurrentValue:)`` iterator: only a flag that something changed (the consumer
 /// reads a fresh, consistent snapshot when it wakes), so it can never grow.
 ///
 /// What `AsyncStream<Void>` with `.bufferingNewest(1)` would do, written out because the public
-/// `DefaultsSnapshots.Iterator` is `Sendable` and `AsyncStream`'s iterator is not (it could not be kept in
+/// `DefaultsStream.Iterator` is `Sendable` and `AsyncStream`'s iterator is not (it could not be kept in
 /// it), and because a signal must be handed out as a ``Resumption`` to run after the store's lock, where
 /// `yield` would resume the consumer under it.
 final class SignalBuffer: Sendable {

@@ -12,7 +12,7 @@ public import Foundation
 /// - the poll interval of a watcher that polls;
 /// - the wall-clock time in the name of a kept copy of an unreadable file (`NAME.plist.corrupt-SECONDS-PID`).
 ///
-/// ``SystemDefaultsClock`` is the real time and the default; `ManualDefaultsClock` (in the
+/// The real time is the default; `ManualDefaultsClock` (in the
 /// `LiveDefaultsTesting` product) moves only when told, so that a test can say exactly when each of those
 /// happens.
 ///
@@ -27,23 +27,27 @@ public protocol DefaultsClock: AnyObject, Sendable {
     func pause(for duration: Duration)
 }
 
-/// The real time: `Date()`, Dispatch's `asyncAfter` and `nanosleep`.
-public final class SystemDefaultsClock: DefaultsClock {
+/// The real time: `Date()`, Dispatch's `asyncAfter` and `nanosleep`; every store's clock unless its
+/// configuration names another.
+@usableFromInline
+final class SystemDefaultsClock: DefaultsClock {
     /// The one system clock.
-    public static let shared = SystemDefaultsClock()
+    @usableFromInline static let shared = SystemDefaultsClock()
 
     private init() {}
 
     /// The current time.
-    public var now: Date { Date() }
+    @usableFromInline var now: Date { Date() }
 
     /// Runs `work` on `queue` after `delay` (any duration: a huge one saturates instead of overflowing).
-    public func schedule(after delay: Duration, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
+    @usableFromInline func schedule(
+        after delay: Duration, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void
+    ) {
         queue.asyncAfter(deadline: .now() + .nanoseconds(Self.nanoseconds(delay)), execute: work)
     }
 
     /// Sleeps for `duration` (resuming the sleep when a signal interrupts it).
-    public func pause(for duration: Duration) {
+    @usableFromInline func pause(for duration: Duration) {
         sleepThread(nanoseconds: Self.nanoseconds(duration))
     }
 

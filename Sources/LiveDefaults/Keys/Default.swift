@@ -47,11 +47,11 @@ public struct Default<Value: DefaultsSerializable>: Sendable {
     /// `$property`: the stream, the reset, the key.
     public var projectedValue: Default<Value> { self }
 
-    /// The property's value now and after every change (see ``TypedKeyUpdates``).
-    public var updates: TypedKeyUpdates<Value> { store.updates(key) }
+    /// The property's value now and after every change (see ``Defaults/updates(_:emitCurrentValue:)``).
+    public var updates: DefaultsStream<Value> { store.updates(key) }
 
     /// The changes only, without the current value first.
-    public var changes: TypedKeyUpdates<Value> { store.updates(key, emitCurrentValue: false) }
+    public var changes: DefaultsStream<Value> { store.updates(key, emitCurrentValue: false) }
 
     /// Removes the stored value, so the property reads a lower domain's value or the key's default.
     public func reset() { store.reset(key) }

@@ -1,57 +1,29 @@
-/// A key's typed value now and after every change: ``Defaults/updates(_:emitCurrentValue:)``.
-///
-/// ```swift
-/// for await limit in defaults.updates(.rateLimit) {
-///     limiter.rate = limit
-/// }
-/// ```
-///
-/// The current value comes first (unless `emitCurrentValue` is false), then every change of the effective
-/// value from this process or any other. A stored value the key refuses (wrong shape, out of range, not a
-/// choice) is never delivered: it is reported once and the stream waits for the next valid value.
-/// Consecutive equal values are dropped: equal stored values always, and equal typed values too when `Value`
-/// is `Equatable` (for example a number written as `"42"` and then as `42`). Newest wins and lifetime are as
-/// for ``KeyUpdates``.
-public struct TypedKeyUpdates<Value: DefaultsSerializable>: AsyncSequence, Sendable {
-    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
-    public typealias Element = Value
-
-    let base: KeyUpdates
+/// A key's typed values (``Defaults/updates(_:emitCurrentValue:)``): a stored value the key refuses is never
+/// delivered, and consecutive equal values are dropped.
+struct TypedValueCursor<Value: DefaultsSerializable>: StreamCursor {
+    var base: ValueCursor
     let key: DefaultsKey<Value>
     let store: WeakStore
+    var last: Value?
 
-    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
-    public func makeAsyncIterator() -> Iterator {
-        Iterator(base: base.makeAsyncIterator(), key: key, store: store)
-    }
-
-    /// Iterates one subscription.
-    public struct Iterator: AsyncIteratorProtocol, Sendable {
-        var base: KeyUpdates.Iterator
-        let key: DefaultsKey<Value>
-        let store: WeakStore
-        var last: Value?
-
-        // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
-        public mutating func next() async -> Value? {
-            while let stored = await base.next() {
-                let value: Value
-                if let stored, let violation = key.violation(stored) {
-                    // Never a value the key refuses: reported (once), and the stream goes on from the
-                    // last value it delivered; a first value is what a typed read returns now (the last
-                    // valid value the store saw, else the default).
-                    store.store?.reportRefusal(violation)
-                    guard last == nil else { continue }
-                    value = store.store?.read(key) ?? key.defaultValue
-                } else {
-                    value = stored.map { store.store?.decode($0, for: key) ?? key.defaultValue } ?? key.defaultValue
-                }
-                if let last, areEqual(last, value) { continue }
-                last = value
-                return value
+    mutating func next() async -> Value? {
+        while let stored = await base.next() {
+            let value: Value
+            if let stored, let violation = key.violation(stored) {
+                // Never a value the key refuses: reported (once), and the stream goes on from the
+                // last value it delivered; a first value is what a typed read returns now (the last
+                // valid value the store saw, else the default).
+                store.store?.reportRefusal(violation)
+                guard last == nil else { continue }
+                value = store.store?.read(key) ?? key.defaultValue
+            } else {
+                value = stored.map { store.store?.decode($0, for: key) ?? key.defaultValue } ?? key.defaultValue
             }
-            return nil
+            if let last, areEqual(last, value) { continue }
+            last = value
+            return value
         }
+        return nil
     }
 }
 
@@ -84,90 +56,95 @@ public struct DefaultsSnapshot: Sendable, Equatable {
     public static func == (lhs: DefaultsSnapshot, rhs: DefaultsSnapshot) -> Bool { lhs.values == rhs.values }
 }
 
-/// Snapshots of several keys, one whenever any of them changes: ``Defaults/updates(of:emitCurrentValue:)``.
-///
-/// ```swift
-/// for await settings in defaults.updates(of: .rateLimit, .maintenance) {
-///     apply(limit: settings[.rateLimit], maintenance: settings[.maintenance])
-/// }
-/// ```
-///
-/// Each snapshot is taken under the store's lock, so it never mixes the state before a change of one key
-/// with the state after a simultaneous change of another. The first snapshot is the current state (unless
-/// `emitCurrentValue` is false). A slow consumer gets the newest snapshot, never a queue; equal consecutive
-/// snapshots are dropped. Keys of other suites are read from this store's search list.
-public struct DefaultsSnapshots: AsyncSequence, Sendable {
-    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
-    public typealias Element = DefaultsSnapshot
-
-    let store: WeakStore
+/// Snapshots of several keys (``Defaults/updates(of:emitCurrentValue:)``): the first is the state when
+/// iteration started (unless it is not to be emitted), then one whenever a signal brings a different state.
+struct SnapshotCursor: StreamCursor {
+    let subscription: SignalSubscription?
     let keys: [String]
-    let emitCurrentValue: Bool
+    let store: WeakStore
+    var pendingFirst: Bool
+    var last: [String: PropertyList]?
 
-    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
-    public func makeAsyncIterator() -> Iterator {
-        Iterator(
-            subscription: store.store?.subscribeSignal(forKeys: keys), keys: keys, store: store,
-            pendingFirst: emitCurrentValue)
-    }
-
-    /// Iterates one subscription.
-    public struct Iterator: AsyncIteratorProtocol, Sendable {
-        let subscription: SignalSubscription?
-        let keys: [String]
-        let store: WeakStore
-        var pendingFirst: Bool
-        var last: [String: PropertyList]?
-
-        // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
-        public mutating func next() async -> DefaultsSnapshot? {
-            guard let subscription else { return nil }
-            if last == nil, let store = store.store {
-                // The state when iteration started, delivered first or used to drop an unchanged first signal.
-                let current = store.values(forKeys: keys)
-                last = current
-                if pendingFirst {
-                    pendingFirst = false
-                    return DefaultsSnapshot(values: current, store: self.store)
-                }
-            }
-            while await subscription.buffer.next() {
-                guard let store = store.store else { break }
-                let current = store.values(forKeys: keys)
-                if current == last { continue }
-                last = current
+    mutating func next() async -> DefaultsSnapshot? {
+        guard let subscription else { return nil }
+        if last == nil, let store = store.store {
+            // The state when iteration started, delivered first or used to drop an unchanged first signal.
+            let current = store.values(forKeys: keys)
+            last = current
+            if pendingFirst {
+                pendingFirst = false
                 return DefaultsSnapshot(values: current, store: self.store)
             }
-            subscription.cancel()
-            return nil
         }
+        while await subscription.buffer.next() {
+            guard let store = store.store else { break }
+            let current = store.values(forKeys: keys)
+            if current == last { continue }
+            last = current
+            return DefaultsSnapshot(values: current, store: self.store)
+        }
+        subscription.cancel()
+        return nil
     }
 }
 
 /// Typed change streams over the store's ``Defaults/updates(forKey:emitCurrentValue:)``.
 extension Defaults {
-    /// A key's typed value now and after every change (see ``TypedKeyUpdates``).
+    /// A key's typed value now and after every change, from this process or any other.
+    ///
+    /// ```swift
+    /// for await limit in defaults.updates(.rateLimit) {
+    ///     limiter.rate = limit
+    /// }
+    /// ```
+    ///
+    /// A stored value the key refuses (wrong shape, out of range, not a choice) is never delivered: it is
+    /// reported once and the stream waits for the next valid value. Consecutive equal values are dropped:
+    /// equal stored values always, and equal typed values too when `Value` is `Equatable` (for example a
+    /// number written as `"42"` and then as `42`). Buffering and lifetime: ``DefaultsStream``.
     ///
     /// - Parameters:
     ///   - key: The typed key to follow.
     ///   - emitCurrentValue: Whether the first element is the value when iteration starts (the default);
     ///     pass false for changes only.
-    public func updates<Value>(_ key: DefaultsKey<Value>, emitCurrentValue: Bool = true) -> TypedKeyUpdates<Value> {
+    public func updates<Value>(_ key: DefaultsKey<Value>, emitCurrentValue: Bool = true) -> DefaultsStream<Value> {
         let store = store(for: key)
         // The key's guard follows the key from now on: a value refused later reads as the last valid one.
         store.guardKey(key)
-        return TypedKeyUpdates(
-            base: store.updates(forKey: key.name, emitCurrentValue: emitCurrentValue), key: key, store: WeakStore(store)
-        )
+        let weakStore = WeakStore(store)
+        return DefaultsStream {
+            TypedValueCursor(
+                base: ValueCursor(
+                    subscription: weakStore.store?.subscribeValue(forKey: key.name, emitCurrentValue: emitCurrentValue)
+                ),
+                key: key, store: weakStore)
+        }
     }
 
-    /// Consistent snapshots of several keys, one whenever any of them changes (see ``DefaultsSnapshots``).
-    public func updates(of keys: DefaultsKeys..., emitCurrentValue: Bool = true) -> DefaultsSnapshots {
+    /// Consistent snapshots of several keys, one whenever any of them changes.
+    ///
+    /// ```swift
+    /// for await settings in defaults.updates(of: .rateLimit, .maintenance) {
+    ///     apply(limit: settings[.rateLimit], maintenance: settings[.maintenance])
+    /// }
+    /// ```
+    ///
+    /// Each snapshot is taken under the store's lock, so it never mixes the state before a change of one key
+    /// with the state after a simultaneous change of another. The first snapshot is the current state (unless
+    /// `emitCurrentValue` is false). A slow consumer gets the newest snapshot, never a queue; equal consecutive
+    /// snapshots are dropped. Keys of other suites are read from this store's search list.
+    public func updates(of keys: DefaultsKeys..., emitCurrentValue: Bool = true) -> DefaultsStream<DefaultsSnapshot> {
         updates(of: keys, emitCurrentValue: emitCurrentValue)
     }
 
     /// Consistent snapshots of several keys (an array of keys).
-    func updates(of keys: [DefaultsKeys], emitCurrentValue: Bool = true) -> DefaultsSnapshots {
-        DefaultsSnapshots(store: WeakStore(self), keys: keys.map(\.name), emitCurrentValue: emitCurrentValue)
+    func updates(of keys: [DefaultsKeys], emitCurrentValue: Bool = true) -> DefaultsStream<DefaultsSnapshot> {
+        let store = WeakStore(self)
+        let names = keys.map(\.name)
+        return DefaultsStream {
+            SnapshotCursor(
+                subscription: store.store?.subscribeSignal(forKeys: names), keys: names, store: store,
+                pendingFirst: emitCurrentValue)
+        }
     }
 }

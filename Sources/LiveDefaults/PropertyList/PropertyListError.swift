@@ -52,7 +52,7 @@ public struct PropertyListError: Error, Sendable, Hashable, CustomStringConverti
     public let detail: String?
 
     /// An error of any code with the given context.
-    public init(code: Code, position: Int? = nil, keyPath: String? = nil, detail: String? = nil) {
+    init(code: Code, position: Int? = nil, keyPath: String? = nil, detail: String? = nil) {
         self.code = code
         self.position = position
         self.keyPath = keyPath

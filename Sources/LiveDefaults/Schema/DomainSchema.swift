@@ -90,7 +90,7 @@ public struct DomainSchema: Sendable, Hashable {
     ///
     /// - Throws: ``SchemaFileError`` naming what is wrong: not a dictionary, a later format version, a key
     ///   whose entry has the wrong shape, an unknown type name.
-    public init(propertyList: PropertyList) throws(SchemaFileError) {
+    init(propertyList: PropertyList) throws(SchemaFileError) {
         guard case .dictionary(let top) = propertyList else {
             throw SchemaFileError("the top level is a \(propertyList.typeName), not a dictionary")
         }

@@ -282,7 +282,7 @@ extension Defaults {
     }
 
     /// The first domain in the search list that has the key (forced values first), for messages.
-    public func domainProviding(_ key: String) -> String? {
+    func domainProviding(_ key: String) -> String? {
         state.withLock { state in
             for entry in state.search.entries {
                 if case .persistent(let name) = entry, state.search.persistent[name]?.forces(key) == true {

@@ -13,23 +13,40 @@ extension Defaults {
     ///   - emitCurrentValue: Whether the first element is the value when iteration starts (the default), so
     ///     that a loop configures itself once and then follows changes. Pass false to get changes only.
     /// - Returns: A sequence whose elements are the key's effective values (nil when no domain has the key);
-    ///   see ``KeyUpdates`` for buffering and lifetime.
-    public func updates(forKey key: String, emitCurrentValue: Bool = true) -> KeyUpdates {
-        KeyUpdates(store: WeakStore(self), key: key, emitCurrentValue: emitCurrentValue)
+    ///   see ``DefaultsStream`` for buffering and lifetime.
+    public func updates(forKey key: String, emitCurrentValue: Bool = true) -> DefaultsStream<PropertyList?> {
+        let store = WeakStore(self)
+        return DefaultsStream {
+            ValueCursor(subscription: store.store?.subscribeValue(forKey: key, emitCurrentValue: emitCurrentValue))
+        }
     }
 
     /// Every change of an effective value in this store (see ``KeyChange``), whoever made it.
-    public func changes() -> KeyChanges {
-        KeyChanges(store: WeakStore(self), domain: nil)
+    /// There is no initial element: each element is a change made after iteration started. Pending changes
+    /// are coalesced per key (see ``DefaultsStream``).
+    ///
+    /// ```swift
+    /// for await change in defaults.changes() where change.origin == .external {
+    ///     log.info("\(change.key) is now \(change.newValue.map { "\($0)" } ?? "unset")")
+    /// }
+    /// ```
+    public func changes() -> DefaultsStream<KeyChange> {
+        changeStream(inDomain: nil)
     }
 
     /// Every change of one persistent domain's own values, whether or not the domain is in this store's
     /// search list (its files are watched while a stream follows it).
     ///
     /// - Throws: ``DefaultsError/Code/invalidDomainName``.
-    public func changes(inDomain domain: String) throws(DefaultsError) -> KeyChanges {
+    public func changes(inDomain domain: String) throws(DefaultsError) -> DefaultsStream<KeyChange> {
         try DomainName.validate(domain)
-        return KeyChanges(store: WeakStore(self), domain: domain)
+        return changeStream(inDomain: domain)
+    }
+
+    /// Changes of the store's effective values (`domain` nil) or of one domain's own values.
+    private func changeStream(inDomain domain: String?) -> DefaultsStream<KeyChange> {
+        let store = WeakStore(self)
+        return DefaultsStream { ChangeCursor(subscription: store.store?.subscribeChanges(inDomain: domain)) }
     }
 
     /// Ends every change stream of this store, for a graceful shutdown: each `for await` loop over

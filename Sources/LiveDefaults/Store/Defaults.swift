@@ -161,7 +161,7 @@ public final class Defaults: Sendable {
         var watchedAwaited: UInt8 = 0
         /// Whether the domain is in the search list (else it is attached only for domain streams).
         var inSearchList = false
-        /// How many ``KeyChanges`` iterators follow this domain.
+        /// How many ``Defaults/changes(inDomain:)`` iterators follow this domain.
         var streams = 0
 
         func file(_ layer: PreferenceLayer) -> DomainFile? {
