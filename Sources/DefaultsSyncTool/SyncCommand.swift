@@ -38,6 +38,17 @@ struct SyncCommand: AsyncParsableCommand {
         name: .customLong("max-txn-ops"),
         help: "The most keys pushed in one etcd transaction: the cluster's own --max-txn-ops (128 by default).")
     var maxTransactionOperations = 128
+    @Option(help: "This host's name in the fleet, which rollouts address (default: the machine's host name).")
+    var hostID: String?
+    @Option(help: "A shell command that tells whether this host is healthy (exit 0), run after changes and repeatedly.")
+    var healthCommand: String?
+    @Option(help: "A URL whose GET tells whether this host is healthy (a 2xx answer).") var healthURL: String?
+    @Option(help: "Seconds between two health checks.") var healthInterval = 2.0
+    @Option(help: "Seconds a health check may take before it counts as failed (a command is killed).")
+    var healthTimeout = 5.0
+    @Option(
+        help: "Seconds the host stays registered after its agent is last heard of (how soon a dead host is noticed).")
+    var leaseTime = 10.0
     @Flag(help: "Log every reconnection attempt and ignored key.") var verbose = false
     @Flag(help: "Print the status of the domains' agent instead of syncing; exit 0 only when all are in step.")
     var status = false
@@ -49,6 +60,9 @@ struct SyncCommand: AsyncParsableCommand {
             throw ValidationError("Missing expected argument '--etcd <etcd>' (needed unless --status)")
         }
         if json && !status { throw ValidationError("--json goes with --status") }
+        if healthCommand != nil && healthURL != nil {
+            throw ValidationError("--health-command and --health-url: give one health check")
+        }
     }
 
     func run() async {
@@ -77,12 +91,14 @@ struct SyncCommand: AsyncParsableCommand {
                     throw ToolError("--heartbeat takes seconds between 0.01 and 3600")
                 }
                 guard maxTransactionOperations >= 1 else { throw ToolError("--max-txn-ops takes a positive count") }
+                let host = try hostIdentity()
                 service = try FleetSync(
                     domains: domains, etcd: etcdConnection, defaults: try Self.store(domains.first ?? ""),
                     layout: FleetLayout(prefix: connection.prefix), stateDirectory: stateDirectory, logger: logger,
                     timing: FleetSync.Timing(
                         heartbeat: .milliseconds(Int64((heartbeat * 1000).rounded())),
-                        keysPerTransaction: maxTransactionOperations))
+                        keysPerTransaction: maxTransactionOperations),
+                    host: host)
             } catch {
                 fail(error)
             }
@@ -95,6 +111,22 @@ struct SyncCommand: AsyncParsableCommand {
             } catch {
                 fail(error)
             }
+        }
+
+        /// The host's identity from the options.
+        func hostIdentity() throws -> FleetHostIdentity {
+            func duration(_ seconds: Double, _ option: String) throws -> Duration {
+                guard seconds.isFinite, seconds >= 0, seconds <= 3600 else {
+                    throw ToolError("--\(option) takes seconds between 0 and 3600")
+                }
+                return .milliseconds(Int64((seconds * 1000).rounded()))
+            }
+            let check = healthCommand.map(HealthCheck.command) ?? healthURL.map(HealthCheck.url)
+            return try FleetHostIdentity(
+                id: hostID ?? FleetHostIdentity.machineName, healthCheck: check,
+                leaseTime: try duration(leaseTime, "lease-time"),
+                healthInterval: try duration(healthInterval, "health-interval"),
+                healthTimeout: try duration(healthTimeout, "health-timeout"))
         }
 
         /// The store whose files are synced: the current user's, logging warnings only.

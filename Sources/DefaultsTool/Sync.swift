@@ -8,7 +8,7 @@ import Foundation
 ///
 /// ``Entry`` hands the fleet's verbs over before the parser sees them, so `defaults sync --help` prints
 /// `defaults-sync`'s own help; these commands are here for `defaults --help`'s list of verbs.
-struct Sync: ParsableCommand {
+struct Sync: FleetVerb {
     static let configuration = CommandConfiguration(
         commandName: "sync",
         abstract: "Keep domains in step with an etcd cluster, both ways, until interrupted; --status: are they?",
@@ -20,14 +20,11 @@ struct Sync: ParsableCommand {
     @Argument(parsing: .captureForPassthrough, help: "DOMAIN... --etcd URLS [options] | --status DOMAIN...")
     var arguments: [String] = []
 
-    func run() {
-        SyncProgram.run(["sync"] + arguments)
-    }
 }
 
 /// `defaults history DOMAIN [KEY] --etcd URLS` (a contract): the changes etcd holds of a synced domain, run by
 /// `defaults-sync` as `sync` is.
-struct History: ParsableCommand {
+struct History: FleetVerb {
     static let configuration = CommandConfiguration(
         commandName: "history",
         abstract: "List the changes etcd still holds of a synced domain (or one key), newest first.",
@@ -36,14 +33,11 @@ struct History: ParsableCommand {
     @Argument(parsing: .captureForPassthrough, help: "DOMAIN [KEY] --etcd URLS [options]")
     var arguments: [String] = []
 
-    func run() {
-        SyncProgram.run(["history"] + arguments)
-    }
 }
 
 /// `defaults rollback DOMAIN KEY --to-revision REV --etcd URLS` (a contract): a key's earlier value written back
 /// through etcd, run by `defaults-sync` as `sync` is.
-struct Rollback: ParsableCommand {
+struct Rollback: FleetVerb {
     static let configuration = CommandConfiguration(
         commandName: "rollback",
         abstract: "Write back the value a synced key had at an earlier etcd revision, as a new change.",
@@ -52,8 +46,27 @@ struct Rollback: ParsableCommand {
     @Argument(parsing: .captureForPassthrough, help: "DOMAIN KEY --to-revision REV --etcd URLS [options]")
     var arguments: [String] = []
 
+}
+
+/// `defaults hosts --etcd URLS`: the fleet's live hosts and their health, run by `defaults-sync` as `sync` is.
+struct Hosts: FleetVerb {
+    static let configuration = CommandConfiguration(
+        commandName: "hosts",
+        abstract: "List the fleet's live hosts (registered by their agents) and their health.",
+        discussion: "Runs the program \(SyncProgram.name): `defaults hosts --help` lists its options.")
+
+    @Argument(parsing: .captureForPassthrough, help: "--etcd URLS [--json] [options]")
+    var arguments: [String] = []
+}
+
+/// A verb `defaults-sync` carries out: its arguments are passed on untouched.
+protocol FleetVerb: ParsableCommand {
+    var arguments: [String] { get }
+}
+
+extension FleetVerb {
     func run() {
-        SyncProgram.run(["rollback"] + arguments)
+        SyncProgram.run([Self.configuration.commandName ?? ""] + arguments)
     }
 }
 
@@ -61,7 +74,7 @@ struct Rollback: ParsableCommand {
 enum SyncProgram {
     static let name = "defaults-sync"
     /// The verbs `defaults-sync` carries out; it is run with the verb as its first argument.
-    static let verbs: Set<String> = ["sync", "history", "rollback"]
+    static let verbs: Set<String> = ["sync", "history", "rollback", "hosts"]
 
     /// Replaces this process with `defaults-sync` given `arguments` (the verb first), keeping the process id, so a
     /// supervisor's SIGTERM reaches the agent itself; returns only by exiting with status 1 and a message when the

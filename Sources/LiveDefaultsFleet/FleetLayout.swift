@@ -34,6 +34,15 @@
             domainPrefix(domain) + key
         }
 
+        /// Where the live hosts register (`<prefix>.hosts/`): one key per host, `<prefix>.hosts/<host id>`, a JSON
+        /// ``FleetHostRecord`` attached to the agent's lease. A domain name never starts with a dot, so no domain's
+        /// keys are under it.
+        public var hostsPrefix: String { prefix + ".hosts/" }
+
+        /// Where the hosts' health checks report (`<prefix>.health/`): `<prefix>.health/<host id>`, a JSON
+        /// ``HealthReport`` attached to the same lease.
+        public var healthPrefix: String { prefix + ".health/" }
+
         /// The defaults key an etcd key of the domain stands for, or nil when the etcd key is not under the
         /// domain's prefix, is not UTF-8, or names no key (nothing after the prefix).
         public func defaultsKey(domain: String, etcdKey: Data) -> String? {

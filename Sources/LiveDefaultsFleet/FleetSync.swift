@@ -68,6 +68,9 @@
         public let logger: Logger
         /// Heartbeat, retry delays, transaction size.
         public let timing: Timing
+        /// How this machine appears to the fleet's rollouts: its registration and health check; nil registers
+        /// nothing (a program that syncs in its own service group and is no rollout's target).
+        public let host: FleetHostIdentity?
 
         /// The directory of sync states for a user's files: `.livedefaults-sync` inside the user's defaults
         /// directory (`$XDG_CONFIG_HOME/.livedefaults-sync`), a name no domain can take.
@@ -88,13 +91,14 @@
         ///   - stateDirectory: Where sync states live; ``defaultStateDirectory(for:)`` when nil.
         ///   - logger: Conflicts and connection changes are logged at warning, reconnections at info.
         ///   - timing: Heartbeat, retry delays, transaction size.
+        ///   - host: The host's registration and health check (``FleetHostIdentity``), or nil for none.
         /// - Throws: ``FleetError/Code-swift.enum/invalidOption`` when a domain name is not valid, repeated, or
         ///   the global domain.
         public init(
             domains: [String], etcd: EtcdConnection, defaults: Defaults = Defaults(),
             layout: FleetLayout = FleetLayout(),
             stateDirectory: String? = nil, logger: Logger = Logger(label: "LiveDefaultsFleet"),
-            timing: Timing = Timing()
+            timing: Timing = Timing(), host: FleetHostIdentity? = nil
         ) throws(FleetError) {
             guard !domains.isEmpty else { throw FleetError(.invalidOption, "no domain to sync was given") }
             for domain in domains {
@@ -116,6 +120,7 @@
             self.stateDirectory = stateDirectory ?? Self.defaultStateDirectory(for: defaults.configuration.locations)
             self.logger = logger
             self.timing = timing
+            self.host = host
         }
 
         // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
@@ -135,6 +140,12 @@
             do {
                 try await cancelWhenGracefulShutdown {
                     try await withThrowingTaskGroup(of: Void.self) { group in
+                        if let host {
+                            let presence = HostPresence(
+                                identity: host, domains: domains, client: client, layout: layout, logger: logger,
+                                timing: timing)
+                            group.addTask { await presence.run() }
+                        }
                         for domain in domains {
                             group.addTask { [defaults, layout, stateDirectory, logger, timing] in
                                 let mirror = try DomainMirror(
@@ -143,7 +154,9 @@
                                 try await mirror.run()
                             }
                         }
-                        try await group.waitForAll()
+                        // The first failure ends the others (waitForAll would wait for every task, and the host's
+                        // registration never ends by itself).
+                        for try await _ in group {}
                     }
                 }
             } catch is CancellationError {

@@ -66,7 +66,9 @@
         {
             let process = Process()
             process.executableURL = Self.tool
-            process.arguments = ["sync"] + domains + ["--etcd", endpoints, "--verbose"] + options
+            // Each simulated machine registers under its own name unless the test names it.
+            let host = options.contains("--host-id") ? [] : ["--host-id", name]
+            process.arguments = ["sync"] + domains + ["--etcd", endpoints, "--verbose"] + host + options
             process.environment = environment
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
             handle.seekToEndOfFile()
@@ -93,6 +95,28 @@
         func signalAgent(_ signal: Int32) {
             guard let agent else { return }
             kill(agent.processIdentifier, signal)
+        }
+
+        /// Waits until each host's agent has registered its host and written its health — the writes an agent
+        /// makes to etcd when it starts — so that a test counting etcd revisions counts its own changes only.
+        static func waitUntilRegistered(_ hosts: [FleetHost], cluster: EtcdCluster) throws {
+            let registered = eventually(timeout: 30) {
+                guard let listed = try? hosts.first?.hosts(etcd: cluster.endpoints) else { return false }
+                return hosts.allSatisfy { listed.hosts[$0.name]?["health"] != nil }
+            }
+            guard registered else {
+                let logs = hosts.map { "--- agent \($0.name)\n\($0.log.suffix(2000))" }.joined(separator: "\n")
+                throw ClusterError("the hosts did not register in etcd\n\(logs)")
+            }
+        }
+
+        /// `defaults hosts --etcd <endpoints> --json`: its exit status and the live hosts by ID.
+        func hosts(etcd endpoints: String) throws -> (status: Int32, hosts: [String: [String: Any]]) {
+            let result = try defaultsOutput(["hosts", "--etcd", endpoints, "--json"])
+            let list = (try? JSONSerialization.jsonObject(with: Data(result.output.utf8))) as? [[String: Any]] ?? []
+            var byID: [String: [String: Any]] = [:]
+            for host in list { if let id = host["id"] as? String { byID[id] = host } }
+            return (result.status, byID)
         }
 
         /// `defaults sync --status <domains> --json` on this host: its exit status and the report of each domain.

@@ -36,6 +36,7 @@
 
             try a.startAgent([domain], etcd: cluster.endpoints)
             try b.startAgent([domain], etcd: cluster.endpoints)
+            try FleetHost.waitUntilRegistered([a, b], cluster: cluster)
             try a.defaults("write", domain, "RateLimit", "-int", "50")
             await expectEventually("RateLimit on host B", hosts: [a, b], cluster: cluster) {
                 b.value(domain, "RateLimit") == .integer(50)
@@ -134,6 +135,7 @@
             let b = try FleetHost("b")
             try a.startAgent([domain], etcd: cluster.endpoints)
             try b.startAgent([domain], etcd: cluster.endpoints)
+            try FleetHost.waitUntilRegistered([a, b], cluster: cluster)
 
             // Four changes through the fleet, each waited for, so each is one revision.
             var revisions: [Int] = []

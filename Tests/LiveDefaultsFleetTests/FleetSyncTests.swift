@@ -29,6 +29,7 @@
             let b = try FleetHost(second)
             try a.startAgent([domain], etcd: cluster.endpoints, options: firstOptions)
             try b.startAgent([domain], etcd: cluster.endpoints)
+            try FleetHost.waitUntilRegistered([a, b], cluster: cluster)
             return (cluster, a, b)
         }
 
@@ -39,6 +40,7 @@
             let c = try FleetHost("c")
             try a.startAgent([domain], etcd: cluster.endpoints)
             try c.startAgent([domain], etcd: cluster.endpoints)
+            try FleetHost.waitUntilRegistered([a, c], cluster: cluster)
             let observer = try c.store(domain)
             #expect(observer.value(forKey: "RateLimit") == nil)
 

@@ -74,6 +74,8 @@
     struct EtcdPutRequest: Encodable, Sendable {
         var key: Data
         var value: Data
+        /// The lease the key is attached to: it is deleted when the lease ends.
+        var lease: EtcdInt64?
     }
 
     struct EtcdDeleteRangeRequest: Encodable, Sendable {
@@ -81,12 +83,25 @@
         var range_end: Data?
     }
 
-    /// One comparison of a transaction: here always a key's `mod_revision` (0 for a key that does not exist).
+    /// One comparison of a transaction: a key's `mod_revision` (0 for a key that does not exist), or its `lease`.
     struct EtcdCompare: Encodable, Sendable {
         var key: Data
         var target = "MOD"
         var result = "EQUAL"
-        var mod_revision: EtcdInt64
+        var mod_revision: EtcdInt64?
+        var lease: EtcdInt64?
+
+        init(key: Data, modRevision: Int64) {
+            self.key = key
+            mod_revision = EtcdInt64(modRevision)
+        }
+
+        /// The key is attached to `lease` (0: the key has no lease, or does not exist).
+        init(key: Data, lease: Int64) {
+            self.key = key
+            target = "LEASE"
+            self.lease = EtcdInt64(lease)
+        }
     }
 
     /// One operation of a transaction.
@@ -104,6 +119,39 @@
     struct EtcdTxnResponse: Decodable, Sendable {
         var header: EtcdResponseHeader?
         var succeeded: Bool?
+    }
+
+    /// A lease of `TTL` seconds (`/v3/lease/grant`); etcd chooses the ID.
+    struct EtcdLeaseGrantRequest: Encodable, Sendable {
+        var TTL: EtcdInt64
+    }
+
+    struct EtcdLeaseGrantResponse: Decodable, Sendable {
+        var ID: EtcdInt64?
+        var TTL: EtcdInt64?
+        var error: String?
+    }
+
+    /// The ID of a lease to keep alive (`/v3/lease/keepalive`, one message of the stream) or to end
+    /// (`/v3/lease/revoke`).
+    struct EtcdLeaseRequest: Encodable, Sendable {
+        var ID: EtcdInt64
+    }
+
+    /// A keep-alive's answer: the lease's new time to live, absent when the lease had already expired.
+    struct EtcdLeaseKeepAliveResponse: Decodable, Sendable {
+        var ID: EtcdInt64?
+        var TTL: EtcdInt64?
+    }
+
+    /// The one line of the keep-alive stream the gateway answers a single request with.
+    struct EtcdLeaseKeepAliveLine: Decodable, Sendable {
+        var result: EtcdLeaseKeepAliveResponse?
+        var error: EtcdStreamError?
+    }
+
+    struct EtcdEmptyResponse: Decodable, Sendable {
+        var header: EtcdResponseHeader?
     }
 
     struct EtcdAuthenticateRequest: Encodable, Sendable {

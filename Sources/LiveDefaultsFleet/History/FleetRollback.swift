@@ -97,7 +97,7 @@
             let expected = present?.mod_revision?.value ?? 0
             let answer = try await client.txn(
                 EtcdTxnRequest(
-                    compare: [EtcdCompare(key: etcdKey, mod_revision: EtcdInt64(expected))], success: [operation],
+                    compare: [EtcdCompare(key: etcdKey, modRevision: expected)], success: [operation],
                     failure: []))
             guard answer.succeeded == true else {
                 throw FleetError(

@@ -539,7 +539,7 @@
             var encoded: [(key: String, value: PropertyList?)] = []
             for (key, value) in items {
                 let etcdKey = Data(layout.etcdKey(domain: domain, key: key).utf8)
-                compares.append(EtcdCompare(key: etcdKey, mod_revision: EtcdInt64(state.agreedRevision(key))))
+                compares.append(EtcdCompare(key: etcdKey, modRevision: state.agreedRevision(key)))
                 if let value {
                     let bytes: Data
                     do { bytes = try FleetLayout.encode(value) } catch {

@@ -1,0 +1,92 @@
+#if Fleet
+    public import Foundation
+
+    /// What a live host's agent registers in etcd (`<prefix>.hosts/<id>`, JSON, attached to its lease).
+    public struct FleetHostRecord: Sendable, Hashable, Codable {
+        /// The host's ID (``FleetHostIdentity/id``).
+        public var id: String
+        /// The domains its agent keeps in step.
+        public var domains: [String]
+        /// The agent's process ID on its machine.
+        public var pid: Int32
+        /// The agent's user ID on its machine.
+        public var uid: UInt32
+        /// When the agent registered.
+        public var registered: Date
+        /// The health check it runs (``HealthCheck/description``), or nil.
+        public var healthCheck: String?
+        /// Its lease's time to live in seconds: how long after the agent dies the record is still there.
+        public var leaseSeconds: Int64
+        /// Its latest health report, when it has made one (filled by ``FleetHosts/live(etcd:layout:)``; not
+        /// part of the registration itself).
+        public var health: HealthReport?
+
+        /// A record (the library makes them).
+        init(
+            id: String, domains: [String], pid: Int32, uid: UInt32, registered: Date, healthCheck: String?,
+            leaseSeconds: Int64, health: HealthReport? = nil
+        ) {
+            self.id = id
+            self.domains = domains
+            self.pid = pid
+            self.uid = uid
+            self.registered = registered
+            self.healthCheck = healthCheck
+            self.leaseSeconds = leaseSeconds
+            self.health = health
+        }
+
+        /// Whether the host counts as healthy: it reported healthy last, or has no health check (a live host
+        /// without one is healthy while its agent runs).
+        public var isHealthy: Bool {
+            health?.isHealthy ?? (healthCheck == nil)
+        }
+    }
+
+    /// A host's health (`<prefix>.health/<id>`, JSON, attached to the host's lease), written when it changes
+    /// between healthy and unhealthy, and with each new lease: the detail and check time are those of the check
+    /// that changed it.
+    public struct HealthReport: Sendable, Hashable, Codable {
+        /// Whether the check passed.
+        public var isHealthy: Bool
+        /// What the check said: the command's first line of output or exit status, the HTTP status, a timeout.
+        public var detail: String
+        /// When the check that gave this result ran.
+        public var checked: Date
+        /// Since when the host has been healthy or unhealthy (the first check that said so).
+        public var since: Date
+
+        /// A report (the library makes them).
+        init(isHealthy: Bool, detail: String, checked: Date, since: Date) {
+            self.isHealthy = isHealthy
+            self.detail = detail
+            self.checked = checked
+            self.since = since
+        }
+
+        /// Whether two reports agree on the host's health (the detail and times aside): a report is written
+        /// again only when not, so a host's health costs etcd one write per change of state, not one per check.
+        func saysTheSame(as other: HealthReport?) -> Bool {
+            other.map { $0.isHealthy == isHealthy } ?? false
+        }
+    }
+
+    extension JSONEncoder {
+        /// The encoder of the fleet's JSON records: ISO 8601 dates, sorted keys.
+        static var fleetRecords: JSONEncoder {
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .iso8601
+            encoder.outputFormatting = [.sortedKeys]
+            return encoder
+        }
+    }
+
+    extension JSONDecoder {
+        /// The decoder of the fleet's JSON records.
+        static var fleetRecords: JSONDecoder {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+            return decoder
+        }
+    }
+#endif

@@ -1,0 +1,190 @@
+#if Fleet
+    import Foundation
+    import Logging
+    import NIOConcurrencyHelpers
+
+    /// Keeps a host registered in etcd while its agent runs, and its health reported: what
+    /// ``FleetSync`` runs beside its mirrors when it has a ``FleetHostIdentity``.
+    ///
+    /// Two loops share one lease:
+    /// - the lease loop grants it, registers the host (`<prefix>.hosts/<id>`) unless another live agent holds the
+    ///   name, renews it a third of the way through its time, and starts again when etcd says it expired (after a
+    ///   partition longer than the lease: the host was gone meanwhile, and registers anew);
+    /// - the health loop runs the check every interval and writes the result (`<prefix>.health/<id>`, on the same
+    ///   lease) when it differs from the last one written, or when the lease is new.
+    ///
+    /// Neither ever ends the agent: etcd being unreachable is retried, a failed check is a report. When the agent
+    /// stops, the lease is revoked, so the host is gone at once rather than after the lease's time.
+    final class HostPresence: Sendable {
+        let identity: FleetHostIdentity
+        let domains: [String]
+        let client: EtcdClient
+        let layout: FleetLayout
+        let logger: Logger
+        let timing: FleetSync.Timing
+        private let state = NIOLockedValueBox(State())
+
+        private struct State {
+            /// The lease the host is registered under, when it is.
+            var lease: Int64?
+            /// The last report written under that lease.
+            var written: HealthReport?
+            /// The latest result of the check, written or not.
+            var latest: HealthReport?
+        }
+
+        init(
+            identity: FleetHostIdentity, domains: [String], client: EtcdClient, layout: FleetLayout, logger: Logger,
+            timing: FleetSync.Timing
+        ) {
+            self.identity = identity
+            self.domains = domains
+            self.client = client
+            self.layout = layout
+            self.logger = logger
+            self.timing = timing
+        }
+
+        var hostKey: Data { Data((layout.hostsPrefix + identity.id).utf8) }
+        var healthKey: Data { Data((layout.healthPrefix + identity.id).utf8) }
+
+        /// Registers and reports until the task is cancelled, then revokes the lease.
+        func run() async {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.keepRegistered() }
+                group.addTask { await self.checkHealth() }
+                await group.waitForAll()
+            }
+            let lease = state.withLockedValue { state in
+                defer { state.lease = nil }
+                return state.lease
+            }
+            guard let lease else { return }
+            // The task is cancelled: the revocation runs in a task of its own, which is not.
+            let client = self.client
+            await Task { try? await client.revoke(lease: lease) }.value
+        }
+
+        // MARK: The lease
+
+        private func keepRegistered() async {
+            var failures = 0
+            var heldBy: String?
+            while !Task.isCancelled {
+                let lease = state.withLockedValue { $0.lease }
+                do throws(FleetError) {
+                    if let lease {
+                        if try await client.keepAlive(lease: lease) == nil {
+                            logger.warning("the lease of host \(identity.id) expired in etcd; registering again")
+                            state.withLockedValue { $0.lease = nil }
+                            continue
+                        }
+                    } else {
+                        let registered = try await register()
+                        if let holder = registered {
+                            if heldBy != holder {
+                                logger.warning(
+                                    "host ID \(identity.id) is registered by another live agent (\(holder)); waiting for its lease to end (--host-id names this host)"
+                                )
+                            }
+                            heldBy = holder
+                        } else {
+                            if heldBy != nil || failures > 0 { logger.info("host \(identity.id) registered") }
+                            heldBy = nil
+                            await writeHealth(force: true)
+                        }
+                    }
+                    failures = 0
+                } catch {
+                    failures += 1
+                    if failures == 1 { logger.warning("cannot register host \(identity.id) in etcd: \(error)") }
+                    try? await Task.sleep(for: timing.retryDelay(afterFailures: failures))
+                    continue
+                }
+                let registered = state.withLockedValue { $0.lease != nil }
+                // Renewed a third of the way through the lease; a name held by another agent is tried again as
+                // often, so it is taken soon after that agent's lease ends.
+                try? await Task.sleep(for: registered ? identity.leaseTime / 3 : identity.leaseTime / 4)
+            }
+        }
+
+        /// Grants a lease and registers the host under it; nil when registered, otherwise who holds the name
+        /// (the lease is then revoked).
+        private func register() async throws(FleetError) -> String? {
+            let lease = try await client.grantLease(seconds: identity.leaseSeconds)
+            let record = FleetHostRecord(
+                id: identity.id, domains: domains, pid: getpid(), uid: getuid(), registered: Date(),
+                healthCheck: identity.healthCheck?.description, leaseSeconds: identity.leaseSeconds)
+            let bytes: Data
+            do { bytes = try JSONEncoder.fleetRecords.encode(record) } catch {
+                throw FleetError(.invalidOption, "cannot encode the host's record: \(error)")
+            }
+            if try await client.putOwned(key: hostKey, value: bytes, lease: lease) {
+                state.withLockedValue {
+                    $0.lease = lease
+                    $0.written = nil
+                }
+                return nil
+            }
+            try? await client.revoke(lease: lease)
+            let holder = try? await client.range(key: hostKey, rangeEnd: nil).kvs?.first?.value
+            let other = holder.flatMap { try? JSONDecoder.fleetRecords.decode(FleetHostRecord.self, from: $0) }
+            return other.map { "pid \($0.pid), registered \($0.registered.formatted(.iso8601))" } ?? "another agent"
+        }
+
+        // MARK: Health
+
+        private func checkHealth() async {
+            while !Task.isCancelled {
+                let result: (isHealthy: Bool, detail: String)
+                if let check = identity.healthCheck {
+                    result = await check.run(hostID: identity.id, timeout: identity.healthTimeout)
+                } else {
+                    result = (true, "no health check: healthy while the agent runs")
+                }
+                if Task.isCancelled { return }
+                let now = Date()
+                state.withLockedValue { state in
+                    var report = HealthReport(
+                        isHealthy: result.isHealthy, detail: result.detail, checked: now, since: now)
+                    if report.saysTheSame(as: state.latest), let since = state.latest?.since { report.since = since }
+                    state.latest = report
+                }
+                await writeHealth(force: false)
+                // A host without a check has one result: it is written with each new lease, not again.
+                try? await Task.sleep(for: identity.healthCheck == nil ? identity.leaseTime : identity.healthInterval)
+            }
+        }
+
+        /// Writes the latest report under the current lease, when it says something new (or `force`: a new lease).
+        private func writeHealth(force: Bool) async {
+            let pending: (lease: Int64, report: HealthReport)? = state.withLockedValue { state in
+                guard let lease = state.lease, let latest = state.latest else { return nil }
+                if !force && latest.saysTheSame(as: state.written) { return nil }
+                return (lease, latest)
+            }
+            guard let pending else { return }
+            do {
+                let bytes = try JSONEncoder.fleetRecords.encode(pending.report)
+                let put = EtcdRequestOp(
+                    request_put: EtcdPutRequest(key: healthKey, value: bytes, lease: EtcdInt64(pending.lease)))
+                // Only while the host's record is this lease's: a name taken over by another agent is not reported on.
+                let answer = try await client.txn(
+                    EtcdTxnRequest(
+                        compare: [EtcdCompare(key: hostKey, lease: pending.lease)], success: [put], failure: []))
+                guard answer.succeeded == true else { return }
+                state.withLockedValue { state in
+                    if state.lease == pending.lease { state.written = pending.report }
+                }
+                if !pending.report.isHealthy || force {
+                    logger.info(
+                        "host \(identity.id) is \(pending.report.isHealthy ? "healthy" : "unhealthy"): \(pending.report.detail)"
+                    )
+                }
+            } catch {
+                // Written with the next result or lease; the lease loop reports etcd being unreachable.
+                logger.debug("the health of host \(identity.id) could not be written: \(error)")
+            }
+        }
+    }
+#endif
