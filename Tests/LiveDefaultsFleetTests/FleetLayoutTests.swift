@@ -12,6 +12,28 @@
     struct FleetLayoutTests {
         let layout = FleetLayout()
 
+        @Test("hosts and their health live beside the domains, where no domain's keys can be")
+        func hostKeys() throws {
+            #expect(layout.hostsPrefix == "/livedefaults/.hosts/")
+            #expect(FleetLayout(prefix: "/fleet").healthPrefix == "/fleet/.health/")
+            // No domain name starts with a dot, so no domain's prefix is under them.
+            #expect(throws: DefaultsError.self) { try DomainName.validate(".hosts") }
+            // The machine's name is always a valid host ID, whatever the host name is.
+            try FleetHostIdentity.validate(id: FleetHostIdentity.machineName)
+            for good in ["web-1", "pod_7:a", "h.example.com", String(repeating: "h", count: 253)] {
+                try FleetHostIdentity.validate(id: good)
+            }
+            for bad in ["", ".", "..", "a b", "a/b", "é", String(repeating: "h", count: 254)] {
+                #expect(throws: FleetError.self, "\(bad)") { try FleetHostIdentity.validate(id: bad) }
+            }
+            // A health report is written again only when the host's health changes.
+            let now = Date()
+            let healthy = HealthReport(isHealthy: true, detail: "ok", checked: now, since: now)
+            #expect(healthy.saysTheSame(as: HealthReport(isHealthy: true, detail: "fine", checked: now, since: now)))
+            #expect(!healthy.saysTheSame(as: HealthReport(isHealthy: false, detail: "ok", checked: now, since: now)))
+            #expect(!healthy.saysTheSame(as: nil))
+        }
+
         @Test("a defaults key maps to one etcd key under the domain's prefix, and back")
         func keys() {
             #expect(

@@ -27,9 +27,15 @@
         /// The longest host name accepted, in bytes (a DNS name's limit).
         public static let maximumIDLength = 253
 
-        /// This machine's host name (`gethostname`), the default host ID.
+        /// This machine's host name, the default host ID: any character a host ID does not allow becomes `-`,
+        /// it is cut to ``maximumIDLength`` bytes, and a machine without a name is `localhost`.
         public static var machineName: String {
-            ProcessInfo.processInfo.hostName
+            let allowed = Set(".-_:".utf8)
+            let bytes = ProcessInfo.processInfo.hostName.utf8.prefix(maximumIDLength).map {
+                $0.isASCIILetterOrDigit || allowed.contains($0) ? $0 : UInt8(ascii: "-")
+            }
+            let name = String(decoding: bytes, as: UTF8.self)
+            return name.isEmpty || name == "." || name == ".." ? "localhost" : name
         }
 
         /// An identity; every value is checked.
