@@ -39,6 +39,14 @@
         /// keys are under it.
         public var hostsPrefix: String { prefix + ".hosts/" }
 
+        /// Where one host's own values of a domain's keys are (`<prefix>.targets/<domain>/<host id>/`): a value at
+        /// `<prefix>.targets/<domain>/<host id>/<key>` (a property list, as a domain key's) is what that host's file
+        /// holds for the key instead of the domain's value, until it is deleted; the host's agent never pushes it.
+        /// What a rollout writes to the hosts of a stage.
+        public func targetsPrefix(domain: String, host: String) -> String {
+            prefix + ".targets/" + domain + "/" + host + "/"
+        }
+
         /// Where the hosts' health checks report (`<prefix>.health/`): `<prefix>.health/<host id>`, a JSON
         /// ``HealthReport`` attached to the same lease.
         public var healthPrefix: String { prefix + ".health/" }

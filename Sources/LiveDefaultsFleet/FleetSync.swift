@@ -147,10 +147,10 @@
                             group.addTask { await presence.run() }
                         }
                         for domain in domains {
-                            group.addTask { [defaults, layout, stateDirectory, logger, timing] in
+                            group.addTask { [defaults, layout, stateDirectory, logger, timing, host] in
                                 let mirror = try DomainMirror(
                                     domain: domain, store: defaults, client: client, layout: layout,
-                                    stateDirectory: stateDirectory, logger: logger, timing: timing)
+                                    stateDirectory: stateDirectory, logger: logger, timing: timing, hostID: host?.id)
                                 try await mirror.run()
                             }
                         }

@@ -128,7 +128,7 @@
 
         /// Runs etcdctl against the running members; its standard output, or an error with its messages.
         @discardableResult
-        func etcdctl(_ arguments: [String], members only: [Int]? = nil) throws -> String {
+        func etcdctl(_ arguments: [String], members only: [Int]? = nil, input: String? = nil) throws -> String {
             let chosen = (only ?? Array(members.indices)).map { members[$0].clientURL }.joined(separator: ",")
             let process = Process()
             process.executableURL = URL(fileURLWithPath: try Self.which("etcdctl"))
@@ -141,6 +141,13 @@
             process.environment = [
                 "ETCDCTL_API": "3", "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin",
             ]
+            if let input {
+                // `etcdctl txn` reads its transaction from standard input.
+                let pipe = Pipe()
+                process.standardInput = pipe
+                pipe.fileHandleForWriting.write(Data(input.utf8))
+                try pipe.fileHandleForWriting.close()
+            }
             // Standard output only: etcdctl's warnings on standard error must not end up in a value.
             let result = try runToEnd(process, errors: .separate)
             guard result.status == 0 else {

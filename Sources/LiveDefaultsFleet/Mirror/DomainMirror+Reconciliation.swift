@@ -35,6 +35,8 @@
             // An unreadable file reads as empty in a process that never read it (and as its last known good
             // version in one that did): taken at its word, it would delete every key of the fleet. It counts as
             // unchanged instead, and is rebuilt from the agreement once etcd's changes are in.
+            // This host's own values at the same revision: their keys follow the target, not the table below.
+            let targets = try await readTargets(at: revision)
             let problem = localFileProblem()
             let local =
                 problem != nil
@@ -42,7 +44,19 @@
             var toPush = Set<String>()
             // Everything etcd changed since the agreement, written as one version of the file.
             var writes = LocalWrites()
-            for key in Set(remote.keys).union(local.keys).union(state.keys.keys) {
+            for key in Set(targets.keys).union(state.targets.keys) {
+                let etcd = remote[key]
+                if let target = targets[key] {
+                    state.keys[key] = etcd.map { MirrorState.Entry(revision: $0.revision, value: $0.value) }
+                    state.targets[key] = target
+                    if local[key] != target { writes.set(target, forKey: key) }
+                } else {
+                    // Withdrawn while the agent was away: the domain's value, as the watch would have given it.
+                    release(key, domainValue: etcd?.value, revision: etcd?.revision ?? 0, into: &writes)
+                }
+            }
+            if !targets.isEmpty { saveState() }
+            for key in Set(remote.keys).union(local.keys).union(state.keys.keys) where state.targets[key] == nil {
                 let agreed = state.keys[key]
                 let etcd = remote[key]
                 let etcdChanged = (etcd?.revision ?? 0) != state.agreedRevision(key)
@@ -91,6 +105,8 @@
             for (key, entry) in state.keys.sorted(by: { $0.key < $1.key }) {
                 if let value = entry.value { writes.set(value, forKey: key) }
             }
+            // This host's own values over the domain's.
+            for (key, value) in state.targets { writes.set(value, forKey: key) }
             writeLocal(writes)
         }
     }

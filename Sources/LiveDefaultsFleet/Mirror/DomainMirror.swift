@@ -34,6 +34,11 @@
         var state: MirrorState
         let keyPrefix: Data
         let keyRangeEnd: Data
+        /// This host's targets of the domain (`<prefix>.targets/<domain>/<host>/`), when the agent has a host ID.
+        let targetPrefix: Data?
+        let targetRangeEnd: Data?
+        /// The targets' watch has reported everything up to this revision (it resumes after it).
+        var targetsRevision: Int64 = 0
         /// Which watch the inbox's etcd events belong to; events of an older one are dropped.
         private var generation = 0
         private var connected = false
@@ -51,7 +56,7 @@
 
         init(
             domain: String, store: Defaults, client: EtcdClient, layout: FleetLayout, stateDirectory: String,
-            logger: Logger, timing: FleetSync.Timing, inbox: MirrorInbox = MirrorInbox()
+            logger: Logger, timing: FleetSync.Timing, hostID: String? = nil, inbox: MirrorInbox = MirrorInbox()
         ) throws(FleetError) {
             self.domain = domain
             self.inbox = inbox
@@ -74,6 +79,8 @@
                 path: SyncStatus.path(stateDirectory: stateDirectory, domain: domain), status: initial)
             keyPrefix = Data(layout.domainPrefix(domain).utf8)
             keyRangeEnd = FleetLayout.rangeEnd(ofPrefix: keyPrefix)
+            targetPrefix = hostID.map { Data(layout.targetsPrefix(domain: domain, host: $0).utf8) }
+            targetRangeEnd = targetPrefix.map(FleetLayout.rangeEnd(ofPrefix:))
         }
 
         /// Mirrors until the task is cancelled; returns after the last local write is on disk and the state saved.
@@ -171,6 +178,19 @@
                         failures = 0
                     }
                     applyWatched(batch.eventsInOrder, progress: batch.progressRevision)
+                }
+                if batch.watchGeneration == generation, !batch.targetEvents.isEmpty || batch.targetProgress != nil {
+                    do throws(FleetError) {
+                        try await applyTargets(batch.targetEventsInOrder, progress: batch.targetProgress)
+                    } catch {
+                        // The key's domain value could not be read: everything is compared again on reconnecting.
+                        connected = false
+                        needsReconciliation = true
+                        failures += 1
+                        reportFailure("cannot apply this host's own values of \(domain): \(error)", failures: failures)
+                        markDisconnected("\(error)")
+                        continue
+                    }
                 }
                 let health = batch.health.flatMap { $0.generation == generation ? $0.summary : nil }
                 // Connected once the member answered this connection: its watch, or its health check.
@@ -298,7 +318,7 @@
             let contents = store.persistentDomainValues(forName: domain) ?? [:]
             for (key, value) in contents where state.keys[key]?.value != value { pending.insert(key) }
             for (key, entry) in state.keys where entry.value != nil && contents[key] == nil { pending.insert(key) }
-            return pending.sorted()
+            return pending.filter { !isTargeted($0) }.sorted()
         }
 
         func saveState() {
@@ -318,6 +338,7 @@
             let (client, inbox, key, rangeEnd, heartbeat) = (
                 self.client, self.inbox, keyPrefix, keyRangeEnd, timing.heartbeat
             )
+            let targets = targetPrefix.map { (key: $0, rangeEnd: targetRangeEnd, start: targetsRevision + 1) }
             let (stopped, stop) = AsyncStream.makeStream(of: Void.self)
             group.addTask {
                 await withTaskGroup(of: Void.self) { connection in
@@ -331,6 +352,22 @@
                         } catch {
                             if !Task.isCancelled {
                                 inbox.postWatchFailed(generation: generation, FleetError(.unreachable, "\(error)"))
+                            }
+                        }
+                    }
+                    if let targets {
+                        connection.addTask {
+                            do {
+                                try await client.watch(
+                                    key: targets.key, rangeEnd: targets.rangeEnd, from: targets.start,
+                                    endpoint: endpoint
+                                ) { response in inbox.postTargets(generation: generation, response) }
+                            } catch let error as FleetError {
+                                inbox.postWatchFailed(generation: generation, error)
+                            } catch {
+                                if !Task.isCancelled {
+                                    inbox.postWatchFailed(generation: generation, FleetError(.unreachable, "\(error)"))
+                                }
                             }
                         }
                     }
@@ -419,6 +456,11 @@
         /// A value the local schema refuses is not taken: the local value stays and becomes the agreement at that
         /// revision (so it is not pushed back over etcd's either); the next valid value from etcd is taken.
         func takeFromEtcd(key: String, value: PropertyList?, revision: Int64, into writes: inout LocalWrites) {
+            if isTargeted(key) {
+                // This host holds its own value: etcd's becomes the agreement, taken when the target goes.
+                state.keys[key] = MirrorState.Entry(revision: revision, value: value)
+                return
+            }
             let local = writes.value(of: key) ?? localValue(key)
             if let violation = schemaRefusal(key: key, value: value) {
                 logError(
@@ -497,7 +539,7 @@
             for (key, value) in contents where state.keys[key]?.value != value { candidates.insert(key) }
             for (key, entry) in state.keys where entry.value != nil && contents[key] == nil { candidates.insert(key) }
             var changed: [(key: String, value: PropertyList?)] = []
-            for key in candidates.sorted() where contents[key] != state.keys[key]?.value {
+            for key in candidates.sorted() where contents[key] != state.keys[key]?.value && !isTargeted(key) {
                 if let violation = schemaRefusal(key: key, value: contents[key]) {
                     // Written with `defaults write --no-validate`, or by a program that ignores the schema. Said
                     // when the key changes, not at every push of another key.

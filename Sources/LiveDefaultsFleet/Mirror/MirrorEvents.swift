@@ -15,6 +15,12 @@
         /// The newest event of each etcd key the watch reported (a later event of a key replaces an earlier
         /// one: the mirror would apply both in turn and keep the second).
         var watchedEvents: [Data: EtcdEvent] = [:]
+        /// The newest event of each of this host's target keys (`<prefix>.targets/<domain>/<host>/`), from the
+        /// watch beside the domain's of the same generation.
+        var targetEvents: [Data: EtcdEvent] = [:]
+        /// The highest revision the targets' watch reported as having nothing more (its own progress: it says
+        /// nothing of the domain's keys).
+        var targetProgress: Int64?
         /// The highest revision etcd reported, in a response without events, as having nothing more for the
         /// prefix (a progress notification).
         var progressRevision: Int64?
@@ -30,35 +36,65 @@
 
         var isEmpty: Bool {
             localKeys.isEmpty && !watched && watchFailure == nil && !localFileBroken && health == nil
+                && targetEvents.isEmpty && targetProgress == nil
         }
 
         /// How many entries wait: keys, watched keys, and one each for a progress notification, a failure, a
         /// broken file and a health check.
         var pendingCount: Int {
             localKeys.count + watchedEvents.count + (progressRevision == nil ? 0 : 1) + (watchFailure == nil ? 0 : 1)
-                + (localFileBroken ? 1 : 0) + (health == nil ? 0 : 1)
+                + (localFileBroken ? 1 : 0) + (health == nil ? 0 : 1) + targetEvents.count
+                + (targetProgress == nil ? 0 : 1)
         }
 
         /// The watched events in etcd's order (by revision).
-        var eventsInOrder: [EtcdEvent] {
-            watchedEvents.values.sorted { ($0.kv?.mod_revision?.value ?? 0) < ($1.kv?.mod_revision?.value ?? 0) }
+        var eventsInOrder: [EtcdEvent] { Self.inOrder(watchedEvents) }
+
+        /// The target events in etcd's order.
+        var targetEventsInOrder: [EtcdEvent] { Self.inOrder(targetEvents) }
+
+        private static func inOrder(_ events: [Data: EtcdEvent]) -> [EtcdEvent] {
+            events.values.sorted { ($0.kv?.mod_revision?.value ?? 0) < ($1.kv?.mod_revision?.value ?? 0) }
         }
 
-        mutating func addWatched(generation: Int, _ response: EtcdWatchResponse) {
-            guard generation >= watchGeneration else { return }
+        /// Moves to `generation` when it is newer (dropping what an older connection's watches sent); false
+        /// for an older generation's report.
+        private mutating func enter(generation: Int) -> Bool {
+            guard generation >= watchGeneration else { return false }
             if generation > watchGeneration {
                 watchGeneration = generation
                 watchedEvents = [:]
                 progressRevision = nil
+                targetEvents = [:]
+                targetProgress = nil
             }
-            watched = true
-            let events = response.events ?? []
+            return true
+        }
+
+        /// Keeps the newest event of each key.
+        private static func add(_ events: [EtcdEvent], to known: inout [Data: EtcdEvent]) {
             for event in events {
                 guard let key = event.kv?.key else { continue }
                 let revision = event.kv?.mod_revision?.value ?? 0
-                if let known = watchedEvents[key]?.kv?.mod_revision?.value, known > revision { continue }
-                watchedEvents[key] = event
+                if let newest = known[key]?.kv?.mod_revision?.value, newest > revision { continue }
+                known[key] = event
             }
+        }
+
+        mutating func addTargets(generation: Int, _ response: EtcdWatchResponse) {
+            guard enter(generation: generation) else { return }
+            let events = response.events ?? []
+            Self.add(events, to: &targetEvents)
+            if events.isEmpty, response.created != true, let revision = response.header?.revision?.value {
+                targetProgress = max(targetProgress ?? revision, revision)
+            }
+        }
+
+        mutating func addWatched(generation: Int, _ response: EtcdWatchResponse) {
+            guard enter(generation: generation) else { return }
+            watched = true
+            let events = response.events ?? []
+            Self.add(events, to: &watchedEvents)
             // A progress notification says nothing up to its revision concerns the prefix; the response that
             // confirms the watch's creation does not (the replay of older events may follow it).
             if events.isEmpty, response.created != true, let revision = response.header?.revision?.value {
@@ -91,6 +127,11 @@
 
         func postWatched(generation: Int, _ response: EtcdWatchResponse) {
             batch.withLockedValue { $0.addWatched(generation: generation, response) }
+            ring.yield()
+        }
+
+        func postTargets(generation: Int, _ response: EtcdWatchResponse) {
+            batch.withLockedValue { $0.addTargets(generation: generation, response) }
             ring.yield()
         }
 

@@ -41,6 +41,11 @@
         /// All of etcd's events up to this revision were applied.
         var revision: Int64 = 0
         var keys: [String: Entry] = [:]
+        /// The keys this host holds a value of its own for (a host-targeted value, `<prefix>.targets/…`), with
+        /// that value: never pushed, and given back to etcd's value when the target goes. Kept in the file
+        /// before the value reaches the domain's file, so that a restarted agent never takes a target's value
+        /// for a local change to push.
+        var targets: [String: PropertyList] = [:]
 
         static let formatVersion = 1
 
@@ -62,6 +67,7 @@
                 "Revision": .integer(Int(revision)), "Keys": .dictionary(entries),
             ]
             if let clusterID { root["Cluster"] = .string(String(clusterID)) }
+            if !targets.isEmpty { root["Targets"] = .dictionary(targets) }
             return try PropertyList.dictionary(root).encoded(as: .binary)
         }
 
@@ -76,6 +82,7 @@
             var state = MirrorState(prefix: prefix)
             state.revision = Int64(revision)
             if case .string(let text)? = root["Cluster"] { state.clusterID = UInt64(text) }
+            if case .dictionary(let targets)? = root["Targets"] { state.targets = targets }
             for (key, item) in entries {
                 guard case .dictionary(let fields) = item, case .integer(let revision)? = fields["Revision"],
                     revision > 0
