@@ -3,18 +3,20 @@ import DefaultsToolSupport
 import Foundation
 
 /// The fleet's half of the `defaults` command, a program of its own so that its HTTP stack stays out of
-/// `defaults`: `defaults sync`, `defaults history`, `defaults rollback` and `defaults hosts` run it with their verb and arguments
+/// `defaults`: `defaults sync`, `defaults history`, `defaults rollback`, `defaults hosts` and `defaults rollout` run it with their verb and arguments
 /// (`defaults-sync sync …`); run alone, a first argument that is no verb is `sync`'s.
 @main
 struct FleetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "defaults",
-        abstract: "Domains kept in step across machines through etcd: sync, status, history, rollback, hosts.",
-        subcommands: [SyncCommand.self, HistoryCommand.self, RollbackCommand.self, HostsCommand.self],
+        abstract: "Domains kept in step across machines through etcd: sync, status, history, rollback, hosts, rollout.",
+        subcommands: [
+            SyncCommand.self, HistoryCommand.self, RollbackCommand.self, HostsCommand.self, RolloutCommand.self,
+        ],
         defaultSubcommand: SyncCommand.self)
 }
 
-/// How to reach etcd, as etcdctl spells it; `sync`, `history`, `rollback` and `hosts` share it.
+/// How to reach etcd, as etcdctl spells it; every fleet verb shares it.
 struct EtcdOptions: ParsableArguments {
     @Option(help: "etcd's client URLs, separated by commas (tried in turn).") var etcd: String?
     @Option(help: "The etcd key prefix of every domain.") var prefix = "/livedefaults/"

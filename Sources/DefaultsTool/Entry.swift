@@ -1,7 +1,7 @@
 import ArgumentParser
 
 /// Rewrites macOS-style arguments into what the parser understands, then runs the command; the fleet's verbs
-/// (`sync`, `history`, `rollback`, `hosts`) go to the `defaults-sync` program untouched (their options, `--help` included,
+/// (`sync`, `history`, `rollback`, `hosts`, `rollout`) go to the `defaults-sync` program untouched (their options, `--help` included,
 /// are its own).
 @main
 enum Entry {

@@ -59,6 +59,18 @@ struct Hosts: FleetVerb {
     var arguments: [String] = []
 }
 
+/// `defaults rollout DOMAIN KEY VALUE --etcd URLS` (a contract), with `--status`, `--resume`, `--abort`: a value
+/// given to the fleet in stages gated by health, run by `defaults-sync` as `sync` is.
+struct Rollout: FleetVerb {
+    static let configuration = CommandConfiguration(
+        commandName: "rollout",
+        abstract: "Give a key's new value to a canary, then to stages of the live hosts, rolling back on failure.",
+        discussion: "Runs the program \(SyncProgram.name): `defaults rollout --help` lists its options.")
+
+    @Argument(parsing: .captureForPassthrough, help: "DOMAIN KEY [TYPE-FLAG] VALUE --etcd URLS [options]")
+    var arguments: [String] = []
+}
+
 /// A verb `defaults-sync` carries out: its arguments are passed on untouched.
 protocol FleetVerb: ParsableCommand {
     var arguments: [String] { get }
@@ -74,7 +86,7 @@ extension FleetVerb {
 enum SyncProgram {
     static let name = "defaults-sync"
     /// The verbs `defaults-sync` carries out; it is run with the verb as its first argument.
-    static let verbs: Set<String> = ["sync", "history", "rollback", "hosts"]
+    static let verbs: Set<String> = ["sync", "history", "rollback", "hosts", "rollout"]
 
     /// Replaces this process with `defaults-sync` given `arguments` (the verb first), keeping the process id, so a
     /// supervisor's SIGTERM reaches the agent itself; returns only by exiting with status 1 and a message when the

@@ -123,6 +123,12 @@
             self.host = host
         }
 
+        /// What a domain's mirror calls when this host's own values of the domain changed in its file.
+        private static func reporter(_ presence: HostPresence?, domain: String) -> (@Sendable (Int64) -> Void)? {
+            guard let presence else { return nil }
+            return { revision in presence.ownValuesApplied(domain: domain, revision: revision) }
+        }
+
         // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
         public var description: String { "FleetSync(\(domains.joined(separator: ", ")))" }
 
@@ -140,17 +146,18 @@
             do {
                 try await cancelWhenGracefulShutdown {
                     try await withThrowingTaskGroup(of: Void.self) { group in
-                        if let host {
-                            let presence = HostPresence(
+                        let presence = host.map { host in
+                            HostPresence(
                                 identity: host, domains: domains, client: client, layout: layout, logger: logger,
                                 timing: timing)
-                            group.addTask { await presence.run() }
                         }
+                        if let presence { group.addTask { await presence.run() } }
                         for domain in domains {
                             group.addTask { [defaults, layout, stateDirectory, logger, timing, host] in
                                 let mirror = try DomainMirror(
                                     domain: domain, store: defaults, client: client, layout: layout,
-                                    stateDirectory: stateDirectory, logger: logger, timing: timing, hostID: host?.id)
+                                    stateDirectory: stateDirectory, logger: logger, timing: timing, hostID: host?.id,
+                                    ownValuesApplied: Self.reporter(presence, domain: domain))
                                 try await mirror.run()
                             }
                         }

@@ -44,8 +44,8 @@
     }
 
     /// A host's health (`<prefix>.health/<id>`, JSON, attached to the host's lease), written when it changes
-    /// between healthy and unhealthy, and with each new lease: the detail and check time are those of the check
-    /// that changed it.
+    /// between healthy and unhealthy, after the host applied an own value of a key (checked at once), and with
+    /// each new lease: the detail and check time are those of the check that wrote it.
     public struct HealthReport: Sendable, Hashable, Codable {
         /// Whether the check passed.
         public var isHealthy: Bool
@@ -55,19 +55,26 @@
         public var checked: Date
         /// Since when the host has been healthy or unhealthy (the first check that said so).
         public var since: Date
+        /// Per domain, the newest etcd revision of this host's own values
+        /// (``FleetLayout/targetsPrefix(domain:host:)``) its file held when the check ran: a rollout counts a
+        /// host's health only from a check after its value.
+        public var appliedRevisions: [String: Int64]
 
         /// A report (the library makes them).
-        init(isHealthy: Bool, detail: String, checked: Date, since: Date) {
+        init(
+            isHealthy: Bool, detail: String, checked: Date, since: Date, appliedRevisions: [String: Int64] = [:]
+        ) {
             self.isHealthy = isHealthy
             self.detail = detail
             self.checked = checked
             self.since = since
+            self.appliedRevisions = appliedRevisions
         }
 
         /// Whether two reports agree on the host's health (the detail and times aside): a report is written
         /// again only when not, so a host's health costs etcd one write per change of state, not one per check.
         func saysTheSame(as other: HealthReport?) -> Bool {
-            other.map { $0.isHealthy == isHealthy } ?? false
+            other.map { $0.isHealthy == isHealthy && $0.appliedRevisions == appliedRevisions } ?? false
         }
     }
 

@@ -31,6 +31,19 @@
             var written: HealthReport?
             /// The latest result of the check, written or not.
             var latest: HealthReport?
+            /// Per domain, the newest revision of this host's own values applied to its file.
+            var appliedRevisions: [String: Int64] = [:]
+        }
+
+        /// How often the health loop looks, between two checks, whether an own value was applied.
+        static let wakeInterval = Duration.milliseconds(50)
+
+        /// A domain's mirror applied this host's own values up to `revision`: the health check runs at once, and
+        /// its report carries the revision (what a rollout waits for before it counts the host's health).
+        func ownValuesApplied(domain: String, revision: Int64) {
+            state.withLockedValue { state in
+                if revision > (state.appliedRevisions[domain] ?? 0) { state.appliedRevisions[domain] = revision }
+            }
         }
 
         init(
@@ -136,6 +149,7 @@
 
         private func checkHealth() async {
             while !Task.isCancelled {
+                let applied = state.withLockedValue { $0.appliedRevisions }
                 let result: (isHealthy: Bool, detail: String)
                 if let check = identity.healthCheck {
                     result = await check.run(hostID: identity.id, timeout: identity.healthTimeout)
@@ -146,13 +160,23 @@
                 let now = Date()
                 state.withLockedValue { state in
                     var report = HealthReport(
-                        isHealthy: result.isHealthy, detail: result.detail, checked: now, since: now)
-                    if report.saysTheSame(as: state.latest), let since = state.latest?.since { report.since = since }
+                        isHealthy: result.isHealthy, detail: result.detail, checked: now, since: now,
+                        appliedRevisions: applied)
+                    if state.latest?.isHealthy == report.isHealthy, let since = state.latest?.since {
+                        report.since = since
+                    }
                     state.latest = report
                 }
                 await writeHealth(force: false)
-                // A host without a check has one result: it is written with each new lease, not again.
-                try? await Task.sleep(for: identity.healthCheck == nil ? identity.leaseTime : identity.healthInterval)
+                // The next check after the interval, or at once when an own value is applied (looked for every
+                // `wakeInterval`). A host without a check has one result, written with each new lease and after
+                // each own value.
+                let interval = identity.healthCheck == nil ? identity.leaseTime : identity.healthInterval
+                let deadline = ContinuousClock.now + interval
+                while ContinuousClock.now < deadline, !Task.isCancelled {
+                    if state.withLockedValue({ $0.appliedRevisions }) != applied { break }
+                    try? await Task.sleep(for: min(Self.wakeInterval, deadline - ContinuousClock.now))
+                }
             }
         }
 

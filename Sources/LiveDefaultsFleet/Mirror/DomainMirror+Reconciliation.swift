@@ -56,6 +56,7 @@
                 }
             }
             if !targets.isEmpty { saveState() }
+            if targetPrefix != nil { ownValuesApplied?(revision) }
             for key in Set(remote.keys).union(local.keys).union(state.keys.keys) where state.targets[key] == nil {
                 let agreed = state.keys[key]
                 let etcd = remote[key]

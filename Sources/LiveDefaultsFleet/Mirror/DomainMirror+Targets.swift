@@ -37,6 +37,7 @@
             }
             if let progress { targetsRevision = max(targetsRevision, progress) }
             guard !changed.isEmpty else { return }
+            defer { ownValuesApplied?(targetsRevision) }
             var domainValues: [String: (value: PropertyList?, revision: Int64)] = [:]
             for (key, value) in changed where value == nil && isTargeted(key) {
                 domainValues[key] = try await domainValue(key)

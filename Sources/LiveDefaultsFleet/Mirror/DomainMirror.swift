@@ -39,6 +39,9 @@
         let targetRangeEnd: Data?
         /// The targets' watch has reported everything up to this revision (it resumes after it).
         var targetsRevision: Int64 = 0
+        /// Told the revision up to which this host's own values are in the file, after each change of them (the
+        /// host's presence checks its health then).
+        let ownValuesApplied: (@Sendable (Int64) -> Void)?
         /// Which watch the inbox's etcd events belong to; events of an older one are dropped.
         private var generation = 0
         private var connected = false
@@ -56,8 +59,10 @@
 
         init(
             domain: String, store: Defaults, client: EtcdClient, layout: FleetLayout, stateDirectory: String,
-            logger: Logger, timing: FleetSync.Timing, hostID: String? = nil, inbox: MirrorInbox = MirrorInbox()
+            logger: Logger, timing: FleetSync.Timing, hostID: String? = nil,
+            ownValuesApplied: (@Sendable (Int64) -> Void)? = nil, inbox: MirrorInbox = MirrorInbox()
         ) throws(FleetError) {
+            self.ownValuesApplied = ownValuesApplied
             self.domain = domain
             self.inbox = inbox
             self.store = store

@@ -1,0 +1,213 @@
+#if Fleet
+    import Foundation
+    import LiveDefaults
+    import Testing
+    import TestProcesses
+
+    #if canImport(Glibc)
+        import Glibc
+    #endif
+
+    /// Guarded rollouts with real processes: six hosts, each an agent whose health command reads the host's own
+    /// value (unhealthy when it is 666), and `defaults rollout` as the driver, against a real cluster.
+    @Suite(
+        "Fleet rollouts: a canary, stages gated by health, rollback", .blockingWork, .serialized,
+        .timeLimit(.minutes(3)), .enabled(if: EtcdCluster.isInstalled, EtcdCluster.notInstalled)
+    )
+    struct FleetRolloutTests {
+        let domain = "com.example.api"
+
+        /// `count` hosts syncing the domain, each with the health check, all with PoolSize 10.
+        /// (Leases of 5 s by default: long enough that a host slowed by a sanitizer never drops out of a stage.)
+        func fleet(_ count: Int, cluster: EtcdCluster, leaseTime: String = "5") async throws -> [FleetHost] {
+            var hosts: [FleetHost] = []
+            for index in 1...count { hosts.append(try startHost("h\(index)", cluster: cluster, leaseTime: leaseTime)) }
+            try hosts[0].defaults("write", domain, "PoolSize", "-int", "10")
+            await expectEventually("PoolSize 10 on every host", hosts: hosts, cluster: cluster) {
+                hosts.allSatisfy { $0.value(domain, "PoolSize") == .integer(10) }
+            }
+            try FleetHost.waitUntilRegistered(hosts, cluster: cluster)
+            return hosts
+        }
+
+        func startHost(_ name: String, cluster: EtcdCluster, leaseTime: String = "5") throws -> FleetHost {
+            let host = try FleetHost(name)
+            let check = "test \"$('\(FleetHost.tool.path)' read \(domain) PoolSize 2>/dev/null)\" != 666"
+            try host.startAgent(
+                [domain], etcd: cluster.endpoints,
+                options: [
+                    "--heartbeat", "0.2", "--health-command", check, "--health-interval", "0.2", "--lease-time",
+                    leaseTime,
+                ])
+            return host
+        }
+
+        /// `defaults rollout …` started in the background; its output goes to a file.
+        final class Driver {
+            let process = Process()
+            let outputPath: String
+
+            init(_ host: FleetHost, _ arguments: [String]) throws {
+                outputPath = host.directory + "/../rollout-\(UUID().uuidString).log"
+                _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+                let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+                process.executableURL = FleetHost.tool
+                process.arguments = ["rollout"] + arguments
+                process.environment = host.environment
+                process.standardOutput = output
+                process.standardError = output
+                try process.run()
+            }
+
+            var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+
+            deinit {
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            }
+        }
+
+        /// Samples the hosts' values of PoolSize until the driver exits: every set of hosts seen holding `value`.
+        func sample(_ hosts: [FleetHost], while driver: Driver, holding value: PropertyList) async -> [Set<String>] {
+            var seen: [Set<String>] = []
+            while driver.process.isRunning {
+                let holding = Set(hosts.filter { $0.value(domain, "PoolSize") == value }.map(\.name))
+                if seen.last != holding { seen.append(holding) }
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+            seen.append(Set(hosts.filter { $0.value(domain, "PoolSize") == value }.map(\.name)))
+            return seen
+        }
+
+        func status(_ host: FleetHost, cluster: EtcdCluster) throws -> [String: Any] {
+            let result = try host.defaultsOutput([
+                "rollout", "--status", domain, "PoolSize", "--etcd", cluster.endpoints, "--json",
+            ])
+            let list = (try? JSONSerialization.jsonObject(with: Data(result.output.utf8))) as? [[String: Any]]
+            return list?.first ?? [:]
+        }
+
+        func sharedValue(_ cluster: EtcdCluster) throws -> PropertyList? {
+            guard let text = try cluster.value("/livedefaults/\(domain)/PoolSize") else { return nil }
+            return try PropertyList.decode(Data(text.utf8)).value
+        }
+
+        @Test("a value that makes the canary unhealthy is held by the canary only, then by no host")
+        func unhealthyCanary() async throws {
+            let cluster = try EtcdCluster.started(members: 1)
+            let hosts = try await fleet(6, cluster: cluster)
+            let driver = try Driver(
+                hosts[0],
+                [
+                    domain, "PoolSize", "-int", "666", "--etcd", cluster.endpoints, "--stages", "1,50%,100%",
+                    "--bake", "2",
+                ])
+            let seen = await sample(hosts, while: driver, holding: .integer(666))
+            #expect(driver.process.terminationStatus == 1, "\(driver.output)")
+            #expect(driver.output.contains("rolled back (host h1): host h1 is unhealthy"), "\(driver.output)")
+            #expect(seen.allSatisfy { $0.isSubset(of: ["h1"]) }, "hosts seen with the value: \(seen)")
+            #expect(seen.contains(["h1"]), "the canary never had the value: \(seen)")
+            #expect(hosts.allSatisfy { $0.value(domain, "PoolSize") == .integer(10) })
+            #expect(try sharedValue(cluster) == .integer(10))
+            let record = try status(hosts[1], cluster: cluster)
+            #expect(record["phase"] as? String == "rolledBack")
+            #expect(record["failedHost"] as? String == "h1")
+        }
+
+        @Test("a healthy value goes to 1, then half, then every host; etcd losing a member on the way changes nothing")
+        func healthyInStages() async throws {
+            let cluster = try EtcdCluster.started(members: 3)
+            let hosts = try await fleet(6, cluster: cluster)
+            let driver = try Driver(
+                hosts[0],
+                [
+                    domain, "PoolSize", "-int", "20", "--etcd", cluster.endpoints, "--stages", "1,50%,100%",
+                    "--bake", "1.5",
+                ])
+            // One member lost while the first stage bakes.
+            let killer = Task {
+                try? await Task.sleep(for: .milliseconds(700))
+                cluster.kill(2)
+            }
+            let seen = await sample(hosts, while: driver, holding: .integer(20))
+            _ = await killer.value
+            #expect(driver.process.terminationStatus == 0, "\(driver.output)")
+            let counts = seen.map(\.count)
+            #expect(
+                counts.contains(1) && counts.contains(3) && counts.last == 6, "hosts with the value, in turn: \(counts)"
+            )
+            // The hosts of a stage take the value within moments of each other, so a sample may catch 2 of 3; but
+            // the count only grows, and no host outside a stage has it before the stage starts.
+            #expect(counts == counts.sorted(), "\(counts)")
+            #expect(seen.allSatisfy { $0.count > 3 || $0.isSubset(of: ["h1", "h2", "h3"]) }, "\(seen)")
+            #expect(seen.first(where: { $0.count == 1 }) == ["h1"])
+            #expect(try sharedValue(cluster) == .integer(20))
+            let record = try status(hosts[1], cluster: cluster)
+            #expect(record["phase"] as? String == "completed")
+            #expect((record["log"] as? [String])?.contains { $0.contains("completed") } == true)
+        }
+
+        @Test(
+            "a driver killed mid-stage leaves the hosts where they were; a joining host gets the old value; --abort restores them"
+        )
+        func driverKilled() async throws {
+            let cluster = try EtcdCluster.started(members: 1)
+            let hosts = try await fleet(6, cluster: cluster)
+            let driver = try Driver(
+                hosts[0],
+                [
+                    domain, "PoolSize", "-int", "30", "--etcd", cluster.endpoints, "--stages", "1,100%",
+                    "--bake", "60",
+                ])
+            await expectEventually("the canary has the value", hosts: hosts, cluster: cluster) {
+                hosts[0].value(domain, "PoolSize") == .integer(30)
+            }
+            kill(driver.process.processIdentifier, SIGKILL)
+            driver.process.waitUntilExit()
+            try await Task.sleep(for: .seconds(1))
+            #expect(hosts[0].value(domain, "PoolSize") == .integer(30))
+            #expect(hosts.dropFirst().allSatisfy { $0.value(domain, "PoolSize") == .integer(10) })
+            await expectEventually("the rollout shown stopped", hosts: hosts, cluster: cluster) {
+                let record = (try? status(hosts[1], cluster: cluster)) ?? [:]
+                return record["phase"] as? String == "running" && record["driverRunning"] as? Bool == false
+            }
+            // Another rollout of the key is refused while this one is in progress.
+            let second = try hosts[1].defaults([
+                "rollout", domain, "PoolSize", "-int", "40", "--etcd", cluster.endpoints,
+            ])
+            #expect(second.status == 1 && second.output.contains("has a rollout in progress"), "\(second.output)")
+            // A host that joins now takes the domain's (old) value.
+            let joining = try startHost("h7", cluster: cluster)
+            await expectEventually("the joining host has the old value", hosts: [joining], cluster: cluster) {
+                joining.value(domain, "PoolSize") == .integer(10)
+            }
+            let abort = try hosts[1].defaults(["rollout", "--abort", domain, "PoolSize", "--etcd", cluster.endpoints])
+            #expect(abort.status == 0, "\(abort.output)")
+            #expect(abort.output.contains("every reached host is back to the old value"), "\(abort.output)")
+            #expect((hosts + [joining]).allSatisfy { $0.value(domain, "PoolSize") == .integer(10) })
+            #expect(try status(hosts[1], cluster: cluster)["phase"] as? String == "aborted")
+            #expect(try sharedValue(cluster) == .integer(10))
+        }
+
+        @Test("a host killed mid-stage fails the stage: every other reached host goes back")
+        func hostKilled() async throws {
+            let cluster = try EtcdCluster.started(members: 1)
+            let hosts = try await fleet(6, cluster: cluster, leaseTime: "3")
+            let driver = try Driver(
+                hosts[0],
+                [
+                    domain, "PoolSize", "-int", "40", "--etcd", cluster.endpoints, "--stages", "50%,100%",
+                    "--bake", "30",
+                ])
+            await expectEventually("half the hosts have the value", hosts: hosts, cluster: cluster) {
+                hosts.filter { $0.value(domain, "PoolSize") == .integer(40) }.count == 3
+            }
+            hosts[1].stopAgent(signal: SIGKILL)
+            await expectEventually("the driver ends", hosts: hosts, cluster: cluster) { !driver.process.isRunning }
+            #expect(driver.process.terminationStatus == 1)
+            #expect(driver.output.contains("host h2 is gone"), "\(driver.output)")
+            let live = hosts.enumerated().filter { $0.offset != 1 }.map(\.element)
+            #expect(live.allSatisfy { $0.value(domain, "PoolSize") == .integer(10) })
+            #expect(try sharedValue(cluster) == .integer(10))
+        }
+    }
+#endif
