@@ -77,6 +77,8 @@ let package = Package(
             name: "LiveDefaultsFleet",
             dependencies: [
                 "LiveDefaults",
+                // The keys under rollout, a file the agent keeps and `defaults write` reads (KeysUnderRollout).
+                "DefaultsToolSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Fleet"])),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Fleet"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Fleet"])),

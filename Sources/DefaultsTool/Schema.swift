@@ -25,8 +25,10 @@ extension DomainTarget {
     }
 
     /// Refuses values that the domain's schema refuses, naming each key and what it accepts; with
-    /// `noValidate`, warns on standard error and lets them through.
+    /// `noValidate`, warns on standard error and lets them through. Keys a fleet rollout is changing are refused
+    /// whatever `noValidate` says: the rollout decides their value.
     func check(_ values: [String: PropertyList], noValidate: Bool) throws {
+        try checkRollouts(Set(values.keys))
         guard let schema = try schema() else { return }
         let violations = schema.violations(in: values)
         guard !violations.isEmpty else { return }
@@ -39,6 +41,22 @@ extension DomainTarget {
             return
         }
         throw ToolError("nothing written: the schema of \(name) refuses it: \(reasons) (--no-validate writes anyway)")
+    }
+}
+
+extension DomainTarget {
+    /// Refuses keys under a fleet rollout, as this machine's sync agent lists them (``KeysUnderRollout``).
+    func checkRollouts(_ keys: Set<String>) throws {
+        guard !display.contains("/") else { return }
+        let underRollout = KeysUnderRollout.load(
+            stateDirectory: KeysUnderRollout.stateDirectory(for: .current), domain: name
+        ).keys
+        guard let key = keys.sorted().first(where: { underRollout[$0] != nil }), let rollout = underRollout[key] else {
+            return
+        }
+        throw ToolError(
+            "nothing written: \(key) of \(name) is under \(rollout); it ends by itself, or with `defaults rollout --abort \(name) \(key)`"
+        )
     }
 }
 

@@ -1,4 +1,5 @@
 #if Fleet
+    import DefaultsToolSupport
     import Foundation
     public import LiveDefaults
     public import Logging
@@ -75,9 +76,7 @@
         /// The directory of sync states for a user's files: `.livedefaults-sync` inside the user's defaults
         /// directory (`$XDG_CONFIG_HOME/.livedefaults-sync`), a name no domain can take.
         public static func defaultStateDirectory(for locations: DefaultsLocations) -> String {
-            var directory = locations.userDirectory
-            while directory.count > 1, directory.hasSuffix("/") { directory.removeLast() }
-            return directory + "/.livedefaults-sync"
+            KeysUnderRollout.stateDirectory(for: locations)
         }
 
         /// A service that mirrors `domains` of `defaults`' user between this machine and etcd.

@@ -175,6 +175,17 @@
                 "rollout", domain, "PoolSize", "-int", "40", "--etcd", cluster.endpoints,
             ])
             #expect(second.status == 1 && second.output.contains("has a rollout in progress"), "\(second.output)")
+            // A plain write of the key is refused on any host while the rollout is in progress, --no-validate too.
+            let listed = hosts[2].directory + "/.livedefaults-sync/\(domain).rollouts.json"
+            await expectEventually("the agent lists the key under rollout", hosts: hosts, cluster: cluster) {
+                FileManager.default.fileExists(atPath: listed)
+            }
+            for options in [[], ["--no-validate"]] {
+                let write = try hosts[2].defaults(["write", domain, "PoolSize", "-int", "50"] + options)
+                #expect(write.status == 1, "\(write.output)")
+                #expect(write.output.contains("PoolSize of \(domain) is under rollout r"), "\(write.output)")
+            }
+            #expect(hosts[2].value(domain, "PoolSize") == .integer(10))
             // A host that joins now takes the domain's (old) value.
             let joining = try startHost("h7", cluster: cluster)
             await expectEventually("the joining host has the old value", hosts: [joining], cluster: cluster) {
@@ -186,6 +197,14 @@
             #expect((hosts + [joining]).allSatisfy { $0.value(domain, "PoolSize") == .integer(10) })
             #expect(try status(hosts[1], cluster: cluster)["phase"] as? String == "aborted")
             #expect(try sharedValue(cluster) == .integer(10))
+            // Ended: the key is an ordinary one again.
+            await expectEventually("the key no longer listed", hosts: hosts, cluster: cluster) {
+                !FileManager.default.fileExists(atPath: listed)
+            }
+            #expect(try hosts[2].defaults("write", domain, "PoolSize", "-int", "50").status == 0)
+            await expectEventually("the write on every host", hosts: hosts, cluster: cluster) {
+                hosts.allSatisfy { $0.value(domain, "PoolSize") == .integer(50) }
+            }
         }
 
         @Test("a host killed mid-stage fails the stage: every other reached host goes back")

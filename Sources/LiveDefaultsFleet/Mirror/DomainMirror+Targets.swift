@@ -104,3 +104,36 @@
         }
     }
 #endif
+
+#if Fleet
+    import DefaultsToolSupport
+
+    // Keys under rollout: the mirror never pushes a local change of one, and lists them for `defaults write`.
+    extension DomainMirror {
+        /// `<prefix>.rollouts/<domain>/`: the domain's rollout records.
+        var rolloutsPrefix: Data { Data(FleetRollout.recordsPrefix(layout, domain).utf8) }
+
+        /// The keys of running rollouts among `records`, each with what to tell a person.
+        static func keysUnderRollout(_ records: [EtcdKeyValue]) -> [String: String] {
+            var keys: [String: String] = [:]
+            for kv in records {
+                guard let bytes = kv.value,
+                    let record = try? JSONDecoder.fleetRecords.decode(RolloutRecord.self, from: bytes),
+                    !record.isFinished
+                else { continue }
+                keys[record.key] =
+                    "rollout \(record.id) (stage \(min(record.stage + 1, record.stages.count)) of \(record.stages.count))"
+            }
+            return keys
+        }
+
+        /// Takes a new list of keys under rollout: kept for the pushes, and in the file `defaults write` reads.
+        func noteRollouts(_ keys: [String: String]) {
+            underRollout = keys
+            refusedUnderRollout.formIntersection(keys.keys)
+            do { try KeysUnderRollout(keys: keys).save(stateDirectory: stateDirectory, domain: domain) } catch {
+                logError("cannot write the keys under rollout of \(domain) in \(stateDirectory): \(error)")
+            }
+        }
+    }
+#endif

@@ -1,4 +1,5 @@
 #if Fleet
+    import DefaultsToolSupport
     import Foundation
     import LiveDefaults
     import Logging
@@ -37,6 +38,12 @@
         /// This host's targets of the domain (`<prefix>.targets/<domain>/<host>/`), when the agent has a host ID.
         let targetPrefix: Data?
         let targetRangeEnd: Data?
+        /// The domain's keys under rollout (key: what to tell a person): never pushed from here, and listed for
+        /// `defaults write` in ``KeysUnderRollout``'s file.
+        var underRollout: [String: String] = [:]
+        /// Keys under rollout whose local change was reported as not pushed (once each).
+        var refusedUnderRollout = Set<String>()
+        let stateDirectory: String
         /// The targets' watch has reported everything up to this revision (it resumes after it).
         var targetsRevision: Int64 = 0
         /// Told the revision up to which this host's own values are in the file, after each change of them (the
@@ -63,6 +70,7 @@
             ownValuesApplied: (@Sendable (Int64) -> Void)? = nil, inbox: MirrorInbox = MirrorInbox()
         ) throws(FleetError) {
             self.ownValuesApplied = ownValuesApplied
+            self.stateDirectory = stateDirectory
             self.domain = domain
             self.inbox = inbox
             self.store = store
@@ -115,6 +123,16 @@
                         broken = isBroken
                     }
                 }
+                // The keys under rollout, looked at once per heartbeat.
+                group.addTask { [inbox, client, heartbeat = timing.heartbeat, prefix = rolloutsPrefix] in
+                    let rangeEnd = FleetLayout.rangeEnd(ofPrefix: prefix)
+                    while !Task.isCancelled {
+                        if let answer = try? await client.range(key: prefix, rangeEnd: rangeEnd) {
+                            inbox.postRollouts(Self.keysUnderRollout(answer.kvs ?? []))
+                        }
+                        do { try await Task.sleep(for: heartbeat) } catch { return }
+                    }
+                }
                 group.addTask { [status, logger, interval = Self.statusInterval(heartbeat: timing.heartbeat)] in
                     await status.run(every: .milliseconds(Int64((interval * 1000).rounded())), logger: logger)
                 }
@@ -124,6 +142,8 @@
             }
             try? await store.flush()
             try? stateFile.save(state)
+            // Nobody keeps the list once the agent stops.
+            try? KeysUnderRollout().save(stateDirectory: stateDirectory, domain: domain)
             status.update { status in
                 status.connectedEndpoint = nil
                 status.disconnectedSince = Date()
@@ -200,6 +220,7 @@
                 let health = batch.health.flatMap { $0.generation == generation ? $0.summary : nil }
                 // Connected once the member answered this connection: its watch, or its health check.
                 if applied || health != nil { markConnected(client.endpointName(watchEndpoint)) }
+                if let rollouts = batch.rollouts, rollouts != underRollout { noteRollouts(rollouts) }
                 if batch.localFileBroken, let problem = localFileProblem() { restoreFromAgreement(problem) }
                 if wroteLocally {
                     // On disk now rather than after the background writer's gathering pause: other processes on
@@ -323,7 +344,7 @@
             let contents = store.persistentDomainValues(forName: domain) ?? [:]
             for (key, value) in contents where state.keys[key]?.value != value { pending.insert(key) }
             for (key, entry) in state.keys where entry.value != nil && contents[key] == nil { pending.insert(key) }
-            return pending.filter { !isTargeted($0) }.sorted()
+            return pending.filter { !isTargeted($0) && underRollout[$0] == nil }.sorted()
         }
 
         func saveState() {
@@ -545,6 +566,16 @@
             for (key, entry) in state.keys where entry.value != nil && contents[key] == nil { candidates.insert(key) }
             var changed: [(key: String, value: PropertyList?)] = []
             for key in candidates.sorted() where contents[key] != state.keys[key]?.value && !isTargeted(key) {
+                if let rollout = underRollout[key] {
+                    // The rollout decides the key's value; a local change of it waits (and loses to the
+                    // rollout's end, as a conflict).
+                    if refusedUnderRollout.insert(key).inserted {
+                        logError(
+                            "\(domain) \(key) changed here is not pushed: it is under \(rollout) (`defaults rollout --abort` ends it)"
+                        )
+                    }
+                    continue
+                }
                 if let violation = schemaRefusal(key: key, value: contents[key]) {
                     // Written with `defaults write --no-validate`, or by a program that ignores the schema. Said
                     // when the key changes, not at every push of another key.

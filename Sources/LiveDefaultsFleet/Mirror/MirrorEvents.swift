@@ -33,10 +33,12 @@
         var localFileBroken = false
         /// The newest health check's answer (what etcd holds of the domain) and the generation it checked.
         var health: (generation: Int, summary: EtcdClient.RangeSummary)?
+        /// The domain's keys under rollout now (key: what to tell a person), when the last look found them.
+        var rollouts: [String: String]?
 
         var isEmpty: Bool {
             localKeys.isEmpty && !watched && watchFailure == nil && !localFileBroken && health == nil
-                && targetEvents.isEmpty && targetProgress == nil
+                && targetEvents.isEmpty && targetProgress == nil && rollouts == nil
         }
 
         /// How many entries wait: keys, watched keys, and one each for a progress notification, a failure, a
@@ -44,7 +46,7 @@
         var pendingCount: Int {
             localKeys.count + watchedEvents.count + (progressRevision == nil ? 0 : 1) + (watchFailure == nil ? 0 : 1)
                 + (localFileBroken ? 1 : 0) + (health == nil ? 0 : 1) + targetEvents.count
-                + (targetProgress == nil ? 0 : 1)
+                + (targetProgress == nil ? 0 : 1) + (rollouts == nil ? 0 : 1)
         }
 
         /// The watched events in etcd's order (by revision).
@@ -145,6 +147,11 @@
                 if let known = batch.health, known.generation > generation { return }
                 batch.health = (generation, summary)
             }
+            ring.yield()
+        }
+
+        func postRollouts(_ keys: [String: String]) {
+            batch.withLockedValue { $0.rollouts = keys }
             ring.yield()
         }
 
