@@ -78,9 +78,22 @@ struct HistoryCommand: AsyncParsableCommand {
         }
 
         static func describe(_ change: FleetHistory.Change) -> String {
-            if change.isDeletion { return "(deleted)" }
-            if let value = change.value { return Output.line(value) }
-            return "(not a property list: \(change.unreadableBytes ?? 0) bytes)"
+            let value: String
+            if change.isDeletion {
+                value = "(deleted)"
+            } else if let written = change.value {
+                value = Output.line(written)
+            } else {
+                value = "(not a property list: \(change.unreadableBytes ?? 0) bytes)"
+            }
+            guard let step = change.rollout else { return value }
+            let hosts = step.hosts.joined(separator: ", ")
+            switch step.kind {
+            case .stage: return "\(value)  rollout \(step.id): \(step.detail), to \(hosts)"
+            case .rolledBack: return "\(value)  rollout \(step.id) rolled back (\(step.detail)): back on \(hosts)"
+            case .aborted: return "\(value)  rollout \(step.id) aborted: back on \(hosts)"
+            case .completed: return "\(value)  rollout \(step.id) completed: every host"
+            }
         }
 
         func jsonText(_ history: FleetHistory, _ changes: [FleetHistory.Change]) -> String {
@@ -92,6 +105,11 @@ struct HistoryCommand: AsyncParsableCommand {
                     ]
                     if let value = change.value { entry["value"] = Output.jsonObject(value) }
                     if let bytes = change.unreadableBytes { entry["unreadableBytes"] = bytes }
+                    if let step = change.rollout {
+                        entry["rollout"] = [
+                            "id": step.id, "step": step.kind.rawValue, "hosts": step.hosts, "detail": step.detail,
+                        ]
+                    }
                     return entry
                 },
             ]

@@ -86,6 +86,18 @@
             return list?.first ?? [:]
         }
 
+        /// `defaults history DOMAIN PoolSize --json`: the rollout steps among its changes, oldest first, as
+        /// (step, hosts, value).
+        func rolloutSteps(_ host: FleetHost, cluster: EtcdCluster, id: String) throws -> [(String, [String], Int?)] {
+            let result = try host.defaultsOutput(["history", domain, "PoolSize", "--etcd", cluster.endpoints, "--json"])
+            let object = (try? JSONSerialization.jsonObject(with: Data(result.output.utf8))) as? [String: Any]
+            let changes = object?["changes"] as? [[String: Any]] ?? []
+            return changes.reversed().compactMap { change in
+                guard let step = change["rollout"] as? [String: Any], step["id"] as? String == id else { return nil }
+                return (step["step"] as? String ?? "", step["hosts"] as? [String] ?? [], change["value"] as? Int)
+            }
+        }
+
         func sharedValue(_ cluster: EtcdCluster) throws -> PropertyList? {
             guard let text = try cluster.value("/livedefaults/\(domain)/PoolSize") else { return nil }
             return try PropertyList.decode(Data(text.utf8)).value
@@ -111,6 +123,14 @@
             let record = try status(hosts[1], cluster: cluster)
             #expect(record["phase"] as? String == "rolledBack")
             #expect(record["failedHost"] as? String == "h1")
+            // History shows the stage's write and the rollback, with the rollout's identifier.
+            let id = try #require(record["id"] as? String)
+            let steps = try rolloutSteps(hosts[1], cluster: cluster, id: id)
+            #expect(steps.map(\.0) == ["stage", "rolledBack"], "\(steps)")
+            #expect(steps.map(\.1) == [["h1"], ["h1"]], "\(steps)")
+            #expect(steps.map(\.2) == [666, 10], "\(steps)")
+            let text = try hosts[1].defaults("history", domain, "PoolSize", "--etcd", cluster.endpoints).output
+            #expect(text.contains("rollout \(id) rolled back"), "\(text)")
         }
 
         @Test("a healthy value goes to 1, then half, then every host; etcd losing a member on the way changes nothing")
@@ -144,6 +164,11 @@
             let record = try status(hosts[1], cluster: cluster)
             #expect(record["phase"] as? String == "completed")
             #expect((record["log"] as? [String])?.contains { $0.contains("completed") } == true)
+            let id = try #require(record["id"] as? String)
+            let steps = try rolloutSteps(hosts[1], cluster: cluster, id: id)
+            #expect(steps.map(\.0) == ["stage", "stage", "stage", "completed"], "\(steps)")
+            #expect(steps.map(\.1) == [["h1"], ["h2", "h3"], ["h4", "h5", "h6"], []], "\(steps)")
+            #expect(steps.allSatisfy { $0.2 == 20 }, "\(steps)")
         }
 
         @Test(

@@ -23,6 +23,33 @@
             public var isDeletion: Bool
             /// For a put whose bytes are no property list (written by another tool): how many bytes it put.
             public var unreadableBytes: Int?
+            /// The rollout step this change was, if it was one: a stage's hosts given the value (``value``), the
+            /// reached hosts given the old value back, or the value made the domain's.
+            public var rollout: RolloutStep?
+        }
+
+        /// One step of a rollout (``FleetRollout``), as history shows it.
+        public struct RolloutStep: Sendable, Equatable {
+            /// What the step did.
+            public enum Kind: String, Sendable {
+                /// A stage's hosts got the new value as their own.
+                case stage
+                /// A failure took the value back from every reached host.
+                case rolledBack
+                /// `--abort` took the value back from every reached host.
+                case aborted
+                /// Every stage passed: the value became the domain's.
+                case completed
+            }
+
+            /// The rollout's identifier.
+            public var id: String
+            /// What the step did.
+            public var kind: Kind
+            /// The hosts that got the value (a stage) or had it taken back (a rollback).
+            public var hosts: [String]
+            /// The stage (`stage 2/3 (50%)`) or why the rollout stopped.
+            public var detail: String
         }
 
         /// The changes, newest first (in one revision, by key).
@@ -75,8 +102,11 @@
                 do throws(FleetError) {
                     let traced = try await hasTrace(of: range, since: start, now: now, client: client)
                     let events = try await replay(range, from: start, through: revision, traced: traced, client: client)
-                    let changes = events.compactMap { change(of: $0, domain: domain, layout: layout) }
-                        .sorted { ($0.revision, $1.key) > ($1.revision, $0.key) }
+                    var changes = events.compactMap { change(of: $0, domain: domain, layout: layout) }
+                    changes = try await withRolloutSteps(
+                        changes, domain: domain, key: key, from: start, through: revision, client: client,
+                        layout: layout)
+                    changes.sort { ($0.revision, $1.key) > ($1.revision, $0.key) }
                     return FleetHistory(changes: changes, revision: revision, compactRevision: compacted)
                 } catch  where error.code == .compacted && attempts < 5 {
                     // etcd compacted the start away: replay from the oldest revision it holds.
@@ -188,6 +218,67 @@
                 quietSince = .now
                 return false
             }
+        }
+
+        /// The changes with the steps of the domain's (or key's) rollouts: each record version that gave a stage
+        /// the value or took it back is a change of its own; the change that made the value the domain's is
+        /// marked as the rollout's.
+        static func withRolloutSteps(
+            _ changes: [Change], domain: String, key: String?, from start: Int64, through revision: Int64,
+            client: EtcdClient, layout: FleetLayout
+        ) async throws(FleetError) -> [Change] {
+            let prefix = FleetRollout.recordsPrefix(layout, domain)
+            let range =
+                key.map { KeyRange(key: Data((prefix + $0).utf8), end: nil) }
+                ?? KeyRange(key: Data(prefix.utf8), end: FleetLayout.rangeEnd(ofPrefix: Data(prefix.utf8)))
+            let now = try await client.range(key: range.key, rangeEnd: range.end)
+            let traced = try await hasTrace(of: range, since: start, now: now, client: client)
+            guard traced else { return changes }
+            let events = try await replay(range, from: start, through: revision, traced: true, client: client)
+            var result = changes
+            var previous: [String: RolloutRecord] = [:]  // by key
+            for event in events.sorted(by: { ($0.kv?.mod_revision?.value ?? 0) < ($1.kv?.mod_revision?.value ?? 0) }) {
+                guard event.type != "DELETE", let kv = event.kv, let at = kv.mod_revision?.value, let bytes = kv.value,
+                    let record = try? JSONDecoder.fleetRecords.decode(RolloutRecord.self, from: bytes)
+                else { continue }
+                let before = previous[record.key].flatMap { $0.id == record.id ? $0 : nil }
+                previous[record.key] = record
+                let step: (RolloutStep, PropertyList?)?
+                if record.phase == .completed, before?.phase != .completed {
+                    let marked = RolloutStep(id: record.id, kind: .completed, hosts: [], detail: "every stage passed")
+                    if let index = result.firstIndex(where: { $0.revision == at && $0.key == record.key }) {
+                        result[index].rollout = marked
+                        continue
+                    }
+                    step = (marked, record.newPropertyList)
+                } else if record.phase == .rolledBack || record.phase == .aborted, before?.phase == .running {
+                    let kind: RolloutStep.Kind = record.phase == .aborted ? .aborted : .rolledBack
+                    step = (
+                        RolloutStep(
+                            id: record.id, kind: kind, hosts: record.reached.keys.sorted(),
+                            detail: record.reason ?? ""),
+                        record.oldPropertyList
+                    )
+                } else if record.phase == .running {
+                    let added = record.reached.keys.filter { before?.reached[$0] == nil }.sorted()
+                    guard !added.isEmpty else { continue }
+                    let stage = record.stages.indices.contains(record.stage) ? record.stages[record.stage] : "?"
+                    step = (
+                        RolloutStep(
+                            id: record.id, kind: .stage, hosts: added,
+                            detail: "stage \(record.stage + 1)/\(record.stages.count) (\(stage))"),
+                        record.newPropertyList
+                    )
+                } else {
+                    continue
+                }
+                if let (rollout, value) = step {
+                    result.append(
+                        Change(
+                            revision: at, key: record.key, value: value, isDeletion: value == nil, rollout: rollout))
+                }
+            }
+            return result
         }
 
         static func change(of event: EtcdEvent, domain: String, layout: FleetLayout) -> Change? {

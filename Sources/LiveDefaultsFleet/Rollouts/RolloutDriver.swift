@@ -123,11 +123,11 @@
             }
             let now = Date()
             var record = RolloutRecord(
-                id: "r\(shared.header?.revision?.value ?? 0)", domain: domain, key: key,
+                id: Self.identifier(at: now), domain: domain, key: key,
                 oldValue: shared.kvs?.first?.value, newValue: newValue, stages: options.stages.map(\.description),
                 bakeSeconds: Self.seconds(options.bake), stageTimeoutSeconds: Self.seconds(options.stageTimeout),
                 phase: .running, stage: 0, reached: [:], started: now, updated: now, health: [:], log: [])
-            record.id = "r\(try await commit(record))"
+            try await commit(record)
             say(
                 &record,
                 "rollout \(record.id) of \(domain) \(key): \(hosts.count) live host\(hosts.count == 1 ? "" : "s"), stages \(record.stages.joined(separator: ","))"
@@ -141,6 +141,20 @@
             }
             say(&record, "resumed at stage \(record.stage + 1) of \(record.stages.count)")
             return try await runStages(&record)
+        }
+
+        /// A rollout's identifier, fixed before its first record is written (so every version of the record and
+        /// every line of history names it alike): `r` and the start time to the second, UTC, and four random
+        /// hex digits, `r20261127-041503-9f3a`.
+        static func identifier(at date: Date) -> String {
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+            let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+            func two(_ value: Int?) -> String { String(format: "%02d", value ?? 0) }
+            let random = String(UInt16.random(in: .min ... .max), radix: 16)
+            return
+                "r\(parts.year ?? 0)\(two(parts.month))\(two(parts.day))-\(two(parts.hour))\(two(parts.minute))\(two(parts.second))-"
+                + String(repeating: "0", count: 4 - random.count) + random
         }
 
         /// The live hosts that sync the domain, by ID.

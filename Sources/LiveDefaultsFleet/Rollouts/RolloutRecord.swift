@@ -17,7 +17,8 @@
             case aborted
         }
 
-        /// The rollout's identifier (`r<revision>`: the etcd revision that recorded its start).
+        /// The rollout's identifier: `r`, its start time (UTC, to the second) and four random hex digits
+        /// (`r20261127-041503-9f3a`).
         public var id: String
         /// The domain.
         public var domain: String
