@@ -64,10 +64,7 @@ struct RolloutCommand: AsyncParsableCommand {
                 let layout = FleetLayout(prefix: connection.prefix)
                 let domain = words[0]
                 try DomainName.validate(domain)
-                let say: @Sendable (String) -> Void = { line in
-                    print(line)
-                    fflush(nil)  // every stream: standard output is not a Sendable global
-                }
+                let say = Self.reporter(onTerminal: isatty(STDOUT_FILENO) == 1)
                 let record: RolloutRecord
                 if status {
                     let found = try await FleetRollout.status(
@@ -103,7 +100,8 @@ struct RolloutCommand: AsyncParsableCommand {
 #if Fleet
     extension RolloutCommand {
         func start(
-            domain: String, etcd: EtcdConnection, layout: FleetLayout, say: @escaping @Sendable (String) -> Void
+            domain: String, etcd: EtcdConnection, layout: FleetLayout,
+            say: @escaping @Sendable (FleetRollout.RolloutProgress) -> Void
         ) async throws -> RolloutRecord {
             let key = words[1]
             guard case .set(let value) = try ValueParser.parse(Array(words.dropFirst(2))) else {
@@ -127,6 +125,27 @@ struct RolloutCommand: AsyncParsableCommand {
                 stageTimeout: try seconds(stageTimeout, "stage-timeout"))
             return try await FleetRollout.start(
                 domain: domain, key: key, value: value, etcd: etcd, layout: layout, options: options, progress: say)
+        }
+
+        /// Prints a line per step; on a terminal, a bar for the stage that bakes, redrawn in place.
+        static func reporter(onTerminal: Bool) -> @Sendable (FleetRollout.RolloutProgress) -> Void {
+            { progress in
+                switch progress {
+                case .step(let line):
+                    print(onTerminal ? "\r\u{1B}[K" + line : line)
+                case .baking(let stage, let stages, let ready, let reached, let baked, let bake):
+                    guard onTerminal else { return }
+                    let width = 30
+                    let ratio = bake > 0 ? min(max(baked / bake, 0), 1) : 1
+                    let done = ready < reached ? 0 : Int(exactly: (ratio * Double(width)).rounded(.down)) ?? width
+                    let bar = String(repeating: "#", count: done) + String(repeating: "-", count: width - done)
+                    let seconds = String(format: "%.0f of %.0f s", baked, bake)
+                    print(
+                        "\r\u{1B}[K  stage \(stage)/\(stages) [\(bar)] \(ready)/\(reached) hosts ready, baked \(seconds)",
+                        terminator: "")
+                }
+                fflush(nil)  // every stream: standard output is not a Sendable global
+            }
         }
 
         static func text(_ found: [FleetRollout.Status], domain: String) -> String {

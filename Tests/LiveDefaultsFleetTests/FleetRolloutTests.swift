@@ -171,8 +171,34 @@
             #expect(steps.allSatisfy { $0.2 == 20 }, "\(steps)")
         }
 
+        @Test("on a terminal, the stage that bakes is a bar redrawn in place; elsewhere, a line per step")
+        func progressBar() async throws {
+            let cluster = try EtcdCluster.started(members: 1)
+            let hosts = try await fleet(2, cluster: cluster)
+            let command = [
+                FleetHost.tool.path, "rollout", domain, "PoolSize", "-int", "11", "--etcd", cluster.endpoints,
+                "--stages", "100%", "--bake", "1",
+            ].map { "'\($0)'" }.joined(separator: " ")
+            // util-linux's script(1) gives the driver a pseudo-terminal.
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+            process.arguments = ["-qfec", command, "/dev/null"]
+            process.environment = hosts[0].environment
+            let terminal = try runToEnd(process, errors: .merged)
+            #expect(terminal.status == 0, "\(terminal.output)")
+            #expect(terminal.output.contains("stage 1/1 [###"), "\(terminal.output)")
+            #expect(terminal.output.contains("2/2 hosts ready"), "\(terminal.output)")
+            #expect(terminal.output.contains("\u{1B}[K"), "\(terminal.output)")
+            let plain = try hosts[0].defaults([
+                "rollout", domain, "PoolSize", "-int", "12", "--etcd", cluster.endpoints, "--stages", "100%", "--bake",
+                "0",
+            ])
+            #expect(plain.status == 0 && !plain.output.contains("hosts ready") && !plain.output.contains("\u{1B}"))
+            #expect(plain.output.contains("completed"), "\(plain.output)")
+        }
+
         @Test(
-            "a driver killed mid-stage leaves the hosts where they were; a joining host gets the old value; --abort restores them"
+            "a driver killed mid-stage leaves the hosts where they were; a write of the key is refused; a joining host gets the old value; --abort restores them"
         )
         func driverKilled() async throws {
             let cluster = try EtcdCluster.started(members: 1)

@@ -38,13 +38,14 @@
         static let rollbackConfirmation = Duration.seconds(10)
 
         /// Starts a rollout of `value` for `key` and drives it to its end: completed (the value is the
-        /// domain's), or rolled back (every reached host back to the old value). Each step is told to `progress`.
+        /// domain's), or rolled back (every reached host back to the old value). Each step, and each look at a
+        /// baking stage, is told to `progress`.
         ///
         /// - Throws: ``FleetError`` when etcd cannot be reached, no live host syncs the domain, or the key has a
         ///   rollout in progress (resume or abort it first).
         public static func start(
             domain: String, key: String, value: PropertyList, etcd: EtcdConnection, layout: FleetLayout = FleetLayout(),
-            options: Options = Options(), progress: @escaping @Sendable (String) -> Void = { _ in }
+            options: Options = Options(), progress: @escaping @Sendable (RolloutProgress) -> Void = { _ in }
         ) async throws(FleetError) -> RolloutRecord {
             try await EtcdClient.using(etcd) { client throws(FleetError) in
                 let driver = try await RolloutDriver(
@@ -60,7 +61,7 @@
         /// - Throws: ``FleetError`` when there is no rollout of the key in progress, or a driver runs it.
         public static func resume(
             domain: String, key: String, etcd: EtcdConnection, layout: FleetLayout = FleetLayout(),
-            progress: @escaping @Sendable (String) -> Void = { _ in }
+            progress: @escaping @Sendable (RolloutProgress) -> Void = { _ in }
         ) async throws(FleetError) -> RolloutRecord {
             try await EtcdClient.using(etcd) { client throws(FleetError) in
                 let driver = try await RolloutDriver(
@@ -75,7 +76,7 @@
         /// - Throws: ``FleetError`` when there is no rollout of the key in progress, or a driver runs it.
         public static func abort(
             domain: String, key: String, etcd: EtcdConnection, layout: FleetLayout = FleetLayout(),
-            progress: @escaping @Sendable (String) -> Void = { _ in }
+            progress: @escaping @Sendable (RolloutProgress) -> Void = { _ in }
         ) async throws(FleetError) -> RolloutRecord {
             try await EtcdClient.using(etcd) { client throws(FleetError) in
                 let driver = try await RolloutDriver(
@@ -88,6 +89,16 @@
                     return record
                 }
             }
+        }
+
+        /// What a driver tells as it goes.
+        public enum RolloutProgress: Sendable {
+            /// A step worth a line of its own: a stage given the value, passed, a rollback, the completion.
+            case step(String)
+            /// A look at the stage being baked (1-based `stage` of `stages`): how many of the `reached` hosts
+            /// have reported the value applied and healthy, and how long the stage has baked so far of `bake`
+            /// seconds (0 until every one of them has).
+            case baking(stage: Int, stages: Int, ready: Int, reached: Int, baked: Double, bake: Double)
         }
 
         /// A rollout's record and whether a driver runs it now.

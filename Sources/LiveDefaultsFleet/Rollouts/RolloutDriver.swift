@@ -8,14 +8,14 @@
         let layout: FleetLayout
         let domain: String
         let key: String
-        let progress: @Sendable (String) -> Void
+        let progress: @Sendable (FleetRollout.RolloutProgress) -> Void
         let recordKey: Data
         let lockKey: Data
         let sharedKey: Data
 
         init(
             client: EtcdClient, layout: FleetLayout, domain: String, key: String,
-            progress: @escaping @Sendable (String) -> Void
+            progress: @escaping @Sendable (FleetRollout.RolloutProgress) -> Void
         ) async throws(FleetError) {
             do throws(DefaultsError) { try DomainName.validate(domain) } catch {
                 throw FleetError(.invalidOption, "\(error)")
@@ -100,7 +100,7 @@
         func say(_ record: inout RolloutRecord, _ line: String) {
             record.log.append("\(Date().formatted(.iso8601)) \(line)")
             record.updated = Date()
-            progress(line)
+            progress(.step(line))
         }
 
         // MARK: Start and resume
@@ -248,6 +248,11 @@
                 } else {
                     allConfirmedAt = nil
                 }
+                progress(
+                    .baking(
+                        stage: record.stage + 1, stages: record.stages.count,
+                        ready: record.reached.count - waiting.count, reached: record.reached.count,
+                        baked: allConfirmedAt.map { Self.seconds(now - $0) } ?? 0, bake: record.bakeSeconds))
                 if now - started >= timeout + bake {
                     let which =
                         waiting.isEmpty ? "" : ": \(waiting.joined(separator: ", ")) did not report the value applied"
