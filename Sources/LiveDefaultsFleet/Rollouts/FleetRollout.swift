@@ -47,12 +47,8 @@
             domain: String, key: String, value: PropertyList, etcd: EtcdConnection, layout: FleetLayout = FleetLayout(),
             options: Options = Options(), progress: @escaping @Sendable (RolloutProgress) -> Void = { _ in }
         ) async throws(FleetError) -> RolloutRecord {
-            try await EtcdClient.using(etcd) { client throws(FleetError) in
-                let driver = try await RolloutDriver(
-                    client: client, layout: layout, domain: domain, key: key, progress: progress)
-                return try await driver.locked { () throws(FleetError) in
-                    try await driver.start(value: value, options: options)
-                }
+            try await driving(domain, key, etcd, layout, progress) { driver throws(FleetError) in
+                try await driver.start(value: value, options: options)
             }
         }
 
@@ -63,10 +59,8 @@
             domain: String, key: String, etcd: EtcdConnection, layout: FleetLayout = FleetLayout(),
             progress: @escaping @Sendable (RolloutProgress) -> Void = { _ in }
         ) async throws(FleetError) -> RolloutRecord {
-            try await EtcdClient.using(etcd) { client throws(FleetError) in
-                let driver = try await RolloutDriver(
-                    client: client, layout: layout, domain: domain, key: key, progress: progress)
-                return try await driver.locked { () throws(FleetError) in try await driver.resume() }
+            try await driving(domain, key, etcd, layout, progress) { driver throws(FleetError) in
+                try await driver.resume()
             }
         }
 
@@ -78,16 +72,21 @@
             domain: String, key: String, etcd: EtcdConnection, layout: FleetLayout = FleetLayout(),
             progress: @escaping @Sendable (RolloutProgress) -> Void = { _ in }
         ) async throws(FleetError) -> RolloutRecord {
+            try await driving(domain, key, etcd, layout, progress) { driver throws(FleetError) in
+                try await driver.abort()
+            }
+        }
+
+        /// Runs `body` with the key's driver, holding the key's lock, on a client of its own.
+        private static func driving(
+            _ domain: String, _ key: String, _ etcd: EtcdConnection, _ layout: FleetLayout,
+            _ progress: @escaping @Sendable (RolloutProgress) -> Void,
+            _ body: (RolloutDriver) async throws(FleetError) -> RolloutRecord
+        ) async throws(FleetError) -> RolloutRecord {
             try await EtcdClient.using(etcd) { client throws(FleetError) in
                 let driver = try await RolloutDriver(
                     client: client, layout: layout, domain: domain, key: key, progress: progress)
-                return try await driver.locked { () throws(FleetError) in
-                    guard var record = try await driver.record(), !record.isFinished else {
-                        throw FleetError(.invalidOption, "no rollout of \(domain) \(key) is in progress")
-                    }
-                    try await driver.rollBack(&record, phase: .aborted, host: nil, reason: "aborted (--abort)")
-                    return record
-                }
+                return try await driver.locked { () throws(FleetError) in try await body(driver) }
             }
         }
 

@@ -135,6 +135,15 @@
             return try await runStages(&record)
         }
 
+        /// Rolls the rollout in progress back, as aborted.
+        func abort() async throws(FleetError) -> RolloutRecord {
+            guard var record = try await record(), !record.isFinished else {
+                throw FleetError(.invalidOption, "no rollout of \(domain) \(key) is in progress")
+            }
+            try await rollBack(&record, phase: .aborted, host: nil, reason: "aborted (--abort)")
+            return record
+        }
+
         func resume() async throws(FleetError) -> RolloutRecord {
             guard var record = try await record(), !record.isFinished else {
                 throw FleetError(.invalidOption, "no rollout of \(domain) \(key) is in progress")
