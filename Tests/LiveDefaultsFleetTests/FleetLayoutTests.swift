@@ -34,6 +34,27 @@
             #expect(!healthy.saysTheSame(as: nil))
         }
 
+        @Test("a rollout record written by another tool is read only when it can be driven, never trapping a reader")
+        func hostileRolloutRecords() throws {
+            func record(stage: String = "1", stages: String = "[\"1\",\"100%\"]", bake: String = "60") -> Data {
+                Data(
+                    """
+                    {"id":"r1","domain":"com.example.api","key":"K","newValue":"","stages":\(stages),\
+                    "bakeSeconds":\(bake),"stageTimeoutSeconds":60,"phase":"running","stage":\(stage),"reached":{},\
+                    "started":"2026-11-27T00:00:00Z","updated":"2026-11-27T00:00:00Z","health":{},"log":[]}
+                    """.utf8)
+            }
+            let good = try #require(RolloutRecord.decode(record()))
+            #expect(good.stage == 1 && good.stages == ["1", "100%"] && good.bakeSeconds == 60)
+            #expect(RolloutRecord.decode(record(stage: "2")) != nil, "completed: the stage index is the count")
+            for bad in [
+                record(stage: "\(Int.max)"), record(stage: "-1"), record(stage: "3"), record(stages: "[]"),
+                record(bake: "1e300"), record(bake: "-5"), Data("{}".utf8), Data("not json".utf8),
+            ] {
+                #expect(RolloutRecord.decode(bad) == nil, "\(String(decoding: bad, as: UTF8.self))")
+            }
+        }
+
         @Test("a defaults key maps to one etcd key under the domain's prefix, and back")
         func keys() {
             #expect(

@@ -239,7 +239,7 @@
             var previous: [String: RolloutRecord] = [:]  // by key
             for event in events.sorted(by: { ($0.kv?.mod_revision?.value ?? 0) < ($1.kv?.mod_revision?.value ?? 0) }) {
                 guard event.type != "DELETE", let kv = event.kv, let at = kv.mod_revision?.value, let bytes = kv.value,
-                    let record = try? JSONDecoder.fleetRecords.decode(RolloutRecord.self, from: bytes)
+                    let record = RolloutRecord.decode(bytes)
                 else { continue }
                 let before = previous[record.key].flatMap { $0.id == record.id ? $0 : nil }
                 previous[record.key] = record

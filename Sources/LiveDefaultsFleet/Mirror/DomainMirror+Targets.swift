@@ -117,10 +117,9 @@
         static func keysUnderRollout(_ records: [EtcdKeyValue]) -> [String: String] {
             var keys: [String: String] = [:]
             for kv in records {
-                guard let bytes = kv.value,
-                    let record = try? JSONDecoder.fleetRecords.decode(RolloutRecord.self, from: bytes),
-                    !record.isFinished
-                else { continue }
+                guard let bytes = kv.value, let record = RolloutRecord.decode(bytes), !record.isFinished else {
+                    continue
+                }
                 keys[record.key] =
                     "rollout \(record.id) (stage \(min(record.stage + 1, record.stages.count)) of \(record.stages.count))"
             }

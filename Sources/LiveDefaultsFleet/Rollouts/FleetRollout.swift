@@ -27,8 +27,9 @@
                 bake: Duration = .seconds(60), stageTimeout: Duration = .seconds(60)
             ) {
                 self.stages = stages.isEmpty ? [.percent(100)] : stages
-                self.bake = max(bake, .zero)
-                self.stageTimeout = max(stageTimeout, .milliseconds(100))
+                let longest = Duration.seconds(Int64(RolloutRecord.maximumSeconds))
+                self.bake = min(max(bake, .zero), longest)
+                self.stageTimeout = min(max(stageTimeout, .milliseconds(100)), longest)
             }
         }
 
@@ -125,9 +126,7 @@
                         $0.key.flatMap { String(bytes: $0.dropFirst(lockPrefix.count), encoding: .utf8) }
                     })
                 return (records.kvs ?? []).compactMap { kv -> Status? in
-                    guard let value = kv.value,
-                        let record = try? JSONDecoder.fleetRecords.decode(RolloutRecord.self, from: value)
-                    else { return nil }
+                    guard let value = kv.value, let record = RolloutRecord.decode(value) else { return nil }
                     return Status(record: record, driverRunning: locked.contains(record.key))
                 }.sorted { $0.record.started > $1.record.started }
             }

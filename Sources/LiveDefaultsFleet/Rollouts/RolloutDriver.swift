@@ -71,10 +71,13 @@
             guard let bytes = try await client.range(key: recordKey, rangeEnd: nil).kvs?.first?.value else {
                 return nil
             }
-            do { return try JSONDecoder.fleetRecords.decode(RolloutRecord.self, from: bytes) } catch {
+            guard let record = RolloutRecord.decode(bytes) else {
                 throw FleetError(
-                    .malformedResponse, "the record of the rollout of \(domain) \(key) cannot be read: \(error)")
+                    .malformedResponse,
+                    "the record of the rollout of \(domain) \(key) is not one (written by another tool?); delete it with etcdctl"
+                )
             }
+            return record
         }
 
         func recordOperation(_ record: RolloutRecord) throws(FleetError) -> EtcdRequestOp {
@@ -232,6 +235,7 @@
         func bake(_ record: inout RolloutRecord) async throws(FleetError) -> (host: String?, reason: String)? {
             let clock = ContinuousClock()
             let started = clock.now
+            // Within RolloutRecord.maximumSeconds (checked when read), so the milliseconds fit.
             let timeout = Duration.milliseconds(Int64(record.stageTimeoutSeconds * 1000))
             let bake = Duration.milliseconds(Int64(record.bakeSeconds * 1000))
             var allConfirmedAt: ContinuousClock.Instant?

@@ -60,6 +60,23 @@
 
         /// Whether it ended (completed, rolled back or aborted).
         public var isFinished: Bool { phase != .running }
+
+        /// The longest bake or stage timeout a record holds, in seconds: far beyond any real one, and small
+        /// enough that a count of milliseconds of it never overflows.
+        public static let maximumSeconds: Double = 1_000_000_000
+
+        /// The record etcd's bytes hold, or nil when they are none or not one that can be driven: 1 to 100
+        /// stages, a stage index within them, bake and timeout finite and within ``maximumSeconds``. Every
+        /// reader (the driver, `--status`, history, the agents) takes records through here, so that a record
+        /// written by another tool never traps one of them.
+        public static func decode(_ bytes: Data) -> RolloutRecord? {
+            guard let record = try? JSONDecoder.fleetRecords.decode(RolloutRecord.self, from: bytes),
+                (1...100).contains(record.stages.count), (0...record.stages.count).contains(record.stage),
+                (0...maximumSeconds).contains(record.bakeSeconds),
+                (0...maximumSeconds).contains(record.stageTimeoutSeconds)
+            else { return nil }
+            return record
+        }
     }
 
     /// One stage of a rollout: how many of the live hosts have the new value once it passes.
