@@ -214,12 +214,8 @@
             let request = makeRequest(path, body: body, token: token, at: index)
             started()
             defer { ended() }
-            let timeout = connection.requestTimeout.components
-            let nanoseconds = timeout.seconds.multipliedReportingOverflow(by: 1_000_000_000)
-            let limit =
-                nanoseconds.overflow ? Int64.max : nanoseconds.partialValue &+ timeout.attoseconds / 1_000_000_000
             do {
-                let response = try await http.execute(request, timeout: .nanoseconds(max(1, limit)))
+                let response = try await http.execute(request, timeout: TimeAmount(clamping: connection.requestTimeout))
                 let bytes = try await response.body.collect(upTo: Self.maximumResponseBytes)
                 if response.status.code / 100 != 2 {
                     throw Self.failure(status: response.status, body: bytes, endpoint: bases[index])
@@ -360,6 +356,17 @@
                     .unreachable, "\(endpoint) cancelled the watch: \(result.cancel_reason ?? "no reason given")")
             }
             return result
+        }
+    }
+
+    extension TimeAmount {
+        /// A duration as a request timeout: at least a nanosecond, and the longest there is instead of an
+        /// overflow.
+        init(clamping duration: Duration) {
+            let parts = duration.components
+            let nanoseconds = parts.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+            let total = nanoseconds.overflow ? Int64.max : nanoseconds.partialValue &+ parts.attoseconds / 1_000_000_000
+            self = .nanoseconds(max(1, total))
         }
     }
 #endif

@@ -113,12 +113,8 @@
         private static func get(_ url: String, timeout: Duration) async -> (Bool, String) {
             var request = HTTPClientRequest(url: url)
             request.method = .GET
-            let seconds = timeout.components
-            let nanoseconds = seconds.seconds.multipliedReportingOverflow(by: 1_000_000_000)
-            let limit =
-                nanoseconds.overflow ? Int64.max : nanoseconds.partialValue &+ seconds.attoseconds / 1_000_000_000
             do {
-                let response = try await HTTPClient.shared.execute(request, timeout: .nanoseconds(max(1, limit)))
+                let response = try await HTTPClient.shared.execute(request, timeout: TimeAmount(clamping: timeout))
                 // The body is not needed; read a little of it so the connection can be reused.
                 _ = try? await response.body.collect(upTo: maximumOutput)
                 let code = Int(response.status.code)
