@@ -30,9 +30,8 @@
         /// This machine's host name, the default host ID: any character a host ID does not allow becomes `-`,
         /// it is cut to ``maximumIDLength`` bytes, and a machine without a name is `localhost`.
         public static var machineName: String {
-            let allowed = Set(".-_:".utf8)
             let bytes = ProcessInfo.processInfo.hostName.utf8.prefix(maximumIDLength).map {
-                $0.isASCIILetterOrDigit || allowed.contains($0) ? $0 : UInt8(ascii: "-")
+                $0.isHostIDByte ? $0 : UInt8(ascii: "-")
             }
             let name = String(decoding: bytes, as: UTF8.self)
             return name.isEmpty || name == "." || name == ".." ? "localhost" : name
@@ -91,8 +90,7 @@
             guard id.utf8.count <= maximumIDLength else {
                 throw FleetError(.invalidOption, "a host ID has at most \(maximumIDLength) bytes, not \(id.utf8.count)")
             }
-            let allowed = Set(".-_:".utf8)
-            for byte in id.utf8 where !(byte.isASCIILetterOrDigit || allowed.contains(byte)) {
+            for byte in id.utf8 where !byte.isHostIDByte {
                 throw FleetError(
                     .invalidOption,
                     "a host ID has only letters, digits, '.', '-', '_' and ':'; \(id.debugDescription) does not")
@@ -124,10 +122,13 @@
     }
 
     extension UInt8 {
-        fileprivate var isASCIILetterOrDigit: Bool {
+        /// Whether the byte may stand in a host ID: an ASCII letter or digit, `.`, `-`, `_` or `:`.
+        fileprivate var isHostIDByte: Bool {
             (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(self)
                 || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self)
                 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self)
+                || self == UInt8(ascii: ".") || self == UInt8(ascii: "-") || self == UInt8(ascii: "_")
+                || self == UInt8(ascii: ":")
         }
     }
 #endif
