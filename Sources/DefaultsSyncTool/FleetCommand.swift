@@ -26,6 +26,17 @@ struct EtcdOptions: ParsableArguments {
     @Option(help: "etcd credentials as NAME:PASSWORD.") var user: String?
 }
 
+/// Seconds given to an option as a duration (to the millisecond); not a number, or outside `range`, is an
+/// error naming the option and the range.
+func seconds(_ value: Double, option: String, within range: ClosedRange<Double>) throws -> Duration {
+    guard value.isFinite, range.contains(value) else {
+        // The bounds are the program's own: whole ones shown without a fraction.
+        func shown(_ bound: Double) -> String { bound == bound.rounded() ? String(Int64(bound)) : String(bound) }
+        throw ToolError("--\(option) takes seconds between \(shown(range.lowerBound)) and \(shown(range.upperBound))")
+    }
+    return .milliseconds(Int64((value * 1000).rounded()))
+}
+
 /// The message of a program built without the package trait Fleet, whose LiveDefaultsFleet holds no etcd client.
 let builtWithoutFleet = ToolError(
     "this defaults-sync was built without fleet support; build it with "

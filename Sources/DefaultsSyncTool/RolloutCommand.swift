@@ -114,15 +114,9 @@ struct RolloutCommand: AsyncParsableCommand {
                     "the schema published for \(domain) refuses the value (--no-validate rolls it out anyway): \(violation)"
                 )
             }
-            func seconds(_ value: Double, _ option: String) throws -> Duration {
-                guard value.isFinite, value >= 0, value <= 86_400 else {
-                    throw ToolError("--\(option) takes seconds between 0 and 86400")
-                }
-                return .milliseconds(Int64((value * 1000).rounded()))
-            }
             let options = FleetRollout.Options(
-                stages: try RolloutStage.list(stages), bake: try seconds(bake, "bake"),
-                stageTimeout: try seconds(stageTimeout, "stage-timeout"))
+                stages: try RolloutStage.list(stages), bake: try seconds(bake, option: "bake", within: 0...86_400),
+                stageTimeout: try seconds(stageTimeout, option: "stage-timeout", within: 0...86_400))
             return try await FleetRollout.start(
                 domain: domain, key: key, value: value, etcd: etcd, layout: layout, options: options, progress: say)
         }

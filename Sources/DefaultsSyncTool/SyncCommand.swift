@@ -87,16 +87,13 @@ struct SyncCommand: AsyncParsableCommand {
             let etcd = connection.etcd ?? ""
             do {
                 let etcdConnection = try connection.connection()
-                guard heartbeat.isFinite, heartbeat >= 0.01, heartbeat <= 3600 else {
-                    throw ToolError("--heartbeat takes seconds between 0.01 and 3600")
-                }
                 guard maxTransactionOperations >= 1 else { throw ToolError("--max-txn-ops takes a positive count") }
                 let host = try hostIdentity()
                 service = try FleetSync(
                     domains: domains, etcd: etcdConnection, defaults: try Self.store(domains.first ?? ""),
                     layout: FleetLayout(prefix: connection.prefix), stateDirectory: stateDirectory, logger: logger,
                     timing: FleetSync.Timing(
-                        heartbeat: .milliseconds(Int64((heartbeat * 1000).rounded())),
+                        heartbeat: try seconds(heartbeat, option: "heartbeat", within: 0.01...3600),
                         keysPerTransaction: maxTransactionOperations),
                     host: host)
             } catch {
@@ -115,18 +112,12 @@ struct SyncCommand: AsyncParsableCommand {
 
         /// The host's identity from the options.
         func hostIdentity() throws -> FleetHostIdentity {
-            func duration(_ seconds: Double, _ option: String) throws -> Duration {
-                guard seconds.isFinite, seconds >= 0, seconds <= 3600 else {
-                    throw ToolError("--\(option) takes seconds between 0 and 3600")
-                }
-                return .milliseconds(Int64((seconds * 1000).rounded()))
-            }
             let check = healthCommand.map(HealthCheck.command) ?? healthURL.map(HealthCheck.url)
             return try FleetHostIdentity(
                 id: hostID ?? FleetHostIdentity.machineName, healthCheck: check,
-                leaseTime: try duration(leaseTime, "lease-time"),
-                healthInterval: try duration(healthInterval, "health-interval"),
-                healthTimeout: try duration(healthTimeout, "health-timeout"))
+                leaseTime: try seconds(leaseTime, option: "lease-time", within: 0...3600),
+                healthInterval: try seconds(healthInterval, option: "health-interval", within: 0...3600),
+                healthTimeout: try seconds(healthTimeout, option: "health-timeout", within: 0...3600))
         }
 
         /// The store whose files are synced: the current user's, logging warnings only.
