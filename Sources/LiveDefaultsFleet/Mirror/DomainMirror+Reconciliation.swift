@@ -32,11 +32,11 @@
                 else { continue }
                 remote[key] = (decodeValue(kv.value, key: key, revision: modRevision), modRevision)
             }
+            // This host's own values at the same revision: their keys follow the target, not the table below.
+            let targets = try await readTargets(at: revision)
             // An unreadable file reads as empty in a process that never read it (and as its last known good
             // version in one that did): taken at its word, it would delete every key of the fleet. It counts as
             // unchanged instead, and is rebuilt from the agreement once etcd's changes are in.
-            // This host's own values at the same revision: their keys follow the target, not the table below.
-            let targets = try await readTargets(at: revision)
             let problem = localFileProblem()
             let local =
                 problem != nil

@@ -366,34 +366,30 @@
             )
             let targets = targetPrefix.map { (key: $0, rangeEnd: targetRangeEnd, start: targetsRevision + 1) }
             let (stopped, stop) = AsyncStream.makeStream(of: Void.self)
+            // One watch of this connection: its responses go to `post`, its end (unless cancelled) is a failure.
+            @Sendable func watch(
+                _ key: Data, _ rangeEnd: Data?, from start: Int64,
+                post: @escaping @Sendable (EtcdWatchResponse) -> Void
+            ) async {
+                do {
+                    try await client.watch(key: key, rangeEnd: rangeEnd, from: start, endpoint: endpoint) { post($0) }
+                } catch let error as FleetError {
+                    inbox.postWatchFailed(generation: generation, error)
+                } catch {
+                    if !Task.isCancelled {
+                        inbox.postWatchFailed(generation: generation, FleetError(.unreachable, "\(error)"))
+                    }
+                }
+            }
             group.addTask {
                 await withTaskGroup(of: Void.self) { connection in
                     connection.addTask {
-                        do {
-                            try await client.watch(key: key, rangeEnd: rangeEnd, from: start, endpoint: endpoint) {
-                                response in inbox.postWatched(generation: generation, response)
-                            }
-                        } catch let error as FleetError {
-                            inbox.postWatchFailed(generation: generation, error)
-                        } catch {
-                            if !Task.isCancelled {
-                                inbox.postWatchFailed(generation: generation, FleetError(.unreachable, "\(error)"))
-                            }
-                        }
+                        await watch(key, rangeEnd, from: start) { inbox.postWatched(generation: generation, $0) }
                     }
                     if let targets {
                         connection.addTask {
-                            do {
-                                try await client.watch(
-                                    key: targets.key, rangeEnd: targets.rangeEnd, from: targets.start,
-                                    endpoint: endpoint
-                                ) { response in inbox.postTargets(generation: generation, response) }
-                            } catch let error as FleetError {
-                                inbox.postWatchFailed(generation: generation, error)
-                            } catch {
-                                if !Task.isCancelled {
-                                    inbox.postWatchFailed(generation: generation, FleetError(.unreachable, "\(error)"))
-                                }
+                            await watch(targets.key, targets.rangeEnd, from: targets.start) {
+                                inbox.postTargets(generation: generation, $0)
                             }
                         }
                     }
