@@ -237,6 +237,13 @@
                 #expect(write.output.contains("PoolSize of \(domain) is under rollout r"), "\(write.output)")
             }
             #expect(hosts[2].value(domain, "PoolSize") == .integer(10))
+            // A program on an unreached host is not stopped, but its change waits: not pushed while the rollout runs.
+            let program = try hosts[3].store(domain)
+            program.set(45, forKey: "PoolSize")
+            try await program.flush()
+            try await Task.sleep(for: .seconds(1))
+            #expect(try sharedValue(cluster) == .integer(10))
+            #expect(hosts[4].value(domain, "PoolSize") == .integer(10))
             // A host that joins now takes the domain's (old) value.
             let joining = try startHost("h7", cluster: cluster)
             await expectEventually("the joining host has the old value", hosts: [joining], cluster: cluster) {
@@ -245,9 +252,12 @@
             let abort = try hosts[1].defaults(["rollout", "--abort", domain, "PoolSize", "--etcd", cluster.endpoints])
             #expect(abort.status == 0, "\(abort.output)")
             #expect(abort.output.contains("every reached host is back to the old value"), "\(abort.output)")
-            #expect((hosts + [joining]).allSatisfy { $0.value(domain, "PoolSize") == .integer(10) })
             #expect(try status(hosts[1], cluster: cluster)["phase"] as? String == "aborted")
-            #expect(try sharedValue(cluster) == .integer(10))
+            // The abort left the domain's value as it was, so the change that waited is pushed now: every host.
+            await expectEventually("the program's waiting change on every host", hosts: hosts, cluster: cluster) {
+                (hosts + [joining]).allSatisfy { $0.value(domain, "PoolSize") == .integer(45) }
+            }
+            #expect(try sharedValue(cluster) == .integer(45))
             // Ended: the key is an ordinary one again.
             await expectEventually("the key no longer listed", hosts: hosts, cluster: cluster) {
                 !FileManager.default.fileExists(atPath: listed)
@@ -256,6 +266,39 @@
             await expectEventually("the write on every host", hosts: hosts, cluster: cluster) {
                 hosts.allSatisfy { $0.value(domain, "PoolSize") == .integer(50) }
             }
+        }
+
+        @Test(
+            "an agent sees a rollout's completion at once, not at its next look at the rollouts: a write right after it is pushed"
+        )
+        func completionSeenAtOnce() async throws {
+            let cluster = try EtcdCluster.started(members: 1)
+            let hosts = try await fleet(1, cluster: cluster)
+            let driver = try Driver(
+                hosts[0],
+                [domain, "PoolSize", "-int", "20", "--etcd", cluster.endpoints, "--stages", "100%", "--bake", "3"])
+            await expectEventually("the rollout's stage baking", hosts: hosts, cluster: cluster) {
+                driver.output.contains("baking")
+            }
+            // A host that joins mid-rollout and looks at the rollouts once an hour: it sees this one when it starts.
+            let late = try FleetHost("h9")
+            try late.startAgent([domain], etcd: cluster.endpoints, options: ["--heartbeat", "3600"])
+            let listed = late.directory + "/.livedefaults-sync/\(domain).rollouts.json"
+            await expectEventually("the late host lists the key under rollout", hosts: [late], cluster: cluster) {
+                (try? String(contentsOfFile: listed, encoding: .utf8))?.contains("PoolSize") == true
+            }
+            driver.process.waitUntilExit()
+            #expect(driver.process.terminationStatus == 0, "\(driver.output)")
+            // The completion's value, and with it the end of the rollout, well before the next hour.
+            await expectEventually("the late host's list empty after the completion", hosts: [late], cluster: cluster) {
+                late.value(domain, "PoolSize") == .integer(20)
+                    && (try? String(contentsOfFile: listed, encoding: .utf8))?.contains("PoolSize") != true
+            }
+            #expect(try late.defaults("write", domain, "PoolSize", "-int", "21").status == 0)
+            await expectEventually("the write after the completion on the other host", hosts: hosts, cluster: cluster) {
+                hosts[0].value(domain, "PoolSize") == .integer(21)
+            }
+            #expect(!late.log.contains("is not pushed"), "\(late.log)")
         }
 
         @Test("a host killed mid-stage fails the stage: every other reached host goes back")

@@ -126,6 +126,17 @@
             return keys
         }
 
+        /// Whether watched events change a key of the domain that is under rollout.
+        func touchesKeyUnderRollout(_ events: [EtcdEvent]) -> Bool {
+            guard !underRollout.isEmpty else { return false }
+            return events.contains { event in
+                guard let etcdKey = event.kv?.key, let key = layout.defaultsKey(domain: domain, etcdKey: etcdKey) else {
+                    return false
+                }
+                return underRollout[key] != nil
+            }
+        }
+
         /// Takes a new list of keys under rollout: kept for the pushes, and in the file `defaults write` reads.
         func noteRollouts(_ keys: [String: String]) {
             underRollout = keys

@@ -220,7 +220,21 @@
                 let health = batch.health.flatMap { $0.generation == generation ? $0.summary : nil }
                 // Connected once the member answered this connection: its watch, or its health check.
                 if applied || health != nil { markConnected(client.endpointName(watchEndpoint)) }
-                if let rollouts = batch.rollouts, rollouts != underRollout { noteRollouts(rollouts) }
+                var rollouts = batch.rollouts
+                if applied, touchesKeyUnderRollout(batch.eventsInOrder) {
+                    // etcd changed a key under rollout: the rollout's completion, whose record ended in the same
+                    // revision. Looked at now rather than at the next heartbeat, so that a local write made right
+                    // after it is pushed at once instead of waiting as if the rollout still ran.
+                    let answer = try? await client.range(
+                        key: rolloutsPrefix, rangeEnd: FleetLayout.rangeEnd(ofPrefix: rolloutsPrefix))
+                    if let answer { rollouts = Self.keysUnderRollout(answer.kvs ?? []) }
+                }
+                if let rollouts, rollouts != underRollout {
+                    // A local change that waited for its key's rollout is pushed now it has ended (one a completion
+                    // replaced, as a conflict, equals the agreement again and is not).
+                    dirty.formUnion(underRollout.keys.filter { rollouts[$0] == nil })
+                    noteRollouts(rollouts)
+                }
                 if batch.localFileBroken, let problem = localFileProblem() { restoreFromAgreement(problem) }
                 if wroteLocally {
                     // On disk now rather than after the background writer's gathering pause: other processes on
