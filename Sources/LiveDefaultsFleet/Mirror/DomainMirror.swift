@@ -43,6 +43,9 @@
         var underRollout: [String: String] = [:]
         /// Keys under rollout whose local change was reported as not pushed (once each).
         var refusedUnderRollout = Set<String>()
+        /// Wakes the task that reads the domain's rollout records (while ``run()`` runs): each connection's watch
+        /// of the records yields when one changes.
+        private var rolloutsChanged: AsyncStream<Void>.Continuation?
         let stateDirectory: String
         /// The targets' watch has reported everything up to this revision (it resumes after it).
         var targetsRevision: Int64 = 0
@@ -123,15 +126,26 @@
                         broken = isBroken
                     }
                 }
-                // The keys under rollout, looked at once per heartbeat.
-                group.addTask { [inbox, client, heartbeat = timing.heartbeat, prefix = rolloutsPrefix] in
+                // The keys under rollout: read whenever a record changes (the connection's watch of the records
+                // says so: a rollout's start, stage, rollback or end is known on every host within moments), and
+                // once per heartbeat besides (no watch is open while etcd is unreachable).
+                let (rolloutChanges, rolloutsChanged) = AsyncStream.makeStream(
+                    of: Void.self, bufferingPolicy: .bufferingNewest(1))
+                self.rolloutsChanged = rolloutsChanged
+                group.addTask { [inbox, client, prefix = rolloutsPrefix] in
                     let rangeEnd = FleetLayout.rangeEnd(ofPrefix: prefix)
-                    while !Task.isCancelled {
+                    for await _ in rolloutChanges {
                         if let answer = try? await client.range(key: prefix, rangeEnd: rangeEnd) {
                             inbox.postRollouts(Self.keysUnderRollout(answer.kvs ?? []))
                         }
-                        do { try await Task.sleep(for: heartbeat) } catch { return }
                     }
+                }
+                group.addTask { [heartbeat = timing.heartbeat] in
+                    while !Task.isCancelled {
+                        rolloutsChanged.yield()
+                        do { try await Task.sleep(for: heartbeat) } catch { break }
+                    }
+                    rolloutsChanged.finish()
                 }
                 group.addTask { [status, logger, interval = Self.statusInterval(heartbeat: timing.heartbeat)] in
                     await status.run(every: .milliseconds(Int64((interval * 1000).rounded())), logger: logger)
@@ -379,6 +393,7 @@
                 self.client, self.inbox, keyPrefix, keyRangeEnd, timing.heartbeat
             )
             let targets = targetPrefix.map { (key: $0, rangeEnd: targetRangeEnd, start: targetsRevision + 1) }
+            let (rollouts, rolloutsChanged) = (rolloutsPrefix, self.rolloutsChanged)
             let (stopped, stop) = AsyncStream.makeStream(of: Void.self)
             // One watch of this connection: its responses go to `post`, its end (unless cancelled) is a failure.
             @Sendable func watch(
@@ -404,6 +419,17 @@
                         connection.addTask {
                             await watch(targets.key, targets.rangeEnd, from: targets.start) {
                                 inbox.postTargets(generation: generation, $0)
+                            }
+                        }
+                    }
+                    if let rolloutsChanged {
+                        // From the current revision: once the watch is made, a read of the records covers every
+                        // change before it, and each event after wakes another.
+                        connection.addTask {
+                            await watch(rollouts, FleetLayout.rangeEnd(ofPrefix: rollouts), from: 0) { response in
+                                if response.created == true || response.events?.isEmpty == false {
+                                    rolloutsChanged.yield()
+                                }
                             }
                         }
                     }
