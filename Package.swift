@@ -24,6 +24,9 @@ let package = Package(
         .library(name: "LiveDefaultsService", targets: ["LiveDefaultsService"]),
         // A domain kept in step across machines through etcd (FleetSync; `defaults sync`). Needs the trait Fleet.
         .library(name: "LiveDefaultsFleet", targets: ["LiveDefaultsFleet"]),
+        // The fleet's records as etcd holds them (a host, its health, a rollout) and FleetError: what reads them
+        // without the etcd client (LiveDefaultsFleet re-exports it; the fuzz targets read through it).
+        .library(name: "LiveDefaultsFleetRecords", targets: ["LiveDefaultsFleetRecords"]),
     ],
     // Fleet brings in AsyncHTTPClient, SwiftNIO and swift-nio-ssl. Off by default, so that a package depending on
     // LiveDefaults neither builds nor resolves them unless it asks: `.package(url: …, from: …, traits: ["Fleet"])`.
@@ -73,10 +76,14 @@ let package = Package(
             name: "LiveDefaultsService",
             dependencies: ["LiveDefaults", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
         ),
+        // Foundation and the core only, with or without the trait: fuzzed in the Fuzz package, which cannot
+        // build SwiftNIO with the fuzzer's instrumentation in CI's time.
+        .target(name: "LiveDefaultsFleetRecords", dependencies: ["LiveDefaults"]),
         .target(
             name: "LiveDefaultsFleet",
             dependencies: [
                 "LiveDefaults",
+                "LiveDefaultsFleetRecords",
                 // The keys under rollout, a file the agent keeps and `defaults write` reads (KeysUnderRollout).
                 "DefaultsToolSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Fleet"])),

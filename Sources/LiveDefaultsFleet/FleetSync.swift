@@ -2,6 +2,8 @@
     import DefaultsToolSupport
     import Foundation
     public import LiveDefaults
+    // The records and FleetError are this module's API too: a program that imports LiveDefaultsFleet has them.
+    @_exported public import LiveDefaultsFleetRecords
     public import Logging
     public import ServiceLifecycle
 

@@ -15,6 +15,9 @@
 //    hosts 1…N-1 to see it, beside etcd's own floor for the same fan-out: a put → the last of N-1 watches
 //    (opened through the gateway) to deliver it. On one machine every agent, observer and member shares the
 //    same cores, so these rows measure CPU contention as much as the fleet.
+// 4. Rollouts (Rollouts.swift): what staging costs — a `FleetRollout` with the default stages and no bake over
+//    1, 10, 30 registered hosts beside a plain write reaching the same hosts — and how fast a canary's failed
+//    health check takes the value back.
 import AsyncHTTPClient
 import BenchmarkSupport
 import Foundation
@@ -33,17 +36,24 @@ func fail(_ message: String) -> Never {
 
 let domain = "com.example.fleet.bench"
 let key = "Counter"
+let executablePath = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
 
 // MARK: Agent mode
 
-/// `FleetLatency agent <directory> <endpoints>`: the FleetSync service on one host's files until killed.
-func runAgent(directory: String, endpoints: String) async -> Never {
+/// `FleetLatency agent <directory> <endpoints> <prefix> [<host ID>]`: the FleetSync service on one host's files
+/// until killed; with a host ID, registered as a rollout's target with this executable's `health` mode as its
+/// health check.
+func runAgent(directory: String, endpoints: String, prefix: String, hostID: String?) async -> Never {
     do {
         let store = try Defaults(configuration: .rooted(at: directory, applicationDomain: domain))
-        var logger = Logger(label: "agent") { StreamLogHandler.standardError(label: $0) }
+        var logger = Logger(label: "agent \(hostID ?? directory)") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = .warning
+        let identity = try hostID.map { id throws(FleetError) in
+            try FleetHostIdentity(id: id, healthCheck: .command("'\(executablePath)' health '\(directory)'"))
+        }
         let sync = try FleetSync(
-            domains: [domain], etcd: try EtcdConnection(endpoints: endpoints), defaults: store, logger: logger)
+            domains: [domain], etcd: try EtcdConnection(endpoints: endpoints), defaults: store,
+            layout: FleetLayout(prefix: prefix), logger: logger, host: identity)
         try await sync.run()
     } catch {
         fail("agent: \(error)")
@@ -57,6 +67,8 @@ struct Options: Sendable {
     var writes = 300
     var fanOutWrites = 100
     var fanOut = [10, 30, 100]
+    var rolloutHosts = [1, 10, 30]
+    var rolloutTrials = 20
     var endpoints = ""
     var firstEndpoint: String {
         let first = String(endpoints.split(separator: ",").first ?? "")
@@ -79,6 +91,8 @@ func parseOptions(_ arguments: [String]) -> Options {
             options.writes = 20
             options.fanOutWrites = 5
             options.fanOut = [10]
+            options.rolloutHosts = [1, 10]
+            options.rolloutTrials = 2
         case "--writes": options.writes = number(arguments.popFirst())
         case "--fan-out-writes": options.fanOutWrites = number(arguments.popFirst())
         case "--fan-out":
@@ -87,10 +101,15 @@ func parseOptions(_ arguments: [String]) -> Options {
                 fail("--fan-out takes host counts ≥ 2, as 10,30,100")
             }
             options.fanOut = list
+        case "--rollout-hosts":
+            let list = (arguments.popFirst() ?? "").split(separator: ",").map { number(String($0)) }
+            guard !list.isEmpty else { fail("--rollout-hosts takes host counts, as 1,10,30") }
+            options.rolloutHosts = list
+        case "--rollout-trials": options.rolloutTrials = number(arguments.popFirst())
         case "--etcd": options.endpoints = arguments.popFirst() ?? ""
         default:
             fail(
-                "unknown argument \(argument); usage: FleetLatency --etcd URLS [--writes N] [--fan-out N,N…] [--fan-out-writes N] [--smoke]"
+                "unknown argument \(argument); usage: FleetLatency --etcd URLS [--writes N] [--fan-out N,N…] [--fan-out-writes N] [--rollout-hosts N,N…] [--rollout-trials N] [--smoke]"
             )
         }
     }
@@ -101,9 +120,12 @@ func parseOptions(_ arguments: [String]) -> Options {
 }
 
 let commandLine = Array(CommandLine.arguments.dropFirst())
-if commandLine.first == "agent", commandLine.count == 3 {
-    await runAgent(directory: commandLine[1], endpoints: commandLine[2])
+if commandLine.first == "agent", (4...5).contains(commandLine.count) {
+    await runAgent(
+        directory: commandLine[1], endpoints: commandLine[2], prefix: commandLine[3],
+        hostID: commandLine.count == 5 ? commandLine[4] : nil)
 }
+if commandLine.first == "health", commandLine.count == 2 { runHealthCheck(directory: commandLine[1]) }
 let options = parseOptions(commandLine)
 
 /// Prints one row: median, p90, p99 and max of the latencies (nanoseconds), and how many never arrived.
@@ -227,7 +249,8 @@ final class Host: Sendable {
     let agent: Process
     let store: Defaults
 
-    init(_ index: Int, root: String, endpoints: String) {
+    /// Host `index` under `root`, its agent syncing under `prefix`; registered as `hostID` for rollouts if given.
+    init(_ index: Int, root: String, endpoints: String, prefix: String = FleetLayout().prefix, hostID: String? = nil) {
         directory = root + "/host\(index)"
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -236,8 +259,8 @@ final class Host: Sendable {
             fail("host \(index): \(error)")
         }
         agent = Process()
-        agent.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        agent.arguments = ["agent", directory, endpoints]
+        agent.executableURL = URL(fileURLWithPath: executablePath)
+        agent.arguments = ["agent", directory, endpoints, prefix] + (hostID.map { [$0] } ?? [])
         do { try agent.run() } catch { fail("cannot start an agent: \(error)") }
     }
 
@@ -310,4 +333,5 @@ for hosts in options.fanOut {
         count: hosts, writes: options.fanOutWrites, root: root + "/fan-out-\(hosts)", endpoints: options.endpoints)
     report("\(hosts) agents: host 0 set → last of \(hosts - 1) other hosts", fanOut.samples, lost: fanOut.lost)
 }
+await measureRollouts(options, root: root + "/rollouts")
 try? FileManager.default.removeItem(atPath: root)

@@ -29,14 +29,14 @@
             for entry in health.kvs ?? [] {
                 guard let key = entry.key, let id = String(bytes: key.dropFirst(healthPrefix.count), encoding: .utf8),
                     let value = entry.value,
-                    let report = try? JSONDecoder.fleetRecords.decode(HealthReport.self, from: value)
+                    let report = HealthReport.decode(value)
                 else { continue }
                 reports[id] = report
             }
             var records: [FleetHostRecord] = []
             for entry in hosts.kvs ?? [] {
                 guard let value = entry.value,
-                    var record = try? JSONDecoder.fleetRecords.decode(FleetHostRecord.self, from: value)
+                    var record = FleetHostRecord.decode(value)
                 else { continue }
                 record.health = reports[record.id]
                 records.append(record)

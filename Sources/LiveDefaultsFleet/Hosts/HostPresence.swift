@@ -141,7 +141,7 @@
             }
             try? await client.revoke(lease: lease)
             let holder = try? await client.range(key: hostKey, rangeEnd: nil).kvs?.first?.value
-            let other = holder.flatMap { try? JSONDecoder.fleetRecords.decode(FleetHostRecord.self, from: $0) }
+            let other = holder.flatMap(FleetHostRecord.decode)
             return other.map { "pid \($0.pid), registered \($0.registered.formatted(.iso8601))" } ?? "another agent"
         }
 

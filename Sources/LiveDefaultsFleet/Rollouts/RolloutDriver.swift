@@ -235,9 +235,7 @@
         func bake(_ record: inout RolloutRecord) async throws(FleetError) -> (host: String?, reason: String)? {
             let clock = ContinuousClock()
             let started = clock.now
-            // Within RolloutRecord.maximumSeconds (checked when read), so the milliseconds fit.
-            let timeout = Duration.milliseconds(Int64(record.stageTimeoutSeconds * 1000))
-            let bake = Duration.milliseconds(Int64(record.bakeSeconds * 1000))
+            let (timeout, bake) = (record.stageTimeout, record.bake)
             var allConfirmedAt: ContinuousClock.Instant?
             while true {
                 let live = try await liveHosts()

@@ -1,0 +1,107 @@
+public import Foundation
+
+/// What a live host's agent registers in etcd (`<prefix>.hosts/<id>`, JSON, attached to its lease).
+public struct FleetHostRecord: Sendable, Hashable, Codable {
+    /// The host's ID (``FleetHostIdentity/id``).
+    public var id: String
+    /// The domains its agent keeps in step.
+    public var domains: [String]
+    /// The agent's process ID on its machine.
+    public var pid: Int32
+    /// The agent's user ID on its machine.
+    public var uid: UInt32
+    /// When the agent registered.
+    public var registered: Date
+    /// The health check it runs (``HealthCheck/description``), or nil.
+    public var healthCheck: String?
+    /// Its lease's time to live in seconds: how long after the agent dies the record is still there.
+    public var leaseSeconds: Int64
+    /// Its latest health report, when it has made one (filled by ``FleetHosts/live(etcd:layout:)``; not
+    /// part of the registration itself).
+    public var health: HealthReport?
+
+    /// A record (the library makes them).
+    package init(
+        id: String, domains: [String], pid: Int32, uid: UInt32, registered: Date, healthCheck: String?,
+        leaseSeconds: Int64, health: HealthReport? = nil
+    ) {
+        self.id = id
+        self.domains = domains
+        self.pid = pid
+        self.uid = uid
+        self.registered = registered
+        self.healthCheck = healthCheck
+        self.leaseSeconds = leaseSeconds
+        self.health = health
+    }
+
+    /// Whether the host counts as healthy: it reported healthy last, or has no health check (a live host
+    /// without one is healthy while its agent runs).
+    public var isHealthy: Bool {
+        health?.isHealthy ?? (healthCheck == nil)
+    }
+
+    /// The record etcd's bytes hold, or nil when they are none (written by another tool, or damaged).
+    public static func decode(_ bytes: Data) -> FleetHostRecord? {
+        try? JSONDecoder.fleetRecords.decode(FleetHostRecord.self, from: bytes)
+    }
+}
+
+/// A host's health (`<prefix>.health/<id>`, JSON, attached to the host's lease), written when it changes
+/// between healthy and unhealthy, after the host applied an own value of a key (checked at once), and with
+/// each new lease: the detail and check time are those of the check that wrote it.
+public struct HealthReport: Sendable, Hashable, Codable {
+    /// Whether the check passed.
+    public var isHealthy: Bool
+    /// What the check said: the command's first line of output or exit status, the HTTP status, a timeout.
+    public var detail: String
+    /// When the check that gave this result ran.
+    public var checked: Date
+    /// Since when the host has been healthy or unhealthy (the first check that said so).
+    public var since: Date
+    /// Per domain, the newest etcd revision of this host's own values
+    /// (``FleetLayout/targetsPrefix(domain:host:)``) its file held when the check ran: a rollout counts a
+    /// host's health only from a check after its value.
+    public var appliedRevisions: [String: Int64]
+
+    /// A report (the library makes them).
+    package init(
+        isHealthy: Bool, detail: String, checked: Date, since: Date, appliedRevisions: [String: Int64] = [:]
+    ) {
+        self.isHealthy = isHealthy
+        self.detail = detail
+        self.checked = checked
+        self.since = since
+        self.appliedRevisions = appliedRevisions
+    }
+
+    /// Whether two reports agree on the host's health (the detail and times aside): a report is written
+    /// again only when not, so a host's health costs etcd one write per change of state, not one per check.
+    /// The report etcd's bytes hold, or nil when they are none (written by another tool, or damaged).
+    public static func decode(_ bytes: Data) -> HealthReport? {
+        try? JSONDecoder.fleetRecords.decode(HealthReport.self, from: bytes)
+    }
+
+    package func saysTheSame(as other: HealthReport?) -> Bool {
+        other.map { $0.isHealthy == isHealthy && $0.appliedRevisions == appliedRevisions } ?? false
+    }
+}
+
+extension JSONEncoder {
+    /// The encoder of the fleet's JSON records: ISO 8601 dates, sorted keys.
+    package static var fleetRecords: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }
+}
+
+extension JSONDecoder {
+    /// The decoder of the fleet's JSON records.
+    package static var fleetRecords: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+}
