@@ -5,7 +5,7 @@ import PackageDescription
 
 let targets = [
     "FuzzDecode", "FuzzXMLReader", "FuzzBinaryReader", "FuzzOpenStepReader",
-    "FuzzWriters", "FuzzRoundTrip", "FuzzCodable", "FuzzValueParser", "FuzzIncrementalXML",
+    "FuzzWriters", "FuzzRoundTrip", "FuzzCodable", "FuzzValueParser", "FuzzIncrementalXML", "FuzzFleetRecords",
 ]
 
 let package = Package(
@@ -31,7 +31,10 @@ let package = Package(
                 ]
                     // The incremental read's check is a test hook, in LiveDefaultsTesting.
                     + (name == "FuzzIncrementalXML"
-                        ? [.product(name: "LiveDefaultsTesting", package: "LiveDefaults")] : []),
+                        ? [.product(name: "LiveDefaultsTesting", package: "LiveDefaults")] : [])
+                    // The fleet's records, without the etcd client (which would build SwiftNIO with the fuzzer).
+                    + (name == "FuzzFleetRecords"
+                        ? [.product(name: "LiveDefaultsFleetRecords", package: "LiveDefaults")] : []),
                 // No top-level code: libFuzzer supplies `main` and calls `LLVMFuzzerTestOneInput`.
                 swiftSettings: [.unsafeFlags(["-parse-as-library"])]
             )

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import LiveDefaults
 
 /// The keys of a domain a fleet rollout is changing, as the domain's sync agent on this machine last saw them
@@ -34,10 +34,13 @@ public struct KeysUnderRollout: Codable, Sendable, Equatable {
         guard let handle = FileHandle(forReadingAtPath: path) else { return KeysUnderRollout() }
         defer { try? handle.close() }
         // Bounded: a file this large is none of ours.
-        guard let data = try? handle.read(upToCount: 1 << 20),
-            let keys = try? JSONDecoder().decode(KeysUnderRollout.self, from: data)
-        else { return KeysUnderRollout() }
-        return keys
+        guard let data = try? handle.read(upToCount: 1 << 20) else { return KeysUnderRollout() }
+        return decode(data)
+    }
+
+    /// The keys a file's bytes list; none when they are not such a list.
+    public static func decode(_ data: Data) -> KeysUnderRollout {
+        (try? JSONDecoder().decode(KeysUnderRollout.self, from: data)) ?? KeysUnderRollout()
     }
 
     /// Writes the file (replacing it at once), or removes it when no key is under rollout.

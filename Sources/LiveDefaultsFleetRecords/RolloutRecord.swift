@@ -157,10 +157,13 @@ public enum RolloutStage: Sendable, Hashable, CustomStringConvertible {
     public func hostCount(of live: Int) -> Int {
         guard live > 0 else { return 0 }
         switch self {
-        case .hosts(let count): return min(count, live)
+        case .hosts(let count): return min(max(count, 1), live)
         case .percent(let percent):
-            let (product, overflow) = live.multipliedReportingOverflow(by: percent)
-            let hosts = overflow ? live : (product + 99) / 100
+            // ⌈live × percent / 100⌉ by parts, so that no live count overflows (percent is 1…100 when parsed,
+            // clamped here for one made in code).
+            let share = min(max(percent, 0), 100)
+            let (whole, rest) = live.quotientAndRemainder(dividingBy: 100)
+            let hosts = whole * share + (rest * share + 99) / 100
             return min(max(hosts, 1), live)
         }
     }

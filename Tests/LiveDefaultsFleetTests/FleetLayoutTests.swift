@@ -1,4 +1,5 @@
 #if Fleet
+    import DefaultsToolSupport
     import Foundation
     import LiveDefaults
     import NIOCore
@@ -52,6 +53,52 @@
                 record(bake: "1e300"), record(bake: "-5"), Data("{}".utf8), Data("not json".utf8),
             ] {
                 #expect(RolloutRecord.decode(bad) == nil, "\(String(decoding: bad, as: UTF8.self))")
+            }
+        }
+
+        @Test("a stage's hosts among the live ones: percentages rounded up, at least one, at most all")
+        func stageHostCounts() {
+            #expect(RolloutStage.percent(10).hostCount(of: 30) == 3)
+            #expect(RolloutStage.percent(50).hostCount(of: 7) == 4)
+            #expect(RolloutStage.percent(1).hostCount(of: 1) == 1)
+            #expect(RolloutStage.percent(1).hostCount(of: 250) == 3)
+            #expect(RolloutStage.percent(100).hostCount(of: Int.max) == Int.max)
+            #expect(RolloutStage.percent(1).hostCount(of: Int.max) == Int.max / 100 + 1)
+            #expect(RolloutStage.hosts(3).hostCount(of: 2) == 2)
+            #expect(RolloutStage.hosts(3).hostCount(of: 0) == 0)
+            #expect(RolloutStage.hosts(-3).hostCount(of: 5) == 1)
+        }
+
+        /// The fuzz target FuzzFleetRecords's committed inputs (`Fuzz/FleetRecordRegressions/`: hand-made hostile
+        /// records and whatever the fuzzer found), each given to every reader of the fleet's records.
+        static let recordRegressions: [URL] = {
+            let directory = URL(fileURLWithPath: #filePath)
+                .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Fuzz/FleetRecordRegressions")
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+            return names.filter { !$0.hasPrefix(".") }.sorted().map { directory.appendingPathComponent($0) }
+        }()
+
+        @Test("the fleet record regression inputs are there")
+        func recordRegressionsPresent() {
+            #expect(Self.recordRegressions.count >= 3, "Fuzz/FleetRecordRegressions/ not found next to the tests")
+        }
+
+        @Test("a hostile fleet record is a value every reader can use, or nothing", arguments: recordRegressions)
+        func recordRegression(_ file: URL) throws {
+            // The first byte picks the fuzz target's reader; every reader gets the rest here.
+            let input = Data(try Data(contentsOf: file).dropFirst())
+            if let record = RolloutRecord.decode(input) {
+                #expect(record.stage < Int.max && record.stage <= record.stages.count)
+                #expect(record.bake >= .zero && record.stageTimeout >= .zero)
+            }
+            _ = FleetHostRecord.decode(input)?.isHealthy
+            _ = HealthReport.decode(input)
+            _ = KeysUnderRollout.decode(input)
+            if let stages = try? RolloutStage.list(String(decoding: input, as: UTF8.self)) {
+                for stage in stages {
+                    for live in [0, 7, Int.max] { #expect((0...live).contains(stage.hostCount(of: live))) }
+                }
             }
         }
 
