@@ -87,7 +87,8 @@ final class RolloutFleet: Sendable {
         var arrivals: [Arrivals] = []
         var followers: [Task<Void, Never>] = []
         let canary = Timeline()
-        for (index, host) in hosts.enumerated() {
+        // The writer last: `arrivals` without it are the registered hosts.
+        for (index, host) in (hosts + [writer]).enumerated() {
             let recorder = Arrivals()
             var iterator = host.store.updates(forKey: key, emitCurrentValue: false).makeAsyncIterator()
             let timeline = index == 0 ? canary : nil
@@ -123,10 +124,10 @@ final class RolloutFleet: Sendable {
     /// A value not used before in this fleet.
     func fresh() -> Int { nextValue.withLock { value in defer { value += 1 }; return value } }
 
-    /// When the last host has `value`, nil if one never gets it.
-    func lastArrival(of value: Int) async -> UInt64? {
+    /// When the last registered host has `value` (and the writer too, with `writer`), nil if one never gets it.
+    func lastArrival(of value: Int, writer: Bool = false) async -> UInt64? {
         var last: UInt64 = 0
-        for recorder in arrivals {
+        for recorder in writer ? arrivals : Array(arrivals.dropLast()) {
             guard let time = await arrival(of: value, in: recorder) else { return nil }
             last = max(last, time)
         }
@@ -194,6 +195,10 @@ func measureRollouts(_ options: Options, root: String) async {
             if record?.phase == .completed, let seen = await fleet.lastArrival(of: value) {
                 staged.add(Double(end - start))
                 stagedSeen.add(Double(seen - start))
+                // The next trial's plain write is made on the writer once it has the rollout's value too: one
+                // made before its agent saw the completion would be a write during the rollout, which the
+                // completion replaces (Docs/Fleet.md).
+                _ = await fleet.lastArrival(of: value, writer: true)
             } else {
                 staged.add(nil)
                 stagedSeen.add(nil)
