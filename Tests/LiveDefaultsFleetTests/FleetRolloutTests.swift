@@ -195,6 +195,14 @@
             ])
             #expect(plain.status == 0 && !plain.output.contains("hosts ready") && !plain.output.contains("\u{1B}"))
             #expect(plain.output.contains("completed"), "\(plain.output)")
+            // --status shows the key's last rollout and the one before it, from etcd's history of the record.
+            let result = try hosts[0].defaultsOutput([
+                "rollout", "--status", domain, "PoolSize", "--etcd", cluster.endpoints, "--json",
+            ])
+            let listed = (try? JSONSerialization.jsonObject(with: Data(result.output.utf8))) as? [[String: Any]] ?? []
+            #expect(listed.map { $0["phase"] as? String } == ["completed", "completed"], "\(result.output)")
+            #expect(listed.map { $0["newValue"] as? Int } == [12, 11], "\(result.output)")
+            #expect(Set(listed.compactMap { $0["id"] as? String }).count == 2, "\(result.output)")
         }
 
         @Test(

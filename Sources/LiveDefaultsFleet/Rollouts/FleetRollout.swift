@@ -109,7 +109,8 @@
             public var driverRunning: Bool
         }
 
-        /// The rollouts etcd holds of a domain (or one key of it), in progress or ended, newest first.
+        /// The rollouts etcd holds of a domain (or one key of it), in progress or ended, newest first: each key's
+        /// last rollout and the ended ones before it that etcd's history still holds (up to five per key).
         public static func status(
             domain: String, key: String? = nil, etcd: EtcdConnection, layout: FleetLayout = FleetLayout()
         ) async throws(FleetError) -> [Status] {
@@ -125,11 +126,51 @@
                     (locks.kvs ?? []).compactMap {
                         $0.key.flatMap { String(bytes: $0.dropFirst(lockPrefix.count), encoding: .utf8) }
                     })
-                return (records.kvs ?? []).compactMap { kv -> Status? in
-                    guard let value = kv.value, let record = RolloutRecord.decode(value) else { return nil }
-                    return Status(record: record, driverRunning: locked.contains(record.key))
-                }.sorted { $0.record.started > $1.record.started }
+                var found: [Status] = []
+                for kv in records.kvs ?? [] {
+                    guard let value = kv.value, let record = RolloutRecord.decode(value) else { continue }
+                    found.append(Status(record: record, driverRunning: locked.contains(record.key)))
+                    for earlier in await earlierRollouts(of: kv, current: record.id, client: client) {
+                        found.append(Status(record: earlier, driverRunning: false))
+                    }
+                }
+                // Newest first; a key's rollouts started within one second (the records keep whole seconds)
+                // stay in the order found, its last one first.
+                return found.enumerated().sorted { a, b in
+                    a.element.record.started != b.element.record.started
+                        ? a.element.record.started > b.element.record.started : a.offset < b.offset
+                }.map(\.element)
             }
+        }
+
+        /// How many ended rollouts of a key before its last one ``status(domain:key:etcd:layout:)`` shows.
+        static let earlierPerKey = 5
+
+        /// The key's rollouts before `current`, newest first (at most ``earlierPerKey``), each as its record
+        /// last was: from etcd's history of the record key, which holds every version since the key's first
+        /// rollout unless compacted (then there are none to show).
+        static func earlierRollouts(of kv: EtcdKeyValue, current: String, client: EtcdClient) async -> [RolloutRecord] {
+            guard let key = kv.key, let created = kv.create_revision?.value, let modified = kv.mod_revision?.value,
+                created < modified
+            else { return [] }
+            let events: [EtcdEvent]
+            do {
+                events = try await FleetHistory.replay(
+                    FleetHistory.KeyRange(key: key, end: nil), from: created, through: modified, traced: true,
+                    client: client)
+            } catch {
+                return []
+            }
+            var last: [String: RolloutRecord] = [:]
+            var order: [String] = []
+            for event in events where event.type != "DELETE" {
+                guard let bytes = event.kv?.value, let record = RolloutRecord.decode(bytes), record.id != current else {
+                    continue
+                }
+                if last[record.id] == nil { order.append(record.id) }
+                last[record.id] = record
+            }
+            return order.reversed().prefix(earlierPerKey).compactMap { last[$0] }
         }
 
         static func recordsPrefix(_ layout: FleetLayout, _ domain: String) -> String {
