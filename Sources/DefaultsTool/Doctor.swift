@@ -14,8 +14,9 @@ struct Doctor: ParsableCommand {
             user's use of them. With a domain: every layer's file (path, symbolic links and what they resolve \
             to, whether it exists, can be read and parses, its key count, how it is watched), for the domain \
             and the global domain. With a key: the effective value, the layer it comes from and what that layer \
-            hides. Exit status 1 when a file does not parse or cannot be read, a link points nowhere or loops, \
-            or the inotify watch limit is reached.
+            hides. With a published schema: the keys of the domain's files it does not declare, each with the \
+            declared key it most likely meant. Exit status 1 when a file does not parse or cannot be read, a \
+            link points nowhere or loops, the inotify watch limit is reached, or a key is not declared.
             """)
 
     @OptionGroup var host: HostOptions
@@ -46,6 +47,14 @@ struct Doctor: ParsableCommand {
                 }
             }
             if let key { report.key = KeyReport(key: key, files: report.files) }
+            do {
+                if let schema = try target.schema() {
+                    report.undeclared = UndeclaredKeyReport.find(
+                        schema: schema, files: report.files.filter { $0.domain == target.name })
+                }
+            } catch {
+                report.schemaProblem = "\(error)"
+            }
         }
         // After the files were looked at (other programs' inotify use; this process's own is left out).
         report.watcher = WatcherReport.current()
@@ -59,8 +68,14 @@ struct DoctorReport {
     var watcher = WatcherReport()
     var files: [FileReport] = []
     var key: KeyReport?
+    /// Keys of the domain's files its published schema does not declare (none without a schema).
+    var undeclared: [UndeclaredKeyReport] = []
+    /// Why the published schema could not be read, if it could not.
+    var schemaProblem: String?
 
-    var problems: [String] { watcher.problems + files.flatMap(\.problems) }
+    var problems: [String] {
+        watcher.problems + files.flatMap(\.problems) + undeclared.map(\.problem) + (schemaProblem.map { [$0] } ?? [])
+    }
 
     var text: String {
         var lines = watcher.lines
@@ -72,6 +87,11 @@ struct DoctorReport {
             for file in files { lines += file.lines }
         }
         if let key { lines.append(""); lines += key.lines }
+        if let first = undeclared.first {
+            lines.append("")
+            lines.append("keys the published schema of \(first.domain) does not declare (nothing that reads its keys reads them):")
+            lines += undeclared.map(\.line)
+        }
         lines.append("")
         lines.append(
             problems.isEmpty ? "no problem found" : "problems:\n" + problems.map { "  - " + $0 }.joined(separator: "\n")
@@ -83,6 +103,41 @@ struct DoctorReport {
         var object: [String: Any] = ["watcher": watcher.jsonObject, "problems": problems]
         if !files.isEmpty { object["files"] = files.map(\.jsonObject) }
         if let key { object["key"] = key.jsonObject }
+        if !files.isEmpty { object["undeclaredKeys"] = undeclared.map(\.jsonObject) }
+        return object
+    }
+}
+
+/// A key in the domain's files that its published schema does not declare: a typo, most often.
+struct UndeclaredKeyReport {
+    var domain: String
+    var key: String
+    /// The declared key it most likely meant, if one is near.
+    var suggestion: String?
+    /// The files that hold it.
+    var paths: [String]
+
+    /// The undeclared keys of `files` (the domain's own, highest precedence first), in name order.
+    static func find(schema: DomainSchema, files: [FileReport]) -> [UndeclaredKeyReport] {
+        var paths: [String: [String]] = [:]
+        for file in files {
+            for key in schema.undeclaredKeys(in: (file.contents ?? [:]).keys) { paths[key, default: []].append(file.path) }
+        }
+        return paths.keys.sorted().map { key in
+            UndeclaredKeyReport(
+                domain: schema.domain, key: key, suggestion: schema.nearestKey(to: key), paths: paths[key] ?? [])
+        }
+    }
+
+    var problem: String { "\(DefaultsError.undeclaredKey(key, domain: domain, suggestion: suggestion))" }
+
+    var line: String {
+        "  \(key)" + (suggestion.map { " (did you mean \($0)?)" } ?? "") + ": in " + paths.joined(separator: ", ")
+    }
+
+    var jsonObject: [String: Any] {
+        var object: [String: Any] = ["key": key, "files": paths]
+        if let suggestion { object["suggestion"] = suggestion }
         return object
     }
 }

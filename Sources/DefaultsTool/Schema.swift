@@ -24,23 +24,30 @@ extension DomainTarget {
         return schema
     }
 
-    /// Refuses values that the domain's schema refuses, naming each key and what it accepts; with
-    /// `noValidate`, warns on standard error and lets them through. Keys a fleet rollout is changing are refused
-    /// whatever `noValidate` says: the rollout decides their value.
+    /// Refuses keys the domain's schema does not declare, naming the declared key each most likely meant, and
+    /// values it refuses, naming each key and what it accepts; with `noValidate`, warns on standard error and
+    /// lets them through. Keys a fleet rollout is changing are refused whatever `noValidate` says: the rollout
+    /// decides their value.
     func check(_ values: [String: PropertyList], noValidate: Bool) throws {
         try checkRollouts(Set(values.keys))
         guard let schema = try schema() else { return }
+        // "RateLimt is not a key of com.example.api; did you mean RateLimit?"
+        var problems = schema.undeclaredKeys(in: values.keys).map { key in
+            "\(DefaultsError.undeclaredKey(key, domain: name, suggestion: schema.nearestKey(to: key)))"
+        }
         let violations = schema.violations(in: values)
-        guard !violations.isEmpty else { return }
-        let reasons = violations.map { "\($0)" }.joined(separator: "; ")
+        if !violations.isEmpty {
+            problems.append(
+                "the schema of \(name) refuses it: " + violations.map { "\($0)" }.joined(separator: "; "))
+        }
+        guard !problems.isEmpty else { return }
+        let reasons = problems.joined(separator: "; ")
         if noValidate {
             FileHandle.standardError.write(
-                Data(
-                    "defaults: warning: written although the schema of \(name) refuses it (--no-validate): \(reasons)\n"
-                        .utf8))
+                Data("defaults: warning: written anyway (--no-validate): \(reasons)\n".utf8))
             return
         }
-        throw ToolError("nothing written: the schema of \(name) refuses it: \(reasons) (--no-validate writes anyway)")
+        throw ToolError("nothing written: \(reasons) (--no-validate writes anyway)")
     }
 }
 

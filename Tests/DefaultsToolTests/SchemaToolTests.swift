@@ -41,10 +41,9 @@ struct SchemaToolTests {
         let whole = try sandbox.run("write", "com.example.api", "{ RateLimit = 5; Theme = blue; }")
         #expect(whole.status == 1 && whole.error.contains("Theme"))
         #expect(try sandbox.ok("read", "com.example.api", "RateLimit") == "250\n")
-        // Valid values and keys the schema does not declare are written.
+        // Valid values are written.
         try sandbox.ok("write", "com.example.api", "Theme", "-string", "dark")
         try sandbox.ok("write", "com.example.api", "Ratio", "-int", "1")
-        try sandbox.ok("write", "com.example.api", "Undeclared", "-string", "anything")
         // --no-validate, before the domain or last: written, with a warning.
         for words in [
             ["write", "--no-validate", "com.example.api", "RateLimit", "-string", "fifty"],
@@ -55,6 +54,49 @@ struct SchemaToolTests {
             #expect(forced.error.contains("warning") && forced.error.contains("RateLimit"))
         }
         #expect(try sandbox.ok("read", "com.example.api", "RateLimit") == "0\n")
+    }
+
+    @Test(
+        "a key the schema does not declare is refused by write, merge and import, naming the key meant; --no-validate writes it; doctor lists it"
+    )
+    func undeclaredKeys() throws {
+        let sandbox = try published()
+        let typo = try sandbox.run("write", "com.example.api", "RateLimt", "-int", "50")
+        #expect(typo.status == 1)
+        #expect(
+            typo.error.contains("nothing written: RateLimt is not a key of com.example.api; did you mean RateLimit?"),
+            "\(typo.error)")
+        #expect(try sandbox.run("read", "com.example.api", "RateLimt").status == 1, "nothing written")
+        // Letter case alone, and a key near no declared one.
+        let caseOnly = try sandbox.run("write", "com.example.api", "ratelimit", "-int", "50")
+        #expect(caseOnly.status == 1 && caseOnly.error.contains("did you mean RateLimit?"), "\(caseOnly.error)")
+        let far = try sandbox.run("write", "com.example.api", "Completely", "-int", "1")
+        #expect(far.status == 1, "\(far.error)")
+        #expect(far.error.contains("Completely is not a key of com.example.api (its published schema does not declare it)"))
+        // merge and import refuse it too, writing none of their keys.
+        let merge = try sandbox.run("merge", "com.example.api", "{ Theme = dark; Thme = light; }")
+        #expect(merge.status == 1 && merge.error.contains("Thme is not a key of com.example.api; did you mean Theme?"))
+        let imported = try sandbox.run(
+            ["import", "com.example.api", "-"], input: "{ RateLimit = 5; RateLimt = 6; }")
+        #expect(imported.status == 1 && imported.error.contains("did you mean RateLimit?"), "\(imported.error)")
+        #expect(try sandbox.run("read", "com.example.api", "Theme").status == 1, "nothing of the merge written")
+        #expect(try sandbox.run("read", "com.example.api", "RateLimit").status == 1, "nothing of the import written")
+        // --no-validate writes it, with the warning.
+        let forced = try sandbox.run("write", "--no-validate", "com.example.api", "RateLimt", "-int", "50")
+        #expect(forced.status == 0 && forced.error.contains("warning") && forced.error.contains("did you mean RateLimit?"))
+        #expect(try sandbox.ok("read", "com.example.api", "RateLimt") == "50\n")
+        // doctor lists it, with the key meant, and says something is wrong.
+        let doctor = try sandbox.run("doctor", "com.example.api")
+        #expect(doctor.status == 1, "\(doctor.output)")
+        #expect(doctor.output.contains("RateLimt (did you mean RateLimit?): in "), "\(doctor.output)")
+        #expect(doctor.output.contains("RateLimt is not a key of com.example.api; did you mean RateLimit?"))
+        let json = try sandbox.run("doctor", "com.example.api", "--json")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        let undeclared = try #require(object["undeclaredKeys"] as? [[String: Any]])
+        #expect(undeclared.count == 1 && undeclared.first?["key"] as? String == "RateLimt")
+        #expect(undeclared.first?["suggestion"] as? String == "RateLimit")
+        // A declared key's write goes through.
+        try sandbox.ok("write", "com.example.api", "RateLimit", "-int", "50")
     }
 
     @Test("import checks the whole file before writing any of it")

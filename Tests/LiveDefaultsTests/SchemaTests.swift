@@ -28,6 +28,7 @@ final class ReportedErrors: Sendable {
     let errors = Mutex<[DefaultsError]>([])
     var all: [DefaultsError] { errors.withLock { $0 } }
     var invalidValues: [DefaultsError] { all.filter { $0.code == .invalidValue } }
+    var undeclaredKeys: [DefaultsError] { all.filter { $0.code == .undeclaredKey } }
     func handler() -> @Sendable (DefaultsError) -> Void { { error in self.errors.withLock { $0.append(error) } } }
 }
 
@@ -303,6 +304,60 @@ struct SchemaTests {
         #expect(defaults[SchemaKeys.theme] == .light && defaults[SchemaKeys.name] == "b")
         try write([:])
         #expect(await eventually { defaults[SchemaKeys.rateLimit] == 100 }, "removed: the default")
+    }
+
+    @Test("the declared key a mistyped one most likely meant: within a typo's reach, letter case ignored")
+    func nearestKey() {
+        let schema = DomainSchema(
+            domain: "com.example.api",
+            keys: [SchemaKeys.rateLimit.schema, SchemaKeys.theme.schema, SchemaKeys.token.schema, SchemaKeys.name.schema])
+        #expect(schema.nearestKey(to: "RateLimt") == "RateLimit")
+        #expect(schema.nearestKey(to: "ratelimit") == "RateLimit")
+        #expect(schema.nearestKey(to: "RaetLimit") == "RateLimit", "two neighbours swapped: one edit")
+        #expect(schema.nearestKey(to: "RateLmt") == "RateLimit", "two edits in nine letters")
+        #expect(schema.nearestKey(to: "Thme") == "Theme")
+        #expect(schema.nearestKey(to: "APITokn") == "APIToken")
+        #expect(schema.nearestKey(to: "Completely") == nil)
+        #expect(schema.nearestKey(to: "Nmae") == "Name")
+        #expect(schema.nearestKey(to: "X") == nil && schema.nearestKey(to: "") == nil)
+        #expect(schema.nearestKey(to: String(repeating: "RateLimit", count: 20)) == nil, "too long to compare")
+        #expect(schema.undeclaredKeys(in: ["Theme", "Thme", "RateLimit", "Zed"]) == ["Thme", "Zed"])
+        #expect(
+            "\(DefaultsError.undeclaredKey("RateLimt", domain: "com.example.api", suggestion: "RateLimit"))"
+                == "RateLimt is not a key of com.example.api; did you mean RateLimit?")
+    }
+
+    @Test("a store that published its schema reports each key of its files the schema does not declare, once")
+    func undeclaredKeysReported() async throws {
+        let directory = TemporaryDirectory()
+        let reported = ReportedErrors()
+        let path = directory.file("com.example.declared.plist")
+        // Written by other processes: before the program starts, and while it runs.
+        func write(_ values: [String: PropertyList]) throws {
+            try PersistenceTests.python(WatcherTests.pythonRenameWrite(path, values))
+        }
+        try write(["RateLimt": 5, "RateLimit": 7])
+        let defaults = try store(directory, "com.example.declared", reported: reported)
+        #expect(reported.undeclaredKeys.isEmpty, "nothing is declared before a schema is published")
+        try defaults.publishSchema(for: [SchemaKeys.rateLimit, SchemaKeys.theme])
+        #expect(await eventually { reported.undeclaredKeys.count == 1 })
+        let first = try #require(reported.undeclaredKeys.first)
+        #expect(first.key == "RateLimt" && first.domain == "com.example.declared" && first.detail == "RateLimit")
+        #expect("\(first)" == "RateLimt is not a key of com.example.declared; did you mean RateLimit?")
+        #expect(await eventually { defaults.lastError?.code == .undeclaredKey })
+
+        try write(["RateLimt": 6, "RateLimit": 7, "Thme": "dark"])
+        #expect(await eventually { reported.undeclaredKeys.map(\.key) == ["RateLimt", "Thme"] })
+        #expect(reported.undeclaredKeys.last?.detail == "Theme")
+        try write(["RateLimt": 9, "Thme": "light", "Elsewhere": 1])
+        #expect(await eventually { reported.undeclaredKeys.map(\.key) == ["RateLimt", "Thme", "Elsewhere"] })
+        #expect(reported.undeclaredKeys.last?.detail == nil, "no declared key is near")
+        // The program's own set of such a key is reported the same way; a key reported is not reported again.
+        defaults.set(1, forKey: "Them")
+        #expect(await eventually { reported.undeclaredKeys.map(\.key).last == "Them" })
+        try write(["RateLimt": 10, "Thme": "dark", "Elsewhere": 2, "Them": 3])
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(reported.undeclaredKeys.count == 4, "\(reported.undeclaredKeys)")
     }
 
     @Test("a value refused from the start reads as the default; a key past the slot table is checked too")

@@ -4,6 +4,13 @@ import LiveDefaults
 
 /// The `defaults write` value parser: the input is the words after the key, separated by NUL bytes (as the
 /// kernel hands arguments over). Every word list is an edit or a `ToolError`, never a trap.
+/// A schema to suggest keys from, as a published one would be.
+let declared = DomainSchema(
+    domain: "com.example.api",
+    keys: ["RateLimit", "Theme", "APIToken", "Ratio", "LogLevel", "Features", "é", "日本語キー"].map {
+        KeySchema(name: $0, type: .string)
+    })
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let data = fuzzInput(start, count)
@@ -21,6 +28,10 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         }
     }
     for word in words.prefix(4) {
+        // A key as typed: the declared key it most likely meant (`write`, `merge` and `import` ask).
+        if let suggestion = declared.nearestKey(to: word) {
+            require(declared.keys[suggestion] != nil, "a suggestion is a declared key")
+        }
         _ = try? ValueParser.bare(word)
         _ = ValueParser.hexData(word)
         _ = ValueParser.parseDate(word)

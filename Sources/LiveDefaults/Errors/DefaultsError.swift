@@ -56,6 +56,10 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let transactionConflict = Code(rawValue: "transactionConflict")
         /// A transaction of `domain` was given a typed key of another suite: a transaction changes one domain.
         public static let transactionSpansDomains = Code(rawValue: "transactionSpansDomains")
+        /// A key in `domain`'s files that the schema a program published for the domain does not declare (a typo,
+        /// most often): nothing that reads the declared keys reads it. `detail` is the declared key it most likely
+        /// meant, if one is near. Reported once per key by a store that published the schema.
+        public static let undeclaredKey = Code(rawValue: "undeclaredKey")
 
         // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
         public var description: String { rawValue }
@@ -193,6 +197,11 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         DefaultsError(code: .transactionConflict, domain: domain, detail: "\(attempts)")
     }
 
+    /// An error of code ``Code/undeclaredKey``, with the declared key it most likely meant.
+    package static func undeclaredKey(_ key: String, domain: String, suggestion: String?) -> DefaultsError {
+        DefaultsError(code: .undeclaredKey, domain: domain, key: key, detail: suggestion)
+    }
+
     /// An error of code ``Code/transactionSpansDomains``.
     package static func transactionSpansDomains(key: String, suite: String, domain: String) -> DefaultsError {
         DefaultsError(code: .transactionSpansDomains, domain: domain, key: key, detail: suite)
@@ -244,6 +253,9 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         case .transactionSpansDomains:
             return "key \"\(key)\" belongs to suite \(detail), not to domain \(domain): a transaction changes one "
                 + "domain; nothing was committed (use a transaction of that suite's store)"
+        case .undeclaredKey:
+            return "\(key) is not a key of \(domain)"
+                + (self.detail.map { "; did you mean \($0)?" } ?? " (its published schema does not declare it)")
         case .volatileDomainExists:
             return
                 "a volatile domain named \"\(domain)\" already exists; remove it first with removeVolatileDomain(forName:)"

@@ -6,7 +6,10 @@ extension Defaults {
     /// (`$XDG_DATA_HOME/livedefaults/schemas` unless `LIVEDEFAULTS_SCHEMA_PATH` says otherwise).
     ///
     /// From then on `defaults write`, `defaults import` and `defaults sync` refuse values the schema
-    /// refuses, and `defaults schema`, `defaults describe` show it. A domain's file is replaced whole:
+    /// refuses (and `write`, `merge` and `import` keys it does not declare), and `defaults schema`,
+    /// `defaults describe` show it. This store reports, once each, keys of the domain's files that the schema
+    /// does not declare (``DefaultsError/Code/undeclaredKey``: to the error handler, ``lastError`` and the
+    /// logger), those present now and any that appear later. A domain's file is replaced whole:
     /// publish all of a domain's keys in one call, typically at start-up.
     ///
     /// ```swift
@@ -27,7 +30,9 @@ extension Defaults {
         for key in keys { byDomain[key.suite ?? configuration.applicationDomain, default: []].append(key.schema) }
         var written: [String] = []
         for (domain, schemas) in byDomain.sorted(by: { $0.key < $1.key }) {
-            written.append(try DomainSchema(domain: domain, keys: schemas).write(to: directory))
+            let schema = DomainSchema(domain: domain, keys: schemas)
+            written.append(try schema.write(to: directory))
+            declare(keys: Set(schema.keys.keys), ofDomain: domain) { schema.nearestKey(to: $0) }
         }
         return written
     }

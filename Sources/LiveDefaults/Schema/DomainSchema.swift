@@ -65,6 +65,22 @@ public struct DomainSchema: Sendable, Hashable {
         return violation
     }
 
+    /// The keys among `names` the schema does not declare, in name order: set by mistake (a typo), or by a
+    /// program that does not publish them; nothing that reads the schema's keys reads them.
+    public func undeclaredKeys(in names: some Sequence<String>) -> [String] {
+        names.filter { keys[$0] == nil }.sorted()
+    }
+
+    /// The declared key a key the schema does not declare most likely meant — the nearest by edit distance,
+    /// letter case ignored, when within a typo's reach (one edit per four characters, at most three) — or nil.
+    ///
+    /// ```swift
+    /// schema.nearestKey(to: "RateLimt")   // "RateLimit"
+    /// ```
+    public func nearestKey(to name: String) -> String? {
+        KeySuggestion.nearest(to: name, among: keys.keys.sorted())
+    }
+
     // MARK: The file
 
     /// The schema as its file holds it.

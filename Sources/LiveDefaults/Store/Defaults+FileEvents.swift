@@ -66,6 +66,9 @@ extension Defaults {
         for violation in firstReports(of: refusals) {
             record(.invalidValue(violation, domain: domain), deferred: true)
         }
+        if publishedSchema.load(ordering: .relaxed) {
+            reportUndeclaredKeys(deltas.lazy.filter { $0.new != nil }.map(\.key), domain: domain)
+        }
         // One post per burst: only the change that finds none scheduled schedules one.
         if changed, claimNotification() { postDidChange() }
     }

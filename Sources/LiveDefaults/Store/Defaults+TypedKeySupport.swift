@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 
 /// What typed keys (Keys/) need from the store, and all they reach of it: the store's lock and view are taken
 /// for them here only, and the store's state for them (``Defaults/TypedKeyState``) is changed here and in the
@@ -28,6 +29,28 @@ extension Defaults {
     /// Whether a stored value that a typed key cannot read is met for the first time (it is then logged).
     func isFirstUnreadableReport(of stored: PropertyList, forKey name: String) -> Bool {
         typedKeys.withLock { $0.isFirstReport(of: stored, forKey: name) }
+    }
+
+    /// Takes the keys a published schema declares for `domain` (``publishSchema(for:)``): from now on a key of
+    /// the domain's files outside them is reported, once, with the declared key `nearest` names for it. The
+    /// keys the files hold already are looked at now.
+    func declare(keys: Set<String>, ofDomain domain: String, nearest: @escaping @Sendable (String) -> String?) {
+        typedKeys.withLock { $0.declaredKeys[domain] = DeclaredKeys(names: keys, nearest: nearest) }
+        publishedSchema.store(true, ordering: .releasing)
+        reportUndeclaredKeys((persistentDomainValues(forName: domain) ?? [:]).keys, domain: domain)
+    }
+
+    /// Reports, once each, the keys among `keys` (present in one of `domain`'s files) that the domain's declared
+    /// keys leave out, each with the declared key it most likely meant.
+    func reportUndeclaredKeys(_ keys: some Sequence<String>, domain: String) {
+        let (found, nearest): ([String], (@Sendable (String) -> String?)?) = typedKeys.withLock { typed in
+            guard var declared = typed.declaredKeys[domain] else { return ([], nil) }
+            let found = keys.filter { !declared.names.contains($0) && declared.reported.insert($0).inserted }
+            typed.declaredKeys[domain] = declared
+            return (found.sorted(), declared.nearest)
+        }
+        guard let nearest else { return }
+        for key in found { record(.undeclaredKey(key, domain: domain, suggestion: nearest(key)), deferred: true) }
     }
 
     /// The store of a typed key's suite (this one for none or the application domain's own): made on first

@@ -258,6 +258,9 @@ public final class Defaults: Sendable {
         var suiteStores: [String: Defaults] = [:]
         /// The last stored value reported as refused or unreadable for each key.
         var reportedRefusals: [String: PropertyList] = [:]
+        /// The keys of each domain whose schema this store published (``publishSchema(for:)``): a key of the
+        /// domain's files outside them is reported, once.
+        var declaredKeys: [String: DeclaredKeys] = [:]
 
         /// Records that `value` of `key` is being reported; false when it was the last one reported for the key.
         mutating func isFirstReport(of value: PropertyList, forKey key: String) -> Bool {
@@ -265,6 +268,14 @@ public final class Defaults: Sendable {
             reportedRefusals[key] = value
             return true
         }
+    }
+
+    /// A domain's declared keys, the reports made of keys outside them, and how to find the declared key a
+    /// key outside them most likely meant (the schema's, given by Keys/).
+    struct DeclaredKeys {
+        var names: Set<String>
+        var nearest: @Sendable (String) -> String?
+        var reported: Set<String> = []
     }
 
     let state: Lock<State>
@@ -275,6 +286,9 @@ public final class Defaults: Sendable {
     /// view changed first) and a change after schedules its own. An atomic: every `set` asks, and a loop of
     /// sets finds it set (a load, where a lock cost a fifth of a `set`'s time beyond the edit itself).
     let notificationPending = Atomic<Bool>(false)
+    /// Whether this store published a schema: until it does, a file's change asks nothing more (an atomic, so
+    /// that the check costs a store that never publishes one a load, not a lock).
+    let publishedSchema = Atomic<Bool>(false)
     /// The most recent error with no caller to throw to (``lastError``); its own lock.
     let latestError = Lock<DefaultsError?>(nil)
     /// Files of domains outside the search list that this store reached last (``file(forDomain:layer:)``),
