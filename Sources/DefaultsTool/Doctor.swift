@@ -89,7 +89,9 @@ struct DoctorReport {
         if let key { lines.append(""); lines += key.lines }
         if let first = undeclared.first {
             lines.append("")
-            lines.append("keys the published schema of \(first.domain) does not declare (nothing that reads its keys reads them):")
+            lines.append(
+                "keys the published schema of \(first.domain) does not declare (nothing that reads its keys reads them):"
+            )
             lines += undeclared.map(\.line)
         }
         lines.append("")
@@ -121,7 +123,9 @@ struct UndeclaredKeyReport {
     static func find(schema: DomainSchema, files: [FileReport]) -> [UndeclaredKeyReport] {
         var paths: [String: [String]] = [:]
         for file in files {
-            for key in schema.undeclaredKeys(in: (file.contents ?? [:]).keys) { paths[key, default: []].append(file.path) }
+            for key in schema.undeclaredKeys(in: (file.contents ?? [:]).keys) {
+                paths[key, default: []].append(file.path)
+            }
         }
         return paths.keys.sorted().map { key in
             UndeclaredKeyReport(

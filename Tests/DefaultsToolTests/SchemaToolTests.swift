@@ -72,7 +72,8 @@ struct SchemaToolTests {
         #expect(caseOnly.status == 1 && caseOnly.error.contains("did you mean RateLimit?"), "\(caseOnly.error)")
         let far = try sandbox.run("write", "com.example.api", "Completely", "-int", "1")
         #expect(far.status == 1, "\(far.error)")
-        #expect(far.error.contains("Completely is not a key of com.example.api (its published schema does not declare it)"))
+        #expect(
+            far.error.contains("Completely is not a key of com.example.api (its published schema does not declare it)"))
         // merge and import refuse it too, writing none of their keys.
         let merge = try sandbox.run("merge", "com.example.api", "{ Theme = dark; Thme = light; }")
         #expect(merge.status == 1 && merge.error.contains("Thme is not a key of com.example.api; did you mean Theme?"))
@@ -83,7 +84,8 @@ struct SchemaToolTests {
         #expect(try sandbox.run("read", "com.example.api", "RateLimit").status == 1, "nothing of the import written")
         // --no-validate writes it, with the warning.
         let forced = try sandbox.run("write", "--no-validate", "com.example.api", "RateLimt", "-int", "50")
-        #expect(forced.status == 0 && forced.error.contains("warning") && forced.error.contains("did you mean RateLimit?"))
+        #expect(
+            forced.status == 0 && forced.error.contains("warning") && forced.error.contains("did you mean RateLimit?"))
         #expect(try sandbox.ok("read", "com.example.api", "RateLimt") == "50\n")
         // doctor lists it, with the key meant, and says something is wrong.
         let doctor = try sandbox.run("doctor", "com.example.api")

@@ -310,7 +310,9 @@ struct SchemaTests {
     func nearestKey() {
         let schema = DomainSchema(
             domain: "com.example.api",
-            keys: [SchemaKeys.rateLimit.schema, SchemaKeys.theme.schema, SchemaKeys.token.schema, SchemaKeys.name.schema])
+            keys: [
+                SchemaKeys.rateLimit.schema, SchemaKeys.theme.schema, SchemaKeys.token.schema, SchemaKeys.name.schema,
+            ])
         #expect(schema.nearestKey(to: "RateLimt") == "RateLimit")
         #expect(schema.nearestKey(to: "ratelimit") == "RateLimit")
         #expect(schema.nearestKey(to: "RaetLimit") == "RateLimit", "two neighbours swapped: one edit")

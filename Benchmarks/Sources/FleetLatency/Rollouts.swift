@@ -122,7 +122,11 @@ final class RolloutFleet: Sendable {
     }
 
     /// A value not used before in this fleet.
-    func fresh() -> Int { nextValue.withLock { value in defer { value += 1 }; return value } }
+    func fresh() -> Int {
+        nextValue.withLock { value in
+            defer { value += 1 }; return value
+        }
+    }
 
     /// When the last registered host has `value` (and the writer too, with `writer`), nil if one never gets it.
     func lastArrival(of value: Int, writer: Bool = false) async -> UInt64? {

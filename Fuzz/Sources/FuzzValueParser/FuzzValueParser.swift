@@ -2,8 +2,6 @@ import DefaultsToolSupport
 import FuzzSupport
 import LiveDefaults
 
-/// The `defaults write` value parser: the input is the words after the key, separated by NUL bytes (as the
-/// kernel hands arguments over). Every word list is an edit or a `ToolError`, never a trap.
 /// A schema to suggest keys from, as a published one would be.
 let declared = DomainSchema(
     domain: "com.example.api",
@@ -11,6 +9,8 @@ let declared = DomainSchema(
         KeySchema(name: $0, type: .string)
     })
 
+/// The `defaults write` value parser: the input is the words after the key, separated by NUL bytes (as the
+/// kernel hands arguments over). Every word list is an edit or a `ToolError`, never a trap.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let data = fuzzInput(start, count)

@@ -18,7 +18,9 @@ enum KeySuggestion {
             guard abs(typed.count - declared.count) <= allowed else { continue }
             let distance = editDistance(typed, declared)
             guard distance <= allowed else { continue }
-            if let current = best, current.distance < distance || (current.distance == distance && current.key < candidate) {
+            if let current = best,
+                current.distance < distance || (current.distance == distance && current.key < candidate)
+            {
                 continue
             }
             best = (distance, candidate)
