@@ -180,9 +180,9 @@
             }
             // A refused value written on host A anyway (--no-validate) is not pushed; a valid key after it is.
             #expect(try a.defaults("write", "--no-validate", domain, "RateLimit", "-int", "0").status == 0)
-            try a.defaults("write", domain, "After", "yes")
-            await expectEventually("After in etcd", hosts: [a, b], cluster: cluster) {
-                (try? cluster.value(etcdKey + "After")) != nil
+            #expect(try a.defaults("write", domain, "Theme", "-string", "dark").status == 0)
+            await expectEventually("Theme in etcd", hosts: [a, b], cluster: cluster) {
+                (try? cluster.value(etcdKey + "Theme"))?.contains("dark") == true
             }
             #expect(try cluster.value(etcdKey + "RateLimit")?.contains("300") == true, "etcd keeps the valid value")
             #expect(b.value(domain, "RateLimit") == .integer(300))
