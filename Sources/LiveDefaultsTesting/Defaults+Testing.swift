@@ -19,3 +19,11 @@ extension PropertyList {
         incrementalReadDisagreement(old: old, new: new)
     }
 }
+
+extension Defaults {
+    /// What is wrong with reading `data` as a domain's change log, nil when nothing is (every entry read writes
+    /// back as a line that reads as the same entry). What the fuzz target `FuzzChangeLog` holds the reader to.
+    public static func changeLogParsingProblem(_ data: Data) -> String? {
+        changeLogProblem(data)
+    }
+}

@@ -75,6 +75,65 @@ enum FileSystem {
         return Contents(data: data, stamp: try stamp(descriptor: descriptor))
     }
 
+    /// A file's size; nil when it does not exist.
+    static func size(atPath path: String) throws(SystemError) -> Int? {
+        try stamp(atPath: path).map { Int(clamping: $0.size) }
+    }
+
+    /// Appends `data` to a file in one `write` (created with mode 0600 when absent; `O_APPEND`, so that
+    /// appends of processes holding the same lock land whole and in order). Not flushed to the disk.
+    static func append(_ data: Data, toPath path: String, owner: (UserID, GroupID)? = nil) throws(SystemError) {
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw SystemError(errno: errno, operation: "open for appending") }
+        defer { close(descriptor) }
+        if let (uid, gid) = owner { _ = fchown(descriptor, uid, gid) }
+        let writeError: Int32 = data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) -> Int32 in
+            guard let base = buffer.baseAddress else { return 0 }
+            var written = 0
+            while written < buffer.count {
+                let count = write(descriptor, base + written, buffer.count - written)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                written += count
+            }
+            return 0
+        }
+        if writeError != 0 { throw SystemError(errno: writeError, operation: "append") }
+    }
+
+    /// The last `maximumBytes` of a file (all of a smaller one), cut after its first newline when the file is
+    /// longer (so that it starts at a whole line); nil when it does not exist or cannot be read.
+    static func readTail(atPath path: String, maximumBytes: Int) -> Data? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        guard let size = try? stamp(descriptor: descriptor).size, size >= 0, maximumBytes > 0 else { return nil }
+        let length = Int(min(size, Int64(maximumBytes)))
+        let offset = size - Int64(length)
+        var data = Data(count: length)
+        var total = 0
+        let failed = data.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) -> Bool in
+            guard let base = buffer.baseAddress else { return false }
+            while total < length {
+                let count = pread(descriptor, base + total, length - total, off_t(offset) + off_t(total))
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return true
+                }
+                if count == 0 { break }
+                total += count
+            }
+            return false
+        }
+        guard !failed else { return nil }
+        data.count = total
+        guard offset > 0 else { return data }
+        guard let newline = data.firstIndex(of: UInt8(ascii: "\n")) else { return Data() }
+        return data[(newline + 1)...]
+    }
+
     /// Creates a directory and its missing parents with mode 0700 (existing ones are left as they are).
     static func createDirectory(_ path: String) throws(SystemError) {
         if mkdir(path, 0o700) == 0 || errno == EEXIST { return }
@@ -104,8 +163,11 @@ enum FileSystem {
     ///
     /// - Parameter readableByOthers: false (a domain's file): mode 0600; true (a published schema, which every
     ///   writer reads): 0666 less the process's umask, as other tools create files.
+    ///   - flush: true (a domain, a schema): the data reaches the disk before the rename; false (a change log,
+    ///     a record whose last lines a crash may lose): the rename alone, still all or nothing for readers.
     static func replaceAtomically(
-        _ path: String, with data: Data, owner: (UserID, GroupID)? = nil, readableByOthers: Bool = false
+        _ path: String, with data: Data, owner: (UserID, GroupID)? = nil, readableByOthers: Bool = false,
+        flush: Bool = true
     ) throws(SystemError) -> FileStamp {
         let directory = PathComponents.directory(of: path)
         let name = PathComponents.name(of: path)
@@ -135,7 +197,7 @@ enum FileSystem {
         if let (uid, gid) = owner { _ = fchown(descriptor, uid, gid) }
         // The data must be on the disk before the rename can be (else a crash may leave an empty file under
         // the domain's name); `fdatasync` is enough for that and skips the timestamps `fsync` also writes.
-        guard fdatasync(descriptor) == 0 else { throw SystemError(errno: errno, operation: "fdatasync") }
+        guard !flush || fdatasync(descriptor) == 0 else { throw SystemError(errno: errno, operation: "fdatasync") }
         let stamp = try stamp(descriptor: descriptor)
         guard rename(temporary, path) == 0 else { throw SystemError(errno: errno, operation: "rename") }
         succeeded = true

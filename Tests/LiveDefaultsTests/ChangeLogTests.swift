@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+
+@testable import LiveDefaults
+
+/// The change log's file format on its own: entries and checkpoints, large values summarised, the bound, and
+/// lines that are none of ours.
+@Suite("A domain file's change log: its lines, its bound, hostile logs")
+struct ChangeLogTests {
+    let writer = ChangeLog.Writer(executable: "api-server", pid: 4242, uid: 1000, revision: nil)
+
+    func entry(_ changes: [(String, PropertyList?, PropertyList?)], version: UInt64, origin: ChangeLog.Origin = .local)
+        -> ChangeLog.Entry
+    {
+        ChangeLog.Entry(
+            time: Date(timeIntervalSince1970: 1_764_222_222.5), origin: origin,
+            writer: origin == .external ? nil : writer, version: version,
+            changes: changes.map { key, old, new in
+                ChangeLog.Change(
+                    key: key, old: old.map(ChangeLog.LoggedValue.init), new: new.map(ChangeLog.LoggedValue.init))
+            })
+    }
+
+    @Test("entries read back in order; the first starts with a checkpoint; the last version's keys are known")
+    func roundTrip() throws {
+        let directory = TemporaryDirectory()
+        let path = ChangeLog.path(forDomainFile: directory.file("com.example.api.plist"))
+        #expect(path == directory.file(".com.example.api.plist.log"))
+        var contents: [String: PropertyList] = ["Keep": "kept", "RateLimit": 10]
+        let first = entry([("RateLimit", 10, 20)], version: 1)
+        var next = contents
+        next["RateLimit"] = 20
+        #expect(ChangeLog.append(first, contents: next, previous: contents, previousVersion: 7, at: path) == nil)
+        contents = next
+        next["Theme"] = "dark"
+        next["RateLimit"] = nil
+        let second = entry([("Theme", nil, "dark"), ("RateLimit", 20, nil)], version: 2, origin: .external)
+        #expect(ChangeLog.append(second, contents: next, previous: contents, previousVersion: 1, at: path) == nil)
+
+        let log = ChangeLog.read(at: path)
+        #expect(log.entries == [first, second])
+        #expect(log.lastVersion == 2)
+        #expect(log.lastKeys == ChangeLog.keyDigests(of: next), "the checkpoint of the first version, then the entries")
+        #expect(log.entries[0].writer == writer && log.entries[1].writer == nil)
+        #expect(log.entries[0].time == Date(timeIntervalSince1970: 1_764_222_222.5))
+    }
+
+    @Test("a value larger than the bound is logged as its digest, type and size, and still tracked")
+    func largeValues() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file(".big.plist.log")
+        let big = PropertyList.string(String(repeating: "x", count: 5000))
+        let logged = ChangeLog.LoggedValue(big)
+        guard case .summary(let digest, let type, let size) = logged else {
+            Issue.record("not summarised: \(logged)")
+            return
+        }
+        #expect(type == "string" && size > 5000 && digest == ChangeLog.digest(ChangeLog.encode(big)))
+        ChangeLog.append(
+            entry([("Blob", nil, big)], version: 3), contents: ["Blob": big], previous: [:], previousVersion: 0,
+            at: path)
+        let log = ChangeLog.read(at: path)
+        #expect(log.entries.first?.changes.first?.new == logged)
+        #expect(log.lastKeys == ["Blob": digest])
+    }
+
+    @Test("past its bound the log keeps its newest entries, and still knows the last version's keys")
+    func bounded() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file(".bounded.plist.log")
+        var contents: [String: PropertyList] = [:]
+        for index in 0..<3000 {
+            var next = contents
+            next["Key\(index % 50)"] = .string("value \(index) " + String(repeating: "y", count: 60))
+            let old = contents["Key\(index % 50)"]
+            ChangeLog.append(
+                entry([("Key\(index % 50)", old, next["Key\(index % 50)"])], version: UInt64(index + 1)),
+                contents: next, previous: contents, previousVersion: UInt64(index), at: path)
+            contents = next
+        }
+        let size = try #require(try FileSystem.size(atPath: path))
+        #expect(size <= ChangeLog.maximumSize, "\(size)")
+        let log = ChangeLog.read(at: path)
+        #expect(log.entries.last?.version == 3000 && log.lastVersion == 3000)
+        #expect(log.entries.count > 100 && log.entries.count < 3000)
+        let versions = log.entries.map(\.version)
+        #expect(versions == versions.sorted() && Set(versions).count == versions.count, "newest kept, in order")
+        #expect(log.lastKeys == ChangeLog.keyDigests(of: contents))
+    }
+
+    @Test("lines that are not the log's are skipped: torn, hostile, of another version, a file of noise")
+    func hostileLogs() throws {
+        let good = ChangeLog.line(entry([("A", nil, 1)], version: 9))
+        let checkpoint = ChangeLog.checkpointLine(version: 8, keys: [:])
+        var bytes = Data("not json\n{\"v\":2,\"version\":\"0000000000000001\"}\n".utf8)
+        bytes += checkpoint
+        bytes += Data("{\"v\":1,\"version\":\"zz\",\"time\":1,\"origin\":\"local\",\"changes\":[]}\n".utf8)
+        bytes += Data(
+            "{\"v\":1,\"version\":\"0000000000000009\",\"time\":1e400,\"origin\":\"local\",\"changes\":[]}\n".utf8)
+        bytes += Data("{\"v\":1,\"version\":\"0000000000000009\",\"keys\":{\"A\":\"short\"}}\n".utf8)
+        bytes += good
+        bytes += good.prefix(good.count / 2)  // torn: a crash mid-append
+        let log = ChangeLog(parsing: bytes)
+        #expect(log.entries.count == 1 && log.entries.first?.version == 9)
+        #expect(log.lastVersion == 9)
+        #expect(log.lastKeys == ["A": ChangeLog.LoggedValue(1).digest])
+
+        var noise = SystemRandomNumberGenerator()
+        let random = Data((0..<100_000).map { _ in UInt8.random(in: 0...255, using: &noise) })
+        #expect(ChangeLog(parsing: random).entries.isEmpty)
+
+        // A log grown far past its bound by another writer: only its tail is read, from a whole line.
+        let directory = TemporaryDirectory()
+        let path = directory.file(".grown.plist.log")
+        var grown = Data()
+        for index in 0..<20_000 {
+            grown += ChangeLog.line(entry([("A", nil, .integer(index))], version: UInt64(index + 1)))
+        }
+        try grown.write(to: URL(fileURLWithPath: path))
+        let tail = ChangeLog.read(at: path)
+        #expect(tail.entries.last?.version == 20_000 && tail.entries.count < 20_000)
+        #expect(tail.lastKeys == nil, "no checkpoint in what was read: the last version's keys are unknown")
+    }
+}
