@@ -88,6 +88,30 @@ struct ChangeLogTests {
         #expect(log.lastKeys == ChangeLog.keyDigests(of: contents))
     }
 
+    @Test("a program's writes are logged under the file lock: each version, its changed keys, old and new, and who")
+    func programWrites() throws {
+        let directory = TemporaryDirectory()
+        let defaults = try Defaults(configuration: .rooted(at: directory.path, applicationDomain: "com.example.logged"))
+        defaults.set(5, forKey: "RateLimit")
+        defaults.set("dark", forKey: "Theme")
+        #expect(defaults.synchronize())
+        defaults.set(6, forKey: "RateLimit")
+        defaults.set("dark", forKey: "Theme")  // the same value: not a change
+        #expect(defaults.synchronize())
+        defaults.removeObject(forKey: "Theme")
+        #expect(defaults.synchronize())
+        let log = ChangeLog.read(at: ChangeLog.path(forDomainFile: directory.file("com.example.logged.plist")))
+        let changes = log.entries.map {
+            $0.changes.map { "\($0.key) \($0.old.map { "\($0)" } ?? "-") \($0.new.map { "\($0)" } ?? "-")" }
+        }
+        #expect(log.entries.count == 3, "\(changes)")
+        #expect(log.entries.map { $0.changes.map(\.key) } == [["RateLimit", "Theme"], ["RateLimit"], ["Theme"]])
+        #expect(log.entries[1].changes.first?.old == .value(5) && log.entries[1].changes.first?.new == .value(6))
+        #expect(log.entries[2].changes.first?.new == nil)
+        #expect(log.entries.allSatisfy { $0.origin == .local && $0.writer?.pid == getpid() })
+        #expect(log.lastKeys == ChangeLog.keyDigests(of: ["RateLimit": 6]))
+    }
+
     @Test("lines that are not the log's are skipped: torn, hostile, of another version, a file of noise")
     func hostileLogs() throws {
         let good = ChangeLog.line(entry([("A", nil, 1)], version: 9))

@@ -43,6 +43,11 @@ struct ChangeLog: Sendable, Equatable {
         var revision: Int64?
     }
 
+    /// This process as a writer: its executable's name, process and effective user.
+    static let thisProcess = Writer(
+        executable: CurrentProcess.executablePath.map(PathComponents.name(of:)) ?? "?", pid: CurrentProcess.id,
+        uid: CurrentProcess.effectiveUserID, revision: nil)
+
     /// A value as the log holds it: whole, or, when large, its digest, type and encoded size.
     enum LoggedValue: Sendable, Hashable {
         case value(PropertyList)

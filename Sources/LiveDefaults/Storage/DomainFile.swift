@@ -339,13 +339,13 @@ final class DomainFile: Sendable {
     private func commit(_ transaction: TransactionEdits?) throws(DefaultsError) -> Bool {
         // As in reload(), observers are told after the disk lock is released.
         let (result, events): (Result<Bool, DefaultsError>, [Event]) = diskLock.withLock {
-            let (pending, edits, cachedStamp, cachedDisk, format, corruptStamp) = state.change { state in
+            let (pending, edits, cachedStamp, cachedDisk, cachedDigest, format, corruptStamp) = state.change { state in
                 let pending = state.pending
                 let edits = transaction.map { pending.followed(by: $0.writes) } ?? pending
                 state.pending = DomainEdits()
                 state.scheduled = false
                 state.inFlight = edits.isEmpty ? nil : edits
-                return (pending, edits, state.stamp, state.disk, state.format, state.corruptStamp)
+                return (pending, edits, state.stamp, state.disk, state.digest, state.format, state.corruptStamp)
             }
             if edits.isEmpty { return (.success(true), []) }
             // The transaction saw the file with this process's edits on top: so is each key checked.
@@ -355,8 +355,8 @@ final class DomainFile: Sendable {
                 }
             }
             switch writeSettled(
-                edits, cachedStamp: cachedStamp, cachedDisk: cachedDisk, format: format, knownCorrupt: corruptStamp,
-                check: check)
+                edits, cachedStamp: cachedStamp, cachedDisk: cachedDisk, cachedDigest: cachedDigest, format: format,
+                knownCorrupt: corruptStamp, check: check)
             {
             case .success(let outcome) where outcome.conflicted:
                 state.change { state in
@@ -437,15 +437,15 @@ final class DomainFile: Sendable {
     /// reads as unreadable and may be mid-write. The pause is taken with the file lock released: sleeping
     /// under it would stall every other writer of the domain, in every process.
     private func writeSettled(
-        _ edits: DomainEdits, cachedStamp: FileStamp?, cachedDisk: [String: PropertyList], format: PropertyList.Format,
-        knownCorrupt: FileStamp?, check: (([String: PropertyList]) -> Bool)? = nil
+        _ edits: DomainEdits, cachedStamp: FileStamp?, cachedDisk: [String: PropertyList], cachedDigest: Int?,
+        format: PropertyList.Format, knownCorrupt: FileStamp?, check: (([String: PropertyList]) -> Bool)? = nil
     ) -> Result<WriteOutcome, DefaultsError> {
         // The last attempt always answers (write returns nil only before it).
         var attempt = 1
         while true {
             if let result = write(
-                edits, cachedStamp: cachedStamp, cachedDisk: cachedDisk, format: format, knownCorrupt: knownCorrupt,
-                attempt: attempt, check: check)
+                edits, cachedStamp: cachedStamp, cachedDisk: cachedDisk, cachedDigest: cachedDigest, format: format,
+                knownCorrupt: knownCorrupt, attempt: attempt, check: check)
             {
                 return result
             }
@@ -477,8 +477,9 @@ final class DomainFile: Sendable {
     /// now (under the lock) is first given to it, and nothing is written (an outcome marked `conflicted`)
     /// when it answers false.
     private func write(
-        _ edits: DomainEdits, cachedStamp: FileStamp?, cachedDisk: [String: PropertyList], format: PropertyList.Format,
-        knownCorrupt: FileStamp?, attempt: Int, check: (([String: PropertyList]) -> Bool)? = nil
+        _ edits: DomainEdits, cachedStamp: FileStamp?, cachedDisk: [String: PropertyList], cachedDigest: Int?,
+        format: PropertyList.Format, knownCorrupt: FileStamp?, attempt: Int,
+        check: (([String: PropertyList]) -> Bool)? = nil
     ) -> Result<WriteOutcome, DefaultsError>? {
         func failure(_ error: SystemError) -> Result<WriteOutcome, DefaultsError> {
             .failure(.writeFailed(path: path, errno: error.errno, message: error.message))
@@ -509,6 +510,7 @@ final class DomainFile: Sendable {
         }
 
         var base = cachedDisk
+        var baseDigest = cachedDigest
         var format = format
         var keptAside: DefaultsError?
         let current: FileStamp?
@@ -529,6 +531,7 @@ final class DomainFile: Sendable {
             case .success(let loaded):
                 // Read without a previous version's index: always the whole contents.
                 if case .whole(let contents) = loaded?.contents { base = contents } else { base = [:] }
+                baseDigest = loaded?.digest
                 format = loaded?.format ?? format
                 if let check, !check(base) { return .success(.conflict(format: format)) }
             case .failure(let corrupt):
@@ -550,6 +553,7 @@ final class DomainFile: Sendable {
                 do throws(SystemError) { try FileSystem.move(destination, to: kept) } catch { return failure(error) }
                 keptAside = .corruptFile(path: path, reason, keptAs: kept)
                 base = cachedDisk
+                baseDigest = nil
             }
         } else if let check, !check(base) {
             return .success(.conflict(format: format))
@@ -558,6 +562,7 @@ final class DomainFile: Sendable {
         if format == .openStep { format = .xml }
         if contents.isEmpty && edits.replacement != nil {
             do throws(SystemError) { try FileSystem.remove(destination) } catch { return failure(error) }
+            log(edits, over: base, baseDigest: baseDigest, giving: contents, version: 0)
             return .success(
                 WriteOutcome(contents: [:], stamp: nil, format: format, keptAside: keptAside, reread: reread))
         }
@@ -571,13 +576,40 @@ final class DomainFile: Sendable {
         }
         do throws(SystemError) {
             let stamp = try FileSystem.replaceAtomically(destination, with: data, owner: owner)
+            let digest = Self.digest(data)
+            log(edits, over: base, baseDigest: baseDigest, giving: contents, version: digest)
             return .success(
                 WriteOutcome(
-                    contents: contents, stamp: stamp, format: format, keptAside: keptAside, digest: Self.digest(data),
+                    contents: contents, stamp: stamp, format: format, keptAside: keptAside, digest: digest,
                     reread: reread))
         } catch {
             return failure(error)
         }
+    }
+
+    /// Records a version this process wrote in the file's change log (``ChangeLog``), with the file lock held:
+    /// the keys `edits` changed over `base`. A log that cannot be written changes nothing about the write.
+    private func log(
+        _ edits: DomainEdits, over base: [String: PropertyList], baseDigest: Int?,
+        giving contents: [String: PropertyList],
+        version: Int
+    ) {
+        let keys = edits.replacement.map { Set($0.keys).union(base.keys) } ?? Set(edits.keys.keys)
+        var changes: [ChangeLog.Change] = []
+        for key in keys.sorted() where base[key] != contents[key] {
+            changes.append(
+                ChangeLog.Change(
+                    key: key, old: base[key].map(ChangeLog.LoggedValue.init),
+                    new: contents[key].map(ChangeLog.LoggedValue.init)))
+        }
+        guard !changes.isEmpty else { return }
+        let entry = ChangeLog.Entry(
+            time: clock.now, origin: .local, writer: ChangeLog.thisProcess,
+            version: UInt64(bitPattern: Int64(version)), changes: changes)
+        ChangeLog.append(
+            entry, contents: contents, previous: base,
+            previousVersion: baseDigest.map { UInt64(bitPattern: Int64($0)) } ?? 0,
+            at: ChangeLog.path(forDomainFile: path), owner: owner)
     }
 
     /// Where a write of `path` goes: the path itself, or, when it is a symbolic link that resolves, the file
