@@ -47,6 +47,10 @@ struct Doctor: ParsableCommand {
                 }
             }
             if let key { report.key = KeyReport(key: key, files: report.files) }
+            report.recentChanges = RecentChanges(
+                domain: target.name, path: target.path,
+                changes: Defaults.loggedChanges(ofFile: target.path, key: key, limit: RecentChanges.limit),
+                schema: try? target.schema())
             do {
                 if let schema = try target.schema() {
                     report.undeclared = UndeclaredKeyReport.find(
@@ -72,6 +76,8 @@ struct DoctorReport {
     var undeclared: [UndeclaredKeyReport] = []
     /// Why the published schema could not be read, if it could not.
     var schemaProblem: String?
+    /// The newest changes the domain's change log records (of the key, when one is asked about).
+    var recentChanges: RecentChanges?
 
     var problems: [String] {
         watcher.problems + files.flatMap(\.problems) + undeclared.map(\.problem) + (schemaProblem.map { [$0] } ?? [])
@@ -87,6 +93,7 @@ struct DoctorReport {
             for file in files { lines += file.lines }
         }
         if let key { lines.append(""); lines += key.lines }
+        if let recentChanges { lines.append(""); lines += recentChanges.lines }
         if let first = undeclared.first {
             lines.append("")
             lines.append(
@@ -106,8 +113,31 @@ struct DoctorReport {
         if !files.isEmpty { object["files"] = files.map(\.jsonObject) }
         if let key { object["key"] = key.jsonObject }
         if !files.isEmpty { object["undeclaredKeys"] = undeclared.map(\.jsonObject) }
+        if let recentChanges { object["recentChanges"] = recentChanges.jsonObject }
         return object
     }
+}
+
+/// The newest changes of the domain's file, from its change log (`defaults log` has them all); secrets masked.
+struct RecentChanges {
+    static let limit = 5
+    var domain: String
+    var path: String
+    var changes: [LoggedChange]
+    var schema: DomainSchema?
+
+    var lines: [String] {
+        guard !changes.isEmpty else { return ["no change of \(domain)'s file is logged"] }
+        return ["last changes of \(domain)'s file, newest first (defaults log \(domain) lists them all):"]
+            + ChangeLogText.lines(changes, hiding: hidden).map { "  " + $0 }
+    }
+
+    var jsonObject: Any {
+        ChangeLogText.json(changes, domain: domain, hiding: hidden)["changes"] ?? []
+    }
+
+    /// Secret keys print as `<secret>` (doctor has no --show-secrets: `defaults log` does).
+    private func hidden(_ key: String) -> Bool { schema?.keys[key]?.isSecret == true }
 }
 
 /// A key in the domain's files that its published schema does not declare: a typo, most often.

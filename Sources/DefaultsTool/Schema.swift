@@ -88,16 +88,19 @@ struct SecretOptions: ParsableArguments {
         return masked
     }
 
+    /// Whether the value of `key` prints as `<secret>`: the schema marks it secret and secrets are not shown.
+    func hides(_ key: String, schema: DomainSchema?) -> Bool {
+        !showSecrets && schema?.keys[key]?.isSecret == true
+    }
+
     /// A value, or `<secret>` for a secret key unless secrets are to be shown.
     func masked(_ value: PropertyList, key: String, schema: DomainSchema?) -> PropertyList {
-        guard !showSecrets, schema?.keys[key]?.isSecret == true else { return value }
-        return .string("<secret>")
+        hides(key, schema: schema) ? .string("<secret>") : value
     }
 
     /// A value on one line, or `<secret>` for a secret key unless secrets are to be shown.
     func line(_ value: PropertyList, key: String, schema: DomainSchema?) -> String {
-        guard !showSecrets, schema?.keys[key]?.isSecret == true else { return Output.line(value) }
-        return "<secret>"
+        hides(key, schema: schema) ? "<secret>" : Output.line(value)
     }
 }
 

@@ -17,8 +17,11 @@ import Foundation
 /// never a value), and a log that cannot be read or written never stops a write — its unreadable lines are
 /// skipped and a write that cannot append says nothing.
 struct ChangeLog: Sendable, Equatable {
-    /// The size beyond which the oldest entries are dropped (the log is rewritten with its newest half).
+    /// The size beyond which the oldest entries are dropped (the log is rewritten with its newest half), for a
+    /// domain of up to about 1,300 keys; a larger domain's bound is four of its checkpoints (``bound(keys:)``).
     static let maximumSize = 256 << 10
+    /// The most a reader takes of a log (its end): a log grown past any bound by a hostile writer costs no more.
+    static let maximumReadSize = 16 << 20
     /// Values whose binary encoding is larger are logged as their digest, type and size, not whole.
     static let maximumValueBytes = 1024
     /// The format of the lines this version writes; lines of another are skipped.
@@ -48,10 +51,12 @@ struct ChangeLog: Sendable, Equatable {
         executable: CurrentProcess.executablePath.map(PathComponents.name(of:)) ?? "?", pid: CurrentProcess.id,
         uid: CurrentProcess.effectiveUserID, revision: nil)
 
-    /// A value as the log holds it: whole, or, when large, its digest, type and encoded size.
+    /// A value as the log holds it: whole, or, when large, its digest, type and encoded size; or, for the old
+    /// value of an external change, unknown (the log held only its digest and the noticing process had no copy).
     enum LoggedValue: Sendable, Hashable {
         case value(PropertyList)
         case summary(digest: UInt64, type: String, size: Int)
+        case unknown
 
         /// The value as logged: whole when small enough, else summarised.
         init(_ value: PropertyList) {
@@ -63,11 +68,12 @@ struct ChangeLog: Sendable, Equatable {
             }
         }
 
-        /// The digest of the value's binary encoding, whichever way it is logged.
-        var digest: UInt64 {
+        /// The digest of the value's binary encoding, whichever way it is logged; nil when unknown.
+        var digest: UInt64? {
             switch self {
             case .value(let value): ChangeLog.digest(ChangeLog.encode(value))
             case .summary(let digest, _, _): digest
+            case .unknown: nil
             }
         }
     }
@@ -134,12 +140,14 @@ struct ChangeLog: Sendable, Equatable {
         var new: LineValue?
     }
 
-    /// A value: `plist` (base64 of its binary encoding), or `digest`, `type` and `size` for a large one.
+    /// A value: `plist` (base64 of its binary encoding), or `digest`, `type` and `size` for a large one, or
+    /// `unknown: true`.
     private struct LineValue: Codable {
         var plist: String?
         var digest: String?
         var type: String?
         var size: Int?
+        var unknown: Bool?
     }
 
     private static func hex(_ value: UInt64) -> String {
@@ -156,11 +164,13 @@ struct ChangeLog: Sendable, Equatable {
         case nil: nil
         case .value(let value)?: LineValue(plist: encode(value).base64EncodedString())
         case .summary(let digest, let type, let size)?: LineValue(digest: hex(digest), type: type, size: size)
+        case .unknown?: LineValue(unknown: true)
         }
     }
 
     /// A logged value from a line; nil for a line value that is none (absent from the line means absent).
     private static func loggedValue(_ line: LineValue) -> LoggedValue? {
+        if line.unknown == true { return .unknown }
         if let plist = line.plist {
             guard let data = Data(base64Encoded: plist), let value = try? PropertyList.decode(data, as: .binary)
             else { return nil }
@@ -224,11 +234,12 @@ struct ChangeLog: Sendable, Equatable {
             else { continue }
             var changes: [Change] = []
             for change in lineChanges {
-                changes.append(
-                    Change(
-                        key: change.key, old: change.old.flatMap(Self.loggedValue),
-                        new: change.new.flatMap(Self.loggedValue)))
+                let new = change.new.flatMap(Self.loggedValue)
+                // A new value is always known: a line that says otherwise is none of ours.
+                if new == .unknown { break }
+                changes.append(Change(key: change.key, old: change.old.flatMap(Self.loggedValue), new: new))
             }
+            guard changes.count == lineChanges.count else { continue }
             entries.append(
                 Entry(
                     time: Date(timeIntervalSince1970: time), origin: origin, writer: line.writer, version: digest,
@@ -245,10 +256,10 @@ struct ChangeLog: Sendable, Equatable {
         lastVersion = version
     }
 
-    /// The log at `path`: at most its last ``maximumSize`` × 2 bytes are read (a log grown past that by
-    /// another writer is cut at its first whole line); an absent or unreadable log is empty.
-    static func read(at path: String) -> ChangeLog {
-        guard let data = FileSystem.readTail(atPath: path, maximumBytes: maximumSize * 2) else {
+    /// The log at `path`: at most its last ``maximumReadSize`` bytes are read (a log grown past that by another
+    /// writer is cut at its first whole line); an absent or unreadable log is empty.
+    static func read(at path: String, maximumBytes: Int = maximumReadSize) -> ChangeLog {
+        guard let data = FileSystem.readTail(atPath: path, maximumBytes: maximumBytes) else {
             return ChangeLog()
         }
         return ChangeLog(parsing: data)
@@ -263,11 +274,19 @@ struct ChangeLog: Sendable, Equatable {
         "\(PathComponents.directory(of: path))/.\(PathComponents.name(of: path)).log"
     }
 
+    /// The size past which the log of a domain of `keys` keys is rewritten: ``maximumSize``, or four
+    /// checkpoints of the domain when that is more (a checkpoint line takes about 48 bytes a key; a bound
+    /// smaller than two of them would rewrite the log at every write).
+    static func bound(keys: Int) -> Int {
+        let checkpoints = keys.multipliedReportingOverflow(by: 4 * 48)
+        return min(maximumReadSize / 2, max(maximumSize, checkpoints.overflow ? Int.max : checkpoints.partialValue))
+    }
+
     /// Appends `entry`, the version whose contents are `contents`, written over `previous` (the version whose
     /// digest is `previousVersion`; 0 when there was no file). Call it with the domain's file lock held, so that
     /// entries are in the order of the versions. A log that does not exist yet starts with a checkpoint of
-    /// `previous`; a log past ``maximumSize`` is rewritten with its newer half of entries and a checkpoint of
-    /// `contents`. Failures are returned for the caller to ignore or report: the write they describe has
+    /// `previous`; a log past its ``bound(keys:)`` is rewritten with its newer half of entries and a checkpoint
+    /// of `contents`. Failures are returned for the caller to ignore or report: the write they describe has
     /// happened.
     @discardableResult
     static func append(
@@ -276,14 +295,14 @@ struct ChangeLog: Sendable, Equatable {
     ) -> SystemError? {
         let line = line(entry)
         do throws(SystemError) {
-            let size = try FileSystem.size(atPath: path)
-            if size == nil {
+            guard let size = try FileSystem.size(atPath: path) else {
                 let start = checkpointLine(version: previousVersion, keys: keyDigests(of: previous))
                 try FileSystem.append(start + line, toPath: path, owner: owner)
                 return nil
             }
-            if let size, size + line.count > maximumSize {
-                try rewrite(at: path, adding: line, version: entry.version, contents: contents, owner: owner)
+            let bound = bound(keys: contents.count)
+            if size + line.count > bound {
+                try rewrite(at: path, adding: line, version: entry.version, contents: contents, bound: bound, owner: owner)
                 return nil
             }
             try FileSystem.append(line, toPath: path, owner: owner)
@@ -293,17 +312,17 @@ struct ChangeLog: Sendable, Equatable {
         }
     }
 
-    /// Rewrites the log with the newer entries that fit in half of ``maximumSize``, `line`, and a checkpoint of
+    /// Rewrites the log with the newer entries that fit in half of `bound`, `line`, and a checkpoint of
     /// `contents` (the version `line` recorded, `version`), replacing the file at once.
     private static func rewrite(
-        at path: String, adding line: Data, version: UInt64, contents: [String: PropertyList],
+        at path: String, adding line: Data, version: UInt64, contents: [String: PropertyList], bound: Int,
         owner: (UserID, GroupID)?
     ) throws(SystemError) {
-        let old = FileSystem.readTail(atPath: path, maximumBytes: maximumSize * 2) ?? Data()
+        let old = FileSystem.readTail(atPath: path, maximumBytes: maximumReadSize) ?? Data()
         var kept: [Data.SubSequence] = []
         var total = 0
         for slice in old.split(separator: UInt8(ascii: "\n")).reversed() {
-            guard total + slice.count + 1 <= maximumSize / 2 else { break }
+            guard total + slice.count + 1 <= bound / 2 else { break }
             kept.append(slice)
             total += slice.count + 1
         }
@@ -316,4 +335,111 @@ struct ChangeLog: Sendable, Equatable {
         data.append(checkpointLine(version: version, keys: keyDigests(of: contents)))
         _ = try FileSystem.replaceAtomically(path, with: data, owner: owner, flush: false)
     }
+
+    // MARK: Versions no LiveDefaults writer made
+
+    /// What the log's last line says, read from the log's last few KiB without parsing the rest.
+    enum Tail: Equatable {
+        /// There is no log.
+        case absent
+        /// The last line records this version (an entry's or a checkpoint's).
+        case recorded(UInt64)
+        /// The last line is none of ours, or too long to be read this way.
+        case unknown
+    }
+
+    /// The log's last line, from at most its last 16 KiB: the cheap question every reload and write asks
+    /// (whether the version it holds is the one the log recorded last).
+    static func tail(at path: String) -> Tail {
+        guard let data = FileSystem.readTail(atPath: path, maximumBytes: 16 << 10) else {
+            return (try? FileSystem.size(atPath: path)) == .some(nil) ? .absent : .unknown
+        }
+        let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
+        guard let last = lines.last, data.last == UInt8(ascii: "\n") else { return .unknown }
+        struct Version: Decodable {
+            var v: Int
+            var version: String
+        }
+        guard let line = try? JSONDecoder().decode(Version.self, from: Data(last)), line.v == formatVersion,
+            let version = number(hex: line.version)
+        else { return .unknown }
+        return .recorded(version)
+    }
+
+    /// The version a process held before the one it now reads: its digest and contents (for the old values of
+    /// the keys an external writer changed, when it is the version the log recorded last).
+    struct Held {
+        var version: UInt64
+        var contents: [String: PropertyList]
+    }
+
+    /// With the domain's file lock held and `version` (whose contents are `contents`) the file on disk: records
+    /// it as an `external` entry — the keys whose values differ from the last version the log recorded — unless
+    /// the log recorded it already (a LiveDefaults writer made it, or another process noticed it first).
+    ///
+    /// The old values come from `held` when it is the log's last version, else from the log's last whole value
+    /// of the key with the digest the log holds, else are unknown. A log that does not exist is started (a
+    /// checkpoint of `held`, then the entry) only by a process that held the version before; without one there
+    /// is nothing to compare with, and the next write starts the log. A log that knows no last version gets a
+    /// checkpoint of `version`. Returns whether a line was appended; failures are ignored (a record, not data).
+    @discardableResult
+    static func recordExternal(
+        version: UInt64, contents: [String: PropertyList], held: Held?, at path: String, time: Date,
+        owner: (UserID, GroupID)? = nil
+    ) -> Bool {
+        let tail = tail(at: path)
+        if tail == .recorded(version) { return false }
+        var log: ChangeLog
+        if tail == .absent {
+            guard let held, held.version != version else { return false }
+            log = ChangeLog()
+            log.lastVersion = held.version
+            log.lastKeys = keyDigests(of: held.contents)
+        } else {
+            log = read(at: path)
+            if log.lastVersion == version { return false }
+        }
+        guard let lastKeys = log.lastKeys, let lastVersion = log.lastVersion else {
+            let checkpoint = checkpointLine(version: version, keys: keyDigests(of: contents))
+            return (try? FileSystem.append(checkpoint, toPath: path, owner: owner)) != nil
+        }
+        let digests = keyDigests(of: contents)
+        var changes: [Change] = []
+        for key in Set(lastKeys.keys).union(digests.keys).sorted() where lastKeys[key] != digests[key] {
+            let old: LoggedValue? =
+                if lastKeys[key] == nil {
+                    nil
+                } else if let held, held.version == lastVersion, let value = held.contents[key] {
+                    LoggedValue(value)
+                } else {
+                    log.lastLoggedValue(ofKey: key, digest: lastKeys[key]) ?? .unknown
+                }
+            changes.append(Change(key: key, old: old, new: contents[key].map(LoggedValue.init)))
+        }
+        var data = Data()
+        if tail == .absent { data.append(checkpointLine(version: lastVersion, keys: lastKeys)) }
+        if changes.isEmpty {
+            // The same values in other bytes: the version is recorded as a checkpoint, so it is not looked at again.
+            data.append(checkpointLine(version: version, keys: digests))
+        } else {
+            data.append(line(Entry(time: time, origin: .external, writer: nil, version: version, changes: changes)))
+        }
+        return (try? FileSystem.append(data, toPath: path, owner: owner)) != nil
+    }
+
+    /// The last value of `key` an entry logged, if it is the one whose digest is `digest`.
+    private func lastLoggedValue(ofKey key: String, digest: UInt64?) -> LoggedValue? {
+        for entry in entries.reversed() {
+            guard let change = entry.changes.last(where: { $0.key == key }) else { continue }
+            guard let new = change.new, new.digest == digest else { return nil }
+            return new
+        }
+        return nil
+    }
+}
+
+/// Who the writes made in a task are logged as, when not this process's own: the fleet agent applying etcd's
+/// change sets the revision it applies, and the log records the version as `fleet` with that revision.
+package enum ChangeLogAttribution {
+    @TaskLocal package static var fleetRevision: Int64?
 }

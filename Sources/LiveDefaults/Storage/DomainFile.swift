@@ -177,8 +177,17 @@ final class DomainFile: Sendable {
                 current == nil && !firstLook
                 ? ReadResult.success(nil)
                 : Self.readContents(path, knownCorrupt: corruptStamp, clock: clock, indexing: true, previous: previous)
+            let unrecorded = unrecordedVersion(result, firstLook: firstLook)
             var report: DefaultsError?
+            var held: ChangeLog.Held?
+            var read: [String: PropertyList] = [:]
             let deltas: [KeyDelta] = state.change { state in
+                if unrecorded != nil, !firstLook, state.failure == nil {
+                    // The version before, for the old values of what an external writer changed.
+                    let version = state.stamp == nil ? 0 : state.digest.map { UInt64(bitPattern: Int64($0)) }
+                    held = version.map { ChangeLog.Held(version: $0, contents: state.disk) }
+                }
+                defer { if unrecorded != nil { read = state.disk } }
                 state.loaded = true
                 if case .success(let loaded?) = result, case .changed(let reread) = loaded.contents {
                     // Only the entries that changed were read: the dictionaries are edited in place.
@@ -208,6 +217,8 @@ final class DomainFile: Sendable {
                 // The first load has no observers yet (stores observe after loading): nothing to compare.
                 return state.observers.isEmpty ? [] : KeyDelta.between(before, state.contents)
             }
+            if let unrecorded { recordExternal(unrecorded, contents: read, held: held) }
+            held = nil
             var events: [Event] = []
             if let report { events.append(.failed(report)) }
             if !deltas.isEmpty { events.append(.changed(deltas, .external)) }
@@ -215,6 +226,34 @@ final class DomainFile: Sendable {
             return events
         }
         deliver(events)
+    }
+
+    /// A version read by a reload that the change log may not have recorded (``ChangeLog/tail(at:)``: one small
+    /// read of the log's end): nil when the log's last line records it, when the read failed, or at the first
+    /// look at a domain that has no log (nothing to compare with).
+    private func unrecordedVersion(_ result: ReadResult, firstLook: Bool) -> (version: UInt64, stamp: FileStamp?)? {
+        guard case .success(let loaded) = result else { return nil }
+        let version = loaded.map { UInt64(bitPattern: Int64($0.digest)) } ?? 0
+        switch ChangeLog.tail(at: ChangeLog.path(forDomainFile: path)) {
+        case .recorded(version): return nil
+        case .absent where firstLook: return nil
+        default: return (version, loaded?.stamp)
+        }
+    }
+
+    /// Records a version this process read as an external change (``ChangeLog/recordExternal``), under the
+    /// domain's file lock, if the file is still that version (a newer one is the next reload's). A LiveDefaults
+    /// writer appends its entry under that lock after replacing the file: once the lock is held, its entry is
+    /// in the log, and the version is not taken for an external one.
+    private func recordExternal(
+        _ unrecorded: (version: UInt64, stamp: FileStamp?), contents: [String: PropertyList], held: ChangeLog.Held?
+    ) {
+        guard let lock = try? FileSystem.lockExclusively(lockPath) else { return }
+        defer { FileSystem.close(lock) }
+        guard let current = try? FileSystem.stamp(atPath: path), current == unrecorded.stamp else { return }
+        ChangeLog.recordExternal(
+            version: unrecorded.version, contents: contents, held: held,
+            at: ChangeLog.path(forDomainFile: path), time: clock.now, owner: owner)
     }
 
     /// How long a file found gone by the watcher may stay gone before its keys are removed: far longer than a
@@ -558,6 +597,13 @@ final class DomainFile: Sendable {
         } else if let check, !check(base) {
             return .success(.conflict(format: format))
         }
+        // The version on disk, if no LiveDefaults writer made it and nobody noticed, is recorded before this one.
+        if let baseVersion = current == nil ? 0 : baseDigest.map({ UInt64(bitPattern: Int64($0)) }) {
+            let held = reread ? cachedDigest.map { ChangeLog.Held(version: UInt64(bitPattern: Int64($0)), contents: cachedDisk) } : nil
+            ChangeLog.recordExternal(
+                version: baseVersion, contents: base, held: held, at: ChangeLog.path(forDomainFile: path),
+                time: clock.now, owner: owner)
+        }
         let contents = edits.applied(to: base)
         if format == .openStep { format = .xml }
         if contents.isEmpty && edits.replacement != nil {
@@ -603,8 +649,10 @@ final class DomainFile: Sendable {
                     new: contents[key].map(ChangeLog.LoggedValue.init)))
         }
         guard !changes.isEmpty else { return }
+        var writer = ChangeLog.thisProcess
+        writer.revision = ChangeLogAttribution.fleetRevision
         let entry = ChangeLog.Entry(
-            time: clock.now, origin: .local, writer: ChangeLog.thisProcess,
+            time: clock.now, origin: writer.revision == nil ? .local : .fleet, writer: writer,
             version: UInt64(bitPattern: Int64(version)), changes: changes)
         ChangeLog.append(
             entry, contents: contents, previous: base,

@@ -83,7 +83,9 @@ enum FileSystem {
     /// Appends `data` to a file in one `write` (created with mode 0600 when absent; `O_APPEND`, so that
     /// appends of processes holding the same lock land whole and in order). Not flushed to the disk.
     static func append(_ data: Data, toPath path: String, owner: (UserID, GroupID)? = nil) throws(SystemError) {
-        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        // Not through a symbolic link, nor blocking on a FIFO: the logs appended to are beside files other
+        // writers control.
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
         guard descriptor >= 0 else { throw SystemError(errno: errno, operation: "open for appending") }
         defer { close(descriptor) }
         if let (uid, gid) = owner { _ = fchown(descriptor, uid, gid) }
@@ -106,7 +108,7 @@ enum FileSystem {
     /// The last `maximumBytes` of a file (all of a smaller one), cut after its first newline when the file is
     /// longer (so that it starts at a whole line); nil when it does not exist or cannot be read.
     static func readTail(atPath path: String, maximumBytes: Int) -> Data? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         guard let size = try? stamp(descriptor: descriptor).size, size >= 0, maximumBytes > 0 else { return nil }
