@@ -104,10 +104,14 @@ struct ChangeLogTests {
         let changes = log.entries.map {
             $0.changes.map { "\($0.key) \($0.old.map { "\($0)" } ?? "-") \($0.new.map { "\($0)" } ?? "-")" }
         }
-        #expect(log.entries.count == 3, "\(changes)")
-        #expect(log.entries.map { $0.changes.map(\.key) } == [["RateLimit", "Theme"], ["RateLimit"], ["Theme"]])
-        #expect(log.entries[1].changes.first?.old == .value(5) && log.entries[1].changes.first?.new == .value(6))
-        #expect(log.entries[2].changes.first?.new == nil)
+        // The store's writer may write the first two sets as one version or two (it runs when it runs): the
+        // changes, in order, are what is fixed.
+        #expect(
+            changes.flatMap { $0 } == [
+                "RateLimit - value(5)", "Theme - value(dark)",
+                "RateLimit value(5) value(6)", "Theme value(dark) -",
+            ], "\(changes)")
+        #expect(log.entries.count >= 3 && log.entries.count <= 4 && log.entries.allSatisfy { !$0.changes.isEmpty })
         #expect(log.entries.allSatisfy { $0.origin == .local && $0.writer?.pid == getpid() })
         #expect(log.lastKeys == ChangeLog.keyDigests(of: ["RateLimit": 6]))
     }
