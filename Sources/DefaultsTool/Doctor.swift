@@ -48,8 +48,9 @@ struct Doctor: ParsableCommand {
             }
             if let key { report.key = KeyReport(key: key, files: report.files) }
             report.recentChanges = RecentChanges(
-                domain: target.name, path: target.path,
-                changes: Defaults.loggedChanges(ofFile: target.path, key: key, limit: RecentChanges.limit),
+                domain: target.name,
+                changes: store.defaults.loggedChanges(
+                    inDomain: target.name, layer: target.layer, key: key, limit: RecentChanges.limit),
                 schema: try? target.schema())
             do {
                 if let schema = try target.schema() {
@@ -122,7 +123,6 @@ struct DoctorReport {
 struct RecentChanges {
     static let limit = 5
     var domain: String
-    var path: String
     var changes: [LoggedChange]
     var schema: DomainSchema?
 

@@ -33,16 +33,18 @@ struct Log: ParsableCommand {
             let target = try DomainTarget(domain, host: host)
             // Opening the domain records a version no LiveDefaults writer made, if nobody noticed it yet: the
             // log then shows it.
-            _ = try? target.store().contents()
+            let store = try target.store()
+            _ = try? store.contents()
             // One more than shown, to say that older ones exist.
             let shown = limit ?? .max
-            var changes = Defaults.loggedChanges(
-                ofFile: target.path, key: key, limit: shown == .max ? .max : shown + 1)
+            var changes = store.defaults.loggedChanges(
+                inDomain: target.name, layer: target.layer, key: key, limit: shown == .max ? .max : shown + 1)
             let more = changes.count > shown
             if more { changes.removeLast() }
             let schema = try? target.schema()
             if json {
-                emit(Output.json(ChangeLogText.json(changes, domain: target.name) { secrets.hides($0, schema: schema) }))
+                emit(
+                    Output.json(ChangeLogText.json(changes, domain: target.name) { secrets.hides($0, schema: schema) }))
                 return
             }
             guard !changes.isEmpty else {
@@ -63,19 +65,20 @@ enum ChangeLogText {
         return changes.map { change in
             let padding = String(repeating: " ", count: max(0, keyWidth - change.key.count))
             let values =
-                describe(change.old, hidden: hidden(change.key)) + " → " + describe(change.new, hidden: hidden(change.key))
+                describe(change.old, hidden: hidden(change.key)) + " → "
+                + describe(change.new, hidden: hidden(change.key))
             return "\(time(change.time))  \(change.key)\(padding)  \(values)  \(who(change))"
         }
     }
 
     /// `local: api-server (pid 4242, uid 1000)`, `fleet: defaults (pid 31, uid 0, revision 812)`, `external`.
     static func who(_ change: LoggedChange) -> String {
-        guard let executable = change.executable else { return change.origin }
+        guard let executable = change.executable else { return change.origin.rawValue }
         var details: [String] = []
         if let pid = change.processID { details.append("pid \(pid)") }
         if let uid = change.userID { details.append("uid \(uid)") }
         if let revision = change.revision { details.append("revision \(revision)") }
-        return "\(change.origin): \(executable) (\(details.joined(separator: ", ")))"
+        return "\(change.origin.rawValue): \(executable) (\(details.joined(separator: ", ")))"
     }
 
     static func describe(_ value: LoggedChange.Value, hidden: Bool) -> String {
@@ -102,7 +105,7 @@ enum ChangeLogText {
             "domain": domain,
             "changes": changes.map { change -> [String: Any] in
                 var object: [String: Any] = [
-                    "time": time(change.time), "origin": change.origin, "key": change.key,
+                    "time": time(change.time), "origin": change.origin.rawValue, "key": change.key,
                     "old": value(change.old, key: change.key), "new": value(change.new, key: change.key),
                 ]
                 if let executable = change.executable { object["executable"] = executable }

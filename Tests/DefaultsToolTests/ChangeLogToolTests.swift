@@ -31,7 +31,9 @@ struct ChangeLogToolTests {
         #expect(result.status == 0)
     }
 
-    @Test("a program's write, defaults write, an edit seen by watching programs and one made while nothing ran: each once, attributed, newest first")
+    @Test(
+        "a program's write, defaults write, an edit seen by watching programs and one made while nothing ran: each once, attributed, newest first"
+    )
     func attributedOnce() throws {
         let sandbox = Sandbox()
         let domain = "com.example.logged"

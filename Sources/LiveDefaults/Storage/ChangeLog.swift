@@ -302,7 +302,8 @@ struct ChangeLog: Sendable, Equatable {
             }
             let bound = bound(keys: contents.count)
             if size + line.count > bound {
-                try rewrite(at: path, adding: line, version: entry.version, contents: contents, bound: bound, owner: owner)
+                try rewrite(
+                    at: path, adding: line, version: entry.version, contents: contents, bound: bound, owner: owner)
                 return nil
             }
             try FileSystem.append(line, toPath: path, owner: owner)
@@ -439,7 +440,8 @@ struct ChangeLog: Sendable, Equatable {
 }
 
 /// Who the writes made in a task are logged as, when not this process's own: the fleet agent applying etcd's
-/// change sets the revision it applies, and the log records the version as `fleet` with that revision.
-package enum ChangeLogAttribution {
-    @TaskLocal package static var fleetRevision: Int64?
+/// change sets the revision it applies (``Defaults/attributingWrites(toFleetRevision:_:)``), and the log
+/// records the version as `fleet` with that revision.
+enum ChangeLogAttribution {
+    @TaskLocal static var fleetRevision: Int64?
 }

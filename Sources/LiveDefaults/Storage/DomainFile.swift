@@ -599,7 +599,10 @@ final class DomainFile: Sendable {
         }
         // The version on disk, if no LiveDefaults writer made it and nobody noticed, is recorded before this one.
         if let baseVersion = current == nil ? 0 : baseDigest.map({ UInt64(bitPattern: Int64($0)) }) {
-            let held = reread ? cachedDigest.map { ChangeLog.Held(version: UInt64(bitPattern: Int64($0)), contents: cachedDisk) } : nil
+            let held =
+                reread
+                ? cachedDigest.map { ChangeLog.Held(version: UInt64(bitPattern: Int64($0)), contents: cachedDisk) }
+                : nil
             ChangeLog.recordExternal(
                 version: baseVersion, contents: base, held: held, at: ChangeLog.path(forDomainFile: path),
                 time: clock.now, owner: owner)

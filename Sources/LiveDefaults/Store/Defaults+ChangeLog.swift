@@ -1,48 +1,82 @@
-package import Foundation
+public import Foundation
 
-/// One key's change as a domain file's change log records it: what `defaults log` and `defaults doctor` print.
-package struct LoggedChange: Sendable, Hashable {
+/// One key's change as a domain's change log records it (Docs/OnDisk.md, "The change log"): when, from what,
+/// to what, and who — what `defaults log` prints and a server can show of its own settings.
+public struct LoggedChange: Sendable, Hashable {
+    /// Who made the version the change is part of.
+    public enum Origin: String, Sendable, Hashable {
+        /// A program through the library, or the `defaults` command.
+        case local
+        /// The fleet agent (`defaults sync`), applying etcd's change (``revision`` says which).
+        case fleet
+        /// No LiveDefaults writer (an editor, another tool), noticed by a LiveDefaults process that read it.
+        case external
+    }
+
     /// A value before or after the change.
-    package enum Value: Sendable, Hashable {
+    public enum Value: Sendable, Hashable {
         /// The key was not in the file.
         case absent
+        /// The value, logged whole.
         case value(PropertyList)
-        /// A value too large to be logged whole: its type and the size of its binary encoding.
+        /// A value too large to be logged whole: its type name and the size of its binary encoding.
         case summary(type: String, size: Int)
         /// An external change's old value that neither the log nor the process that noticed it held.
         case unknown
     }
 
-    package var time: Date
-    /// `local` (a program through the library, or the `defaults` command), `fleet` (the agent), `external`.
-    package var origin: String
-    /// The writing process, nil for an external change.
-    package var executable: String?
-    package var processID: Int32?
-    package var userID: UInt32?
-    /// The etcd revision the fleet agent applied.
-    package var revision: Int64?
-    package var key: String
-    package var old: Value
-    package var new: Value
+    /// When the version was written (or, for an external one, noticed).
+    public let time: Date
+    /// Who made it.
+    public let origin: Origin
+    /// The writing process's executable name; nil for an external change.
+    public let executable: String?
+    /// The writing process's ID; nil for an external change.
+    public let processID: Int32?
+    /// The writing process's effective user ID; nil for an external change.
+    public let userID: UInt32?
+    /// The etcd revision the fleet agent applied; nil for any other writer.
+    public let revision: Int64?
+    /// The key.
+    public let key: String
+    /// Its value before the change.
+    public let old: Value
+    /// Its value after the change.
+    public let new: Value
 }
 
 extension Defaults {
-    /// The changes the change log of the domain file at `path` records, newest first: at most `limit`, of
-    /// `key` alone when given. An absent or unreadable log has none (Docs/OnDisk.md, "The change log").
-    package static func loggedChanges(ofFile path: String, key: String? = nil, limit: Int = .max) -> [LoggedChange] {
+    /// The changes the change log of a domain's file records, newest first: at most `limit`, and only of `key`
+    /// when one is given. A version no LiveDefaults writer made is there once a LiveDefaults process has read
+    /// it (this store, when it follows the domain; else the next process that opens it). An absent or
+    /// unreadable log has no changes; unreadable lines are skipped.
+    public func loggedChanges(
+        inDomain domain: String, layer: PreferenceLayer = .currentUser, key: String? = nil, limit: Int = 100
+    ) -> [LoggedChange] {
+        let path = ChangeLog.path(forDomainFile: configuration.locations.path(forDomain: domain, layer: layer))
         var changes: [LoggedChange] = []
-        for entry in ChangeLog.read(at: ChangeLog.path(forDomainFile: path)).entries.reversed() {
+        for entry in ChangeLog.read(at: path).entries.reversed() {
             for change in entry.changes.reversed() where key == nil || change.key == key {
                 guard changes.count < limit else { return changes }
                 changes.append(
                     LoggedChange(
-                        time: entry.time, origin: entry.origin.rawValue, executable: entry.writer?.executable,
-                        processID: entry.writer?.pid, userID: entry.writer?.uid, revision: entry.writer?.revision,
-                        key: change.key, old: LoggedChange.Value(change.old), new: LoggedChange.Value(change.new)))
+                        time: entry.time, origin: LoggedChange.Origin(entry.origin),
+                        executable: entry.writer?.executable, processID: entry.writer?.pid,
+                        userID: entry.writer?.uid, revision: entry.writer?.revision, key: change.key,
+                        old: LoggedChange.Value(change.old), new: LoggedChange.Value(change.new)))
             }
         }
         return changes
+    }
+
+    /// Runs `body` with the versions it writes on this task or thread recorded in the change log as the
+    /// fleet's, at etcd revision `revision`: how an agent that applies another system's changes (`defaults
+    /// sync`) is told apart from a program's own writes. Only writes made before `body` returns count: a
+    /// transaction or `synchronize()` inside it, not a `set` the store's writer writes later.
+    public static func attributingWrites<Result>(toFleetRevision revision: Int64, _ body: () throws -> Result) rethrows
+        -> Result
+    {
+        try ChangeLogAttribution.$fleetRevision.withValue(revision, operation: body)
     }
 
     /// What is wrong with reading `data` as a change log, nil when nothing is: every entry read is written back
@@ -58,6 +92,16 @@ extension Defaults {
             guard again == [entry] else { return "an entry does not read back as itself: \(entry) → \(again)" }
         }
         return nil
+    }
+}
+
+extension LoggedChange.Origin {
+    init(_ origin: ChangeLog.Origin) {
+        switch origin {
+        case .local: self = .local
+        case .fleet: self = .fleet
+        case .external: self = .external
+        }
     }
 }
 

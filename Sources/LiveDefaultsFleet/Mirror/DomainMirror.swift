@@ -579,7 +579,7 @@
                 // The change log records the version as the fleet's, at the revision the agent has reached (the
                 // transaction commits on this thread; the key-by-key fallback below is written by the store's
                 // writer and logged as this process's).
-                try ChangeLogAttribution.$fleetRevision.withValue(state.revision) {
+                try Defaults.attributingWrites(toFleetRevision: state.revision) {
                     try store.transaction(inDomain: domain) { tx in
                         for (key, value) in writes.values { tx.set(value, forKey: key) }
                     }
