@@ -27,7 +27,10 @@ let package = Package(
         .target(name: "BenchmarkSupport"),
         .executableTarget(
             name: "LiveDefaultsBenchmarks",
-            dependencies: ["BenchmarkSupport", .product(name: "LiveDefaults", package: "LiveDefaults")]
+            dependencies: [
+                "BenchmarkSupport", .product(name: "LiveDefaults", package: "LiveDefaults"),
+                .product(name: "LiveDefaultsTesting", package: "LiveDefaults"),
+            ]
         ),
         .executableTarget(
             name: "LiveDefaultsLatency",

@@ -27,3 +27,13 @@ extension Defaults {
         changeLogProblem(data)
     }
 }
+
+extension Defaults {
+    /// Whether this process records the versions it writes and notices in the domains' change logs: on, but
+    /// for a benchmark that measures what the log costs a write (every process that writes a domain should
+    /// log, or the log misses its changes).
+    public static var changeLogEnabled: Bool {
+        get { changeLogIsEnabled }
+        set { changeLogIsEnabled = newValue }
+    }
+}

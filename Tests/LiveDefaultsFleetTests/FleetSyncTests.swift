@@ -67,6 +67,19 @@
             }
             #expect(try cluster.revision() == revision + 2, "two writes, two revisions: no echo")
 
+            // Each host's change log says who: on A, the command's own write; on C, the agent's, at the etcd
+            // revision it applied.
+            let logged = { (host: FleetHost) throws -> [String: Any]? in
+                let output = try host.defaultsOutput(["log", domain, "MarkerA", "--json"]).output
+                let object = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any]
+                return (object?["changes"] as? [[String: Any]])?.first
+            }
+            let onA = try #require(try logged(a))
+            #expect(onA["origin"] as? String == "local" && onA["executable"] as? String == "defaults", "\(onA)")
+            let onC = try #require(try logged(c))
+            #expect(onC["origin"] as? String == "fleet" && onC["executable"] as? String == "defaults-sync", "\(onC)")
+            #expect(onC["revision"] as? Int == Int(revision + 1) && onC["new"] as? Int == 1, "\(onC)")
+
             #expect(a.stopAgent()?.status == 0)
             #expect(c.stopAgent()?.status == 0)
         }

@@ -7,6 +7,7 @@ import BenchmarkSupport
 import Foundation
 import Glibc
 import LiveDefaults
+import LiveDefaultsTesting
 
 var harness = Harness(iterations: 200_000, rounds: 31)
 var smoke = false
@@ -156,6 +157,21 @@ for count in [10, 10_000] where wanted("writes") {
             },
             dconf: dconfWrites.sync, goalFoundation: count == 10_000 ? 2 : nil,
             note: "synchronize(); dconf: write_sync"))
+    // The same write with the change log off: what recording each version (its last line read, one line
+    // appended, both under the file lock already held) adds to a durable write.
+    Defaults.changeLogEnabled = false
+    rows.append(
+        Row(
+            name: "write + flush to disk, \(count) keys, no change log",
+            live: harness.measure(iterations: flushes, rounds: smoke ? 3 : 11) {
+                value += 1
+                live.set(value, forKey: "Flushed")
+                live.synchronize()
+                return value
+            },
+            foundation: .notApplicable, dconf: .notApplicable,
+            note: "LiveDefaultsTesting's Defaults.changeLogEnabled = false"))
+    Defaults.changeLogEnabled = true
     // The physical floor of a durable write of the same bytes, in the same run: the domain file's bytes as
     // LiveDefaults writes them, written and flushed with nothing else around (no lock file, no re-read).
     if let bytes = FileManager.default.contents(atPath: "\(directory)/com.example.bench.n\(count).plist") {

@@ -232,7 +232,7 @@ final class DomainFile: Sendable {
     /// read of the log's end): nil when the log's last line records it, when the read failed, or at the first
     /// look at a domain that has no log (nothing to compare with).
     private func unrecordedVersion(_ result: ReadResult, firstLook: Bool) -> (version: UInt64, stamp: FileStamp?)? {
-        guard case .success(let loaded) = result else { return nil }
+        guard case .success(let loaded) = result, ChangeLog.isEnabled.load(ordering: .relaxed) else { return nil }
         let version = loaded.map { UInt64(bitPattern: Int64($0.digest)) } ?? 0
         switch ChangeLog.tail(at: ChangeLog.path(forDomainFile: path)) {
         case .recorded(version): return nil
@@ -598,7 +598,8 @@ final class DomainFile: Sendable {
             return .success(.conflict(format: format))
         }
         // The version on disk, if no LiveDefaults writer made it and nobody noticed, is recorded before this one.
-        if let baseVersion = current == nil ? 0 : baseDigest.map({ UInt64(bitPattern: Int64($0)) }) {
+        let logging = ChangeLog.isEnabled.load(ordering: .relaxed)
+        if logging, let baseVersion = current == nil ? 0 : baseDigest.map({ UInt64(bitPattern: Int64($0)) }) {
             let held =
                 reread
                 ? cachedDigest.map { ChangeLog.Held(version: UInt64(bitPattern: Int64($0)), contents: cachedDisk) }
@@ -611,7 +612,7 @@ final class DomainFile: Sendable {
         if format == .openStep { format = .xml }
         if contents.isEmpty && edits.replacement != nil {
             do throws(SystemError) { try FileSystem.remove(destination) } catch { return failure(error) }
-            log(edits, over: base, baseDigest: baseDigest, giving: contents, version: 0)
+            if logging { log(edits, over: base, baseDigest: baseDigest, giving: contents, version: 0) }
             return .success(
                 WriteOutcome(contents: [:], stamp: nil, format: format, keptAside: keptAside, reread: reread))
         }
@@ -626,7 +627,7 @@ final class DomainFile: Sendable {
         do throws(SystemError) {
             let stamp = try FileSystem.replaceAtomically(destination, with: data, owner: owner)
             let digest = Self.digest(data)
-            log(edits, over: base, baseDigest: baseDigest, giving: contents, version: digest)
+            if logging { log(edits, over: base, baseDigest: baseDigest, giving: contents, version: digest) }
             return .success(
                 WriteOutcome(
                     contents: contents, stamp: stamp, format: format, keptAside: keptAside, digest: digest,

@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// One key's change as a domain's change log records it (Docs/OnDisk.md, "The change log"): when, from what,
 /// to what, and who — what `defaults log` prints and a server can show of its own settings.
@@ -77,6 +78,12 @@ extension Defaults {
         -> Result
     {
         try ChangeLogAttribution.$fleetRevision.withValue(revision, operation: body)
+    }
+
+    /// Whether this process writes change logs (on unless a benchmark turns it off to measure its cost).
+    package static var changeLogIsEnabled: Bool {
+        get { ChangeLog.isEnabled.load(ordering: .relaxed) }
+        set { ChangeLog.isEnabled.store(newValue, ordering: .relaxed) }
     }
 
     /// What is wrong with reading `data` as a change log, nil when nothing is: every entry read is written back

@@ -44,10 +44,15 @@ extension Defaults {
     /// keys leave out, each with the declared key it most likely meant.
     func reportUndeclaredKeys(_ keys: some Sequence<String>, domain: String) {
         let (found, nearest): ([String], (@Sendable (String) -> String?)?) = typedKeys.withLock { typed in
-            guard var declared = typed.declaredKeys[domain] else { return ([], nil) }
-            let found = keys.filter { !declared.names.contains($0) && declared.reported.insert($0).inserted }
-            typed.declaredKeys[domain] = declared
-            return (found.sorted(), declared.nearest)
+            guard let names = typed.declaredKeys[domain]?.names else { return ([], nil) }
+            var found: [String] = []
+            // The reported set is changed where it is (through the dictionary's subscript, with no other reference
+            // to it held): a copy taken out and put back would copy the whole set, under the lock, at every
+            // change of the domain.
+            for key in keys where !names.contains(key) {
+                if typed.declaredKeys[domain]?.reported.insert(key).inserted == true { found.append(key) }
+            }
+            return (found.sorted(), typed.declaredKeys[domain]?.nearest)
         }
         guard let nearest else { return }
         for key in found { record(.undeclaredKey(key, domain: domain, suggestion: nearest(key)), deferred: true) }

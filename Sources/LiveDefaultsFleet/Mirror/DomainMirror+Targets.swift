@@ -113,6 +113,17 @@
         /// `<prefix>.rollouts/<domain>/`: the domain's rollout records.
         var rolloutsPrefix: Data { Data(FleetRollout.recordsPrefix(layout, domain).utf8) }
 
+        /// The end of the records' key range (for their read and their watch).
+        static func rolloutsRangeEnd(_ prefix: Data) -> Data { FleetLayout.rangeEnd(ofPrefix: prefix) }
+
+        /// The keys under rollout now, read from the records under `prefix`; nil when etcd did not answer.
+        static func readKeysUnderRollout(_ client: EtcdClient, prefix: Data) async -> [String: String]? {
+            guard let answer = try? await client.range(key: prefix, rangeEnd: rolloutsRangeEnd(prefix)) else {
+                return nil
+            }
+            return keysUnderRollout(answer.kvs ?? [])
+        }
+
         /// The keys of running rollouts among `records`, each with what to tell a person.
         static func keysUnderRollout(_ records: [EtcdKeyValue]) -> [String: String] {
             var keys: [String: String] = [:]

@@ -133,10 +133,9 @@
                     of: Void.self, bufferingPolicy: .bufferingNewest(1))
                 self.rolloutsChanged = rolloutsChanged
                 group.addTask { [inbox, client, prefix = rolloutsPrefix] in
-                    let rangeEnd = FleetLayout.rangeEnd(ofPrefix: prefix)
                     for await _ in rolloutChanges {
-                        if let answer = try? await client.range(key: prefix, rangeEnd: rangeEnd) {
-                            inbox.postRollouts(Self.keysUnderRollout(answer.kvs ?? []))
+                        if let keys = await Self.readKeysUnderRollout(client, prefix: prefix) {
+                            inbox.postRollouts(keys)
                         }
                     }
                 }
@@ -239,9 +238,7 @@
                     // etcd changed a key under rollout: the rollout's completion, whose record ended in the same
                     // revision. Looked at now rather than at the next heartbeat, so that a local write made right
                     // after it is pushed at once instead of waiting as if the rollout still ran.
-                    let answer = try? await client.range(
-                        key: rolloutsPrefix, rangeEnd: FleetLayout.rangeEnd(ofPrefix: rolloutsPrefix))
-                    if let answer { rollouts = Self.keysUnderRollout(answer.kvs ?? []) }
+                    if let keys = await Self.readKeysUnderRollout(client, prefix: rolloutsPrefix) { rollouts = keys }
                 }
                 if let rollouts, rollouts != underRollout {
                     // A local change that waited for its key's rollout is pushed now it has ended (one a completion
@@ -393,7 +390,9 @@
                 self.client, self.inbox, keyPrefix, keyRangeEnd, timing.heartbeat
             )
             let targets = targetPrefix.map { (key: $0, rangeEnd: targetRangeEnd, start: targetsRevision + 1) }
-            let (rollouts, rolloutsChanged) = (rolloutsPrefix, self.rolloutsChanged)
+            let (rollouts, rolloutsEnd, rolloutsChanged) = (
+                rolloutsPrefix, Self.rolloutsRangeEnd(rolloutsPrefix), self.rolloutsChanged
+            )
             let (stopped, stop) = AsyncStream.makeStream(of: Void.self)
             // One watch of this connection: its responses go to `post`, its end (unless cancelled) is a failure.
             @Sendable func watch(
@@ -426,7 +425,7 @@
                         // From the current revision: once the watch is made, a read of the records covers every
                         // change before it, and each event after wakes another.
                         connection.addTask {
-                            await watch(rollouts, FleetLayout.rangeEnd(ofPrefix: rollouts), from: 0) { response in
+                            await watch(rollouts, rolloutsEnd, from: 0) { response in
                                 if response.created == true || response.events?.isEmpty == false {
                                     rolloutsChanged.yield()
                                 }
