@@ -149,4 +149,13 @@ struct ChangeLogTests {
         #expect(tail.entries.last?.version == 20_000 && tail.entries.count < 20_000)
         #expect(tail.lastKeys == nil, "no checkpoint in what was read: the last version's keys are unknown")
     }
+
+    @Test("lines are found in a slice that does not start at 0, without empty ones, the last without its newline")
+    func lineRanges() {
+        let whole = Data("skipped\nfirst\n\n\nsecond\nlast".utf8)
+        let slice = whole[8...]  // as a tail read returns it: after its first newline
+        let lines = ChangeLog.lineRanges(of: slice).map { String(decoding: slice[$0], as: UTF8.self) }
+        #expect(lines == ["first", "second", "last"])
+        #expect(ChangeLog.lineRanges(of: Data()).isEmpty && ChangeLog.lineRanges(of: Data("\n\n".utf8)).isEmpty)
+    }
 }

@@ -48,6 +48,29 @@ public struct Harness: Sendable {
         return Self.summary(samples)
     }
 
+    /// Times two cases in alternating rounds (`first`, then `second`, each `iterations` times a round), so that a
+    /// drift in the machine (a disk whose flushes slow down for a while) falls on both alike: for rows that
+    /// differ by one thing and are read as a difference.
+    public func measureInterleaved(
+        iterations: Int? = nil, rounds: Int? = nil, _ first: () -> Int, _ second: () -> Int
+    ) -> (Timing, Timing) {
+        let iterations = max(1, iterations ?? self.iterations)
+        let rounds = max(3, rounds ?? self.rounds)
+        var sink = 0
+        for _ in 0..<max(1, iterations / 10) { sink &+= first() &+ second() }
+        var samples: ([Double], [Double]) = ([], [])
+        for _ in 0..<rounds {
+            var start = now()
+            for _ in 0..<iterations { sink &+= first() }
+            samples.0.append(Double(now() - start) / Double(iterations))
+            start = now()
+            for _ in 0..<iterations { sink &+= second() }
+            samples.1.append(Double(now() - start) / Double(iterations))
+        }
+        if sink == 0x5EED { print("") }  // keeps the optimiser from removing the loops
+        return (Self.summary(samples.0), Self.summary(samples.1))
+    }
+
     /// The median and 99th percentile of per-operation samples (nanoseconds).
     public static func summary(_ samples: [Double]) -> Timing {
         guard !samples.isEmpty else { return .notApplicable }

@@ -157,21 +157,35 @@ for count in [10, 10_000] where wanted("writes") {
             },
             dconf: dconfWrites.sync, goalFoundation: count == 10_000 ? 2 : nil,
             note: "synchronize(); dconf: write_sync"))
-    // The same write with the change log off: what recording each version (its last line read, one line
-    // appended, both under the file lock already held) adds to a durable write.
-    Defaults.changeLogEnabled = false
-    rows.append(
-        Row(
-            name: "write + flush to disk, \(count) keys, no change log",
-            live: harness.measure(iterations: flushes, rounds: smoke ? 3 : 11) {
-                value += 1
-                live.set(value, forKey: "Flushed")
-                live.synchronize()
-                return value
-            },
-            foundation: .notApplicable, dconf: .notApplicable,
-            note: "LiveDefaultsTesting's Defaults.changeLogEnabled = false"))
+    // The same write with the change log on and off, in alternating rounds: what recording each version (the
+    // log's last line read, one line appended, both under the file lock the write holds) adds to a durable write.
+    // The rounds without the log write a domain of their own of the same size: writes that skip the log leave
+    // versions it never recorded, which the next logged write of that domain would record as external.
+    let unloggedStore = populatedStores(count, variant: ".unlogged").0
+    let (logged, unlogged) = harness.measureInterleaved(
+        iterations: flushes / 2, rounds: smoke ? 3 : 21,
+        {
+            Defaults.changeLogEnabled = true
+            value += 1
+            live.set(value, forKey: "Flushed")
+            live.synchronize()
+            return value
+        },
+        {
+            Defaults.changeLogEnabled = false
+            value += 1
+            unloggedStore.set(value, forKey: "Flushed")
+            unloggedStore.synchronize()
+            return value
+        })
     Defaults.changeLogEnabled = true
+    for (timing, variant) in [(logged, "change log on"), (unlogged, "change log off")] {
+        rows.append(
+            Row(
+                name: "write + flush to disk, \(count) keys, \(variant)", live: timing, foundation: .notApplicable,
+                dconf: .notApplicable,
+                note: "rounds alternating on/off, two domains of this size (Defaults.changeLogEnabled)"))
+    }
     // The physical floor of a durable write of the same bytes, in the same run: the domain file's bytes as
     // LiveDefaults writes them, written and flushed with nothing else around (no lock file, no re-read).
     if let bytes = FileManager.default.contents(atPath: "\(directory)/com.example.bench.n\(count).plist") {
@@ -548,8 +562,8 @@ for row in rows { print(row.line) }
 // MARK: Helpers
 
 /// A LiveDefaults store and a Foundation suite on the same size of domain, with `count` integer keys.
-@MainActor func populatedStores(_ count: Int) -> (Defaults, UserDefaults) {
-    let domain = "com.example.bench.n\(count)"
+@MainActor func populatedStores(_ count: Int, variant: String = "") -> (Defaults, UserDefaults) {
+    let domain = "com.example.bench.n\(count)\(variant)"
     let live: Defaults
     do { live = try Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) } catch {
         fatalError("\(error)")

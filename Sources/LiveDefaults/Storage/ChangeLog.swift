@@ -210,14 +210,30 @@ struct ChangeLog: Sendable, Equatable {
 
     // MARK: Reading
 
+    /// The ranges of `data`'s non-empty lines (a last line without its newline included), in order. Scanned
+    /// through the raw bytes: `Data.split` walks a log byte by byte through its generic collection interface,
+    /// the largest cost of a write's look at the log's end.
+    static func lineRanges(of data: Data) -> [Range<Data.Index>] {
+        data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> [Range<Data.Index>] in
+            var ranges: [Range<Data.Index>] = []
+            var start = 0
+            while start < bytes.count {
+                let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+                if end > start { ranges.append((data.startIndex + start)..<(data.startIndex + end)) }
+                start = end + 1
+            }
+            return ranges
+        }
+    }
+
     /// The log these bytes hold: every line that reads as an entry or a checkpoint of this format, in order;
     /// any other line (torn, hostile, of another version) is skipped.
     init(parsing data: Data) {
         let decoder = JSONDecoder()
         var keys: [String: UInt64]?
         var version: UInt64?
-        for slice in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
-            guard let line = try? decoder.decode(Line.self, from: Data(slice)), line.v == Self.formatVersion,
+        for range in Self.lineRanges(of: data) {
+            guard let line = try? decoder.decode(Line.self, from: data[range]), line.v == Self.formatVersion,
                 let digest = Self.number(hex: line.version)
             else { continue }
             if let checkpoint = line.keys {
@@ -327,10 +343,10 @@ struct ChangeLog: Sendable, Equatable {
         let old = FileSystem.readTail(atPath: path, maximumBytes: maximumReadSize) ?? Data()
         var kept: [Data.SubSequence] = []
         var total = 0
-        for slice in old.split(separator: UInt8(ascii: "\n")).reversed() {
-            guard total + slice.count + 1 <= bound / 2 else { break }
-            kept.append(slice)
-            total += slice.count + 1
+        for range in lineRanges(of: old).reversed() {
+            guard total + range.count + 1 <= bound / 2 else { break }
+            kept.append(old[range])
+            total += range.count + 1
         }
         var data = Data()
         for slice in kept.reversed() {
@@ -360,13 +376,17 @@ struct ChangeLog: Sendable, Equatable {
         guard let data = FileSystem.readTail(atPath: path, maximumBytes: 16 << 10) else {
             return (try? FileSystem.size(atPath: path)) == .some(nil) ? .absent : .unknown
         }
-        let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
-        guard let last = lines.last, data.last == UInt8(ascii: "\n") else { return .unknown }
+        return tail(of: data)
+    }
+
+    /// What the last line of `data` (a log's end, from a whole line) records.
+    static func tail(of data: Data) -> Tail {
+        guard data.last == UInt8(ascii: "\n"), let last = lineRanges(of: data).last else { return .unknown }
         struct Version: Decodable {
             var v: Int
             var version: String
         }
-        guard let line = try? JSONDecoder().decode(Version.self, from: Data(last)), line.v == formatVersion,
+        guard let line = try? JSONDecoder().decode(Version.self, from: data[last]), line.v == formatVersion,
             let version = number(hex: line.version)
         else { return .unknown }
         return .recorded(version)

@@ -91,6 +91,13 @@ extension Defaults {
     /// fuzz target `FuzzChangeLog` holds the reader to (through LiveDefaultsTesting).
     package static func changeLogProblem(_ data: Data) -> String? {
         let log = ChangeLog(parsing: data)
+        // The quick look at the last line agrees with the whole read when that line is an entry or a checkpoint.
+        if case .recorded(let version) = ChangeLog.tail(of: data), let range = ChangeLog.lineRanges(of: data).last {
+            let line = ChangeLog(parsing: data[range])
+            if let recorded = line.lastVersion ?? line.entries.last?.version, recorded != version {
+                return "the quick look at the last line says version \(version), the line records \(recorded)"
+            }
+        }
         if (log.lastVersion == nil) != (log.lastKeys == nil) {
             return "a last version without its keys, or keys without it"
         }
