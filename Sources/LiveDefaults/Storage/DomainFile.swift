@@ -243,12 +243,15 @@ final class DomainFile: Sendable {
 
     /// Records a version this process read as an external change (``ChangeLog/recordExternal``), under the
     /// domain's file lock, if the file is still that version (a newer one is the next reload's). A LiveDefaults
-    /// writer appends its entry under that lock after replacing the file: once the lock is held, its entry is
-    /// in the log, and the version is not taken for an external one.
+    /// writer appends its entry before it renames its version into place, both under that lock: a version read
+    /// whose entry is not in the log is another writer's, or was replaced meanwhile. The lock is taken only if
+    /// it is free: a reader never waits for writers (transactions of several processes retry on every new
+    /// version, and a reload that queued behind each of their writes made them lose round after round), and
+    /// whoever holds it records the version anyway — a writer records the version it writes over first.
     private func recordExternal(
         _ unrecorded: (version: UInt64, stamp: FileStamp?), contents: [String: PropertyList], held: ChangeLog.Held?
     ) {
-        guard let lock = try? FileSystem.lockExclusively(lockPath) else { return }
+        guard let lock = FileSystem.lockExclusivelyIfFree(lockPath) else { return }
         defer { FileSystem.close(lock) }
         guard let current = try? FileSystem.stamp(atPath: path), current == unrecorded.stamp else { return }
         ChangeLog.recordExternal(
@@ -611,8 +614,9 @@ final class DomainFile: Sendable {
         let contents = edits.applied(to: base)
         if format == .openStep { format = .xml }
         if contents.isEmpty && edits.replacement != nil {
-            do throws(SystemError) { try FileSystem.remove(destination) } catch { return failure(error) }
+            // Logged before the version is visible, as below.
             if logging { log(edits, over: base, baseDigest: baseDigest, giving: contents, version: 0) }
+            do throws(SystemError) { try FileSystem.remove(destination) } catch { return failure(error) }
             return .success(
                 WriteOutcome(contents: [:], stamp: nil, format: format, keptAside: keptAside, reread: reread))
         }
@@ -624,10 +628,13 @@ final class DomainFile: Sendable {
             // its last good version rather than losing the value or every other key.
             return .failure(.unrepresentableValue(path: path, error))
         }
+        // The version is logged before it is renamed into place: a process that reads it finds its entry (and
+        // does not take it for another writer's). A write that fails after this leaves an entry of a version
+        // nobody read; the next version is compared with it like any other.
+        let digest = Self.digest(data)
+        if logging { log(edits, over: base, baseDigest: baseDigest, giving: contents, version: digest) }
         do throws(SystemError) {
             let stamp = try FileSystem.replaceAtomically(destination, with: data, owner: owner)
-            let digest = Self.digest(data)
-            if logging { log(edits, over: base, baseDigest: baseDigest, giving: contents, version: digest) }
             return .success(
                 WriteOutcome(
                     contents: contents, stamp: stamp, format: format, keptAside: keptAside, digest: digest,

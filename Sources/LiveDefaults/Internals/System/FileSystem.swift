@@ -159,6 +159,19 @@ enum FileSystem {
         return descriptor
     }
 
+    /// Takes an exclusive `flock` on a lock file only if no other holder has it now (nil when one does, or when
+    /// the lock file cannot be opened); closing the descriptor unlocks.
+    static func lockExclusivelyIfFree(_ path: String) -> Int32? {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return nil }
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            if errno == EINTR { continue }
+            close(descriptor)
+            return nil
+        }
+        return descriptor
+    }
+
     /// Writes `data` to a new temporary file beside `path`, flushes it to the disk, and renames it over
     /// `path`: readers see the old file or the new one, never a mix, even if this process is killed. The one
     /// way the library writes a file (domains and schemas).
