@@ -133,7 +133,10 @@ final class DomainFile: Sendable {
     ///     version (only the keys that differ), and readers never see every key removed and back. A file still
     ///     gone at the second look is removed (its keys reported). Explicit reads (`synchronize()`, a
     ///     transaction) take the disk as it is.
-    func reload(verifyContents: Bool = false, deferringRemoval: Bool = false) {
+    ///   - recordingExternal: Cleared by a transaction's look at the file before each attempt: a version no
+    ///     LiveDefaults writer made is then recorded by its commit (a write records the version it writes over),
+    ///     not by the look, which runs on every lost round and must stay as short as it was.
+    func reload(verifyContents: Bool = false, deferringRemoval: Bool = false, recordingExternal: Bool = true) {
         // Observers (the stores, and through them error handlers and streams) are told after the disk lock
         // is released: a handler may call synchronize(), which takes it again.
         let events: [Event] = diskLock.withLock {
@@ -177,7 +180,7 @@ final class DomainFile: Sendable {
                 current == nil && !firstLook
                 ? ReadResult.success(nil)
                 : Self.readContents(path, knownCorrupt: corruptStamp, clock: clock, indexing: true, previous: previous)
-            let unrecorded = unrecordedVersion(result, firstLook: firstLook)
+            let unrecorded = recordingExternal ? unrecordedVersion(result, firstLook: firstLook) : nil
             var report: DefaultsError?
             var held: ChangeLog.Held?
             var read: [String: PropertyList] = [:]

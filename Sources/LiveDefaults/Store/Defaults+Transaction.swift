@@ -52,8 +52,9 @@ extension Defaults {
         if domain != configuration.applicationDomain { try DomainName.validate(domain) }
         let file = file(forDomain: domain, layer: layer)
         for _ in 0..<Self.transactionAttempts {
-            // The latest version on disk (one `stat` when nothing changed).
-            file.reload()
+            // The latest version on disk (one `stat` when nothing changed). A version no LiveDefaults writer made
+            // is recorded in the change log by the commit, which records the version it writes over.
+            file.reload(recordingExternal: false)
             let transaction = DefaultsTransaction(defaults: self, domain: domain, file: file, base: file.contents)
             let result = try body(transaction)
             // The base is let go before the commit, which then changes the file's contents in place.
