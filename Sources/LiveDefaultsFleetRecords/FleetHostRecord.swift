@@ -75,15 +75,18 @@ public struct HealthReport: Sendable, Hashable, Codable {
         self.appliedRevisions = appliedRevisions
     }
 
-    /// Whether two reports agree on the host's health (the detail and times aside): a report is written
-    /// again only when not, so a host's health costs etcd one write per change of state, not one per check.
     /// The report etcd's bytes hold, or nil when they are none (written by another tool, or damaged).
     public static func decode(_ bytes: Data) -> HealthReport? {
         try? JSONDecoder.fleetRecords.decode(HealthReport.self, from: bytes)
     }
 
+    /// Whether two reports agree on what an operator acts on (the times aside): a report is written again only
+    /// when not, so a healthy host costs etcd one write per change of state, not one per check. An unhealthy
+    /// host's reason counts: a check that failed first on a closed connection and then on HTTP 503 shows the
+    /// 503 (a healthy host's detail, say a load figure its command prints, does not).
     package func saysTheSame(as other: HealthReport?) -> Bool {
-        other.map { $0.isHealthy == isHealthy && $0.appliedRevisions == appliedRevisions } ?? false
+        guard let other, other.isHealthy == isHealthy, other.appliedRevisions == appliedRevisions else { return false }
+        return isHealthy || other.detail == detail
     }
 }
 

@@ -223,7 +223,9 @@
         }
 
         func answer(_ status: Int) throws {
-            try Data(String(status).utf8).write(to: URL(fileURLWithPath: statusFile))
+            // Atomically: a check that read the file between a plain write's truncate and its bytes found it
+            // empty, and the server closed the connection without an answer.
+            try Data(String(status).utf8).write(to: URL(fileURLWithPath: statusFile), options: .atomic)
         }
 
         deinit {

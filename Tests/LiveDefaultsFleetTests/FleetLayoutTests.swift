@@ -27,12 +27,17 @@
             for bad in ["", ".", "..", "a b", "a/b", "é", String(repeating: "h", count: 254)] {
                 #expect(throws: FleetError.self, "\(bad)") { try FleetHostIdentity.validate(id: bad) }
             }
-            // A health report is written again only when the host's health changes.
+            // A health report is written again only when the host's health changes, or an unhealthy host's reason.
             let now = Date()
             let healthy = HealthReport(isHealthy: true, detail: "ok", checked: now, since: now)
             #expect(healthy.saysTheSame(as: HealthReport(isHealthy: true, detail: "fine", checked: now, since: now)))
             #expect(!healthy.saysTheSame(as: HealthReport(isHealthy: false, detail: "ok", checked: now, since: now)))
             #expect(!healthy.saysTheSame(as: nil))
+            func failing(_ detail: String) -> HealthReport {
+                HealthReport(isHealthy: false, detail: detail, checked: now, since: now)
+            }
+            #expect(failing("HTTP 503").saysTheSame(as: failing("HTTP 503")))
+            #expect(!failing("HTTP 503").saysTheSame(as: failing("connection closed")))
         }
 
         @Test("a rollout record written by another tool is read only when it can be driven, never trapping a reader")
