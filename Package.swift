@@ -37,6 +37,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // The core's metrics API (no dependencies; no backend: the program bootstraps its own).
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // Only the integration targets use these two; the core library stays on Foundation and swift-log.
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
@@ -52,7 +54,10 @@ let package = Package(
     targets: [
         .target(
             name: "LiveDefaults",
-            dependencies: ["CLiveDefaultsSystem", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "CLiveDefaultsSystem", .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
         ),
         // Test doubles and hooks, kept out of the core module's API (as swift-configuration's ConfigurationTesting).
         .target(
@@ -139,6 +144,8 @@ let package = Package(
             name: "LiveDefaultsTests",
             dependencies: [
                 "LiveDefaults", "LiveDefaultsTestHelper", "LiveDefaultsTesting", "PlistOracle", "TestProcesses",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
         .testTarget(

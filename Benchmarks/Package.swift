@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         .target(name: "BenchmarkSupport"),
@@ -30,6 +31,7 @@ let package = Package(
             dependencies: [
                 "BenchmarkSupport", .product(name: "LiveDefaults", package: "LiveDefaults"),
                 .product(name: "LiveDefaultsTesting", package: "LiveDefaults"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         .executableTarget(

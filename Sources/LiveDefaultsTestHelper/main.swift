@@ -11,6 +11,7 @@
 //   typed-read <dir> <domain> <n>                  read DefaultsKey<Int>("RateLimit", default: 100) n times
 //   await-value <dir> <domain> <key> <value>       print "ready", wait (20 s at most) until the key's value
 //                                                  is the string, print "seen"; exit 1 on timeout
+//   write-string <dir> <domain> <key> <value>      set the key to the string and synchronize
 //   write-after-input <dir> <domain> <key> <value> open the domain, print "ready", wait for a line on standard
 //                                                  input, then set the key to the string and synchronize
 //
@@ -249,6 +250,12 @@ case "write-sequence":
         defaults.synchronize()
     }
     exit(0)
+
+case "write-string":
+    guard arguments.count == 6 else { fail("write-string <dir> <domain> <key> <value>") }
+    let defaults = store(arguments[2], arguments[3])
+    defaults.set(arguments[5], forKey: arguments[4])
+    exit(defaults.synchronize() ? 0 : 1)
 
 case "write-after-input":
     guard arguments.count == 6 else { fail("write-after-input <dir> <domain> <key> <value>") }

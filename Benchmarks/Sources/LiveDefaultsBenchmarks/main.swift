@@ -1,4 +1,5 @@
 import BenchmarkSupport
+import CoreMetrics
 // LiveDefaults side by side with Foundation.UserDefaults and GNOME dconf, in one run, release mode.
 //
 //   Benchmarks/run [--smoke]        (installs dconf's client library and a private D-Bus session, builds, runs)
@@ -17,7 +18,7 @@ var keysOnly = false
 var onlySections: Set<String> = []
 let sectionNames = [
     "reads", "writes", "transactions", "codable", "cold-open", "cross-process", "volume-swap", "observers", "large",
-    "memory",
+    "memory", "metrics",
 ]
 var dconfHelper: String?
 var arguments = Array(CommandLine.arguments.dropFirst())[...]
@@ -553,6 +554,47 @@ if wanted("memory") {
             format:
                 "memory: resident growth for opening a 10,000-key domain: LiveDefaults %.1f MiB, Foundation %.1f MiB",
             live.median / 1_048_576, foundation.median / 1_048_576))
+}
+
+// MARK: Metrics: reads and writes before and after a metrics backend is bootstrapped (last: a process
+// bootstraps swift-metrics once, and every later row would run with it)
+
+if wanted("metrics") {
+    let (live, _) = populatedStores(10)
+    let typed = DefaultsKey<Int>("Key5", default: -1)
+    var value = 0
+    func measureAll() -> [Timing] {
+        [
+            harness.measure { live[typed] },
+            harness.measure { live.integer(forKey: "Key5") },
+            harness.measure(iterations: harness.iterations / 20) {
+                value += 1
+                live.set(value, forKey: "Metered")
+                return value
+            },
+            harness.measure(iterations: smoke ? 3 : 200, rounds: smoke ? 3 : 11) {
+                value += 1
+                live.set(value, forKey: "Metered")
+                live.synchronize()
+                return value
+            },
+        ]
+    }
+    let without = measureAll()
+    MetricsSystem.bootstrap(CountingMetrics())
+    let with = measureAll()
+    let names = [
+        "typed read `defaults[.key]`", "untyped read `integer(forKey:)`", "`set(_:forKey:)`", "`set` + `synchronize()`",
+    ]
+    for (index, name) in names.enumerated() {
+        for (timing, variant) in [(without, "no metrics backend"), (with, "a metrics backend bootstrapped")] {
+            rows.append(
+                Row(
+                    name: "\(name), 10 keys, \(variant)", live: timing[index], foundation: .notApplicable,
+                    dconf: .notApplicable, note: "swift-metrics; the backend counts in atomics (CountingMetrics)"))
+        }
+    }
+    printProgress()
 }
 
 print("")

@@ -9,6 +9,10 @@ struct DomainEdits: Sendable, Equatable {
 
     var isEmpty: Bool { replacement == nil && keys.isEmpty }
 
+    /// How many keys the edits name (a replacement's keys and the key edits after it): what a write of them
+    /// counts as changes in its metrics.
+    var keyCount: Int { (replacement?.count ?? 0) + keys.count }
+
     func applied(to base: [String: PropertyList]) -> [String: PropertyList] {
         var result = replacement ?? base
         for (key, value) in keys {

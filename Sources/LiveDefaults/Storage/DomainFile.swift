@@ -139,6 +139,7 @@ final class DomainFile: Sendable {
     func reload(verifyContents: Bool = false, deferringRemoval: Bool = false, recordingExternal: Bool = true) {
         // Observers (the stores, and through them error handlers and streams) are told after the disk lock
         // is released: a handler may call synchronize(), which takes it again.
+        var readAVersion = false
         let events: [Event] = diskLock.withLock {
             let (loaded, known) = state.read { ($0.loaded, $0.loaded ? $0.stamp : nil) }
             // The first look reads the file without a `stat` of its path first: there is no version to compare
@@ -222,6 +223,8 @@ final class DomainFile: Sendable {
             }
             if let unrecorded { recordExternal(unrecorded, contents: read, held: held) }
             held = nil
+            // A version read: any change, and a first look at a file that exists.
+            if case .success(let loaded) = result, loaded != nil || !firstLook { readAVersion = true }
             var events: [Event] = []
             if let report { events.append(.failed(report)) }
             if !deltas.isEmpty { events.append(.changed(deltas, .external)) }
@@ -229,6 +232,27 @@ final class DomainFile: Sendable {
             return events
         }
         deliver(events)
+        reportMetrics(events, readAVersion: readAVersion)
+    }
+
+    /// A duration in whole nanoseconds, for a metrics timer (clamped: a timer takes an Int64).
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? .max : product &+ attoseconds / 1_000_000_000
+    }
+
+    /// Reports a reload's outcome through swift-metrics (``DefaultsMetrics``), with no lock held: the
+    /// backend's factory is the program's code.
+    private func reportMetrics(_ events: [Event], readAVersion: Bool) {
+        let domain = DefaultsMetrics.domain(ofFile: path)
+        if readAVersion { DefaultsMetrics.reloaded(domain: domain, at: clock.now) }
+        for case .failed(let error) in events {
+            DefaultsMetrics.reloadFailed(domain: domain, servingLastKnownGood: error.keepsLastKnownGood)
+        }
+        for case .changed(let deltas, .external) in events {
+            DefaultsMetrics.changesApplied(deltas.count, domain: domain, origin: "external")
+        }
     }
 
     /// A version read by a reload that the change log may not have recorded (``ChangeLog/tail(at:)``: one small
@@ -383,6 +407,7 @@ final class DomainFile: Sendable {
     /// ``commit()``, with a transaction's writes and check when given one; false when its check failed.
     private func commit(_ transaction: TransactionEdits?) throws(DefaultsError) -> Bool {
         // As in reload(), observers are told after the disk lock is released.
+        var written: (keys: Int, nanoseconds: Int64)?
         let (result, events): (Result<Bool, DefaultsError>, [Event]) = diskLock.withLock {
             let (pending, edits, cachedStamp, cachedDisk, cachedDigest, format, corruptStamp) = state.change { state in
                 let pending = state.pending
@@ -399,10 +424,14 @@ final class DomainFile: Sendable {
                     transaction.expected.allSatisfy { key, seen in pending.value(forKey: key, over: base[key]) == seen }
                 }
             }
-            switch writeSettled(
+            let start = ContinuousClock.now
+            let outcome: Result<WriteOutcome, DefaultsError> = writeSettled(
                 edits, cachedStamp: cachedStamp, cachedDisk: cachedDisk, cachedDigest: cachedDigest, format: format,
                 knownCorrupt: corruptStamp, check: check)
-            {
+            if case .success(let done) = outcome, !done.conflicted {
+                written = (edits.keyCount, Self.nanoseconds(ContinuousClock.now - start))
+            }
+            switch outcome {
             case .success(let outcome) where outcome.conflicted:
                 state.change { state in
                     state.pending = pending.followed(by: state.pending)
@@ -434,6 +463,16 @@ final class DomainFile: Sendable {
             }
         }
         deliver(events)
+        if let written {
+            // After the locks: the metrics backend's factory is the program's code.
+            let domain = DefaultsMetrics.domain(ofFile: path)
+            DefaultsMetrics.wrote(domain: domain, nanoseconds: written.nanoseconds)
+            let origin = ChangeLogAttribution.fleetRevision == nil ? "local" : "fleet"
+            DefaultsMetrics.changesApplied(written.keys, domain: domain, origin: origin)
+            for case .changed(let deltas, .external) in events {
+                DefaultsMetrics.changesApplied(deltas.count, domain: domain, origin: "external")
+            }
+        }
         return try result.get()
     }
 

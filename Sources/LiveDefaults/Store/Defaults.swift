@@ -574,6 +574,12 @@ public final class Defaults: Sendable {
     /// before them were delivered.
     func record(_ error: DefaultsError, deferred: Bool = false) {
         latestError.withLock { $0 = error }
+        if let violation = error.violation {
+            // A value a typed key cannot read at all is refused for its type; one it reads but the key's range or
+            // choices exclude, by the schema.
+            let reason = violation.reason == .wrongType || violation.reason == .unreadable ? "type" : "schema"
+            DefaultsMetrics.refused(domain: error.domain ?? configuration.applicationDomain, reason: reason)
+        }
         let logger = configuration.logger
         let handler = configuration.errorHandler
         let report: @Sendable () -> Void = {

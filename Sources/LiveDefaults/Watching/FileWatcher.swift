@@ -735,7 +735,7 @@ package final class FileWatcher: Sendable {
     /// that needed one of them; the first time a directory lies on a remote file system (where polling is
     /// the right way, not a degraded one), a notice.
     private func startPolling(_ directories: Set<String>, reason: String, remote: Bool = false) {
-        let (added, makeLogger, mustStart) = locked { state in
+        let (added, makeLogger, mustStart, polled) = locked { state in
             let added = directories.filter { state.polledDirectories[$0] == nil }
             for directory in added { state.polledDirectories[directory] = reason }
             let mustWarn: Bool
@@ -757,8 +757,9 @@ package final class FileWatcher: Sendable {
             }
             let mustStart = !state.pollingStarted && !state.polledDirectories.isEmpty
             if mustStart { state.pollingStarted = true }
-            return (added, makeLogger, mustStart)
+            return (added, makeLogger, mustStart, state.polledDirectories.count)
         }
+        if !added.isEmpty { DefaultsMetrics.watcherPolls(directories: polled) }
         // Made after the lock is released: a logging system's factory is user code.
         let logger = makeLogger?()
         // Inotify failing is a degraded mode the operator can fix (raise fs.inotify limits) and no caller is

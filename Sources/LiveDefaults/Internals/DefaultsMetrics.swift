@@ -1,0 +1,63 @@
+import CoreMetrics
+import Foundation
+
+/// What the library reports through swift-metrics, to whichever backend the program bootstrapped (Prometheus,
+/// OpenTelemetry); names and labels in Docs/Integrations.md, "Metrics" (the `livedefaults_` prefix is a
+/// contract).
+///
+/// Each event makes its metric through `MetricsSystem`'s factory when it happens rather than once per file: a
+/// program that bootstraps its backend after opening its stores (configuration first, then metrics) still
+/// gets them — a metric made before the bootstrap stays a no-op for good. Events are reloads, writes and
+/// refusals, each of which costs a file's read or write already; reads and `set` report nothing.
+enum DefaultsMetrics {
+    /// Keys changed by a version applied here, by origin: `local` (this process's write), `fleet` (the agent's
+    /// write of etcd's change), `external` (another process's version, read by a reload).
+    static func changesApplied(_ count: Int, domain: String, origin: String) {
+        guard count > 0 else { return }
+        Counter(label: "livedefaults_changes_total", dimensions: [("domain", domain), ("origin", origin)])
+            .increment(by: count)
+    }
+
+    /// A version of a domain's file read (at its first look or after a change), and the time it was.
+    static func reloaded(domain: String, at time: Date) {
+        Counter(label: "livedefaults_reloads_total", dimensions: [("domain", domain)]).increment()
+        Gauge(label: "livedefaults_last_reload_success_timestamp_seconds", dimensions: [("domain", domain)])
+            .record(time.timeIntervalSince1970)
+        Gauge(label: "livedefaults_last_known_good", dimensions: [("domain", domain)]).record(0)
+    }
+
+    /// A version that could not be read: broken, not a dictionary, unreadable. `servingLastKnownGood` when the
+    /// program keeps serving the last version that parsed.
+    static func reloadFailed(domain: String, servingLastKnownGood: Bool) {
+        Counter(label: "livedefaults_reload_failures_total", dimensions: [("domain", domain)]).increment()
+        Gauge(label: "livedefaults_last_known_good", dimensions: [("domain", domain)])
+            .record(servingLastKnownGood ? 1 : 0)
+    }
+
+    /// A value refused: `type` (a typed key cannot read it), `schema` (out of range, not a choice).
+    static func refused(domain: String, reason: String) {
+        Counter(label: "livedefaults_refused_values_total", dimensions: [("domain", domain), ("reason", reason)])
+            .increment()
+    }
+
+    /// A write of a domain's file, from taking its lock to the version on disk.
+    static func wrote(domain: String, nanoseconds: Int64) {
+        Timer(
+            label: "livedefaults_write_duration_seconds", dimensions: [("domain", domain)],
+            preferredDisplayUnit: .seconds
+        )
+        .recordNanoseconds(nanoseconds)
+    }
+
+    /// The watcher's mode: how many directories it polls (inotify unavailable, or a remote file system) rather
+    /// than watching them with inotify. Never set while inotify watches every directory.
+    static func watcherPolls(directories: Int) {
+        Gauge(label: "livedefaults_watcher_polled_directories").record(directories)
+    }
+
+    /// The domain a file's metrics are labelled with: its name without `.plist` (a domain's layers share it).
+    static func domain(ofFile path: String) -> String {
+        let name = PathComponents.name(of: path)
+        return name.hasSuffix(".plist") ? String(name.dropLast(6)) : name
+    }
+}

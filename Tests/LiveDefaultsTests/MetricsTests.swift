@@ -1,0 +1,90 @@
+import CoreMetrics
+import Foundation
+import MetricsTestKit
+import TestProcesses
+import Testing
+
+@testable import LiveDefaults
+
+/// The metrics a store reports through swift-metrics, read back from MetricsTestKit's factory, bootstrapped once
+/// for the whole test process (swift-metrics takes one bootstrap a process). Each test uses a domain of its own,
+/// so that its metrics are its own.
+@Suite("Metrics through swift-metrics: changes by origin, reloads, refusals, writes", .blockingWork)
+struct MetricsTests {
+    static let metrics: TestMetrics = {
+        let metrics = TestMetrics()
+        MetricsSystem.bootstrap(metrics)
+        return metrics
+    }()
+
+    func total(_ label: String, _ dimensions: [(String, String)]) -> Int64 {
+        (try? Self.metrics.expectCounter(label, dimensions).totalValue) ?? 0
+    }
+
+    @Test("a write here, another process's write, a broken file and its repair, a refused value")
+    func reported() async throws {
+        let metrics = Self.metrics
+        let directory = TemporaryDirectory()
+        let domain = "com.example.metrics.\(UUID().uuidString.prefix(8))"
+        let defaults = try Defaults(configuration: .rooted(at: directory.path, applicationDomain: domain))
+        let labels = [("domain", domain)]
+
+        // This process's write: its keys as local changes, its duration.
+        defaults.set(5, forKey: "RateLimit")
+        defaults.set("dark", forKey: "Theme")
+        #expect(defaults.synchronize())
+        #expect(total("livedefaults_changes_total", labels + [("origin", "local")]) == 2)
+        #expect(try metrics.expectTimer("livedefaults_write_duration_seconds", labels).values.allSatisfy { $0 > 0 })
+
+        // Another process's write: read by the watcher, counted as an external change and a reload.
+        let reloadsBefore = total("livedefaults_reloads_total", labels)
+        #expect(try runHelper(["write-sequence", directory.path, domain, "RateLimit", "3"]).status == 0)
+        #expect(await eventually(timeout: 10) { defaults.integer(forKey: "RateLimit") == 3 })
+        #expect(
+            await eventually(timeout: 10) {
+                total("livedefaults_changes_total", labels + [("origin", "external")]) >= 1
+            })
+        #expect(total("livedefaults_reloads_total", labels) > reloadsBefore)
+        let stamp = try #require(
+            try metrics.expectGauge("livedefaults_last_reload_success_timestamp_seconds", labels).lastValue)
+        #expect(abs(stamp - Date().timeIntervalSince1970) < 60)
+
+        // A broken version: a failed reload, the last known good version served; repaired, it is not any more.
+        let file = directory.file("\(domain).plist")
+        try Data("<plist><dict><key>RateLimit".utf8).write(to: URL(fileURLWithPath: file))
+        #expect(await eventually(timeout: 10) { total("livedefaults_reload_failures_total", labels) == 1 })
+        #expect(try metrics.expectGauge("livedefaults_last_known_good", labels).lastValue == 1)
+        #expect(defaults.integer(forKey: "RateLimit") == 3, "the last known good version is served")
+        #expect(try runHelper(["write-sequence", directory.path, domain, "RateLimit", "4"]).status == 0)
+        #expect(await eventually(timeout: 10) { defaults.integer(forKey: "RateLimit") == 4 })
+        #expect(
+            await eventually(timeout: 10) {
+                (try? metrics.expectGauge("livedefaults_last_known_good", labels).lastValue) == 0
+            })
+
+        // A value a typed key refuses (written by another process): refused for its type.
+        let limit = DefaultsKey<Int>("Limit", default: 1)
+        #expect(defaults[limit] == 1)
+        #expect(try runHelper(["write-string", directory.path, domain, "Limit", "many"]).status == 0)
+        #expect(await eventually(timeout: 10) { defaults.string(forKey: "Limit") == "many" })
+        #expect(defaults[limit] == 1)
+        #expect(
+            await eventually(timeout: 10) {
+                total("livedefaults_refused_values_total", labels + [("reason", "type")]) == 1
+            })
+    }
+
+    @Test("a watcher that polls says how many directories it polls")
+    func watcherMode() async throws {
+        let metrics = Self.metrics
+        let directory = TemporaryDirectory()
+        var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: "com.example.polled")
+        configuration.watcher = FileWatcher(polling: true)
+        let defaults = try Defaults(configuration: configuration)
+        #expect(defaults.string(forKey: "Anything") == nil)
+        #expect(
+            await eventually(timeout: 10) {
+                ((try? metrics.expectGauge("livedefaults_watcher_polled_directories").lastValue) ?? 0) >= 1
+            })
+    }
+}
