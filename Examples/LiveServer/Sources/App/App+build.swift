@@ -3,6 +3,7 @@ import Hummingbird
 import LiveDefaults
 import LiveDefaultsService
 import Logging
+import Prometheus
 
 /// How the server runs.
 public struct ServerOptions: Sendable {
@@ -31,9 +32,11 @@ public let serverDomain = "com.example.liveserver"
 /// its settings (``DefaultsKeys/serverSettings``) where the `defaults` command and other programs find it
 /// (the first of `defaults.configuration.locations.schemaDirectories`), so that every writer honours it and
 /// the settings page can be generated from it; a schema that cannot be written is logged, and the server
-/// runs without it.
+/// runs without it. With a `metrics` registry (the one the process bootstrapped swift-metrics with), `GET
+/// /metrics` serves it in Prometheus' text format: the library's `livedefaults_` metrics among the server's.
 public func buildApplication(
     defaults: Defaults, options: ServerOptions, logger: Logger = Logger(label: "LiveServer"),
+    metrics: PrometheusCollectorRegistry? = nil,
     onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     do {
@@ -51,6 +54,19 @@ public func buildApplication(
                 byteBuffer: ByteBuffer(string: Page.html(domain: defaults.configuration.applicationDomain))))
     }
     router.get("hello") { request, _ in behaviour.hello(request) }
+    // Who changed which setting, newest first, from the domain's change log (the page's "Recent changes").
+    let changes = RecentChanges(catalog: catalog)
+    router.get("changes") { request, _ in
+        let limit = request.uri.queryParameters.get("limit", as: Int.self).map { min(max($0, 1), 500) } ?? 20
+        return json(changes.json(limit: limit))
+    }
+    if let metrics {
+        router.get("metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.emitToBuffer())))
+        }
+    }
     SettingsController(catalog: catalog, options: options).addRoutes(to: router)
     return Application(
         router: router,

@@ -49,6 +49,10 @@ enum Page {
           <span class="message" id="message-all"></span></div>
         <div id="status">connecting…</div>
         <div id="log"></div>
+        <h2>Recent changes</h2>
+        <p class="sub">From the domain's change log: this page, the <code>defaults</code> command, the fleet
+        agent, and edits no LiveDefaults writer made (<code>external</code>).</p>
+        <table id="changes"><tbody></tbody></table>
         <script>
         const keys = {};
         const values = {};
@@ -180,10 +184,19 @@ enum Page {
           const view = document.getElementById("log");
           view.textContent = `${new Date().toLocaleTimeString()}  ${line}\\n` + view.textContent;
         }
+        async function loadChanges() {
+          const changes = await (await fetch("/changes?limit=20")).json();
+          const text = value => value === null ? "(absent)" : JSON.stringify(value);
+          document.querySelector("#changes tbody").innerHTML = changes.map(change =>
+            `<tr><td>${escape(change.time)}</td><td>${escape(change.key)}</td>
+             <td>${escape(text(change.old))} → ${escape(text(change.new))}</td>
+             <td>${escape(change.origin)}${change.who ? ": " + escape(change.who) : ""}</td></tr>`).join("");
+        }
         async function start() {
           const schema = await (await fetch("/settings/schema")).json();
           for (const key of schema.keys) addRow(key);
           document.getElementById("save-all").addEventListener("click", saveAll);
+          loadChanges();
           const events = new EventSource("/events");
           events.addEventListener("settings", event => {
             const all = JSON.parse(event.data);
@@ -201,6 +214,7 @@ enum Page {
             showRefused(change.key, change.refused);
             shownVersions.push({ ...values });
             log(`${change.key} = ${JSON.stringify(change.value)}  (${change.origin === "external" ? "another process" : "this page or the server"})`);
+            loadChanges();
           });
           events.onerror = () => { document.getElementById("status").textContent = "reconnecting…"; };
         }

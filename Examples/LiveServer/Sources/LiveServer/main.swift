@@ -7,10 +7,12 @@
 //   defaults write com.example.liveserver Greeting "Hi from the shell"
 //   curl localhost:8080/hello
 import App
+import CoreMetrics
 import Foundation
 import Hummingbird
 import LiveDefaults
 import Logging
+import Prometheus
 
 func usage() -> Never {
     FileHandle.standardError.write(Data("usage: LiveServer [--host H] [--port P] [--token T] [--directory DIR]\n".utf8))
@@ -33,6 +35,10 @@ while let argument = arguments.popFirst() {
     }
 }
 
+// Metrics first: the library reports its reloads, changes and writes through swift-metrics, served at /metrics.
+let metrics = PrometheusCollectorRegistry()
+MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics))
+
 var configuration = Defaults.Configuration(applicationDomain: serverDomain, arguments: [])
 if let directory { configuration.locations = .rooted(at: directory) }
 let defaults = try Defaults(configuration: configuration)
@@ -47,7 +53,8 @@ let tool =
     (directory.map { "XDG_CONFIG_HOME=\($0) LIVEDEFAULTS_SCHEMA_PATH=\(schemas) " } ?? "") + command
 let file = configuration.locations.path(forDomain: serverDomain, layer: .currentUser)
 let host = options.host == "::1" ? "[::1]" : options.host
-let app = buildApplication(defaults: defaults, options: options, logger: logger) { [host, tool, file] port in
+let app = buildApplication(defaults: defaults, options: options, logger: logger, metrics: metrics) {
+    [host, tool, file] port in
     let address = "http://\(host):\(port)"
     print(
         """
@@ -57,6 +64,7 @@ let app = buildApplication(defaults: defaults, options: options, logger: logger)
           \(tool) write \(serverDomain) Greeting "Hi from the shell"
           \(tool) describe \(serverDomain)
           curl \(address)/hello
+          curl \(address)/metrics
         """)
     fflush(nil)
 }

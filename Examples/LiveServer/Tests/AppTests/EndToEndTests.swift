@@ -70,6 +70,39 @@ struct EndToEndTests {
         #expect(try Self.get("\(address)/hello").contains("Hi from the shell"))
     }
 
+    @Test("/metrics counts another process's write; /changes lists it with its writer")
+    func metricsAndChanges() throws {
+        let directory = TemporaryDirectory()
+        let (server, address) = try Self.startServer(in: directory)
+        defer {
+            server.terminate()
+            server.waitUntilExit()
+        }
+        let external = #"livedefaults_changes_total{domain="com.example.liveserver",origin="external"}"#
+        // No file yet: nothing read, nothing changed.
+        #expect(!(try Self.get("\(address)/metrics").contains(external)))
+
+        let write = Process()
+        write.executableURL = try Self.defaultsTool()
+        write.arguments = ["write", "com.example.liveserver", "Greeting", "Hi from the shell"]
+        write.environment = ProcessInfo.processInfo.environment.merging(["XDG_CONFIG_HOME": directory.path]) { $1 }
+        try write.run()
+        write.waitUntilExit()
+        #expect(write.terminationStatus == 0)
+
+        var metrics = ""
+        let deadline = Date().addingTimeInterval(20)
+        while !metrics.contains(external + " 1"), Date() < deadline {
+            metrics = try Self.get("\(address)/metrics")
+            if !metrics.contains(external + " 1") { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        #expect(metrics.contains(external + " 1"), "\(metrics)")
+        #expect(metrics.contains(#"livedefaults_reloads_total{domain="com.example.liveserver"}"#))
+        let changes = try Self.get("\(address)/changes")
+        #expect(changes.contains(#""key":"Greeting""#) && changes.contains(#""new":"Hi from the shell""#), "\(changes)")
+        #expect(changes.contains(#""origin":"local""#) && changes.contains(#""who":"defaults (pid "#), "\(changes)")
+    }
+
     /// An SSE client in another process (Python's urllib) on `url`, printing each line as it arrives.
     static func eventClient(_ url: String) throws -> (Process, Pipe) {
         let process = Process()
