@@ -260,6 +260,10 @@ final class DomainFile: Sendable {
     /// look at a domain that has no log (nothing to compare with).
     private func unrecordedVersion(_ result: ReadResult, firstLook: Bool) -> (version: UInt64, stamp: FileStamp?)? {
         guard case .success(let loaded) = result, ChangeLog.isEnabled.load(ordering: .relaxed) else { return nil }
+        // A file absent at the first look (most layers of every domain) is not looked up in a log: a removal
+        // made while nothing ran is recorded by the next write instead, and opening a domain costs no system
+        // call for each of its absent layers.
+        if firstLook && loaded == nil { return nil }
         let version = loaded.map { UInt64(bitPattern: Int64($0.digest)) } ?? 0
         switch ChangeLog.tail(at: ChangeLog.path(forDomainFile: path)) {
         case .recorded(version): return nil
