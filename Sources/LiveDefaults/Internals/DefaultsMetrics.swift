@@ -42,7 +42,7 @@ enum DefaultsMetrics {
 
     /// A write of a domain's file, from taking its lock to the version on disk.
     static func wrote(domain: String, nanoseconds: Int64) {
-        Timer(
+        CoreMetrics.Timer(
             label: "livedefaults_write_duration_seconds", dimensions: [("domain", domain)],
             preferredDisplayUnit: .seconds
         )
