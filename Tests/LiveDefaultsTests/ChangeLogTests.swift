@@ -157,5 +157,13 @@ struct ChangeLogTests {
         let lines = ChangeLog.lineRanges(of: slice).map { String(decoding: slice[$0], as: UTF8.self) }
         #expect(lines == ["first", "second", "last"])
         #expect(ChangeLog.lineRanges(of: Data()).isEmpty && ChangeLog.lineRanges(of: Data("\n\n".utf8)).isEmpty)
+        // The backward scan of a log's end finds the same last line, in a slice, after empty lines or none.
+        for text in [
+            "skipped\nfirst\n\n\nsecond\nlast", "x\nfirst\nlast\n\n\n", "x\nlast\n", "x\n\n", "x\n", "x\nlast",
+        ] {
+            let data = Data(text.utf8)[2...]
+            #expect(ChangeLog.lastLineRange(of: data) == ChangeLog.lineRanges(of: data).last, "\(text)")
+        }
+        #expect(ChangeLog.lastLineRange(of: Data()) == nil && ChangeLog.lastLineRange(of: Data("\n".utf8)) == nil)
     }
 }

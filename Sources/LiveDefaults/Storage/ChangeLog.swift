@@ -211,18 +211,31 @@ struct ChangeLog: Sendable, Equatable {
     // MARK: Reading
 
     /// The ranges of `data`'s non-empty lines (a last line without its newline included), in order. Scanned
-    /// through the raw bytes: `Data.split` walks a log byte by byte through its generic collection interface,
-    /// the largest cost of a write's look at the log's end.
+    /// with integer indices through the raw bytes: `Data.split` and a slice's `firstIndex(of:)` go through the
+    /// generic collection interface byte by byte, which a build without optimisation does not specialise.
     static func lineRanges(of data: Data) -> [Range<Data.Index>] {
         data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> [Range<Data.Index>] in
             var ranges: [Range<Data.Index>] = []
             var start = 0
-            while start < bytes.count {
-                let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
-                if end > start { ranges.append((data.startIndex + start)..<(data.startIndex + end)) }
-                start = end + 1
+            for index in 0..<bytes.count where bytes[index] == UInt8(ascii: "\n") {
+                if index > start { ranges.append((data.startIndex + start)..<(data.startIndex + index)) }
+                start = index + 1
             }
+            if bytes.count > start { ranges.append((data.startIndex + start)..<(data.startIndex + bytes.count)) }
             return ranges
+        }
+    }
+
+    /// The last of ``lineRanges(of:)``, found by scanning back from the end: a look at a log's end (each write,
+    /// each reload) reads one line's bytes, not the whole tail it read.
+    static func lastLineRange(of data: Data) -> Range<Data.Index>? {
+        data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Range<Data.Index>? in
+            var end = bytes.count
+            while end > 0 && bytes[end - 1] == UInt8(ascii: "\n") { end -= 1 }
+            guard end > 0 else { return nil }
+            var start = end
+            while start > 0 && bytes[start - 1] != UInt8(ascii: "\n") { start -= 1 }
+            return (data.startIndex + start)..<(data.startIndex + end)
         }
     }
 
@@ -381,7 +394,7 @@ struct ChangeLog: Sendable, Equatable {
 
     /// What the last line of `data` (a log's end, from a whole line) records.
     static func tail(of data: Data) -> Tail {
-        guard data.last == UInt8(ascii: "\n"), let last = lineRanges(of: data).last else { return .unknown }
+        guard data.last == UInt8(ascii: "\n"), let last = lastLineRange(of: data) else { return .unknown }
         struct Version: Decodable {
             var v: Int
             var version: String

@@ -91,8 +91,13 @@ extension Defaults {
     /// fuzz target `FuzzChangeLog` holds the reader to (through LiveDefaultsTesting).
     package static func changeLogProblem(_ data: Data) -> String? {
         let log = ChangeLog(parsing: data)
+        let ranges = ChangeLog.lineRanges(of: data)
+        if ChangeLog.lastLineRange(of: data) != ranges.last {
+            return "the backward scan finds the last line at \(String(describing: ChangeLog.lastLineRange(of: data))), "
+                + "the forward scan at \(String(describing: ranges.last))"
+        }
         // The quick look at the last line agrees with the whole read when that line is an entry or a checkpoint.
-        if case .recorded(let version) = ChangeLog.tail(of: data), let range = ChangeLog.lineRanges(of: data).last {
+        if case .recorded(let version) = ChangeLog.tail(of: data), let range = ranges.last {
             let line = ChangeLog(parsing: data[range])
             if let recorded = line.lastVersion ?? line.entries.last?.version, recorded != version {
                 return "the quick look at the last line says version \(version), the line records \(recorded)"
