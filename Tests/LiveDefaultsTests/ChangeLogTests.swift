@@ -45,6 +45,31 @@ struct ChangeLogTests {
         #expect(log.entries[0].time == Date(timeIntervalSince1970: 1_764_222_222.5))
     }
 
+    @Test("the look at a log's end reads a last line longer than its first window (an entry of many keys)")
+    func longLastLine() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file(".many.plist.log")
+        var before: [String: PropertyList] = [:]
+        var after: [String: PropertyList] = [:]
+        var changes: [(String, PropertyList?, PropertyList?)] = []
+        for index in 0..<2_000 {
+            let key = "Key\(index)"
+            before[key] = .integer(index)
+            after[key] = .integer(index + 1)
+            changes.append((key, before[key], after[key]))
+        }
+        let first = entry(changes, version: 11)
+        #expect(ChangeLog.append(first, contents: after, previous: before, previousVersion: 10, at: path) == nil)
+        let size = try #require(try FileSystem.size(atPath: path))
+        #expect(size > 4 * (16 << 10), "the entry's line is longer than two larger windows: \(size) bytes")
+        #expect(ChangeLog.tail(at: path) == .recorded(11))
+        // An empty log, and a line of garbage as long, are still answered (absent is only a missing file).
+        try Data().write(to: URL(fileURLWithPath: path))
+        #expect(ChangeLog.tail(at: path) == .unknown)
+        try Data(repeating: UInt8(ascii: "x"), count: 100_000).write(to: URL(fileURLWithPath: path))
+        #expect(ChangeLog.tail(at: path) == .unknown)
+    }
+
     @Test("a value larger than the bound is logged as its digest, type and size, and still tracked")
     func largeValues() throws {
         let directory = TemporaryDirectory()

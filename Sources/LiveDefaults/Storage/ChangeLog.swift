@@ -383,13 +383,20 @@ struct ChangeLog: Sendable, Equatable {
         case unknown
     }
 
-    /// The log's last line, from at most its last 16 KiB: the cheap question every reload and write asks
-    /// (whether the version it holds is the one the log recorded last).
+    /// The log's last line, from its last 16 KiB: the cheap question every reload and write asks (whether the
+    /// version it holds is the one the log recorded last). A last line longer than that (a write of many keys
+    /// records them all in one entry) is read with a window four times as large, up to ``maximumReadSize``:
+    /// taken for unknown, it would send every write and reload to the whole log.
     static func tail(at path: String) -> Tail {
-        guard let data = FileSystem.readTail(atPath: path, maximumBytes: 16 << 10) else {
-            return (try? FileSystem.size(atPath: path)) == .some(nil) ? .absent : .unknown
+        var window = 16 << 10
+        while true {
+            guard let data = FileSystem.readTail(atPath: path, maximumBytes: window) else {
+                return (try? FileSystem.size(atPath: path)) == .some(nil) ? .absent : .unknown
+            }
+            // Empty: the window held no whole line (or the log is empty, which the next sizes read again).
+            guard data.isEmpty, window < maximumReadSize else { return tail(of: data) }
+            window = min(window * 4, maximumReadSize)
         }
-        return tail(of: data)
     }
 
     /// What the last line of `data` (a log's end, from a whole line) records.

@@ -646,9 +646,13 @@ final class DomainFile: Sendable {
         } else if let check, !check(base) {
             return .success(.conflict(format: format))
         }
-        // The version on disk, if no LiveDefaults writer made it and nobody noticed, is recorded before this one.
+        // The version on disk, if no LiveDefaults writer made it and nobody noticed, is recorded before this one
+        // — unless it is the very file this process wrote and logged last (not replaced since: the same stamp),
+        // which the log holds; then the look at the log's end is saved.
         let logging = ChangeLog.isEnabled.load(ordering: .relaxed)
-        if logging, let baseVersion = current == nil ? 0 : baseDigest.map({ UInt64(bitPattern: Int64($0)) }) {
+        if logging, let baseVersion = current == nil ? 0 : baseDigest.map({ UInt64(bitPattern: Int64($0)) }),
+            reread || baseVersion != state.read({ $0.loggedVersion })
+        {
             let held =
                 reread
                 ? cachedDigest.map { ChangeLog.Held(version: UInt64(bitPattern: Int64($0)), contents: cachedDisk) }
@@ -692,6 +696,7 @@ final class DomainFile: Sendable {
 
     /// Records a version this process wrote in the file's change log (``ChangeLog``), with the file lock held:
     /// the keys `edits` changed over `base`. A log that cannot be written changes nothing about the write.
+    /// The version is remembered as logged (``State/loggedVersion``) once its entry is appended.
     private func log(
         _ edits: DomainEdits, over base: [String: PropertyList], baseDigest: Int?,
         giving contents: [String: PropertyList],
@@ -711,10 +716,11 @@ final class DomainFile: Sendable {
         let entry = ChangeLog.Entry(
             time: clock.now, origin: writer.revision == nil ? .local : .fleet, writer: writer,
             version: UInt64(bitPattern: Int64(version)), changes: changes)
-        ChangeLog.append(
+        let failed = ChangeLog.append(
             entry, contents: contents, previous: base,
             previousVersion: baseDigest.map { UInt64(bitPattern: Int64($0)) } ?? 0,
             at: ChangeLog.path(forDomainFile: path), owner: owner)
+        state.change { $0.loggedVersion = failed == nil ? entry.version : nil }
     }
 
     /// Where a write of `path` goes: the path itself, or, when it is a symbolic link that resolves, the file

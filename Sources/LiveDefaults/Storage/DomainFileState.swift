@@ -84,6 +84,12 @@ extension DomainFile {
             get { rare?.fields.index }
             set { updateRare { $0.index = newValue } }
         }
+        /// The version this process last recorded in the file's change log as its own write (its digest, 0 for
+        /// a removal): a write over that version knows the log holds it and skips the look at the log's end.
+        var loggedVersion: UInt64? {
+            get { rare?.fields.loggedVersion }
+            set { updateRare { $0.loggedVersion = newValue } }
+        }
 
         /// Takes a version of the file that parsed, or its absence (a nil `stamp`), as the one `disk` holds:
         /// the three ways a version arrives (a whole read, a read of the changed entries, this process's own
@@ -100,7 +106,7 @@ extension DomainFile {
         private mutating func updateRare(_ change: (inout RareFields) -> Void) {
             var fields = rare?.fields ?? RareFields()
             change(&fields)
-            if fields.corruptStamp == nil && fields.index == nil {
+            if fields.corruptStamp == nil && fields.index == nil && fields.loggedVersion == nil {
                 rare = nil
             } else if isKnownUniquelyReferenced(&rare) {
                 rare?.fields = fields
@@ -113,6 +119,7 @@ extension DomainFile {
     fileprivate struct RareFields {
         var corruptStamp: FileStamp?
         var index: XMLDictionaryIndex?
+        var loggedVersion: UInt64?
     }
 
     /// ``State``'s rarely set fields; copied on write (a `State` copied and changed does not change another).
