@@ -235,13 +235,6 @@ final class DomainFile: Sendable {
         reportMetrics(events, readAVersion: readAVersion)
     }
 
-    /// A duration in whole nanoseconds, for a metrics timer (clamped: a timer takes an Int64).
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? .max : product &+ attoseconds / 1_000_000_000
-    }
-
     /// Reports a reload's outcome through swift-metrics (``DefaultsMetrics``), with no lock held: the
     /// backend's factory is the program's code.
     private func reportMetrics(_ events: [Event], readAVersion: Bool) {
@@ -433,7 +426,7 @@ final class DomainFile: Sendable {
                 edits, cachedStamp: cachedStamp, cachedDisk: cachedDisk, cachedDigest: cachedDigest, format: format,
                 knownCorrupt: corruptStamp, check: check)
             if case .success(let done) = outcome, !done.conflicted {
-                written = (edits.keyCount, Self.nanoseconds(ContinuousClock.now - start))
+                written = (edits.keyCount, Int64(SystemDefaultsClock.nanoseconds(ContinuousClock.now - start)))
             }
             switch outcome {
             case .success(let outcome) where outcome.conflicted:
@@ -473,6 +466,7 @@ final class DomainFile: Sendable {
             DefaultsMetrics.wrote(domain: domain, nanoseconds: written.nanoseconds)
             let origin = ChangeLogAttribution.fleetRevision == nil ? "local" : "fleet"
             DefaultsMetrics.changesApplied(written.keys, domain: domain, origin: origin)
+            // Not reportMetrics: a commit's failure event is a file kept aside, not a failed reload.
             for case .changed(let deltas, .external) in events {
                 DefaultsMetrics.changesApplied(deltas.count, domain: domain, origin: "external")
             }
