@@ -345,6 +345,10 @@ struct WatcherTests {
         #expect(updates.all.isEmpty)
         defaults.removeObject(forKey: "Key")
         #expect(await updates.waitFor { $0 == "global" })
+        // The two streams are delivered apart: a later change in `changes` is what says every
+        // change before it has arrived there too.
+        defaults.set(true, forKey: "After")
+        #expect(await changes.waitFor { $0.key == "After" })
         #expect(
             changes.all.filter { $0.key == "Key" } == [
                 KeyChange(
