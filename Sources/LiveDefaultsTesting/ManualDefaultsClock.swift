@@ -40,9 +40,7 @@ public final class ManualDefaultsClock: DefaultsClock {
 
     /// The clock's time: its start plus every advance and pause so far.
     public var now: Date {
-        let elapsed = state.withLock { $0.elapsed }
-        let (seconds, attoseconds) = elapsed.components
-        return start.addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
+        start.addingTimeInterval(state.withLock { $0.elapsed }.timeInterval)
     }
 
     /// How far the clock has moved since it was made.

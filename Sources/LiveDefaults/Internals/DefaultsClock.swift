@@ -43,21 +43,11 @@ final class SystemDefaultsClock: DefaultsClock {
     @usableFromInline func schedule(
         after delay: Duration, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void
     ) {
-        queue.asyncAfter(deadline: .now() + .nanoseconds(Self.nanoseconds(delay)), execute: work)
+        queue.asyncAfter(deadline: .now() + .nanoseconds(delay.clampedNanoseconds), execute: work)
     }
 
     /// Sleeps for `duration` (resuming the sleep when a signal interrupts it).
     @usableFromInline func pause(for duration: Duration) {
-        sleepThread(nanoseconds: Self.nanoseconds(duration))
-    }
-
-    /// A duration in whole nanoseconds, clamped to `0...Int.max` (a negative one is no wait at all).
-    static func nanoseconds(_ duration: Duration) -> Int {
-        let (seconds, attoseconds) = duration.components
-        if seconds < 0 { return 0 }
-        let (whole, overflow) = Int(seconds).multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return .max }
-        let (total, sumOverflow) = whole.addingReportingOverflow(Int(attoseconds / 1_000_000_000))
-        return sumOverflow ? .max : max(0, total)
+        sleepThread(nanoseconds: duration.clampedNanoseconds)
     }
 }

@@ -426,7 +426,7 @@ final class DomainFile: Sendable {
                 edits, cachedStamp: cachedStamp, cachedDisk: cachedDisk, cachedDigest: cachedDigest, format: format,
                 knownCorrupt: corruptStamp, check: check)
             if case .success(let done) = outcome, !done.conflicted {
-                written = (edits.keyCount, Int64(SystemDefaultsClock.nanoseconds(ContinuousClock.now - start)))
+                written = (edits.keyCount, Int64((ContinuousClock.now - start).clampedNanoseconds))
             }
             switch outcome {
             case .success(let outcome) where outcome.conflicted:

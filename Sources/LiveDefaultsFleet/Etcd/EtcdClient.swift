@@ -361,12 +361,13 @@
 
     extension TimeAmount {
         /// A duration as a request timeout: at least a nanosecond, and the longest there is instead of an
-        /// overflow.
+        /// overflow. (The core's own conversion is `package`; this module works over its public API.)
         init(clamping duration: Duration) {
             let parts = duration.components
-            let nanoseconds = parts.seconds.multipliedReportingOverflow(by: 1_000_000_000)
-            let total = nanoseconds.overflow ? Int64.max : nanoseconds.partialValue &+ parts.attoseconds / 1_000_000_000
-            self = .nanoseconds(max(1, total))
+            let whole = parts.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+            let total = whole.partialValue.addingReportingOverflow(parts.attoseconds / 1_000_000_000)
+            let overflow = whole.overflow || total.overflow
+            self = .nanoseconds(overflow ? (parts.seconds < 0 ? 1 : .max) : max(1, total.partialValue))
         }
     }
 #endif
