@@ -51,13 +51,8 @@ struct EndToEndTests {
             received += String(decoding: eventOutput.fileHandleForReading.availableData, as: UTF8.self)
         }
 
-        let write = Process()
-        write.executableURL = try Self.defaultsTool()
-        write.arguments = ["write", "com.example.liveserver", "Greeting", "Hi from the shell"]
-        write.environment = ProcessInfo.processInfo.environment.merging(["XDG_CONFIG_HOME": directory.path]) { $1 }
-        try write.run()
-        write.waitUntilExit()
-        #expect(write.terminationStatus == 0)
+        let write = ["write", "com.example.liveserver", "Greeting", "Hi from the shell"]
+        #expect(try Self.defaults(write, in: directory) == 0)
 
         received += String(decoding: eventOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         events.waitUntilExit()
@@ -82,13 +77,8 @@ struct EndToEndTests {
         // No file yet: nothing read, nothing changed.
         #expect(!(try Self.get("\(address)/metrics").contains(external)))
 
-        let write = Process()
-        write.executableURL = try Self.defaultsTool()
-        write.arguments = ["write", "com.example.liveserver", "Greeting", "Hi from the shell"]
-        write.environment = ProcessInfo.processInfo.environment.merging(["XDG_CONFIG_HOME": directory.path]) { $1 }
-        try write.run()
-        write.waitUntilExit()
-        #expect(write.terminationStatus == 0)
+        let write = ["write", "com.example.liveserver", "Greeting", "Hi from the shell"]
+        #expect(try Self.defaults(write, in: directory) == 0)
 
         var metrics = ""
         let deadline = Date().addingTimeInterval(20)
@@ -101,6 +91,18 @@ struct EndToEndTests {
         let changes = try Self.get("\(address)/changes")
         #expect(changes.contains(#""key":"Greeting""#) && changes.contains(#""new":"Hi from the shell""#), "\(changes)")
         #expect(changes.contains(#""origin":"local""#) && changes.contains(#""who":"defaults (pid "#), "\(changes)")
+    }
+
+    /// Runs the `defaults` command with `arguments` against the configuration in `directory`, as a shell
+    /// would; returns its exit status.
+    static func defaults(_ arguments: [String], in directory: TemporaryDirectory) throws -> Int32 {
+        let process = Process()
+        process.executableURL = try defaultsTool()
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CONFIG_HOME": directory.path]) { $1 }
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
     }
 
     /// An SSE client in another process (Python's urllib) on `url`, printing each line as it arrives.
