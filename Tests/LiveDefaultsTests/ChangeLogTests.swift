@@ -191,4 +191,62 @@ struct ChangeLogTests {
         }
         #expect(ChangeLog.lastLineRange(of: Data()) == nil && ChangeLog.lastLineRange(of: Data("\n".utf8)) == nil)
     }
+
+    @Test("every line reads back as written, whatever its keys and names hold; its JSON is what RFC 8259 allows")
+    func linesReadBack() throws {
+        // Every control character, the two that must be escaped, a slash, DEL, non-ASCII in 2, 3 and 4 bytes,
+        // U+2028 (legal in JSON, not in JavaScript), and the empty string.
+        let controls = String((0..<0x20).map { Character(Unicode.Scalar(UInt8($0))) })
+        let keys = [controls, #"quote " backslash \ slash /"#, "\u{7F}", "é ü 日本 🐈‍⬛", "\u{2028}\u{2029}", "", "plain"]
+        let hostileWriter = ChangeLog.Writer(executable: "ser\"ver\n\\x", pid: -1, uid: .max, revision: .min)
+        let large = PropertyList.data(Data(repeating: 7, count: ChangeLog.maximumValueBytes + 1))
+        for time in [0, -1.5, 1_764_222_222.123456, 1e-5, 1e15, 4e17, -0.0] {
+            let entry = ChangeLog.Entry(
+                time: Date(timeIntervalSince1970: time), origin: .fleet, writer: hostileWriter, version: .max,
+                changes: keys.enumerated().map { index, key in
+                    ChangeLog.Change(
+                        key: key, old: index == 0 ? .unknown : index == 1 ? nil : ChangeLog.LoggedValue(.string(key)),
+                        new: index == 2 ? nil : ChangeLog.LoggedValue(index == 3 ? large : .integer(index)))
+                })
+            let line = ChangeLog.line(entry)
+            #expect(line.last == UInt8(ascii: "\n") && line.dropLast().allSatisfy { $0 != UInt8(ascii: "\n") })
+            let read = ChangeLog(parsing: line).entries
+            #expect(read.count == 1)
+            #expect(read.first?.changes == entry.changes && read.first?.writer == hostileWriter)
+            #expect(read.first?.time.timeIntervalSince1970 == entry.time.timeIntervalSince1970, "\(time)")
+            // A strict reader other than ours takes it too (JSONSerialization refuses raw control characters).
+            #expect((try? JSONSerialization.jsonObject(with: line)) != nil)
+        }
+        let external = entry([("A", 1, 2)], version: 3, origin: .external)
+        #expect(ChangeLog(parsing: ChangeLog.line(external)).entries == [external])
+
+        let digests = Dictionary(uniqueKeysWithValues: keys.enumerated().map { ($1, UInt64($0) << 60) })
+        let checkpoint = ChangeLog(parsing: ChangeLog.checkpointLine(version: 0, keys: digests))
+        #expect(checkpoint.lastVersion == 0 && checkpoint.lastKeys == digests)
+    }
+
+    @Test("a line's text: members in sorted order, control characters escaped, other text as UTF-8")
+    func lineText() {
+        var json = JSONLine()
+        json.object { json in
+            json.member("a", "x\u{1}\t\"/é")
+            json.name("b")
+            json.array { json in
+                json.integer(-3)
+                json.number(0.5)
+                json.number(.infinity)
+                json.bool(false)
+                json.object { _ in }
+            }
+            json.member("c", nil)
+        }
+        let text = String(decoding: json.line(), as: UTF8.self)
+        #expect(text == #"{"a":"x\u0001\t\"/é","b":[-3,0.5,0.0,false,{}]}"# + "\n")
+        let line = ChangeLog.line(entry([("K", nil, true)], version: 0x1f))
+        #expect(
+            String(decoding: line, as: UTF8.self)
+                == #"{"changes":[{"key":"K","new":{"plist":"YnBsaXN0MDAJCAAAAAAAAAEBAAAAAAAAAAEAAAAAAAAAAAAAAAAAAAAJ"}}],"#
+                + #""origin":"local","time":1764222222.5,"v":1,"version":"000000000000001f","#
+                + #""writer":{"executable":"api-server","pid":4242,"uid":1000}}"# + "\n")
+    }
 }

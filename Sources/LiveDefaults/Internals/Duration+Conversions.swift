@@ -1,5 +1,6 @@
-/// The two conversions of a `Duration` the package needs and the standard library does not give; every
-/// target converts through these, so that each is written (and its clamping tested) once.
+/// The two conversions of a `Duration` the core needs and the standard library does not give, written (and
+/// their clamping tested) once for the core and its testing product. Modules that work over the core's public
+/// API (the fleet) cannot use them.
 extension Duration {
     /// This duration in whole nanoseconds, clamped to `0...Int.max`: a negative one is no wait at all and
     /// a huge one the longest wait there is, never an overflow (a delay may come from outside input).

@@ -127,8 +127,8 @@ struct ChangeLog: Sendable, Equatable {
 
     // MARK: Lines
 
-    /// The JSON object of a line, as Codable writes and reads it.
-    private struct Line: Codable {
+    /// The JSON object of a line, as it is read (``line(_:)`` and ``checkpointLine(version:keys:)`` write it).
+    private struct Line: Decodable {
         var v: Int
         var time: Double?
         var origin: Origin?
@@ -139,7 +139,7 @@ struct ChangeLog: Sendable, Equatable {
         var keys: [String: String]?
     }
 
-    private struct LineChange: Codable {
+    private struct LineChange: Decodable {
         var key: String
         var old: LineValue?
         var new: LineValue?
@@ -147,7 +147,7 @@ struct ChangeLog: Sendable, Equatable {
 
     /// A value: `plist` (base64 of its binary encoding), or `digest`, `type` and `size` for a large one, or
     /// `unknown: true`.
-    private struct LineValue: Codable {
+    private struct LineValue: Decodable {
         var plist: String?
         var digest: String?
         var type: String?
@@ -164,12 +164,24 @@ struct ChangeLog: Sendable, Equatable {
         text.utf8.count == 16 ? UInt64(text, radix: 16) : nil
     }
 
-    private static func lineValue(_ value: LoggedValue?) -> LineValue? {
-        switch value {
-        case nil: nil
-        case .value(let value)?: LineValue(plist: encode(value).base64EncodedString())
-        case .summary(let digest, let type, let size)?: LineValue(digest: hex(digest), type: type, size: size)
-        case .unknown?: LineValue(unknown: true)
+    /// A value's member of a change, unless the value is absent. Members in sorted order, as every object of
+    /// a line has them.
+    private static func write(_ value: LoggedValue?, named name: String, into json: inout JSONLine) {
+        guard let value else { return }
+        json.name(name)
+        json.object { json in
+            switch value {
+            case .value(let value):
+                json.member("plist", encode(value).base64EncodedString())
+            case .summary(let digest, let type, let size):
+                json.member("digest", hex(digest))
+                json.name("size")
+                json.integer(size)
+                json.member("type", type)
+            case .unknown:
+                json.name("unknown")
+                json.bool(true)
+            }
         }
     }
 
@@ -188,24 +200,55 @@ struct ChangeLog: Sendable, Equatable {
 
     /// An entry's line, with its newline.
     static func line(_ entry: Entry) -> Data {
-        let line = Line(
-            v: formatVersion, time: entry.time.timeIntervalSince1970, origin: entry.origin, writer: entry.writer,
-            version: hex(entry.version),
-            changes: entry.changes.map { LineChange(key: $0.key, old: lineValue($0.old), new: lineValue($0.new)) })
-        return encodeLine(line)
+        var json = JSONLine(capacity: 128 + 160 * entry.changes.count)
+        json.object { json in
+            json.name("changes")
+            json.array { json in
+                for change in entry.changes {
+                    json.object { json in
+                        json.member("key", change.key)
+                        write(change.new, named: "new", into: &json)
+                        write(change.old, named: "old", into: &json)
+                    }
+                }
+            }
+            json.member("origin", entry.origin.rawValue)
+            json.name("time")
+            json.number(entry.time.timeIntervalSince1970)
+            json.name("v")
+            json.integer(formatVersion)
+            json.member("version", hex(entry.version))
+            if let writer = entry.writer {
+                json.name("writer")
+                json.object { json in
+                    json.member("executable", writer.executable)
+                    json.name("pid")
+                    json.integer(writer.pid)
+                    if let revision = writer.revision {
+                        json.name("revision")
+                        json.integer(revision)
+                    }
+                    json.name("uid")
+                    json.integer(writer.uid)
+                }
+            }
+        }
+        return json.line()
     }
 
     /// A checkpoint's line, with its newline.
     static func checkpointLine(version: UInt64, keys: [String: UInt64]) -> Data {
-        encodeLine(Line(v: formatVersion, version: hex(version), keys: keys.mapValues(hex)))
-    }
-
-    private static func encodeLine(_ line: Line) -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var data = (try? encoder.encode(line)) ?? Data()
-        data.append(UInt8(ascii: "\n"))
-        return data
+        var json = JSONLine(capacity: 64 + 40 * keys.count)
+        json.object { json in
+            json.name("keys")
+            json.object { json in
+                for (key, digest) in keys.sorted(by: { $0.key < $1.key }) { json.member(key, hex(digest)) }
+            }
+            json.name("v")
+            json.integer(formatVersion)
+            json.member("version", hex(version))
+        }
+        return json.line()
     }
 
     // MARK: Reading

@@ -86,8 +86,8 @@ extension Defaults {
         set { ChangeLog.isEnabled.store(newValue, ordering: .relaxed) }
     }
 
-    /// What is wrong with reading `data` as a change log, nil when nothing is: every entry read is written back
-    /// as a line that reads as the same entry, and a log that knows its last version knows its keys. What the
+    /// What is wrong with reading `data` as a change log, nil when nothing is: every entry read (and the last version's keys) is
+    /// written back as a line that reads as the same, and a log that knows its last version knows its keys. What the
     /// fuzz target `FuzzChangeLog` holds the reader to (through LiveDefaultsTesting).
     package static func changeLogProblem(_ data: Data) -> String? {
         let log = ChangeLog(parsing: data)
@@ -109,6 +109,12 @@ extension Defaults {
         for entry in log.entries {
             let again = ChangeLog(parsing: ChangeLog.line(entry)).entries
             guard again == [entry] else { return "an entry does not read back as itself: \(entry) → \(again)" }
+        }
+        if let version = log.lastVersion, let keys = log.lastKeys {
+            let again = ChangeLog(parsing: ChangeLog.checkpointLine(version: version, keys: keys))
+            guard again.lastVersion == version, again.lastKeys == keys else {
+                return "a checkpoint does not read back as itself: \(version) \(keys) → \(again)"
+            }
         }
         return nil
     }
