@@ -126,15 +126,17 @@ struct ChangeLogTests {
         defaults.removeObject(forKey: "Theme")
         #expect(defaults.synchronize())
         let log = ChangeLog.read(at: ChangeLog.path(forDomainFile: directory.file("com.example.logged.plist")))
-        let changes = log.entries.map {
-            $0.changes.map { "\($0.key) \($0.old.map { "\($0)" } ?? "-") \($0.new.map { "\($0)" } ?? "-")" }
+        func text(_ value: ChangeLog.LoggedValue?) -> String {
+            guard case .value(let value, _)? = value else { return value.map { "\($0)" } ?? "-" }
+            return "\(value)"
         }
+        let changes = log.entries.map { $0.changes.map { "\($0.key) \(text($0.old)) \(text($0.new))" } }
         // The store's writer may write the first two sets as one version or two (it runs when it runs): the
         // changes, in order, are what is fixed.
         #expect(
             changes.flatMap { $0 } == [
-                "RateLimit - value(5)", "Theme - value(dark)",
-                "RateLimit value(5) value(6)", "Theme value(dark) -",
+                "RateLimit - 5", "Theme - dark",
+                "RateLimit 5 6", "Theme dark -",
             ], "\(changes)")
         #expect(log.entries.count >= 3 && log.entries.count <= 4 && log.entries.allSatisfy { !$0.changes.isEmpty })
         #expect(log.entries.allSatisfy { $0.origin == .local && $0.writer?.pid == getpid() })

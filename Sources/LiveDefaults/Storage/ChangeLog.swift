@@ -59,7 +59,9 @@ struct ChangeLog: Sendable, Equatable {
     /// A value as the log holds it: whole, or, when large, its digest, type and encoded size; or, for the old
     /// value of an external change, unknown (the log held only its digest and the noticing process had no copy).
     enum LoggedValue: Sendable, Hashable {
-        case value(PropertyList)
+        /// A value and its binary encoding (``ChangeLog/encode(_:)``), made once: the size check, the line and
+        /// the digest all need it.
+        case value(PropertyList, encoding: Data)
         case summary(digest: UInt64, type: String, size: Int)
         case unknown
 
@@ -67,7 +69,7 @@ struct ChangeLog: Sendable, Equatable {
         init(_ value: PropertyList) {
             let encoded = ChangeLog.encode(value)
             if encoded.count <= ChangeLog.maximumValueBytes {
-                self = .value(value)
+                self = .value(value, encoding: encoded)
             } else {
                 self = .summary(digest: ChangeLog.digest(encoded), type: value.typeName, size: encoded.count)
             }
@@ -76,7 +78,7 @@ struct ChangeLog: Sendable, Equatable {
         /// The digest of the value's binary encoding, whichever way it is logged; nil when unknown.
         var digest: UInt64? {
             switch self {
-            case .value(let value): ChangeLog.digest(ChangeLog.encode(value))
+            case .value(_, let encoding): ChangeLog.digest(encoding)
             case .summary(let digest, _, _): digest
             case .unknown: nil
             }
@@ -171,8 +173,8 @@ struct ChangeLog: Sendable, Equatable {
         json.name(name)
         json.object { json in
             switch value {
-            case .value(let value):
-                json.member("plist", encode(value).base64EncodedString())
+            case .value(_, let encoding):
+                json.member("plist", encoding.base64EncodedString())
             case .summary(let digest, let type, let size):
                 json.member("digest", hex(digest))
                 json.name("size")
@@ -191,7 +193,9 @@ struct ChangeLog: Sendable, Equatable {
         if let plist = line.plist {
             guard let data = Data(base64Encoded: plist), let value = try? PropertyList.decode(data, as: .binary)
             else { return nil }
-            return .value(value)
+            // Encoded again rather than kept as read: the digest is of this process's encoding, the one every
+            // checkpoint holds, even when another writer encoded the value otherwise.
+            return .value(value, encoding: encode(value))
         }
         guard let digest = line.digest.flatMap(number(hex:)), let type = line.type, let size = line.size, size >= 0
         else { return nil }

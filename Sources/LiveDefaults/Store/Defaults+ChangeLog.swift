@@ -134,7 +134,7 @@ extension LoggedChange.Value {
     init(_ logged: ChangeLog.LoggedValue?) {
         switch logged {
         case nil: self = .absent
-        case .value(let value)?: self = .value(value)
+        case .value(let value, _)?: self = .value(value)
         case .summary(_, let type, let size)?: self = .summary(type: type, size: size)
         case .unknown?: self = .unknown
         }
