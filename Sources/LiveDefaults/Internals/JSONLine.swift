@@ -26,21 +26,20 @@ struct JSONLine {
 
     /// An object whose members `body` writes with ``name(_:)`` and a value each.
     mutating func object(_ body: (inout JSONLine) -> Void) {
-        separate()
-        bytes.append(UInt8(ascii: "{"))
-        needsComma = false
-        body(&self)
-        bytes.append(UInt8(ascii: "}"))
-        needsComma = true
+        enclose(UInt8(ascii: "{"), UInt8(ascii: "}"), body)
     }
 
     /// An array whose elements `body` writes.
     mutating func array(_ body: (inout JSONLine) -> Void) {
+        enclose(UInt8(ascii: "["), UInt8(ascii: "]"), body)
+    }
+
+    private mutating func enclose(_ open: UInt8, _ close: UInt8, _ body: (inout JSONLine) -> Void) {
         separate()
-        bytes.append(UInt8(ascii: "["))
+        bytes.append(open)
         needsComma = false
         body(&self)
-        bytes.append(UInt8(ascii: "]"))
+        bytes.append(close)
         needsComma = true
     }
 
