@@ -116,6 +116,10 @@ final class ErrorLog: @unchecked Sendable {
     var first: DefaultsError? {
         lock.withLock { errors.first }
     }
+
+    var all: [DefaultsError] {
+        lock.withLock { errors }
+    }
 }
 
 /// A store opened by a verb, with the errors it reported.
@@ -156,10 +160,31 @@ struct ToolStore {
         }
     }
 
-    /// Waits until the change is on disk; fails with the first error any write reported.
+    /// How many times a verb tries to write its change before it gives up.
+    static let writeAttempts = 3
+
+    /// Waits until the change is on disk, and fails exactly when it is not: the exit status says whether the
+    /// change was made. A write that fails is tried again (up to ``writeAttempts`` in all); one that lands on a
+    /// later attempt is a success, and what the store reported on the way (that failure, a corrupt file kept
+    /// aside) is printed as a warning. One that never lands ends the process at once, without the library's
+    /// exit handler writing the change after the message said it was not made.
     func commit() throws {
-        let written = defaults.synchronize()
-        if let error = log.first { throw ToolError("\(error)") }
-        if !written { throw ToolError(defaults.lastError.map { "\($0)" } ?? "cannot write \(target.path)") }
+        var written = false
+        for _ in 0..<Self.writeAttempts where !written { written = defaults.synchronize() }
+        guard written else {
+            guard let error = defaults.lastError ?? log.first else {
+                failAbandoningPendingWrites(ToolError("cannot write \(target.path); nothing was changed"))
+            }
+            // The library's message says the change is retried; this process ends here, so it is not.
+            guard error.code == .writeFailed else { failAbandoningPendingWrites(ToolError("\(error)")) }
+            failAbandoningPendingWrites(
+                ToolError(
+                    "cannot write \(error.path ?? target.path): \(error.detail ?? "failed") (errno \(error.errno ?? 0)); "
+                        + "nothing was changed"))
+        }
+        for error in log.all {
+            let retried = error.code == .writeFailed ? "; it was retried and the change is on disk" : ""
+            FileHandle.standardError.write(Data("defaults: warning: \(error)\(retried)\n".utf8))
+        }
     }
 }

@@ -15,3 +15,11 @@ public func fail(_ error: any Error) -> Never {
     FileHandle.standardError.write(Data("defaults: \(error)\n".utf8))
     exit(1)
 }
+
+/// Like ``fail(_:)`` for a change that could not be written: ends the process without running its exit
+/// handlers, among them the library's, which would write the pending change once more after the command said
+/// it was not made (the exit status must say whether the change is on disk).
+public func failAbandoningPendingWrites(_ error: any Error) -> Never {
+    FileHandle.standardError.write(Data("defaults: \(error)\n".utf8))
+    _exit(1)
+}

@@ -31,6 +31,8 @@ final class Sandbox: Sendable {
         var status: Int32
         var output: String
         var error: String
+        /// Whether a signal ended it (`status` is then the signal's number).
+        var signaled = false
     }
 
     /// The environment of every run: this sandbox as the defaults directory, no real managed directory.
@@ -72,7 +74,7 @@ final class Sandbox: Sendable {
         process.waitUntilExit()
         return Result(
             status: process.terminationStatus, output: String(decoding: printed, as: UTF8.self),
-            error: String(decoding: logged, as: UTF8.self))
+            error: String(decoding: logged, as: UTF8.self), signaled: process.terminationReason == .uncaughtSignal)
     }
 
     /// Starts a process, retrying while its executable is "busy" (ETXTBSY) for up to 10 s.

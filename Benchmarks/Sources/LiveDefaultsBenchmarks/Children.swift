@@ -111,8 +111,12 @@ func runChild(_ arguments: [String]) -> Never {
     case ("--child-key-writer", 5):
         ConcurrentWriters.runWriter(
             directory: arguments[1], domain: arguments[2], index: Int(arguments[3]) ?? 0, keys: Int(arguments[4]) ?? 0)
-    case ("--child-writer", 4):
+    case ("--child-writer", 5):
         CrossProcess.runWriter(directory: arguments[1], domain: arguments[2], keys: Int(arguments[3]) ?? 1)
+    case ("--child-store-writer", 5):
+        CrossProcess.runStoreWriter(
+            directory: arguments[1], domain: arguments[2], keys: Int(arguments[3]) ?? 1,
+            changeLog: arguments[4] == "log")
     case ("--child-transaction-writer", 3):
         CrossProcess.runTransactionWriter(directory: arguments[1], domain: arguments[2])
     case ("--child-volume-writer", 4):

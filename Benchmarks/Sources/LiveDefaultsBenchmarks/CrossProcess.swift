@@ -2,6 +2,7 @@ import BenchmarkSupport
 import Foundation
 import Glibc
 import LiveDefaults
+import LiveDefaultsTesting
 import Synchronization
 
 /// Another process writes a domain file of `keys` keys (temp file + rename), paced; an observer here
@@ -21,12 +22,51 @@ enum CrossProcess {
 
     static func domain(keys: Int) -> String { "com.example.bench.crossprocess.n\(keys)" }
 
-    static func measure(directory: String, keys: Int, writes: Int) -> Result {
-        let domain = domain(keys: keys)
+    /// Who writes the file in ``measure(directory:keys:writes:writer:changeLog:)``.
+    enum Writer: String {
+        /// A program that knows nothing of LiveDefaults: the whole file written to a temporary file and renamed
+        /// over it, as editors, configuration-management tools and scripts do.
+        case script
+        /// A LiveDefaults store in the other process: `set` + `synchronize()` (file lock, temp file, fdatasync,
+        /// rename, its change log's lines).
+        case liveDefaults
+    }
+
+    /// `writer` changes `Value` in a domain of `keys` keys, paced; `changeLog` switches the change log on or off
+    /// in both processes (`Defaults.changeLogEnabled`): what recording versions costs the reader's path.
+    static func measure(
+        directory: String, keys: Int, writes: Int, writer: Writer = .script, changeLog: Bool = true
+    ) -> Result {
+        let domain = domain(keys: keys) + (writer == .script ? "" : ".store") + (changeLog ? "" : ".nolog")
+        let mode = writer == .script ? "--child-writer" : "--child-store-writer"
+        Defaults.changeLogEnabled = changeLog
+        defer { Defaults.changeLogEnabled = true }
         return race(
-            writer: ["--child-writer", directory, domain, "\(keys)"], writes: writes,
+            writer: [mode, directory, domain, "\(keys)", changeLog ? "log" : "nolog"], writes: writes,
             floor: { RawInotifyWatcher(path: "\(directory)/\(domain).plist", arrivals: $0) },
             store: { try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) })
+    }
+
+    /// The writer of ``measure(directory:keys:writes:writer:changeLog:)`` with a LiveDefaults store: fills the
+    /// domain, says "ready", then for each value read sets `Value` and synchronizes, timed from before the `set`.
+    static func runStoreWriter(directory: String, domain: String, keys: Int, changeLog: Bool) -> Never {
+        Defaults.changeLogEnabled = changeLog
+        guard let store = try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) else {
+            exit(3)
+        }
+        for index in 0..<max(0, keys - 1) { store.set(index, forKey: "Key\(index)") }
+        store.set(0, forKey: "Value")
+        guard store.synchronize() else { exit(3) }
+        print("ready")
+        fflush(nil)
+        while let line = readLine(), let value = Int(line) {
+            let start = now()
+            store.set(value, forKey: "Value")
+            guard store.synchronize() else { exit(3) }
+            print(start)
+            fflush(nil)
+        }
+        exit(0)
     }
 
     /// Another process commits transactions of two keys (`Value` and `Partner`, both set to the value), paced;

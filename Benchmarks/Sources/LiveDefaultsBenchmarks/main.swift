@@ -451,6 +451,35 @@ for count in [10, 10_000] where wanted("cross-process") {
     printProgress()
 }
 
+// MARK: The same, by each kind of writer, with the change log on and off
+
+// A script's rename and a LiveDefaults store's write, each with the log on and off in both processes, side by
+// side: the log is recorded after the observers hear of a change, so it must not move the reader's overhead.
+if wanted("cross-process") {
+    for writer in [CrossProcess.Writer.script, .liveDefaults] {
+        for changeLog in [true, false] {
+            let latency = CrossProcess.measure(
+                directory: directory, keys: 10, writes: smoke ? 30 : 500, writer: writer, changeLog: changeLog)
+            let overhead = latency.live.median - latency.floor.median
+            let who = writer == .script ? "a script (temp file + rename)" : "a LiveDefaults store (set + synchronize())"
+            let log = changeLog ? "change log on" : "change log off"
+            rows.append(
+                Row(
+                    name: "raw inotify floor: \(who) writes → read the file here, 10 keys, \(log)",
+                    live: latency.floor, foundation: .notApplicable, dconf: .notApplicable,
+                    note: "the same writer, watched by the raw floor"))
+            rows.append(
+                Row(
+                    name: "\(who) writes → observer here, 10 keys, \(log)", live: latency.live,
+                    foundation: .notApplicable, dconf: .notApplicable,
+                    note: "floor + \(format(overhead)) at the median (goal: ≤ 100.00 µs, p99 ≤ 1.00 ms: "
+                        + "\(overhead <= 100_000 && latency.live.p99 <= 1_000_000 ? "met" : "NOT met")); lost \(latency.lost)"
+                ))
+        }
+    }
+    printProgress()
+}
+
 // MARK: Another process's transaction → a snapshot observer here, beside the floor
 
 if wanted("cross-process") {

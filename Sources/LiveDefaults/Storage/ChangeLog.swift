@@ -5,14 +5,19 @@ import Synchronization
 /// "The change log"). It lives beside the file (`.<file name>.log`, as the lock is `.<file name>.lock`), one
 /// JSON object per line, oldest first, and is bounded: past ``maximumSize`` the oldest entries are dropped.
 ///
-/// Two kinds of line:
+/// Three kinds of line:
 /// - an **entry**: a version of the file someone wrote — when, the writer (its executable, process and user;
 ///   the agent's etcd revision) or `external` when no LiveDefaults writer made it, the version's digest, and
 ///   each key changed with its old and new value (a value larger than ``maximumValueBytes`` encoded is logged as
 ///   its digest, type and size);
 /// - a **checkpoint**: a version's digest and the digest of each key's value in it. The log's last checkpoint
 ///   with the entries after it say what the last logged version held, key by key, so that a process finding
-///   the file changed by someone else can tell which keys they changed.
+///   the file changed by someone else can tell which keys they changed;
+/// - an **intent**: the version a LiveDefaults writer is about to rename into place, and who it is, without
+///   keys. The writer appends it before its rename and the entry after it, both under the domain's file lock:
+///   an entry is only ever written for a version that landed, and a writer stopped between the rename and
+///   its entry leaves its intent, so that whoever records the version later (as one nobody logged) names the
+///   writer rather than `external`. An intent whose version never landed is never shown.
 ///
 /// The log is a record, not the data: it is appended without `fdatasync` (a crash may lose its last lines,
 /// never a value), and a log that cannot be read or written never stops a write — its unreadable lines are
@@ -92,6 +97,12 @@ struct ChangeLog: Sendable, Equatable {
         var new: LoggedValue?
     }
 
+    /// A writer's announcement of the version it is about to rename into place.
+    struct Intent: Sendable, Hashable {
+        var origin: Origin
+        var writer: Writer
+    }
+
     /// One version someone wrote.
     struct Entry: Sendable, Hashable {
         var time: Date
@@ -106,6 +117,9 @@ struct ChangeLog: Sendable, Equatable {
 
     /// The entries, oldest first.
     var entries: [Entry] = []
+    /// Who announced each version in an intent line after the last entry or checkpoint (origin and writer), by
+    /// the version's digest: the versions announced and not recorded since.
+    var intents: [UInt64: Intent] = [:]
     /// The digest of the last version the log recorded, and each of its keys' value digests; nil when the log
     /// holds no checkpoint (absent, or every line unreadable).
     var lastVersion: UInt64?
@@ -135,7 +149,9 @@ struct ChangeLog: Sendable, Equatable {
         var time: Double?
         var origin: Origin?
         var writer: Writer?
-        var version: String
+        /// Absent from an intent, which names its version `intent` (a reader of an older format skips it).
+        var version: String?
+        var intent: String?
         var changes: [LineChange]?
         /// A checkpoint's key digests.
         var keys: [String: String]?
@@ -222,22 +238,38 @@ struct ChangeLog: Sendable, Equatable {
             json.name("v")
             json.integer(formatVersion)
             json.member("version", hex(entry.version))
-            if let writer = entry.writer {
-                json.name("writer")
-                json.object { json in
-                    json.member("executable", writer.executable)
-                    json.name("pid")
-                    json.integer(writer.pid)
-                    if let revision = writer.revision {
-                        json.name("revision")
-                        json.integer(revision)
-                    }
-                    json.name("uid")
-                    json.integer(writer.uid)
-                }
-            }
+            if let writer = entry.writer { write(writer, into: &json) }
         }
         return json.line()
+    }
+
+    /// An intent's line for the version `entry` records, with its newline: `intent`, `origin`, `v`, `writer`.
+    static func intentLine(_ entry: Entry) -> Data {
+        var json = JSONLine(capacity: 160)
+        json.object { json in
+            json.member("intent", hex(entry.version))
+            json.member("origin", entry.origin.rawValue)
+            json.name("v")
+            json.integer(formatVersion)
+            if let writer = entry.writer { write(writer, into: &json) }
+        }
+        return json.line()
+    }
+
+    /// The `writer` member of a line.
+    private static func write(_ writer: Writer, into json: inout JSONLine) {
+        json.name("writer")
+        json.object { json in
+            json.member("executable", writer.executable)
+            json.name("pid")
+            json.integer(writer.pid)
+            if let revision = writer.revision {
+                json.name("revision")
+                json.integer(revision)
+            }
+            json.name("uid")
+            json.integer(writer.uid)
+        }
     }
 
     /// A checkpoint's line, with its newline.
@@ -293,9 +325,18 @@ struct ChangeLog: Sendable, Equatable {
         var keys: [String: UInt64]?
         var version: UInt64?
         for range in Self.lineRanges(of: data) {
-            guard let line = try? decoder.decode(Line.self, from: data[range]), line.v == Self.formatVersion,
-                let digest = Self.number(hex: line.version)
-            else { continue }
+            guard let line = try? decoder.decode(Line.self, from: data[range]), line.v == Self.formatVersion else {
+                continue
+            }
+            if let intent = line.intent {
+                if line.version == nil, let digest = Self.number(hex: intent), let origin = line.origin,
+                    origin != .external, let writer = line.writer
+                {
+                    intents[digest] = Intent(origin: origin, writer: writer)
+                }
+                continue
+            }
+            guard let digest = line.version.flatMap(Self.number(hex:)) else { continue }
             if let checkpoint = line.keys {
                 var parsed: [String: UInt64] = [:]
                 var valid = true
@@ -309,6 +350,8 @@ struct ChangeLog: Sendable, Equatable {
                 guard valid else { continue }
                 keys = parsed
                 version = digest
+                // An intent announces a version not yet recorded: one recorded since is no longer pending.
+                intents.removeAll()
                 continue
             }
             guard let time = line.time, time.isFinite, let origin = line.origin, let lineChanges = line.changes
@@ -321,6 +364,7 @@ struct ChangeLog: Sendable, Equatable {
                 changes.append(Change(key: change.key, old: change.old.flatMap(Self.loggedValue), new: new))
             }
             guard changes.count == lineChanges.count else { continue }
+            intents.removeAll()
             entries.append(
                 Entry(
                     time: Date(timeIntervalSince1970: time), origin: origin, writer: line.writer, version: digest,
@@ -377,8 +421,8 @@ struct ChangeLog: Sendable, Equatable {
         let line = line(entry)
         do throws(SystemError) {
             guard let size = try FileSystem.size(atPath: path) else {
-                let start = checkpointLine(version: previousVersion, keys: keyDigests(of: previous))
-                try FileSystem.append(start + line, toPath: path, owner: owner)
+                try FileSystem.append(
+                    startLine(previous: previous, version: previousVersion) + line, toPath: path, owner: owner)
                 return nil
             }
             let bound = bound(keys: contents.count)
@@ -392,6 +436,32 @@ struct ChangeLog: Sendable, Equatable {
         } catch {
             return error
         }
+    }
+
+    /// Appends the intent of the version `entry` records (``intentLine(_:)``), before the writer renames it into
+    /// place, with the domain's file lock held; a log that does not exist yet starts with a checkpoint of
+    /// `previous` (whose digest is `previousVersion`), as ``append(_:contents:previous:previousVersion:at:owner:)``
+    /// would start it. Failures are returned for the caller to ignore: the intent only names a writer.
+    @discardableResult
+    static func appendIntent(
+        _ entry: Entry, previous: [String: PropertyList], previousVersion: UInt64, at path: String,
+        owner: (UserID, GroupID)? = nil
+    ) -> SystemError? {
+        let line = intentLine(entry)
+        do throws(SystemError) {
+            let exists = try FileSystem.size(atPath: path) != nil
+            try FileSystem.append(
+                exists ? line : startLine(previous: previous, version: previousVersion) + line, toPath: path,
+                owner: owner)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// A new log's first line: a checkpoint of the version before the first entry.
+    private static func startLine(previous: [String: PropertyList], version: UInt64) -> Data {
+        checkpointLine(version: version, keys: keyDigests(of: previous))
     }
 
     /// Rewrites the log with the newer entries that fit in half of `bound`, `line`, and a checkpoint of
@@ -475,6 +545,9 @@ struct ChangeLog: Sendable, Equatable {
     /// checkpoint of `held`, then the entry) only by a process that held the version before; without one there
     /// is nothing to compare with, and the next write starts the log. A log that knows no last version gets a
     /// checkpoint of `version`. Returns whether a line was appended; failures are ignored (a record, not data).
+    ///
+    /// When the log's last line records the version held (the usual case: a running program follows the
+    /// domain), the changes are the keys whose values differ between the two, and the log is not read.
     @discardableResult
     static func recordExternal(
         version: UInt64, contents: [String: PropertyList], held: Held?, at path: String, time: Date,
@@ -482,6 +555,20 @@ struct ChangeLog: Sendable, Equatable {
     ) -> Bool {
         let tail = tail(at: path)
         if tail == .recorded(version) { return false }
+        if let held, tail == .recorded(held.version) {
+            var changes: [Change] = []
+            for key in Set(held.contents.keys).union(contents.keys).sorted() where held.contents[key] != contents[key] {
+                changes.append(
+                    Change(
+                        key: key, old: held.contents[key].map(LoggedValue.init),
+                        new: contents[key].map(LoggedValue.init)))
+            }
+            if !changes.isEmpty {
+                // The last line is a recorded version, so no intent follows it: nobody announced this one.
+                let entry = Entry(time: time, origin: .external, writer: nil, version: version, changes: changes)
+                return (try? FileSystem.append(line(entry), toPath: path, owner: owner)) != nil
+            }
+        }
         var log: ChangeLog
         if tail == .absent {
             guard let held, held.version != version else { return false }
@@ -515,7 +602,13 @@ struct ChangeLog: Sendable, Equatable {
             // The same values in other bytes: the version is recorded as a checkpoint, so it is not looked at again.
             data.append(checkpointLine(version: version, keys: digests))
         } else {
-            data.append(line(Entry(time: time, origin: .external, writer: nil, version: version, changes: changes)))
+            // A writer that announced this version and stopped before its entry is named; else nobody is.
+            let intent = log.intents[version]
+            data.append(
+                line(
+                    Entry(
+                        time: time, origin: intent?.origin ?? .external, writer: intent?.writer, version: version,
+                        changes: changes)))
         }
         return (try? FileSystem.append(data, toPath: path, owner: owner)) != nil
     }

@@ -140,6 +140,7 @@ final class DomainFile: Sendable {
         // Observers (the stores, and through them error handlers and streams) are told after the disk lock
         // is released: a handler may call synchronize(), which takes it again.
         var readAVersion = false
+        var toRecord: ExternalVersionRecorder.Request?
         let events: [Event] = diskLock.withLock {
             let (loaded, known) = state.read { ($0.loaded, $0.loaded ? $0.stamp : nil) }
             // The first look reads the file without a `stat` of its path first: there is no version to compare
@@ -181,17 +182,17 @@ final class DomainFile: Sendable {
                 current == nil && !firstLook
                 ? ReadResult.success(nil)
                 : Self.readContents(path, knownCorrupt: corruptStamp, clock: clock, indexing: true, previous: previous)
-            let unrecorded = recordingExternal ? unrecordedVersion(result, firstLook: firstLook) : nil
+            let recording = recordingExternal && Self.mayNeedRecording(result, firstLook: firstLook)
             var report: DefaultsError?
             var held: ChangeLog.Held?
             var read: [String: PropertyList] = [:]
             let deltas: [KeyDelta] = state.change { state in
-                if unrecorded != nil, !firstLook, state.failure == nil {
+                if recording, !firstLook, state.failure == nil {
                     // The version before, for the old values of what an external writer changed.
                     let version = state.stamp == nil ? 0 : state.digest.map { UInt64(bitPattern: Int64($0)) }
                     held = version.map { ChangeLog.Held(version: $0, contents: state.disk) }
                 }
-                defer { if unrecorded != nil { read = state.disk } }
+                defer { if recording { read = state.disk } }
                 state.loaded = true
                 if case .success(let loaded?) = result, case .changed(let reread) = loaded.contents {
                     // Only the entries that changed were read: the dictionaries are edited in place.
@@ -221,7 +222,12 @@ final class DomainFile: Sendable {
                 // The first load has no observers yet (stores observe after loading): nothing to compare.
                 return state.observers.isEmpty ? [] : KeyDelta.between(before, state.contents)
             }
-            if let unrecorded { recordExternal(unrecorded, contents: read, held: held) }
+            if recording, case .success(let loaded) = result {
+                toRecord = ExternalVersionRecorder.Request(
+                    path: path, lockPath: lockPath, version: loaded.map { UInt64(bitPattern: Int64($0.digest)) } ?? 0,
+                    stamp: loaded?.stamp, contents: read, held: held, firstLook: firstLook, time: clock.now,
+                    owner: owner)
+            }
             held = nil
             // A version read: any change, and a first look at a file that exists.
             if case .success(let loaded) = result, loaded != nil || !firstLook { readAVersion = true }
@@ -231,7 +237,8 @@ final class DomainFile: Sendable {
             if !events.isEmpty { deliveries.begin() }
             return events
         }
-        deliver(events)
+        // The version is handed to the change log's recorder once the observers have it (see there).
+        deliver(events, then: toRecord.map { request in { ExternalVersionRecorder.shared.submit(request) } })
         reportMetrics(events, readAVersion: readAVersion)
     }
 
@@ -248,39 +255,13 @@ final class DomainFile: Sendable {
         }
     }
 
-    /// A version read by a reload that the change log may not have recorded (``ChangeLog/tail(at:)``: one small
-    /// read of the log's end): nil when the log's last line records it, when the read failed, or at the first
-    /// look at a domain that has no log (nothing to compare with).
-    private func unrecordedVersion(_ result: ReadResult, firstLook: Bool) -> (version: UInt64, stamp: FileStamp?)? {
-        guard case .success(let loaded) = result, ChangeLog.isEnabled.load(ordering: .relaxed) else { return nil }
-        // A file absent at the first look (most layers of every domain) is not looked up in a log: a removal
-        // made while nothing ran is recorded by the next write instead, and opening a domain costs no system
-        // call for each of its absent layers.
-        if firstLook && loaded == nil { return nil }
-        let version = loaded.map { UInt64(bitPattern: Int64($0.digest)) } ?? 0
-        switch ChangeLog.tail(at: ChangeLog.path(forDomainFile: path)) {
-        case .recorded(version): return nil
-        case .absent where firstLook: return nil
-        default: return (version, loaded?.stamp)
-        }
-    }
-
-    /// Records a version this process read as an external change (``ChangeLog/recordExternal``), under the
-    /// domain's file lock, if the file is still that version (a newer one is the next reload's). A LiveDefaults
-    /// writer appends its entry before it renames its version into place, both under that lock: a version read
-    /// whose entry is not in the log is another writer's, or was replaced meanwhile. The lock is taken only if
-    /// it is free: a reader never waits for writers (transactions of several processes retry on every new
-    /// version, and a reload that queued behind each of their writes made them lose round after round), and
-    /// whoever holds it records the version anyway — a writer records the version it writes over first.
-    private func recordExternal(
-        _ unrecorded: (version: UInt64, stamp: FileStamp?), contents: [String: PropertyList], held: ChangeLog.Held?
-    ) {
-        guard let lock = FileSystem.lockExclusivelyIfFree(lockPath) else { return }
-        defer { FileSystem.close(lock) }
-        guard let current = try? FileSystem.stamp(atPath: path), current == unrecorded.stamp else { return }
-        ChangeLog.recordExternal(
-            version: unrecorded.version, contents: contents, held: held,
-            at: ChangeLog.path(forDomainFile: path), time: clock.now, owner: owner)
+    /// Whether a version a reload read may be one the change log has not recorded: the recorder
+    /// (``ExternalVersionRecorder``) looks at the log's end to tell, after the observers were told. Not a failed
+    /// read, and not a file absent at the first look (most layers of every domain): a removal made while nothing
+    /// ran is recorded by the next write instead, and opening a domain costs nothing for its absent layers.
+    private static func mayNeedRecording(_ result: ReadResult, firstLook: Bool) -> Bool {
+        guard case .success(let loaded) = result, ChangeLog.isEnabled.load(ordering: .relaxed) else { return false }
+        return !(firstLook && loaded == nil)
     }
 
     /// How long a file found gone by the watcher may stay gone before its keys are removed: far longer than a
@@ -658,9 +639,11 @@ final class DomainFile: Sendable {
         let contents = edits.applied(to: base)
         if format == .openStep { format = .xml }
         if contents.isEmpty && edits.replacement != nil {
-            // Logged before the version is visible, as below.
-            if logging { log(edits, over: base, baseDigest: baseDigest, giving: contents, version: 0) }
+            // Announced and logged around the removal, as a version is around its rename below.
+            let record =
+                logging ? announce(edits, over: base, baseDigest: baseDigest, giving: contents, version: 0) : nil
             do throws(SystemError) { try FileSystem.remove(destination) } catch { return failure(error) }
+            if let record { log(record, giving: contents, over: base, baseDigest: baseDigest) }
             return .success(
                 WriteOutcome(contents: [:], stamp: nil, format: format, keptAside: keptAside, reread: reread))
         }
@@ -672,30 +655,33 @@ final class DomainFile: Sendable {
             // its last good version rather than losing the value or every other key.
             return .failure(.unrepresentableValue(path: path, error))
         }
-        // The version is logged before it is renamed into place: a process that reads it finds its entry (and
-        // does not take it for another writer's). A write that fails after this leaves an entry of a version
-        // nobody read; the next version is compared with it like any other.
+        // The version is announced (an intent) before it is renamed into place and logged (its entry) after,
+        // both under the file lock: the log lists only versions that landed, a process that reads the version
+        // meanwhile leaves it to this writer (the lock is held), and a writer stopped between the two is named
+        // by its intent when the version is recorded later (ChangeLog).
         let digest = Self.digest(data)
-        if logging { log(edits, over: base, baseDigest: baseDigest, giving: contents, version: digest) }
+        let record =
+            logging ? announce(edits, over: base, baseDigest: baseDigest, giving: contents, version: digest) : nil
+        let stamp: FileStamp
         do throws(SystemError) {
-            let stamp = try FileSystem.replaceAtomically(destination, with: data, owner: owner)
-            return .success(
-                WriteOutcome(
-                    contents: contents, stamp: stamp, format: format, keptAside: keptAside, digest: digest,
-                    reread: reread))
+            stamp = try FileSystem.replaceAtomically(destination, with: data, owner: owner)
         } catch {
             return failure(error)
         }
+        if let record { log(record, giving: contents, over: base, baseDigest: baseDigest) }
+        return .success(
+            WriteOutcome(
+                contents: contents, stamp: stamp, format: format, keptAside: keptAside, digest: digest, reread: reread))
     }
 
-    /// Records a version this process wrote in the file's change log (``ChangeLog``), with the file lock held:
-    /// the keys `edits` changed over `base`. A log that cannot be written changes nothing about the write.
-    /// The version is remembered as logged (``State/loggedVersion``) once its entry is appended.
-    private func log(
+    /// The change log's entry for a version this process is about to write (the keys `edits` change over
+    /// `base`), announced in the log as an intent (``ChangeLog/appendIntent(_:previous:previousVersion:at:owner:)``)
+    /// with the file lock held; nil when no key changes (nothing is logged). A log that cannot be written changes
+    /// nothing about the write.
+    private func announce(
         _ edits: DomainEdits, over base: [String: PropertyList], baseDigest: Int?,
-        giving contents: [String: PropertyList],
-        version: Int
-    ) {
+        giving contents: [String: PropertyList], version: Int
+    ) -> ChangeLog.Entry? {
         let keys = edits.replacement.map { Set($0.keys).union(base.keys) } ?? Set(edits.keys.keys)
         var changes: [ChangeLog.Change] = []
         for key in keys.sorted() where base[key] != contents[key] {
@@ -704,12 +690,24 @@ final class DomainFile: Sendable {
                     key: key, old: base[key].map(ChangeLog.LoggedValue.init),
                     new: contents[key].map(ChangeLog.LoggedValue.init)))
         }
-        guard !changes.isEmpty else { return }
+        guard !changes.isEmpty else { return nil }
         var writer = ChangeLog.thisProcess
         writer.revision = ChangeLogAttribution.fleetRevision
         let entry = ChangeLog.Entry(
             time: clock.now, origin: writer.revision == nil ? .local : .fleet, writer: writer,
             version: UInt64(bitPattern: Int64(version)), changes: changes)
+        ChangeLog.appendIntent(
+            entry, previous: base, previousVersion: baseDigest.map { UInt64(bitPattern: Int64($0)) } ?? 0,
+            at: ChangeLog.path(forDomainFile: path), owner: owner)
+        return entry
+    }
+
+    /// Appends the entry of a version this process wrote, once it is in place, with the file lock held. The
+    /// version is remembered as logged (``State/loggedVersion``) once its entry is appended.
+    private func log(
+        _ entry: ChangeLog.Entry, giving contents: [String: PropertyList], over base: [String: PropertyList],
+        baseDigest: Int?
+    ) {
         let failed = ChangeLog.append(
             entry, contents: contents, previous: base,
             previousVersion: baseDigest.map { UInt64(bitPattern: Int64($0)) } ?? 0,
@@ -747,11 +745,18 @@ final class DomainFile: Sendable {
     /// stores that observe the file log them to their own loggers, and a failed write of a file no store
     /// observes is reported to the caller of `synchronize()` or `flush()`.
     /// Tells the observers of events found under the disk lock (counted there by `deliveries.begin()`).
-    private func deliver(_ events: [Event]) {
-        guard !events.isEmpty else { return }
+    ///
+    /// `then` runs after the observers were told and before the delivery is counted done, so that a thread that
+    /// waits in ``settle()`` finds what it did (the change log's recorder given the version) done too.
+    private func deliver(_ events: [Event], then: (() -> Void)? = nil) {
+        guard !events.isEmpty else {
+            then?()
+            return
+        }
         Deliveries.whileDelivering {
             for event in events { notify(event) }
         }
+        then?()
         deliveries.end()
     }
 

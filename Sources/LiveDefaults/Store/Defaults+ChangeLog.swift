@@ -49,11 +49,15 @@ public struct LoggedChange: Sendable, Hashable {
 extension Defaults {
     /// The changes the change log of a domain's file records, newest first: at most `limit`, and only of `key`
     /// when one is given. A version no LiveDefaults writer made is there once a LiveDefaults process has read
-    /// it (this store, when it follows the domain; else the next process that opens it). An absent or
-    /// unreadable log has no changes; unreadable lines are skipped.
+    /// it (this store, when it follows the domain; else the next process that opens it), shortly after that
+    /// process's observers were told of it; this call first waits for what this process read to be recorded.
+    /// An absent or unreadable log has no changes; unreadable lines are skipped.
     public func loggedChanges(
         inDomain domain: String, layer: PreferenceLayer = .currentUser, key: String? = nil, limit: Int = 100
     ) -> [LoggedChange] {
+        // A version found by the watcher's thread is handed to the recorder before its delivery counts as done.
+        for file in allFiles() { file.settle() }
+        ExternalVersionRecorder.shared.waitUntilIdle()
         let path = ChangeLog.path(forDomainFile: configuration.locations.path(forDomain: domain, layer: layer))
         var changes: [LoggedChange] = []
         for entry in ChangeLog.read(at: path).entries.reversed() {

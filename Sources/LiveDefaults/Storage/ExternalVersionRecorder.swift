@@ -1,0 +1,75 @@
+import Dispatch
+import Foundation
+
+/// Records in a domain file's change log the versions this process read that no LiveDefaults writer logged (an
+/// editor, a script, Foundation's in-place write), after the file's observers were told of them and away from
+/// the reading thread.
+///
+/// Why apart from the read: recording takes the domain's file lock, reads the log's end and appends a line.
+/// Done on the watcher's thread before the observers heard of the change, that work stood between another
+/// program's write and every observer of it, and made a reader a writer. A read never writes on its way: it
+/// hands the version here once its observers have it (``DomainFile/reload(verifyContents:deferringRemoval:recordingExternal:)``).
+///
+/// One serial queue for the process. Requests for one file coalesce to the newest: an older version that was
+/// replaced before it was recorded would be found replaced by the stamp check anyway. A version is recorded
+/// only while it is still the file's, with the lock taken only when free (a writer that holds it records the
+/// version it writes over itself), so nothing here ever waits for another process.
+final class ExternalVersionRecorder: Sendable {
+    static let shared = ExternalVersionRecorder()
+
+    /// A version read, and what recording it needs.
+    struct Request: Sendable {
+        /// The domain file.
+        var path: String
+        var lockPath: String
+        /// The version's digest (0: the file is gone).
+        var version: UInt64
+        /// Its stamp when it was read (nil: the file is gone).
+        var stamp: FileStamp?
+        var contents: [String: PropertyList]
+        /// The version the process held before (for the old values), when it held one.
+        var held: ChangeLog.Held?
+        /// Read by the process's first look at the file: a domain without a log is not started then.
+        var firstLook: Bool
+        var time: Date
+        var owner: (UserID, GroupID)?
+    }
+
+    private let pending = Lock([String: Request]())
+    private let queue = DispatchQueue(label: "LiveDefaults.changeLog", qos: .utility)
+
+    /// Records `request`'s version soon, on the recorder's queue.
+    func submit(_ request: Request) {
+        let first = pending.withLock { $0.updateValue(request, forKey: request.path) == nil }
+        guard first else { return }
+        queue.async {
+            guard let request = self.pending.withLock({ $0.removeValue(forKey: request.path) }) else { return }
+            Self.record(request)
+        }
+    }
+
+    /// Waits until every version submitted so far was recorded, or found recorded, replaced or locked by a
+    /// writer (who then records it): what ``Defaults/loggedChanges(inDomain:layer:key:limit:)`` waits for, so
+    /// that a program that read a version sees it in the log it asks for next.
+    func waitUntilIdle() {
+        queue.sync {}
+    }
+
+    /// Records one version, unless the log's last line records it already (the cheap look at the log's end)
+    /// or the file is no longer that version.
+    static func record(_ request: Request) {
+        let log = ChangeLog.path(forDomainFile: request.path)
+        // A look without the lock, to skip taking it; recordExternal looks again under it.
+        switch ChangeLog.tail(at: log) {
+        case .recorded(request.version): return
+        case .absent where request.firstLook: return
+        default: break
+        }
+        guard let lock = FileSystem.lockExclusivelyIfFree(request.lockPath) else { return }
+        defer { FileSystem.close(lock) }
+        guard let current = try? FileSystem.stamp(atPath: request.path), current == request.stamp else { return }
+        ChangeLog.recordExternal(
+            version: request.version, contents: request.contents, held: request.held, at: log, time: request.time,
+            owner: request.owner)
+    }
+}
