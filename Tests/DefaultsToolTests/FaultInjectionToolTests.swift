@@ -124,6 +124,9 @@ struct FaultInjectionToolTests {
         // A run makes a few dozen calls on the sandbox (reads, the lock, the log's lines, the temp file, the
         // flush, the rename); fewer means the shim did not see them.
         #expect(calls.count >= 8, "\(scenario): the shim counted \(calls)")
+        // Durable when it says so: the directory is flushed after the rename (else a power loss may undo it).
+        let rename = calls.firstIndex(of: "rename") ?? calls.endIndex
+        #expect(calls[rename...].contains("fsync"), "\(scenario): no fsync of the directory after the rename: \(calls)")
         var runs = 0
         var landedRuns = 0
         var refusedRuns = 0

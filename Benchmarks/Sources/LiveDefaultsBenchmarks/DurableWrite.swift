@@ -23,6 +23,17 @@ enum DurableWrite {
         return written
     }
 
+    /// ``replacing(_:_:)``, then `fsync` of the directory, so that the rename survives a power loss too: the
+    /// floor of what LiveDefaults promises when `synchronize()` returns.
+    static func replacingDurably(_ path: String, _ bytes: Data) -> Int {
+        let written = replacing(path, bytes)
+        let directory = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else { return 0 }
+        fsync(directory)
+        close(directory)
+        return written
+    }
+
     /// ``replacing(_:_:)`` with `fsync` in place of `fdatasync` (which skips the timestamps' metadata).
     static func replacingWithFsync(_ path: String, _ bytes: Data) -> Int {
         let temporary = path + ".tmp"

@@ -642,7 +642,7 @@ final class DomainFile: Sendable {
             // Announced and logged around the removal, as a version is around its rename below.
             let record =
                 logging ? announce(edits, over: base, baseDigest: baseDigest, giving: contents, version: 0) : nil
-            do throws(SystemError) { try FileSystem.remove(destination) } catch { return failure(error) }
+            do throws(SystemError) { try FileSystem.remove(destination, flush: true) } catch { return failure(error) }
             if let record { log(record, giving: contents, over: base, baseDigest: baseDigest) }
             return .success(
                 WriteOutcome(contents: [:], stamp: nil, format: format, keptAside: keptAside, reread: reread))
