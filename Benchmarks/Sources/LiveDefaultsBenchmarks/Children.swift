@@ -116,7 +116,7 @@ func runChild(_ arguments: [String]) -> Never {
     case ("--child-store-writer", 5):
         CrossProcess.runStoreWriter(
             directory: arguments[1], domain: arguments[2], keys: Int(arguments[3]) ?? 1,
-            changeLog: arguments[4] == "log")
+            changeLog: arguments[4].hasPrefix("log"), watching: !arguments[4].hasSuffix("-unwatched"))
     case ("--child-transaction-writer", 3):
         CrossProcess.runTransactionWriter(directory: arguments[1], domain: arguments[2])
     case ("--child-volume-writer", 4):

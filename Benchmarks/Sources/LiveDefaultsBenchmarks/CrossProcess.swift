@@ -28,8 +28,11 @@ enum CrossProcess {
         /// over it, as editors, configuration-management tools and scripts do.
         case script
         /// A LiveDefaults store in the other process: `set` + `synchronize()` (file lock, temp file, fdatasync,
-        /// rename, its change log's lines).
+        /// rename, its change log's lines). The store watches its files, as a program's does by default.
         case liveDefaults
+        /// The same store without watching, as the `defaults` command writes (`Watching.off`): no watcher
+        /// thread of its own waking on its own rename.
+        case command
     }
 
     /// `writer` changes `Value` in a domain of `keys` keys, paced; `changeLog` switches the change log on or off
@@ -37,23 +40,24 @@ enum CrossProcess {
     static func measure(
         directory: String, keys: Int, writes: Int, writer: Writer = .script, changeLog: Bool = true
     ) -> Result {
-        let domain = domain(keys: keys) + (writer == .script ? "" : ".store") + (changeLog ? "" : ".nolog")
+        let domain = domain(keys: keys) + (writer == .script ? "" : ".\(writer)") + (changeLog ? "" : ".nolog")
         let mode = writer == .script ? "--child-writer" : "--child-store-writer"
+        let options = (changeLog ? "log" : "nolog") + (writer == .command ? "-unwatched" : "")
         Defaults.changeLogEnabled = changeLog
         defer { Defaults.changeLogEnabled = true }
         return race(
-            writer: [mode, directory, domain, "\(keys)", changeLog ? "log" : "nolog"], writes: writes,
+            writer: [mode, directory, domain, "\(keys)", options], writes: writes,
             floor: { RawInotifyWatcher(path: "\(directory)/\(domain).plist", arrivals: $0) },
             store: { try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) })
     }
 
     /// The writer of ``measure(directory:keys:writes:writer:changeLog:)`` with a LiveDefaults store: fills the
     /// domain, says "ready", then for each value read sets `Value` and synchronizes, timed from before the `set`.
-    static func runStoreWriter(directory: String, domain: String, keys: Int, changeLog: Bool) -> Never {
+    static func runStoreWriter(directory: String, domain: String, keys: Int, changeLog: Bool, watching: Bool) -> Never {
         Defaults.changeLogEnabled = changeLog
-        guard let store = try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) else {
-            exit(3)
-        }
+        var configuration = Defaults.Configuration.rooted(at: directory, applicationDomain: domain)
+        if !watching { configuration.watching = .off }
+        guard let store = try? Defaults(configuration: configuration) else { exit(3) }
         for index in 0..<max(0, keys - 1) { store.set(index, forKey: "Key\(index)") }
         store.set(0, forKey: "Value")
         guard store.synchronize() else { exit(3) }

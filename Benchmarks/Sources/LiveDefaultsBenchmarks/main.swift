@@ -464,12 +464,17 @@ for count in [10, 10_000] where wanted("cross-process") {
 // A script's rename and a LiveDefaults store's write, each with the log on and off in both processes, side by
 // side: the log is recorded after the observers hear of a change, so it must not move the reader's overhead.
 if wanted("cross-process") {
-    for writer in [CrossProcess.Writer.script, .liveDefaults] {
+    for writer in [CrossProcess.Writer.script, .liveDefaults, .command] {
         for changeLog in [true, false] {
             let latency = CrossProcess.measure(
                 directory: directory, keys: 10, writes: smoke ? 30 : 500, writer: writer, changeLog: changeLog)
             let overhead = latency.live.median - latency.floor.median
-            let who = writer == .script ? "a script (temp file + rename)" : "a LiveDefaults store (set + synchronize())"
+            let who =
+                switch writer {
+                case .script: "a script (temp file + rename)"
+                case .liveDefaults: "a LiveDefaults store (set + synchronize())"
+                case .command: "an unwatched LiveDefaults store, as `defaults write` (set + synchronize())"
+                }
             let log = changeLog ? "change log on" : "change log off"
             rows.append(
                 Row(

@@ -38,21 +38,33 @@ final class ExternalVersionRecorder: Sendable {
     private let pending = Lock([String: Request]())
     private let queue = DispatchQueue(label: "LiveDefaults.changeLog", qos: .utility)
 
+    /// How long after its delivery a version is recorded: long enough for the observers' tasks, woken by the
+    /// delivery, to run before the recorder takes a core (on a small machine they compete), short beside any
+    /// reason to read the log; versions of a burst within it are recorded once, as the newest.
+    static let delay: DispatchTimeInterval = .milliseconds(1)
+
     /// Records `request`'s version soon, on the recorder's queue.
     func submit(_ request: Request) {
         let first = pending.withLock { $0.updateValue(request, forKey: request.path) == nil }
         guard first else { return }
-        queue.async {
+        queue.asyncAfter(deadline: .now() + Self.delay) {
             guard let request = self.pending.withLock({ $0.removeValue(forKey: request.path) }) else { return }
             Self.record(request)
         }
     }
 
-    /// Waits until every version submitted so far was recorded, or found recorded, replaced or locked by a
-    /// writer (who then records it): what ``Defaults/loggedChanges(inDomain:layer:key:limit:)`` waits for, so
-    /// that a program that read a version sees it in the log it asks for next.
+    /// Records every version submitted so far now, on the recorder's queue, and waits: each is then recorded,
+    /// or found recorded, replaced or locked by a writer (who then records it). What
+    /// ``Defaults/loggedChanges(inDomain:layer:key:limit:)`` waits for, so that a program that read a version
+    /// sees it in the log it asks for next.
     func waitUntilIdle() {
-        queue.sync {}
+        queue.sync {
+            let requests = pending.withLock { pending in
+                defer { pending.removeAll() }
+                return Array(pending.values)
+            }
+            for request in requests { Self.record(request) }
+        }
     }
 
     /// Records one version, unless the log's last line records it already (the cheap look at the log's end)
