@@ -44,15 +44,24 @@ struct Merge: ParsableCommand {
             let store = try target.store()
             // A file that cannot be read is never replaced behind the user's back (as write and import).
             _ = try store.contents()
-            do {
-                try store.defaults.transaction(inDomain: target.name, layer: target.layer) { tx in
-                    for (key, value) in contents { tx.set(value, forKey: key) }
-                    for key in deletions { tx.removeObject(forKey: key) }
+            // A transaction whose write fails writes nothing and keeps nothing pending: it is run again (up to
+            // ToolStore.writeAttempts in all); the exit status says whether the change is on disk.
+            var attempt = 1
+            while true {
+                do {
+                    try store.defaults.transaction(inDomain: target.name, layer: target.layer) { tx in
+                        for (key, value) in contents { tx.set(value, forKey: key) }
+                        for key in deletions { tx.removeObject(forKey: key) }
+                    }
+                    break
+                } catch let error as DefaultsError where error.code == .writeFailed && attempt < ToolStore.writeAttempts
+                {
+                    attempt += 1
+                } catch {
+                    throw ToolError("\(error)")
                 }
-            } catch {
-                throw ToolError("\(error)")
             }
-            if let error = store.log.first { throw ToolError("\(error)") }
+            store.warnOfReportedErrors()
         }
     }
 

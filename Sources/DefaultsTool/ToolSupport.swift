@@ -182,6 +182,12 @@ struct ToolStore {
                     "cannot write \(error.path ?? target.path): \(error.detail ?? "failed") (errno \(error.errno ?? 0)); "
                         + "nothing was changed"))
         }
+        warnOfReportedErrors()
+    }
+
+    /// Prints what the store reported while a change that landed was made (a failed first attempt, a file
+    /// that could not be read for a moment) as warnings: the change is on disk, so they do not fail the verb.
+    func warnOfReportedErrors() {
         for error in log.all {
             let retried = error.code == .writeFailed ? "; it was retried and the change is on disk" : ""
             FileHandle.standardError.write(Data("defaults: warning: \(error)\(retried)\n".utf8))

@@ -4,7 +4,7 @@ import Testing
 
 @testable import LiveDefaults
 
-/// `defaults write` and `delete` run as a black box under an LD_PRELOAD fault injector (Tests/FaultShim, built
+/// `defaults write`, `delete`, `merge` and `import` run as a black box under an LD_PRELOAD fault injector (Tests/FaultShim, built
 /// here with the system's C compiler) that fails one file-system call of the run in turn, with EIO (that call),
 /// or ENOSPC (that call and every later one of its kind), or kills the process just before it. After each run,
 /// whatever the fault:
@@ -48,12 +48,12 @@ struct FaultInjectionToolTests {
         var description: String
         /// The domain as the command is given it (a name, or a path whose directories may not exist yet).
         var domain: @Sendable (Sandbox) -> String
-        /// The domain's file.
+        /// The file the domain's values land in (through a link, the file it resolves to).
         var file: @Sendable (Sandbox) -> String
-        /// Commands run (without faults) before the faulted one.
-        var setup: [[String]]
-        /// The faulted command's arguments after the domain.
-        var change: [String]
+        /// Run (without faults) before the faulted command: the file as it was.
+        var setup: @Sendable (Sandbox, String) throws -> Void
+        /// The faulted command's arguments, given the domain.
+        var command: @Sendable (Sandbox, String) -> [String]
         /// `Key`'s value once the change landed (nil: absent).
         var landed: PropertyList?
         /// How many changes of `Key` the log lists before the faulted command.
@@ -62,18 +62,48 @@ struct FaultInjectionToolTests {
 
     static let named = "com.example.faults"
 
+    /// `Key` = 1 and `Other` = 5, written by the command.
+    static func twoKeys(_ sandbox: Sandbox, _ domain: String) throws {
+        try sandbox.ok(["write", domain, "Key", "1"])
+        try sandbox.ok(["write", domain, "Other", "5"])
+    }
+
     static let scenarios: [Scenario] = [
         Scenario(
-            description: "write over an existing file", domain: { _ in named },
-            file: { $0.file("\(named).plist") }, setup: [["Key", "1"], ["Other", "5"]], change: ["Key", "-int", "2"],
-            landed: .integer(2), loggedBefore: 1),
+            description: "write over an existing file", domain: { _ in named }, file: { $0.file("\(named).plist") },
+            setup: twoKeys, command: { ["write", $1, "Key", "-int", "2"] }, landed: .integer(2), loggedBefore: 1),
         Scenario(
             description: "first write, creating the directories", domain: { $0.file("fresh/nested/com.example.first") },
-            file: { $0.file("fresh/nested/com.example.first.plist") }, setup: [], change: ["Key", "-int", "2"],
-            landed: .integer(2), loggedBefore: 0),
+            file: { $0.file("fresh/nested/com.example.first.plist") }, setup: { _, _ in },
+            command: { ["write", $1, "Key", "-int", "2"] }, landed: .integer(2), loggedBefore: 0),
         Scenario(
-            description: "delete a key", domain: { _ in named }, file: { $0.file("\(named).plist") },
-            setup: [["Key", "1"], ["Other", "5"]], change: [], landed: nil, loggedBefore: 1),
+            description: "delete a key", domain: { _ in named }, file: { $0.file("\(named).plist") }, setup: twoKeys,
+            command: { ["delete", $1, "Key"] }, landed: nil, loggedBefore: 1),
+        Scenario(
+            description: "merge (a transaction)", domain: { _ in named }, file: { $0.file("\(named).plist") },
+            setup: twoKeys, command: { ["merge", $1, "{ Key = 2; Third = 3; }"] }, landed: "2", loggedBefore: 1),
+        Scenario(
+            description: "import (the whole domain replaced)", domain: { _ in named },
+            file: { $0.file("\(named).plist") },
+            setup: { sandbox, domain in
+                try twoKeys(sandbox, domain)
+                let data = try PropertyList.dictionary(["Key": 2, "Other": "5"]).encoded(as: .xml)
+                try data.write(to: URL(fileURLWithPath: sandbox.file("import.plist")))
+            },
+            command: { ["import", $1, $0.file("import.plist")] }, landed: .integer(2), loggedBefore: 1),
+        Scenario(
+            description: "write through a chain of symbolic links", domain: { _ in named },
+            file: { $0.file("volume/data/\(named).plist") },
+            setup: { sandbox, domain in
+                try FileManager.default.createDirectory(
+                    atPath: sandbox.file("volume/data"), withIntermediateDirectories: true)
+                try FileManager.default.createSymbolicLink(
+                    atPath: sandbox.file("volume/current"), withDestinationPath: "data")
+                try FileManager.default.createSymbolicLink(
+                    atPath: sandbox.file("\(named).plist"), withDestinationPath: "volume/current/\(named).plist")
+                try twoKeys(sandbox, domain)
+            },
+            command: { ["write", $1, "Key", "-int", "2"] }, landed: .integer(2), loggedBefore: 1),
     ]
 
     /// The value of `Key` in the file (nil: absent or no file); fails the test when the file is not a whole
@@ -102,16 +132,15 @@ struct FaultInjectionToolTests {
 
     static func prepared(_ scenario: Scenario) throws -> Sandbox {
         let sandbox = Sandbox()
-        for words in scenario.setup { try sandbox.ok(["write", scenario.domain(sandbox)] + words) }
+        try scenario.setup(sandbox, scenario.domain(sandbox))
         return sandbox
     }
 
     static func command(_ scenario: Scenario, _ sandbox: Sandbox) -> [String] {
-        scenario.change.isEmpty
-            ? ["delete", scenario.domain(sandbox), "Key"] : ["write", scenario.domain(sandbox)] + scenario.change
+        scenario.command(sandbox, scenario.domain(sandbox))
     }
 
-    @Test("every call of write and delete failed (EIO, ENOSPC) or the process killed before it", arguments: scenarios)
+    @Test("every call of a change failed (EIO, ENOSPC) or the process killed before it", arguments: scenarios)
     func everyCall(_ scenario: Scenario) throws {
         let shim: String
         switch Self.shim {

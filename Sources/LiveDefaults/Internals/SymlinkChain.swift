@@ -18,6 +18,9 @@ public struct SymlinkChain: Sendable, Hashable {
     public var target: String
     /// Why the chain could not be followed to its end, if it could not (a loop, a link that cannot be read).
     public var problem: String?
+    /// The error that stopped the walk, when a link could not be looked at or read (not a loop): a writer then
+    /// fails rather than replace a link it could not follow.
+    var failedErrno: Int32? = nil
 
     /// Whether the path and every directory on its way are plain (no link anywhere).
     public var isPlain: Bool { links.isEmpty }
@@ -37,6 +40,7 @@ public struct SymlinkChain: Sendable, Hashable {
         var pending = Array(path.split(separator: "/", omittingEmptySubsequences: true).reversed())
         var links: [String] = []
         var problem: String?
+        var failedErrno: Int32?
         func absolute(_ components: [Substring]) -> String { "/" + components.joined(separator: "/") }
         while let component = pending.popLast() {
             if component == "." { continue }
@@ -45,7 +49,15 @@ public struct SymlinkChain: Sendable, Hashable {
                 continue
             }
             let candidate = absolute(resolved + [component])
-            guard problem == nil, FileSystem.isSymbolicLink(candidate) else {
+            let isLink: Bool
+            do throws(SystemError) {
+                isLink = problem == nil ? try FileSystem.checkedIsSymbolicLink(candidate) : false
+            } catch {
+                problem = "cannot look at \(candidate): \(systemErrorText(error.errno))"
+                failedErrno = error.errno
+                isLink = false
+            }
+            guard isLink else {
                 resolved.append(component)
                 continue
             }
@@ -57,6 +69,7 @@ public struct SymlinkChain: Sendable, Hashable {
             let destination: String
             do throws(SystemError) { destination = try FileSystem.readLink(candidate) } catch {
                 problem = "cannot read the symbolic link \(candidate): \(systemErrorText(error.errno))"
+                failedErrno = error.errno
                 resolved.append(component)
                 continue
             }
@@ -64,6 +77,6 @@ public struct SymlinkChain: Sendable, Hashable {
             if destination.hasPrefix("/") { resolved.removeAll() }
             pending += destination.split(separator: "/", omittingEmptySubsequences: true).reversed()
         }
-        return SymlinkChain(links: links, target: absolute(resolved), problem: problem)
+        return SymlinkChain(links: links, target: absolute(resolved), problem: problem, failedErrno: failedErrno)
     }
 }

@@ -566,7 +566,8 @@ final class DomainFile: Sendable {
         // through: the file it resolves to is replaced, beside itself, and the link stays a link. Replacing
         // the link would quietly cut the domain off from what it points to; a target in a read-only volume
         // makes the write fail and be reported instead. One lstat for a plain file.
-        let destination = Self.writeDestination(path)
+        let destination: String
+        do throws(SystemError) { destination = try Self.writeDestination(path) } catch { return failure(error) }
         if !state.read({ $0.sweptTemporaries }) {
             state.change { $0.sweptTemporaries = true }
             FileSystem.removeStaleTemporaries(of: destination)
@@ -716,10 +717,13 @@ final class DomainFile: Sendable {
     }
 
     /// Where a write of `path` goes: the path itself, or, when it is a symbolic link that resolves, the file
-    /// it resolves to (which may not exist yet).
-    static func writeDestination(_ path: String) -> String {
-        guard FileSystem.isSymbolicLink(path) else { return path }
+    /// it resolves to (which may not exist yet). Throws when a link on the way cannot be looked at or read: the
+    /// write fails (and is retried) rather than replace the link with a file, which would cut the domain off
+    /// from what it points to.
+    static func writeDestination(_ path: String) throws(SystemError) -> String {
+        guard try FileSystem.checkedIsSymbolicLink(path) else { return path }
         let chain = SymlinkChain.resolve(path)
+        if let failed = chain.failedErrno { throw SystemError(errno: failed, operation: "follow the symbolic link") }
         return chain.problem == nil ? chain.target : path
     }
 

@@ -328,10 +328,18 @@ enum FileSystem {
         return stat(path, &info) == 0
     }
 
-    /// Whether `path` itself (not what it points to) is a symbolic link.
+    /// Whether `path` itself (not what it points to) is a symbolic link; false when it cannot be told.
     static func isSymbolicLink(_ path: String) -> Bool {
+        (try? checkedIsSymbolicLink(path)) ?? false
+    }
+
+    /// Whether `path` itself is a symbolic link; false when nothing is there. Throws when it cannot be told (an
+    /// I/O error, a permission): a writer must not take that for "not a link" and replace the link with a file.
+    static func checkedIsSymbolicLink(_ path: String) throws(SystemError) -> Bool {
         var info = stat()
-        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
+        if lstat(path, &info) == 0 { return (info.st_mode & S_IFMT) == S_IFLNK }
+        if errno == ENOENT || errno == ENOTDIR { return false }
+        throw SystemError(errno: errno, operation: "lstat")
     }
 
     /// Where a link points, as written in it.
