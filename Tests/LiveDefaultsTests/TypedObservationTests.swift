@@ -144,6 +144,27 @@ struct TypedObservationTests {
         #expect(fourth[.rateLimit] == 10)
     }
 
+    @Test("A list of keys made at run time: snapshot(of:) and updates(of:) take an array")
+    func keysListedAtRunTime() async throws {
+        let directory = TemporaryDirectory()
+        let defaults = try directory.store("com.example.listed")
+        // Names a program reads from its configuration, not known when it was written.
+        let names = ["Upstream", "Port", "Region"]
+        let keys: [DefaultsKey<String>] = names.map { DefaultsKey<String>($0, default: "unset") }
+        let listed: [DefaultsKeys] = keys
+        defaults[keys[0]] = "db1"
+        let snapshot = defaults.snapshot(of: listed)
+        #expect(keys.map { snapshot[$0] } == ["db1", "unset", "unset"])
+        var updates = defaults.updates(of: listed).makeAsyncIterator()
+        #expect(try #require(await updates.next())[keys[2]] == "unset")
+        // Two of them changed together by another process arrive in one snapshot.
+        try PersistenceTests.python(
+            WatcherTests.pythonRenameWrite(
+                directory.file("com.example.listed.plist"), ["Upstream": "db2", "Port": "5433"]))
+        let next = try #require(await updates.next())
+        #expect(keys.map { next[$0] } == ["db2", "5433", "unset"])
+    }
+
     @Test("ObservableDefaults: withObservationTracking fires for local writes and another process's writes")
     func observation() async throws {
         let directory = TemporaryDirectory()

@@ -1,4 +1,4 @@
-/// Several keys read from one version: ``Defaults/snapshot(of:)``.
+/// Several keys read from one version: ``Defaults/snapshot(of:)-(DefaultsKeys...)``.
 extension Defaults {
     /// The values of several keys, all taken at one moment under the store's lock: never the state before a
     /// change of one key mixed with the state after a change of another made with it (a transaction, another
@@ -9,14 +9,15 @@ extension Defaults {
     /// connect(host: upstream[.upstreamHost], port: upstream[.upstreamPort])
     /// ```
     ///
-    /// Keys of other suites are read from this store's search list, as ``updates(of:emitCurrentValue:)``
+    /// Keys of other suites are read from this store's search list, as ``updates(of:emitCurrentValue:)-(DefaultsKeys...,_)``
     /// reads them.
     public func snapshot(of keys: DefaultsKeys...) -> DefaultsSnapshot {
         snapshot(of: keys)
     }
 
-    /// The values of several keys from one version (an array of keys).
-    func snapshot(of keys: [DefaultsKeys]) -> DefaultsSnapshot {
+    /// The values of a list of keys made at run time, from one version: the variadic form for a list that
+    /// is not known when the program is written.
+    public func snapshot(of keys: [DefaultsKeys]) -> DefaultsSnapshot {
         for key in keys { guardKey(key) }
         return DefaultsSnapshot(values: values(forKeys: keys.map(\.name)), store: WeakStore(self))
     }

@@ -38,7 +38,7 @@ private func isEqual<E: Equatable>(_ lhs: E, _ rhs: Any) -> Bool {
     return lhs == rhs
 }
 
-/// A consistent view of several keys at one moment: ``Defaults/updates(of:emitCurrentValue:)``.
+/// A consistent view of several keys at one moment: ``Defaults/updates(of:emitCurrentValue:)-(DefaultsKeys...,_)``.
 public struct DefaultsSnapshot: Sendable, Equatable {
     /// The stored values of the snapshot's keys (missing keys absent).
     public let values: [String: PropertyList]
@@ -56,7 +56,7 @@ public struct DefaultsSnapshot: Sendable, Equatable {
     public static func == (lhs: DefaultsSnapshot, rhs: DefaultsSnapshot) -> Bool { lhs.values == rhs.values }
 }
 
-/// Snapshots of several keys (``Defaults/updates(of:emitCurrentValue:)``): the first is the state when
+/// Snapshots of several keys (``Defaults/updates(of:emitCurrentValue:)-(DefaultsKeys...,_)``): the first is the state when
 /// iteration started (unless it is not to be emitted), then one whenever a signal brings a different state.
 struct SnapshotCursor: StreamCursor {
     let subscription: SignalSubscription?
@@ -137,8 +137,14 @@ extension Defaults {
         updates(of: keys, emitCurrentValue: emitCurrentValue)
     }
 
-    /// Consistent snapshots of several keys (an array of keys).
-    func updates(of keys: [DefaultsKeys], emitCurrentValue: Bool = true) -> DefaultsStream<DefaultsSnapshot> {
+    /// Consistent snapshots of a list of keys made at run time (the keys a program reads from its configuration,
+    /// say), which the variadic form cannot take: the same stream.
+    ///
+    /// ```swift
+    /// let followed: [DefaultsKeys] = configuredNames.map { DefaultsKey<String>($0, default: "") }
+    /// for await settings in defaults.updates(of: followed) { reconfigure(settings) }
+    /// ```
+    public func updates(of keys: [DefaultsKeys], emitCurrentValue: Bool = true) -> DefaultsStream<DefaultsSnapshot> {
         let store = WeakStore(self)
         let names = keys.map(\.name)
         return DefaultsStream {

@@ -5,7 +5,7 @@ extension Defaults {
     static let transactionAttempts = 100
 
     /// Runs `body` and commits its changes to one domain as one change: this process's readers, snapshots
-    /// (``updates(of:emitCurrentValue:)``) and observers see all of them or none (one
+    /// (``updates(of:emitCurrentValue:)-(DefaultsKeys...,_)``) and observers see all of them or none (one
     /// ``didChangeNotification``; the ``KeyChange/batch`` of a ``changes()`` stream tells which changes came
     /// together), and other processes see one new version of the domain's file.
     ///
