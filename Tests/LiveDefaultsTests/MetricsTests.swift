@@ -21,6 +21,29 @@ struct MetricsTests {
         (try? Self.metrics.expectCounter(label, dimensions).totalValue) ?? 0
     }
 
+    @Test("every series of a domain exists at its initial value as soon as a store holds it, before any event")
+    func exportedFromTheStart() throws {
+        let metrics = Self.metrics
+        let directory = TemporaryDirectory()
+        let domain = "com.example.metrics.start.\(UUID().uuidString.prefix(8))"
+        // No file at all: nothing read, nothing changed — and every series there, at 0.
+        let defaults = try Defaults(configuration: .rooted(at: directory.path, applicationDomain: domain))
+        _ = defaults.integer(forKey: "RateLimit")
+        let labels = [("domain", domain)]
+        for origin in ["local", "fleet", "external"] {
+            #expect(try metrics.expectCounter("livedefaults_changes_total", labels + [("origin", origin)]).totalValue == 0)
+        }
+        #expect(try metrics.expectCounter("livedefaults_reloads_total", labels).totalValue == 0)
+        #expect(try metrics.expectCounter("livedefaults_reload_failures_total", labels).totalValue == 0)
+        for reason in ["type", "schema"] {
+            #expect(
+                try metrics.expectCounter("livedefaults_refused_values_total", labels + [("reason", reason)])
+                    .totalValue == 0)
+        }
+        #expect(try metrics.expectGauge("livedefaults_last_known_good", labels).lastValue == 0)
+        withExtendedLifetime(defaults) {}
+    }
+
     @Test("a write here, another process's write, a broken file and its repair, a refused value")
     func reported() async throws {
         let metrics = Self.metrics

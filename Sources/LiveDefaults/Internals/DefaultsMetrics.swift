@@ -10,6 +10,27 @@ import Foundation
 /// gets them — a metric made before the bootstrap stays a no-op for good. Events are reloads, writes and
 /// refusals, each of which costs a file's read or write already; reads and `set` report nothing.
 enum DefaultsMetrics {
+    /// A domain's series at their initial values, when a process first looks at one of its files and a backend
+    /// is bootstrapped: the counters at 0 for every origin and reason, `last_known_good` 0. Prometheus' own
+    /// guidance: a counter that appears only at its first event cannot be alerted on (`increase(…) > 0` over a
+    /// missing series is nothing, and an absent series looks like a dead target). With no backend (the default)
+    /// this is one type check: a fresh process's open pays nothing for it. Not remembered per domain (a program
+    /// may open thousands): making a metric again is the backend's lookup.
+    static func opened(domain: String) {
+        guard !(MetricsSystem.factory is NOOPMetricsHandler) else { return }
+        let labels = [("domain", domain)]
+        for origin in ["local", "fleet", "external"] {
+            Counter(label: "livedefaults_changes_total", dimensions: labels + [("origin", origin)]).increment(by: 0)
+        }
+        Counter(label: "livedefaults_reloads_total", dimensions: labels).increment(by: 0)
+        Counter(label: "livedefaults_reload_failures_total", dimensions: labels).increment(by: 0)
+        for reason in ["type", "schema"] {
+            Counter(label: "livedefaults_refused_values_total", dimensions: labels + [("reason", reason)])
+                .increment(by: 0)
+        }
+        Gauge(label: "livedefaults_last_known_good", dimensions: labels).record(0)
+    }
+
     /// Keys changed by a version applied here, by origin: `local` (this process's write), `fleet` (the agent's
     /// write of etcd's change), `external` (another process's version, read by a reload).
     static func changesApplied(_ count: Int, domain: String, origin: String) {

@@ -141,12 +141,14 @@ final class DomainFile: Sendable {
         // is released: a handler may call synchronize(), which takes it again.
         var readAVersion = false
         var toRecord: ExternalVersionRecorder.Request?
+        var wasFirstLook = false
         let events: [Event] = diskLock.withLock {
             let (loaded, known) = state.read { ($0.loaded, $0.loaded ? $0.stamp : nil) }
             // The first look reads the file without a `stat` of its path first: there is no version to compare
             // with, the read's own `fstat` gives the stamp, and an absent file costs the `open` what it would
             // have cost the `stat` (one system call less for every file that exists).
             let firstLook = !loaded
+            wasFirstLook = firstLook
             let current: FileStamp?
             do throws(SystemError) {
                 current = firstLook ? nil : try FileSystem.stamp(atPath: path)
@@ -239,13 +241,14 @@ final class DomainFile: Sendable {
         }
         // The version is handed to the change log's recorder once the observers have it (see there).
         deliver(events, then: toRecord.map { request in { ExternalVersionRecorder.shared.submit(request) } })
-        reportMetrics(events, readAVersion: readAVersion)
+        reportMetrics(events, readAVersion: readAVersion, firstLook: wasFirstLook)
     }
 
     /// Reports a reload's outcome through swift-metrics (``DefaultsMetrics``), with no lock held: the
     /// backend's factory is the program's code.
-    private func reportMetrics(_ events: [Event], readAVersion: Bool) {
+    private func reportMetrics(_ events: [Event], readAVersion: Bool, firstLook: Bool) {
         let domain = DefaultsMetrics.domain(ofFile: path)
+        if firstLook { DefaultsMetrics.opened(domain: domain) }
         if readAVersion { DefaultsMetrics.reloaded(domain: domain, at: clock.now) }
         for case .failed(let error) in events {
             DefaultsMetrics.reloadFailed(domain: domain, servingLastKnownGood: error.keepsLastKnownGood)

@@ -74,8 +74,12 @@ struct EndToEndTests {
             server.waitUntilExit()
         }
         let external = #"livedefaults_changes_total{domain="com.example.liveserver",origin="external"}"#
-        // No file yet: nothing read, nothing changed.
-        #expect(!(try Self.get("\(address)/metrics").contains(external)))
+        // No file yet: nothing read, nothing changed — and every series of the domain is there, at 0, so that an
+        // alert on its increase or its absence works from the start.
+        let start = try Self.get("\(address)/metrics")
+        #expect(start.contains(external + " 0"), "\(start)")
+        #expect(start.contains(#"livedefaults_reload_failures_total{domain="com.example.liveserver"} 0"#), "\(start)")
+        #expect(start.contains(#"livedefaults_last_known_good{domain="com.example.liveserver"} 0"#), "\(start)")
 
         let write = ["write", "com.example.liveserver", "Greeting", "Hi from the shell"]
         #expect(try Self.defaults(write, in: directory) == 0)
