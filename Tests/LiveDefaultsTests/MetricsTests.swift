@@ -31,7 +31,8 @@ struct MetricsTests {
         _ = defaults.integer(forKey: "RateLimit")
         let labels = [("domain", domain)]
         for origin in ["local", "fleet", "external"] {
-            #expect(try metrics.expectCounter("livedefaults_changes_total", labels + [("origin", origin)]).totalValue == 0)
+            #expect(
+                try metrics.expectCounter("livedefaults_changes_total", labels + [("origin", origin)]).totalValue == 0)
         }
         #expect(try metrics.expectCounter("livedefaults_reloads_total", labels).totalValue == 0)
         #expect(try metrics.expectCounter("livedefaults_reload_failures_total", labels).totalValue == 0)
