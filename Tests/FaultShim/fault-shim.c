@@ -108,30 +108,34 @@ static int open_common(const char *function, open_fn real, const char *path, int
     return opened(real(path, flags, mode), path);
 }
 
+// The mode argument of an open call, there only when its flags create a file (va_start must run in the
+// variadic function itself, hence a macro).
+#define MODE_ARGUMENT(flags, mode) \
+    do { \
+        va_list args; \
+        va_start(args, flags); \
+        mode = ((flags) & (O_CREAT | O_TMPFILE)) ? va_arg(args, mode_t) : 0; \
+        va_end(args); \
+    } while (0)
+
 int open(const char *path, int flags, ...) {
     REAL(open, open_fn);
-    va_list args;
-    va_start(args, flags);
-    mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(args, mode_t) : 0;
-    va_end(args);
+    mode_t mode;
+    MODE_ARGUMENT(flags, mode);
     return open_common("open", real_open, path, flags, mode);
 }
 
 int open64(const char *path, int flags, ...) {
     REAL(open64, open_fn);
-    va_list args;
-    va_start(args, flags);
-    mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(args, mode_t) : 0;
-    va_end(args);
+    mode_t mode;
+    MODE_ARGUMENT(flags, mode);
     return open_common("open", real_open64, path, flags, mode);
 }
 
 int openat(int dirfd, const char *path, int flags, ...) {
     REAL(openat, openat_fn);
-    va_list args;
-    va_start(args, flags);
-    mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(args, mode_t) : 0;
-    va_end(args);
+    mode_t mode;
+    MODE_ARGUMENT(flags, mode);
     if (matches(path) && count("openat", path) < 0) return -1;
     return opened(real_openat(dirfd, path, flags, mode), path);
 }

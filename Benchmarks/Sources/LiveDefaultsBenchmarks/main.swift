@@ -492,19 +492,14 @@ if wanted("cross-process") {
                 case .command: "an unwatched LiveDefaults store, as `defaults write` (set + synchronize())"
                 }
             let log = changeLog ? "change log on" : "change log off"
-            rows.append(
-                Row(
-                    name: "raw inotify floor: \(who) writes → read the file here, 10 keys, \(log)",
-                    live: latency.floor, foundation: .notApplicable, dconf: .notApplicable,
-                    note: "the same writer, watched by the raw floor"))
-            rows.append(
-                Row(
-                    name: "\(who) writes → observer here, 10 keys, \(log)", live: latency.live,
-                    foundation: .notApplicable, dconf: .notApplicable,
-                    checks: [.atMost(100_000, measured: overhead, "floor + ≤ 100.00 µs at the median")],
-                    note: "floor + \(format(overhead)) at the median (goal: ≤ 100.00 µs, p99 ≤ 1.00 ms: "
-                        + "\(overhead <= 100_000 && latency.live.p99 <= 1_000_000 ? "met" : "NOT met")); lost \(latency.lost)"
-                ))
+            appendLatencyRows(
+                latency, floor: "raw inotify floor: \(who) writes → read the file here, 10 keys, \(log)",
+                floorNote: "the same writer, watched by the raw floor",
+                live: "\(who) writes → observer here, 10 keys, \(log)",
+                checks: [.atMost(100_000, measured: overhead, "floor + ≤ 100.00 µs at the median")],
+                note: "floor + \(format(overhead)) at the median (goal: ≤ 100.00 µs, p99 ≤ 1.00 ms: "
+                    + "\(overhead <= 100_000 && latency.live.p99 <= 1_000_000 ? "met" : "NOT met")); lost \(latency.lost)"
+            )
         }
     }
     printProgress()
@@ -514,17 +509,12 @@ if wanted("cross-process") {
 
 if wanted("cross-process") {
     let latency = CrossProcess.measureTransactions(directory: directory, writes: smoke ? 30 : 500)
-    rows.append(
-        Row(
-            name: "raw inotify floor: another process commits a 2-key transaction → read the file here",
-            live: latency.floor, foundation: .notApplicable, dconf: .notApplicable,
-            note: "from before the writer's transaction (flock, re-read, fdatasync, rename) to the file read here"))
-    rows.append(
-        Row(
-            name: "another process commits a 2-key transaction → snapshot observer here (`updates(of:)`)",
-            live: latency.live, foundation: .notApplicable, dconf: .notApplicable,
-            note: "floor + \(format(latency.live.median - latency.floor.median)) at the median; lost \(latency.lost); "
-                + "Foundation has no transactions and never sees another process without synchronize()"))
+    appendLatencyRows(
+        latency, floor: "raw inotify floor: another process commits a 2-key transaction → read the file here",
+        floorNote: "from before the writer's transaction (flock, re-read, fdatasync, rename) to the file read here",
+        live: "another process commits a 2-key transaction → snapshot observer here (`updates(of:)`)",
+        note: "floor + \(format(latency.live.median - latency.floor.median)) at the median; lost \(latency.lost); "
+            + "Foundation has no transactions and never sees another process without synchronize()")
     printProgress()
 }
 
@@ -662,6 +652,19 @@ for row in rows { print(row.line) }
 let goalsStatus = reportGoals(rows, smoke: smoke)
 
 // MARK: Helpers
+
+/// The two rows of a latency measured beside its floor: the raw watcher's, then ours.
+@MainActor func appendLatencyRows(
+    _ latency: CrossProcess.Result, floor: String, floorNote: String, live: String, checks: [Goal] = [],
+    note: String
+) {
+    rows.append(
+        Row(name: floor, live: latency.floor, foundation: .notApplicable, dconf: .notApplicable, note: floorNote))
+    rows.append(
+        Row(
+            name: live, live: latency.live, foundation: .notApplicable, dconf: .notApplicable, checks: checks,
+            note: note))
+}
 
 /// A transaction's goals: as dear as one key's `set` + `synchronize()` on the same domain within 10 % for 10
 /// keys and 30 % for 100, and 100 keys in 0.8 ms.
