@@ -50,7 +50,7 @@ struct Row: Sendable {
 /// Medians only: a smoke run (CI) takes a few dozen samples, whose 99th percentile is their largest, so a p99
 /// goal is reported in the row's note but is no tripwire.
 struct Goal: Sendable {
-    /// What the goal asks, for a person ("≤ 100.00 µs over the floor").
+    /// What the goal asks, for a person: the bound and what it bounds.
     var text: String
     /// How many times over the goal the measurement is (measured ÷ allowed for a bound, wanted ÷ measured for
     /// a ratio to reach): 1 or less is met.
