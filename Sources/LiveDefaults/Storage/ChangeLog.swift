@@ -556,13 +556,8 @@ struct ChangeLog: Sendable, Equatable {
         let tail = tail(at: path)
         if tail == .recorded(version) { return false }
         if let held, tail == .recorded(held.version) {
-            var changes: [Change] = []
-            for key in Set(held.contents.keys).union(contents.keys).sorted() where held.contents[key] != contents[key] {
-                changes.append(
-                    Change(
-                        key: key, old: held.contents[key].map(LoggedValue.init),
-                        new: contents[key].map(LoggedValue.init)))
-            }
+            let changes = changes(
+                ofKeys: Set(held.contents.keys).union(contents.keys), from: held.contents, to: contents)
             if !changes.isEmpty {
                 // The last line is a recorded version, so no intent follows it: nobody announced this one.
                 let entry = Entry(time: time, origin: .external, writer: nil, version: version, changes: changes)
@@ -611,6 +606,19 @@ struct ChangeLog: Sendable, Equatable {
                         changes: changes)))
         }
         return (try? FileSystem.append(data, toPath: path, owner: owner)) != nil
+    }
+
+    /// The changes of `keys` between two whole versions, in key order: a key whose value differs (or is there in
+    /// one only) with both values. What a writer logs of its own version and what a reader logs of another's when
+    /// it held the version before.
+    static func changes(
+        ofKeys keys: some Sequence<String>, from old: [String: PropertyList], to new: [String: PropertyList]
+    ) -> [Change] {
+        var changes: [Change] = []
+        for key in keys.sorted() where old[key] != new[key] {
+            changes.append(Change(key: key, old: old[key].map(LoggedValue.init), new: new[key].map(LoggedValue.init)))
+        }
+        return changes
     }
 
     /// The last value of `key` an entry logged, if it is the one whose digest is `digest`.

@@ -687,13 +687,7 @@ final class DomainFile: Sendable {
         giving contents: [String: PropertyList], version: Int
     ) -> ChangeLog.Entry? {
         let keys = edits.replacement.map { Set($0.keys).union(base.keys) } ?? Set(edits.keys.keys)
-        var changes: [ChangeLog.Change] = []
-        for key in keys.sorted() where base[key] != contents[key] {
-            changes.append(
-                ChangeLog.Change(
-                    key: key, old: base[key].map(ChangeLog.LoggedValue.init),
-                    new: contents[key].map(ChangeLog.LoggedValue.init)))
-        }
+        let changes = ChangeLog.changes(ofKeys: keys, from: base, to: contents)
         guard !changes.isEmpty else { return nil }
         var writer = ChangeLog.thisProcess
         writer.revision = ChangeLogAttribution.fleetRevision
