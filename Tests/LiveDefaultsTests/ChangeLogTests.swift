@@ -227,6 +227,19 @@ struct ChangeLogTests {
         #expect(checkpoint.lastVersion == 0 && checkpoint.lastKeys == digests)
     }
 
+    @Test("base64 written into a line is Foundation's, for every length and byte")
+    func base64() {
+        for count in 0...70 {
+            let data = Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ count &* 11) })
+            var json = JSONLine()
+            json.base64(data)
+            #expect(json.bytes == Array("\"\(data.base64EncodedString())\"".utf8), "\(count) bytes")
+        }
+        var json = JSONLine()
+        json.base64(Data(0...255))
+        #expect(json.bytes == Array("\"\(Data(0...255).base64EncodedString())\"".utf8))
+    }
+
     @Test("a line's text: members in sorted order, control characters escaped, other text as UTF-8")
     func lineText() {
         var json = JSONLine()

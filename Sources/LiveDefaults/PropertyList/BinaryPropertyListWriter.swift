@@ -4,9 +4,16 @@ import Foundation
 ///
 /// Objects are laid out depth first; equal strings (dictionary keys above all) are written once and shared,
 /// which is what keeps CF's binary files small too.
+///
+/// The bytes are part of the format beyond the files: the change log keeps digests of values' binary
+/// encodings, compared across processes and versions of the library, so the layout never changes
+/// (`BinaryEncodingStabilityTests` pins it). Everything is written into one growing buffer, without an array
+/// per object or per number: a change-log entry encodes each changed key's old and new value, so a 100-key
+/// transaction runs this 200 times.
 enum BinaryPropertyListWriter {
     private enum Entry {
-        case scalar([UInt8])
+        /// A value written as it is (never an array or a dictionary).
+        case scalar(PropertyList)
         case array([Int])
         case dictionary(keys: [Int], values: [Int])
     }
@@ -19,20 +26,11 @@ enum BinaryPropertyListWriter {
             switch value {
             case .string(let string):
                 if let known = stringIndex[string] { return known }
-                let index = append(.scalar(BinaryPropertyListWriter.encodeString(string)))
+                let index = append(.scalar(value))
                 stringIndex[string] = index
                 return index
-            case .integer(let integer):
-                return append(.scalar(BinaryPropertyListWriter.encodeInteger(integer)))
-            case .real(let real):
-                return append(.scalar([0x23] + BinaryPropertyListWriter.bigEndian(real.bitPattern, size: 8)))
-            case .bool(let bool):
-                return append(.scalar([bool ? 0x09 : 0x08]))
-            case .date(let date):
-                let seconds = date.timeIntervalSinceReferenceDate
-                return append(.scalar([0x33] + BinaryPropertyListWriter.bigEndian(seconds.bitPattern, size: 8)))
-            case .data(let data):
-                return append(.scalar(BinaryPropertyListWriter.header(0x4, count: data.count) + [UInt8](data)))
+            case .integer, .real, .bool, .date, .data:
+                return append(.scalar(value))
             case .array(let elements):
                 let index = append(.array([]))
                 let children = elements.map { add($0) }
@@ -55,65 +53,108 @@ enum BinaryPropertyListWriter {
     }
 
     static func data(from value: PropertyList) -> Data {
-        var flattener = Flattener()
-        let top = flattener.add(value)
-        let entries = flattener.entries
-        let referenceSize = byteWidth(UInt64(entries.count))
+        var output: [UInt8] = []
+        switch value {
+        case .array, .dictionary:
+            var flattener = Flattener()
+            let top = flattener.add(value)
+            write(flattener.entries, top: top, into: &output)
+        default:
+            // One object: no table of objects to build.
+            output.reserveCapacity(64)
+            write(CollectionOfOne(.scalar(value)), top: 0, into: &output)
+        }
+        return Data(output)
+    }
 
-        var output: [UInt8] = BinaryPropertyListReader.magic
+    private static func write(_ entries: some Collection<Entry>, top: Int, into output: inout [UInt8]) {
+        let referenceSize = byteWidth(UInt64(entries.count))
+        output.append(contentsOf: BinaryPropertyListReader.magic)
         var offsets: [Int] = []
         offsets.reserveCapacity(entries.count)
         for entry in entries {
             offsets.append(output.count)
             switch entry {
-            case .scalar(let bytes):
-                output += bytes
+            case .scalar(let value):
+                writeScalar(value, into: &output)
             case .array(let children):
-                output += header(0xA, count: children.count)
-                for child in children { output += bigEndian(UInt64(child), size: referenceSize) }
+                writeHeader(0xA, count: children.count, into: &output)
+                for child in children { writeBigEndian(UInt64(child), size: referenceSize, into: &output) }
             case .dictionary(let keys, let values):
-                output += header(0xD, count: keys.count)
-                for key in keys { output += bigEndian(UInt64(key), size: referenceSize) }
-                for value in values { output += bigEndian(UInt64(value), size: referenceSize) }
+                writeHeader(0xD, count: keys.count, into: &output)
+                for key in keys { writeBigEndian(UInt64(key), size: referenceSize, into: &output) }
+                for value in values { writeBigEndian(UInt64(value), size: referenceSize, into: &output) }
             }
         }
         let tableOffset = output.count
         let offsetSize = byteWidth(UInt64(tableOffset))
-        for offset in offsets { output += bigEndian(UInt64(offset), size: offsetSize) }
-        output += [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(referenceSize)]
-        output += bigEndian(UInt64(entries.count), size: 8)
-        output += bigEndian(UInt64(top), size: 8)
-        output += bigEndian(UInt64(tableOffset), size: 8)
-        return Data(output)
+        for offset in offsets { writeBigEndian(UInt64(offset), size: offsetSize, into: &output) }
+        output.append(contentsOf: [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(referenceSize)])
+        writeBigEndian(UInt64(entries.count), size: 8, into: &output)
+        writeBigEndian(UInt64(top), size: 8, into: &output)
+        writeBigEndian(UInt64(tableOffset), size: 8, into: &output)
     }
 
-    fileprivate static func encodeString(_ string: String) -> [UInt8] {
-        if string.utf8.allSatisfy({ $0 < 0x80 }) {
-            return header(0x5, count: string.utf8.count) + Array(string.utf8)
+    private static func writeScalar(_ value: PropertyList, into output: inout [UInt8]) {
+        switch value {
+        case .string(let string):
+            writeString(string, into: &output)
+        case .integer(let integer):
+            writeInteger(integer, into: &output)
+        case .real(let real):
+            output.append(0x23)
+            writeBigEndian(real.bitPattern, size: 8, into: &output)
+        case .bool(let bool):
+            output.append(bool ? 0x09 : 0x08)
+        case .date(let date):
+            output.append(0x33)
+            writeBigEndian(date.timeIntervalSinceReferenceDate.bitPattern, size: 8, into: &output)
+        case .data(let data):
+            writeHeader(0x4, count: data.count, into: &output)
+            output.append(contentsOf: data)
+        case .array, .dictionary:
+            // Never a scalar entry: the flattener gives containers entries of their own.
+            break
         }
-        let units = Array(string.utf16)
-        var bytes = header(0x6, count: units.count)
-        bytes.reserveCapacity(bytes.count + units.count * 2)
-        for unit in units { bytes += [UInt8(unit >> 8), UInt8(unit & 0xFF)] }
-        return bytes
+    }
+
+    private static func writeString(_ string: String, into output: inout [UInt8]) {
+        let utf8 = string.utf8
+        if utf8.allSatisfy({ $0 < 0x80 }) {
+            writeHeader(0x5, count: utf8.count, into: &output)
+            output.append(contentsOf: utf8)
+            return
+        }
+        let units = string.utf16
+        writeHeader(0x6, count: units.count, into: &output)
+        output.reserveCapacity(output.count + units.count * 2)
+        for unit in units {
+            output.append(UInt8(unit >> 8))
+            output.append(UInt8(unit & 0xFF))
+        }
     }
 
     /// Non-negative values take the smallest of 1, 2, 4 or 8 bytes (the narrow widths are unsigned);
     /// negative values always take 8, as CF writes them.
-    fileprivate static func encodeInteger(_ integer: Int) -> [UInt8] {
-        if integer < 0 { return [0x13] + bigEndian(UInt64(bitPattern: Int64(integer)), size: 8) }
-        let magnitude = UInt64(integer)
-        switch magnitude {
-        case 0...0xFF: return [0x10] + bigEndian(magnitude, size: 1)
-        case 0...0xFFFF: return [0x11] + bigEndian(magnitude, size: 2)
-        case 0...0xFFFF_FFFF: return [0x12] + bigEndian(magnitude, size: 4)
-        default: return [0x13] + bigEndian(magnitude, size: 8)
+    private static func writeInteger(_ integer: Int, into output: inout [UInt8]) {
+        if integer < 0 {
+            output.append(0x13)
+            writeBigEndian(UInt64(bitPattern: Int64(integer)), size: 8, into: &output)
+            return
         }
+        let magnitude = UInt64(integer)
+        let size = byteWidth(magnitude)
+        output.append(0x10 | UInt8(size.trailingZeroBitCount))
+        writeBigEndian(magnitude, size: size, into: &output)
     }
 
-    fileprivate static func header(_ kind: UInt8, count: Int) -> [UInt8] {
-        if count < 15 { return [kind << 4 | UInt8(count)] }
-        return [kind << 4 | 0x0F] + encodeInteger(count)
+    private static func writeHeader(_ kind: UInt8, count: Int, into output: inout [UInt8]) {
+        if count < 15 {
+            output.append(kind << 4 | UInt8(count))
+        } else {
+            output.append(kind << 4 | 0x0F)
+            writeInteger(count, into: &output)
+        }
     }
 
     private static func byteWidth(_ value: UInt64) -> Int {
@@ -125,7 +166,11 @@ enum BinaryPropertyListWriter {
         }
     }
 
-    fileprivate static func bigEndian(_ value: UInt64, size: Int) -> [UInt8] {
-        (0..<size).map { UInt8(truncatingIfNeeded: value >> (8 * UInt64(size - 1 - $0))) }
+    private static func writeBigEndian(_ value: UInt64, size: Int, into output: inout [UInt8]) {
+        var shift = 8 * (size - 1)
+        while shift >= 0 {
+            output.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+            shift -= 8
+        }
     }
 }

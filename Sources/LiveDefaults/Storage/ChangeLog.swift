@@ -190,7 +190,8 @@ struct ChangeLog: Sendable, Equatable {
         json.object { json in
             switch value {
             case .value(_, let encoding):
-                json.member("plist", encoding.base64EncodedString())
+                json.name("plist")
+                json.base64(encoding)
             case .summary(let digest, let type, let size):
                 json.member("digest", hex(digest))
                 json.name("size")
