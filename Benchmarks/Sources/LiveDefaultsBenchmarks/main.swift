@@ -445,7 +445,7 @@ for count in [100, 10_000] where wanted("cold-open") {
                 dconf: .notApplicable,
                 checks: [.atMost(300_000, measured: coldOpen("live-warm").inProcess.median, "≤ 300 µs")],
                 note: "goal: ≤ 300 µs (\(coldOpen("live-warm").inProcess.median <= 300_000 ? "met" : "NOT met")); "
-                    + "how this row was measured before session 18, when the goal was set; the store's own cost"))
+                    + "the measure the goal was set in; the store's own cost"))
     }
     printProgress()
 }
@@ -672,7 +672,7 @@ let goalsStatus = reportGoals(rows, smoke: smoke)
 }
 
 /// A transaction's goals, against one key's `set` + `synchronize()` on the same domain and in absolute time
-/// (Docs/Benchmarks.md, "Goals, listed and guarded").
+/// (Docs/Benchmarks.md, "Goals, checked and guarded").
 func transactionGoals(keys: Int, transaction: Double, oneKey: Double) -> [Goal] {
     switch keys {
     case 10: [.atMost(1.1 * oneKey, measured: transaction, "≤ 1.1× one set + synchronize()")]

@@ -6,8 +6,8 @@
 /// FNV-1a's prime eight bytes a step, each word folded with a multiply and a shift (wyhash style), the tail
 /// of up to seven bytes as one more word, then a final mix (splitmix64's) so that every output bit depends
 /// on every input bit: the filter takes its two bit indexes from different parts of the result. Not SipHash,
-/// `Hasher`'s: its cost showed in both opening a large domain and reading a missing key (Docs/Benchmarks.md,
-/// "Why the read paths").
+/// `Hasher`'s: its cost showed in both opening a large domain and reading a missing key
+/// (Docs/Decisions/ReadPaths.md).
 enum FastHash {
     static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         let prime: UInt64 = 0x0000_0100_0000_01B3

@@ -4,9 +4,10 @@ import Foundation
 /// booleans, in the order the caller writes them.
 ///
 /// The change log writes a line on every write, and a write of many keys makes a long one; `JSONEncoder`
-/// builds a tree of boxed values through `Encodable` before it writes a byte (Docs/Benchmarks.md, "The
-/// change log"). What this writes, `JSONDecoder` reads back to the same values: strings are escaped as
-/// RFC 8259 requires (quotation mark, reverse solidus, U+0000–U+001F), everything else is written as UTF-8.
+/// builds a tree of boxed values through `Encodable` before it writes a byte
+/// (Docs/Decisions/ChangeLogCost.md). What this writes, `JSONDecoder` reads back to the same values:
+/// strings are escaped as RFC 8259 requires (quotation mark, reverse solidus, U+0000–U+001F), everything
+/// else is written as UTF-8.
 struct JSONLine {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 

@@ -13,7 +13,7 @@
 /// every `Value`: a class generic over the value (as `ManagedBuffer<Value, pthread_mutex_t>` was) is
 /// instantiated by the runtime the first time each `Value` is locked, and even a non-generic subclass of
 /// `ManagedBuffer` has its metadata built at run time (its superclass is generic and from another module):
-/// a noticeable part of a fresh process's first open (Docs/Benchmarks.md, "A fresh process"). A root class's
+/// a noticeable part of a fresh process's first open (Docs/Decisions/ColdOpen.md). A root class's
 /// metadata is laid out by the compiler.
 ///
 /// The mutex is not recursive: a body must not take the same lock again, and (house rule) must not call user

@@ -36,7 +36,7 @@ final class DomainFileRegistry: Sendable {
         /// By path, the first entry of its list (``IntrusiveList/init(startingAt:)``). Keyed by the path
         /// alone, not by a struct of path and configuration: a fresh process's first dictionary keyed by a type
         /// of ours cost the runtime a noticeable part of opening its first store (the type's conformances
-        /// looked up on first use; Docs/Benchmarks.md, "Why the read paths").
+        /// looked up on first use; Docs/Decisions/ReadPaths.md).
         var entries: [String: Entry] = [:]
         var count = 0
         /// Entries whose file is gone are dropped when the table has doubled since the last sweep: a sweep

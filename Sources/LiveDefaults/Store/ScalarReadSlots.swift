@@ -6,7 +6,7 @@ public import Synchronization
 /// without hashing the key's name.
 ///
 /// A typed read through the locked merged dictionary costs a lock and a string hash; through a slot it
-/// costs a few loads (the figures are in Docs/Benchmarks.md, "Why the read paths"). Strings, data and
+/// costs a few loads (the figures are in Docs/Decisions/ReadPaths.md). Strings, data and
 /// collections are reference-counted, so a slot only marks them as "other", and their reads take the locked
 /// path.
 ///

@@ -4,7 +4,7 @@ import Synchronization
 /// effective values of the keys a store has read, found without the store's lock and without SipHash.
 ///
 /// A read through the locked merged dictionary costs a lock, a SipHash of the name and a `Dictionary` probe
-/// (the hash a third of it: Docs/Benchmarks.md, "Why the read paths"); through this cache, a scalar (integer,
+/// (the hash a third of it: Docs/Decisions/ReadPaths.md); through this cache, a scalar (integer,
 /// real, Boolean, date) or a missing key costs the ``FastHash`` the missing-key filter computed anyway, a
 /// probe of an open-addressing table and a seqlock read: loads only, as a typed key's read slot. A string,
 /// data or collection is reference-counted: its reader also announces itself (two atomic additions) while it

@@ -7,7 +7,7 @@ import Foundation
 /// Why not a serial `DispatchQueue` with a read `DispatchSource`: the first use of libdispatch in a process
 /// makes its machinery on the thread that uses it — an event loop (`epoll`, an `eventfd`, a manager
 /// thread) when the source is activated, a worker thread when the queue first gets work — most of a cold
-/// open's time beyond reading the file (Docs/Benchmarks.md, "A fresh process"). This costs the opening
+/// open's time beyond reading the file (Docs/Decisions/ColdOpen.md). This costs the opening
 /// thread one `pthread_create` when the first store registers a file; the wake pipe,
 /// the inotify descriptor (``init(opening:)``), the watches and the first look at the files are made on the
 /// new thread.
