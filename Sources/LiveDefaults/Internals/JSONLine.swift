@@ -79,38 +79,16 @@ struct JSONLine {
         needsComma = true
     }
 
-    /// A string of `data` in base64 (RFC 4648's alphabet, padded, no line breaks), written straight into the
-    /// line: what `Data.base64EncodedString()` makes, without the string between (the change log writes two
-    /// per changed key), and nothing in the alphabet needs escaping.
+    /// A string of `data` in base64 (RFC 4648's alphabet, padded, no line breaks), its bytes appended as
+    /// Foundation encodes them, without a `String` between (the change log writes two per changed key), and
+    /// nothing in the alphabet needs escaping.
     mutating func base64(_ data: Data) {
         separate()
         bytes.append(UInt8(ascii: "\""))
-        bytes.reserveCapacity(bytes.count + (data.count + 2) / 3 * 4 + 1)
-        data.withUnsafeBytes { (input: UnsafeRawBufferPointer) in
-            var index = 0
-            while index + 3 <= input.count {
-                let group = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-                bytes.append(Self.base64Digits[Int(group >> 18 & 63)])
-                bytes.append(Self.base64Digits[Int(group >> 12 & 63)])
-                bytes.append(Self.base64Digits[Int(group >> 6 & 63)])
-                bytes.append(Self.base64Digits[Int(group & 63)])
-                index += 3
-            }
-            let left = input.count - index
-            if left > 0 {
-                let second = left == 2 ? UInt32(input[index + 1]) : 0
-                let group = UInt32(input[index]) << 16 | second << 8
-                bytes.append(Self.base64Digits[Int(group >> 18 & 63)])
-                bytes.append(Self.base64Digits[Int(group >> 12 & 63)])
-                bytes.append(left == 2 ? Self.base64Digits[Int(group >> 6 & 63)] : UInt8(ascii: "="))
-                bytes.append(UInt8(ascii: "="))
-            }
-        }
+        bytes.append(contentsOf: data.base64EncodedData())
         bytes.append(UInt8(ascii: "\""))
         needsComma = true
     }
-
-    private static let base64Digits = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
     mutating func integer(_ value: some BinaryInteger) {
         separate()
