@@ -60,7 +60,7 @@ struct ChangeLogTests {
         }
         let first = entry(changes, version: 11)
         #expect(ChangeLog.append(first, contents: after, previous: before, previousVersion: 10, at: path) == nil)
-        let size = try #require(try FileSystem.size(atPath: path))
+        let size = try #require(try SystemFileSystem.shared.size(atPath: path))
         #expect(size > 4 * (16 << 10), "the entry's line is longer than two larger windows: \(size) bytes")
         #expect(ChangeLog.tail(at: path) == .recorded(11))
         // An empty log, and a line of garbage as long, are still answered (absent is only a missing file).
@@ -103,7 +103,7 @@ struct ChangeLogTests {
                 contents: next, previous: contents, previousVersion: UInt64(index), at: path)
             contents = next
         }
-        let size = try #require(try FileSystem.size(atPath: path))
+        let size = try #require(try SystemFileSystem.shared.size(atPath: path))
         #expect(size <= ChangeLog.maximumSize, "\(size)")
         let log = ChangeLog.read(at: path)
         #expect(log.entries.last?.version == 3000 && log.lastVersion == 3000)

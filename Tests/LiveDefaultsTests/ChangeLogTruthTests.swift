@@ -17,7 +17,7 @@ struct ChangeLogTruthTests {
     @discardableResult
     func writeExternally(_ contents: [String: PropertyList]) throws -> UInt64 {
         let data = try PropertyList.dictionary(contents).encoded(as: .xml)
-        _ = try FileSystem.replaceAtomically(path, with: data)
+        _ = try SystemFileSystem.shared.replaceAtomically(path, with: data)
         return UInt64(bitPattern: Int64(DomainFile.digest(data)))
     }
 
@@ -62,14 +62,14 @@ struct ChangeLogTruthTests {
 
         // Another program writes while a writer holds the domain's lock: the reader is told at once, with the
         // log as it was, and records nothing (the lock's holder records the version it writes over).
-        let held = try FileSystem.lockExclusively(reader.lockPath)
+        let held = try SystemFileSystem.shared.lockExclusively(reader.lockPath)
         try writeExternally(["A": 2])
         reader.reload(verifyContents: true)
         ExternalVersionRecorder.shared.waitUntilIdle()
         #expect(seen.withLock { $0.map(\.delta) } == [["A 1→2"]])
         #expect(seen.withLock { $0.map(\.tail) } == [logged], "nothing was recorded before the observers were told")
         #expect(ChangeLog.tail(at: logPath) == logged, "the reader did not wait for the lock")
-        FileSystem.close(held)
+        SystemFileSystem.shared.close(held)
 
         // With the lock free, the next version is recorded after its delivery: one external change from the last
         // version the log knows.
@@ -111,7 +111,7 @@ struct ChangeLogTruthTests {
             time: Date(), origin: .local, writer: stopped, version: version,
             changes: [ChangeLog.Change(key: "A", old: ChangeLog.LoggedValue(1), new: ChangeLog.LoggedValue(2))])
         #expect(ChangeLog.appendIntent(landed, previous: ["A": 1], previousVersion: 0, at: logPath) == nil)
-        _ = try FileSystem.replaceAtomically(path, with: data)
+        _ = try SystemFileSystem.shared.replaceAtomically(path, with: data)
         // The next process that reads it records it, as the stopped writer's.
         let reader = DomainFile(path: path)
         reader.loadIfNeeded()

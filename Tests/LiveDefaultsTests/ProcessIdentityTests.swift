@@ -86,9 +86,10 @@ struct ProcessIdentityTests {
     func directoryEntries() throws {
         let directory = TemporaryDirectory()
         try directory.write("a.plist", "x")
-        #expect(FileSystem.scanEntries(in: directory.path) { Array($0) == Array("a.plist".utf8) } == true)
-        #expect(FileSystem.scanEntries(in: directory.path) { Array($0) == Array("b.plist".utf8) } == false)
-        #expect(FileSystem.scanEntries(in: directory.path) { $0.first == UInt8(ascii: ".") } == false, "no . or ..")
-        #expect(FileSystem.scanEntries(in: directory.file("missing")) { _ in true } == nil)
+        let system = SystemFileSystem.shared
+        #expect(system.scanEntries(in: directory.path) { Array($0) == Array("a.plist".utf8) } == true)
+        #expect(system.scanEntries(in: directory.path) { Array($0) == Array("b.plist".utf8) } == false)
+        #expect(system.scanEntries(in: directory.path) { $0.first == UInt8(ascii: ".") } == false, "no . or ..")
+        #expect(system.scanEntries(in: directory.file("missing")) { _ in true } == nil)
     }
 }

@@ -19,7 +19,7 @@ enum MainBundleLayout {
         guard executablePath.utf8.first == UInt8(ascii: "/") else { return false }
         let directory = PathComponents.directory(of: executablePath)
         if lowercasedASCII(PathComponents.name(of: directory).utf8).elementsEqual("linux".utf8) { return false }
-        return FileSystem.scanEntries(in: directory, until: mayHoldInfo) == false
+        return SystemFileSystem.shared.scanEntries(in: directory, until: mayHoldInfo) == false
     }
 
     /// The executable's file name: the last component of its path, which is what Foundation's

@@ -34,6 +34,11 @@ public struct SymlinkChain: Sendable, Hashable {
     /// ``target`` names a file that does not exist (a link that points nowhere). A relative path is taken
     /// as it is, with no link recorded (the watcher watches it as given).
     public static func resolve(_ path: String) -> SymlinkChain {
+        resolve(path, on: SystemFileSystem.shared)
+    }
+
+    /// ``resolve(_:)`` on a store's file system.
+    static func resolve(_ path: String, on fileSystem: any DefaultsFileSystem) -> SymlinkChain {
         guard path.hasPrefix("/") else { return SymlinkChain(links: [], target: path, problem: nil) }
         var resolved: [Substring] = []
         // Components still to walk, the next one last.
@@ -51,7 +56,7 @@ public struct SymlinkChain: Sendable, Hashable {
             let candidate = absolute(resolved + [component])
             let isLink: Bool
             do throws(SystemError) {
-                isLink = problem == nil ? try FileSystem.checkedIsSymbolicLink(candidate) : false
+                isLink = problem == nil ? try fileSystem.checkedIsSymbolicLink(candidate) : false
             } catch {
                 problem = "cannot look at \(candidate): \(systemErrorText(error.errno))"
                 failedErrno = error.errno
@@ -67,7 +72,7 @@ public struct SymlinkChain: Sendable, Hashable {
                 continue
             }
             let destination: String
-            do throws(SystemError) { destination = try FileSystem.readLink(candidate) } catch {
+            do throws(SystemError) { destination = try fileSystem.readLink(candidate) } catch {
                 problem = "cannot read the symbolic link \(candidate): \(systemErrorText(error.errno))"
                 failedErrno = error.errno
                 resolved.append(component)

@@ -31,7 +31,7 @@ extension Defaults {
         var written: [String] = []
         for (domain, schemas) in byDomain.sorted(by: { $0.key < $1.key }) {
             let schema = DomainSchema(domain: domain, keys: schemas)
-            written.append(try schema.write(to: directory))
+            written.append(try schema.write(to: directory, on: configuration.fileSystem))
             declare(keys: Set(schema.keys.keys), ofDomain: domain) { schema.nearestKey(to: $0) }
         }
         return written
@@ -43,6 +43,7 @@ extension Defaults {
     /// - Throws: ``SchemaFileError`` when the schema found cannot be read.
     public func publishedSchema(forDomain domain: String? = nil) throws(SchemaFileError) -> DomainSchema? {
         try DomainSchema.find(
-            domain: domain ?? configuration.applicationDomain, in: configuration.locations.schemaDirectories)
+            domain: domain ?? configuration.applicationDomain, in: configuration.locations.schemaDirectories,
+            on: configuration.fileSystem)
     }
 }

@@ -177,14 +177,21 @@ public struct DomainSchema: Sendable, Hashable {
     /// - Throws: ``SchemaFileError`` (with the file's path) when the first file found cannot be read or is
     ///   no schema of that domain; a broken schema is an error, never silently no schema.
     public static func find(domain: String, in directories: [String]) throws(SchemaFileError) -> DomainSchema? {
+        try find(domain: domain, in: directories, on: SystemFileSystem.shared)
+    }
+
+    /// ``find(domain:in:)`` on a store's file system.
+    static func find(domain: String, in directories: [String], on fileSystem: any DefaultsFileSystem)
+        throws(SchemaFileError) -> DomainSchema?
+    {
         for directory in directories where !directory.isEmpty {
             let path = file(domain: domain, in: directory)
-            guard FileManager.default.fileExists(atPath: path) else { continue }
             let data: Data
-            do {
-                data = try Data(contentsOf: URL(fileURLWithPath: path))
+            do throws(SystemError) {
+                guard let read = try fileSystem.read(atPath: path) else { continue }
+                data = read.data
             } catch {
-                throw SchemaFileError("cannot read it: \(error.localizedDescription)", path: path)
+                throw SchemaFileError("cannot read it: \(systemErrorText(error.errno))", path: path)
             }
             var schema: DomainSchema
             do throws(SchemaFileError) { schema = try DomainSchema(data: data) } catch {
@@ -209,6 +216,11 @@ public struct DomainSchema: Sendable, Hashable {
     /// - Returns: the file's path.
     @discardableResult
     public func write(to directory: String) throws(DefaultsError) -> String {
+        try write(to: directory, on: SystemFileSystem.shared)
+    }
+
+    /// ``write(to:)`` on a store's file system.
+    func write(to directory: String, on fileSystem: any DefaultsFileSystem) throws(DefaultsError) -> String {
         try DomainName.validate(domain)
         let path = Self.file(domain: domain, in: directory)
         let data: Data
@@ -217,16 +229,15 @@ public struct DomainSchema: Sendable, Hashable {
         } catch {
             throw .notAPropertyList(key: "schema of \(domain)", error)
         }
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        do throws(SystemError) {
+            // Readable by every user, as the schema is (each writer checks against it).
+            try fileSystem.createDirectories(directory, permissions: 0o755)
         } catch {
-            let number =
-                (error as NSError).domain == NSPOSIXErrorDomain ? Int32(exactly: (error as NSError).code) ?? 0 : 0
-            throw .writeFailed(path: directory, errno: number, message: error.localizedDescription)
+            throw .writeFailed(path: directory, errno: error.errno, message: error.message)
         }
         do throws(SystemError) {
             // The store's own atomic replace, readable by every user (each writer checks against it).
-            _ = try FileSystem.replaceAtomically(path, with: data, readableByOthers: true)
+            _ = try fileSystem.replaceAtomically(path, with: data, readableByOthers: true)
         } catch {
             throw .writeFailed(path: path, errno: error.errno, message: error.message)
         }

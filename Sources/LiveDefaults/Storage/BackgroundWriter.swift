@@ -121,24 +121,33 @@ final class BackgroundWriter: Sendable {
         if failed { state.dirty[id] = file }
     }
 
-    /// Writes every pending edit of the process now, on the calling thread, and returns the failures with
-    /// the file each happened to (a store reports only its own).
+    /// Writes every pending edit of the process on `fileSystem` (nil: on every file system) now, on the
+    /// calling thread, and returns the failures with the file each happened to (a store reports only its own).
+    ///
+    /// Limited to a file system: a store's `synchronize()` drives the writes of its own file system only, so
+    /// that a test's store on an in-memory or fault-injecting one never writes, retries or meets the failures of
+    /// another test's (the fault suite runs side by side).
     @discardableResult
-    func writeAll() -> [(path: String, error: DefaultsError)] {
+    func writeAll(on fileSystem: (any DefaultsFileSystem)? = nil) -> [(file: DomainFile, error: DefaultsError)] {
         let files = state.withLock { state in
-            var files = state.dirty
-            state.dirty.removeAll()
-            for (id, entry) in state.writing where files[id] == nil { files[id] = entry.file }
+            var files: [ObjectIdentifier: DomainFile] = [:]
+            for (id, file) in state.dirty where fileSystem == nil || file.fileSystem === fileSystem {
+                files[id] = file
+                state.dirty.removeValue(forKey: id)
+            }
+            for (id, entry) in state.writing where files[id] == nil {
+                if fileSystem == nil || entry.file.fileSystem === fileSystem { files[id] = entry.file }
+            }
             for file in files.values { Self.begin(file, in: &state) }
             return Array(files.values)
         }
-        var failures: [(path: String, error: DefaultsError)] = []
+        var failures: [(file: DomainFile, error: DefaultsError)] = []
         for file in files {
             var failed = false
             do throws(DefaultsError) {
                 try file.commit()
             } catch {
-                failures.append((file.path, error))
+                failures.append((file, error))
                 failed = true
             }
             state.withLock { Self.end(file, failed: failed, in: &$0) }

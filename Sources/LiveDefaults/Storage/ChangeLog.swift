@@ -384,8 +384,11 @@ struct ChangeLog: Sendable, Equatable {
 
     /// The log at `path`: at most its last ``maximumReadSize`` bytes are read (a log grown past that by another
     /// writer is cut at its first whole line); an absent or unreadable log is empty.
-    static func read(at path: String, maximumBytes: Int = maximumReadSize) -> ChangeLog {
-        guard let data = FileSystem.readTail(atPath: path, maximumBytes: maximumBytes) else {
+    static func read(
+        at path: String, maximumBytes: Int = maximumReadSize,
+        on fileSystem: any DefaultsFileSystem = SystemFileSystem.shared
+    ) -> ChangeLog {
+        guard let data = fileSystem.readTail(atPath: path, maximumBytes: maximumBytes) else {
             return ChangeLog()
         }
         return ChangeLog(parsing: data)
@@ -417,22 +420,24 @@ struct ChangeLog: Sendable, Equatable {
     @discardableResult
     static func append(
         _ entry: Entry, contents: [String: PropertyList], previous: [String: PropertyList], previousVersion: UInt64,
-        at path: String, owner: (UserID, GroupID)? = nil
+        at path: String, owner: (UserID, GroupID)? = nil,
+        on fileSystem: any DefaultsFileSystem = SystemFileSystem.shared
     ) -> SystemError? {
         let line = line(entry)
         do throws(SystemError) {
-            guard let size = try FileSystem.size(atPath: path) else {
-                try FileSystem.append(
+            guard let size = try fileSystem.size(atPath: path) else {
+                try fileSystem.append(
                     startLine(previous: previous, version: previousVersion) + line, toPath: path, owner: owner)
                 return nil
             }
             let bound = bound(keys: contents.count)
             if size + line.count > bound {
                 try rewrite(
-                    at: path, adding: line, version: entry.version, contents: contents, bound: bound, owner: owner)
+                    at: path, adding: line, version: entry.version, contents: contents, bound: bound, owner: owner,
+                    on: fileSystem)
                 return nil
             }
-            try FileSystem.append(line, toPath: path, owner: owner)
+            try fileSystem.append(line, toPath: path, owner: owner)
             return nil
         } catch {
             return error
@@ -446,12 +451,12 @@ struct ChangeLog: Sendable, Equatable {
     @discardableResult
     static func appendIntent(
         _ entry: Entry, previous: [String: PropertyList], previousVersion: UInt64, at path: String,
-        owner: (UserID, GroupID)? = nil
+        owner: (UserID, GroupID)? = nil, on fileSystem: any DefaultsFileSystem = SystemFileSystem.shared
     ) -> SystemError? {
         let line = intentLine(entry)
         do throws(SystemError) {
-            let exists = try FileSystem.size(atPath: path) != nil
-            try FileSystem.append(
+            let exists = try fileSystem.size(atPath: path) != nil
+            try fileSystem.append(
                 exists ? line : startLine(previous: previous, version: previousVersion) + line, toPath: path,
                 owner: owner)
             return nil
@@ -469,9 +474,9 @@ struct ChangeLog: Sendable, Equatable {
     /// `contents` (the version `line` recorded, `version`), replacing the file at once.
     private static func rewrite(
         at path: String, adding line: Data, version: UInt64, contents: [String: PropertyList], bound: Int,
-        owner: (UserID, GroupID)?
+        owner: (UserID, GroupID)?, on fileSystem: any DefaultsFileSystem
     ) throws(SystemError) {
-        let old = FileSystem.readTail(atPath: path, maximumBytes: maximumReadSize) ?? Data()
+        let old = fileSystem.readTail(atPath: path, maximumBytes: maximumReadSize) ?? Data()
         var kept: [Data.SubSequence] = []
         var total = 0
         for range in lineRanges(of: old).reversed() {
@@ -486,7 +491,7 @@ struct ChangeLog: Sendable, Equatable {
         }
         data.append(line)
         data.append(checkpointLine(version: version, keys: keyDigests(of: contents)))
-        _ = try FileSystem.replaceAtomically(path, with: data, owner: owner, flush: false)
+        _ = try fileSystem.replaceAtomically(path, with: data, owner: owner, flush: false)
     }
 
     // MARK: Versions no LiveDefaults writer made
@@ -505,11 +510,11 @@ struct ChangeLog: Sendable, Equatable {
     /// version it holds is the one the log recorded last). A last line longer than that (a write of many keys
     /// records them all in one entry) is read with a window four times as large, up to ``maximumReadSize``:
     /// taken for unknown, it would send every write and reload to the whole log.
-    static func tail(at path: String) -> Tail {
+    static func tail(at path: String, on fileSystem: any DefaultsFileSystem = SystemFileSystem.shared) -> Tail {
         var window = 16 << 10
         while true {
-            guard let data = FileSystem.readTail(atPath: path, maximumBytes: window) else {
-                return (try? FileSystem.size(atPath: path)) == .some(nil) ? .absent : .unknown
+            guard let data = fileSystem.readTail(atPath: path, maximumBytes: window) else {
+                return (try? fileSystem.size(atPath: path)) == .some(nil) ? .absent : .unknown
             }
             // Empty: the window held no whole line (or the log is empty, which the next sizes read again).
             guard data.isEmpty, window < maximumReadSize else { return tail(of: data) }
@@ -552,9 +557,9 @@ struct ChangeLog: Sendable, Equatable {
     @discardableResult
     static func recordExternal(
         version: UInt64, contents: [String: PropertyList], held: Held?, at path: String, time: Date,
-        owner: (UserID, GroupID)? = nil
+        owner: (UserID, GroupID)? = nil, on fileSystem: any DefaultsFileSystem
     ) -> Bool {
-        let tail = tail(at: path)
+        let tail = tail(at: path, on: fileSystem)
         if tail == .recorded(version) { return false }
         if let held, tail == .recorded(held.version) {
             let changes = changes(
@@ -562,7 +567,7 @@ struct ChangeLog: Sendable, Equatable {
             if !changes.isEmpty {
                 // The last line is a recorded version, so no intent follows it: nobody announced this one.
                 let entry = Entry(time: time, origin: .external, writer: nil, version: version, changes: changes)
-                return (try? FileSystem.append(line(entry), toPath: path, owner: owner)) != nil
+                return (try? fileSystem.append(line(entry), toPath: path, owner: owner)) != nil
             }
         }
         var log: ChangeLog
@@ -572,12 +577,12 @@ struct ChangeLog: Sendable, Equatable {
             log.lastVersion = held.version
             log.lastKeys = keyDigests(of: held.contents)
         } else {
-            log = read(at: path)
+            log = read(at: path, on: fileSystem)
             if log.lastVersion == version { return false }
         }
         guard let lastKeys = log.lastKeys, let lastVersion = log.lastVersion else {
             let checkpoint = checkpointLine(version: version, keys: keyDigests(of: contents))
-            return (try? FileSystem.append(checkpoint, toPath: path, owner: owner)) != nil
+            return (try? fileSystem.append(checkpoint, toPath: path, owner: owner)) != nil
         }
         let digests = keyDigests(of: contents)
         var changes: [Change] = []
@@ -606,7 +611,7 @@ struct ChangeLog: Sendable, Equatable {
                         time: time, origin: intent?.origin ?? .external, writer: intent?.writer, version: version,
                         changes: changes)))
         }
-        return (try? FileSystem.append(data, toPath: path, owner: owner)) != nil
+        return (try? fileSystem.append(data, toPath: path, owner: owner)) != nil
     }
 
     /// The changes of `keys` between two whole versions, in key order: a key whose value differs (or is there in

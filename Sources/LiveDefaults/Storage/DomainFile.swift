@@ -49,6 +49,9 @@ final class DomainFile: Sendable {
     /// that names a kept corrupt copy: that of the stores sharing the file (``DomainFileRegistry`` gives a
     /// store with another clock a file of its own).
     let clock: any DefaultsClock
+    /// The file system the file lives on (``Defaults/Configuration/fileSystem``): every call the file makes goes
+    /// through it.
+    let fileSystem: any DefaultsFileSystem
 
     /// The file's state and the flags mirroring it, with one owner (see ``DomainFileState``).
     private let state = DomainFileState()
@@ -59,10 +62,14 @@ final class DomainFile: Sendable {
     /// is released): ``settle()`` waits for them.
     private let deliveries = Deliveries()
 
-    init(path: String, owner: (UserID, GroupID)? = nil, clock: any DefaultsClock = SystemDefaultsClock.shared) {
+    init(
+        path: String, owner: (UserID, GroupID)? = nil, clock: any DefaultsClock = SystemDefaultsClock.shared,
+        fileSystem: any DefaultsFileSystem = SystemFileSystem.shared
+    ) {
         self.path = path
         self.owner = owner
         self.clock = clock
+        self.fileSystem = fileSystem
     }
 
     var lockPath: String {
@@ -151,7 +158,7 @@ final class DomainFile: Sendable {
             wasFirstLook = firstLook
             let current: FileStamp?
             do throws(SystemError) {
-                current = firstLook ? nil : try FileSystem.stamp(atPath: path)
+                current = firstLook ? nil : try fileSystem.stamp(atPath: path)
             } catch {
                 let failure = state.change { state in
                     let failure = DefaultsError.readFailed(path: path, errno: error.errno, message: error.message)
@@ -170,7 +177,7 @@ final class DomainFile: Sendable {
             }
             if loaded && current == known {
                 guard verifyContents, current != nil else { return [] }
-                let bytes = try? FileSystem.read(atPath: path)
+                let bytes = try? fileSystem.read(atPath: path)
                 if bytes.map({ Self.digest($0.data) }) == state.read({ $0.digest }) { return [] }
             }
             let (corruptStamp, index) = state.read { ($0.corruptStamp, $0.index) }
@@ -183,7 +190,8 @@ final class DomainFile: Sendable {
             let result =
                 current == nil && !firstLook
                 ? ReadResult.success(nil)
-                : Self.readContents(path, knownCorrupt: corruptStamp, clock: clock, indexing: true, previous: previous)
+                : Self.readContents(
+                    path, on: fileSystem, knownCorrupt: corruptStamp, clock: clock, indexing: true, previous: previous)
             let recording = recordingExternal && Self.mayNeedRecording(result, firstLook: firstLook)
             var report: DefaultsError?
             var held: ChangeLog.Held?
@@ -228,7 +236,7 @@ final class DomainFile: Sendable {
                 toRecord = ExternalVersionRecorder.Request(
                     path: path, lockPath: lockPath, version: loaded.map { UInt64(bitPattern: Int64($0.digest)) } ?? 0,
                     stamp: loaded?.stamp, contents: read, held: held, firstLook: firstLook, time: clock.now,
-                    owner: owner)
+                    owner: owner, fileSystem: fileSystem)
             }
             held = nil
             // A version read: any change, and a first look at a file that exists.
@@ -300,7 +308,7 @@ final class DomainFile: Sendable {
             defer { state.removalCheckFor = nil }
             return (state.removalCheckFor, state.stamp)
         }
-        let current = (try? FileSystem.stamp(atPath: path)) ?? nil
+        let current = (try? fileSystem.stamp(atPath: path)) ?? nil
         if current == nil || current?.size == 0 {
             if held != scheduledFor { return scheduleRemovalCheck(look: 1) }
             if current != nil, look < Self.removalLooks { return scheduleRemovalCheck(look: look + 1) }
@@ -556,24 +564,26 @@ final class DomainFile: Sendable {
             // The directory is created only when the lock file cannot be opened for want of it: one system
             // call less on every write.
             do throws(SystemError) {
-                lock = try FileSystem.lockExclusively(lockPath)
+                lock = try fileSystem.lockExclusively(lockPath)
             } catch  where error.isNoSuchFile {
-                try FileSystem.createDirectory(directory)
-                lock = try FileSystem.lockExclusively(lockPath)
+                try fileSystem.createDirectories(directory)
+                lock = try fileSystem.lockExclusively(lockPath)
             }
         } catch {
             return failure(error)
         }
-        defer { FileSystem.close(lock) }
+        defer { fileSystem.close(lock) }
         // A domain file that is a symbolic link (into a Kubernetes volume, a dotfiles repository) is written
         // through: the file it resolves to is replaced, beside itself, and the link stays a link. Replacing
         // the link would quietly cut the domain off from what it points to; a target in a read-only volume
         // makes the write fail and be reported instead. One lstat for a plain file.
         let destination: String
-        do throws(SystemError) { destination = try Self.writeDestination(path) } catch { return failure(error) }
+        do throws(SystemError) { destination = try Self.writeDestination(path, on: fileSystem) } catch {
+            return failure(error)
+        }
         if !state.read({ $0.sweptTemporaries }) {
             state.change { $0.sweptTemporaries = true }
-            FileSystem.removeStaleTemporaries(of: destination)
+            fileSystem.removeStaleTemporaries(of: destination)
         }
 
         var base = cachedDisk
@@ -581,14 +591,14 @@ final class DomainFile: Sendable {
         var format = format
         var keptAside: DefaultsError?
         let current: FileStamp?
-        do throws(SystemError) { current = try FileSystem.stamp(atPath: path) } catch { return failure(error) }
+        do throws(SystemError) { current = try fileSystem.stamp(atPath: path) } catch { return failure(error) }
         // Re-read when another process changed the file, and when the cached version is one found corrupt
         // (the cache then holds nothing, and the file must be kept aside, not overwritten).
         let reread = current != cachedStamp || (current != nil && current == knownCorrupt)
         if reread {
             // One read under the lock; waiting for a writer in progress happens without it (writeSettled).
             let read: ReadResult
-            switch Self.readOnce(path, knownCorrupt: knownCorrupt, emptyMayBeInProgress: attempt < 3) {
+            switch Self.readOnce(path, on: fileSystem, knownCorrupt: knownCorrupt, emptyMayBeInProgress: attempt < 3) {
             case .done(let result): read = result
             case .unsettled(let failure):
                 if attempt < Self.settleAttempts { return nil }
@@ -611,13 +621,21 @@ final class DomainFile: Sendable {
                     reason = .malformed(offset: 0, reason: "the top-level value is a \(found), not a dictionary")
                 default: return .failure(corrupt.error)
                 }
-                // Checked before the unreadable file is moved aside: a conflict leaves the disk as it was.
+                // Checked before the unreadable file is kept aside: a conflict leaves the disk as it was.
                 if let check, !check(cachedDisk) { return .success(.conflict(format: format)) }
                 // Never overwrite what we cannot read: keep it aside under a name that says why. The edits
                 // are merged onto the last version this process read (its last known good, empty when it
                 // read none), so that no key it knew of is lost from the disk.
+                // Copied aside (flushed), not moved: the unreadable file stays under the domain's name until the new
+                // version replaces it by rename, so a write that fails or stops on the way leaves the domain as it
+                // was, never gone (the fault suite found readers seeing no file when the rename was moved first).
                 let kept = "\(destination).corrupt-\(Self.wholeSeconds(clock.now))-\(CurrentProcess.id)"
-                do throws(SystemError) { try FileSystem.move(destination, to: kept) } catch { return failure(error) }
+                do throws(SystemError) {
+                    let bytes = try fileSystem.read(atPath: destination)?.data ?? Data()
+                    _ = try fileSystem.replaceAtomically(kept, with: bytes, owner: owner)
+                } catch {
+                    return failure(error)
+                }
                 keptAside = .corruptFile(path: path, reason, keptAs: kept)
                 base = cachedDisk
                 baseDigest = nil
@@ -638,7 +656,7 @@ final class DomainFile: Sendable {
                 : nil
             ChangeLog.recordExternal(
                 version: baseVersion, contents: base, held: held, at: ChangeLog.path(forDomainFile: path),
-                time: clock.now, owner: owner)
+                time: clock.now, owner: owner, on: fileSystem)
         }
         let contents = edits.applied(to: base)
         if format == .openStep { format = .xml }
@@ -646,7 +664,7 @@ final class DomainFile: Sendable {
             // Announced and logged around the removal, as a version is around its rename below.
             let record =
                 logging ? announce(edits, over: base, baseDigest: baseDigest, giving: contents, version: 0) : nil
-            do throws(SystemError) { try FileSystem.remove(destination, flush: true) } catch { return failure(error) }
+            do throws(SystemError) { try fileSystem.remove(destination, flush: true) } catch { return failure(error) }
             if let record { log(record, giving: contents, over: base, baseDigest: baseDigest) }
             return .success(
                 WriteOutcome(contents: [:], stamp: nil, format: format, keptAside: keptAside, reread: reread))
@@ -668,7 +686,7 @@ final class DomainFile: Sendable {
             logging ? announce(edits, over: base, baseDigest: baseDigest, giving: contents, version: digest) : nil
         let stamp: FileStamp
         do throws(SystemError) {
-            stamp = try FileSystem.replaceAtomically(destination, with: data, owner: owner)
+            stamp = try fileSystem.replaceAtomically(destination, with: data, owner: owner)
         } catch {
             return failure(error)
         }
@@ -696,7 +714,7 @@ final class DomainFile: Sendable {
             version: UInt64(bitPattern: Int64(version)), changes: changes)
         ChangeLog.appendIntent(
             entry, previous: base, previousVersion: baseDigest.map { UInt64(bitPattern: Int64($0)) } ?? 0,
-            at: ChangeLog.path(forDomainFile: path), owner: owner)
+            at: ChangeLog.path(forDomainFile: path), owner: owner, on: fileSystem)
         return entry
     }
 
@@ -709,7 +727,7 @@ final class DomainFile: Sendable {
         let failed = ChangeLog.append(
             entry, contents: contents, previous: base,
             previousVersion: baseDigest.map { UInt64(bitPattern: Int64($0)) } ?? 0,
-            at: ChangeLog.path(forDomainFile: path), owner: owner)
+            at: ChangeLog.path(forDomainFile: path), owner: owner, on: fileSystem)
         state.change { $0.loggedVersion = failed == nil ? entry.version : nil }
     }
 
@@ -717,9 +735,9 @@ final class DomainFile: Sendable {
     /// it resolves to (which may not exist yet). Throws when a link on the way cannot be looked at or read: the
     /// write fails (and is retried) rather than replace the link with a file, which would cut the domain off
     /// from what it points to.
-    static func writeDestination(_ path: String) throws(SystemError) -> String {
-        guard try FileSystem.checkedIsSymbolicLink(path) else { return path }
-        let chain = SymlinkChain.resolve(path)
+    static func writeDestination(_ path: String, on fileSystem: any DefaultsFileSystem) throws(SystemError) -> String {
+        guard try fileSystem.checkedIsSymbolicLink(path) else { return path }
+        let chain = SymlinkChain.resolve(path, on: fileSystem)
         if let failed = chain.failedErrno { throw SystemError(errno: failed, operation: "follow the symbolic link") }
         return chain.problem == nil ? chain.target : path
     }
@@ -880,14 +898,15 @@ final class DomainFile: Sendable {
     /// a few milliseconds apart, before it is declared corrupt. A version already known to be corrupt
     /// (`knownCorrupt`) is not waited for again.
     static func readContents(
-        _ path: String, knownCorrupt: FileStamp?, clock: any DefaultsClock = SystemDefaultsClock.shared,
+        _ path: String, on fileSystem: any DefaultsFileSystem, knownCorrupt: FileStamp?,
+        clock: any DefaultsClock = SystemDefaultsClock.shared,
         indexing: Bool = false, previous: Previous? = nil
     ) -> ReadResult {
         var lastFailure = LoadFailure(error: .corruptFile(path: path, .unrecognizedFormat, keptAs: nil), stamp: nil)
         for attempt in 0..<settleAttempts {
             if attempt > 0 { clock.pause(for: settlePause) }
             switch readOnce(
-                path, knownCorrupt: knownCorrupt, emptyMayBeInProgress: attempt < 2, indexing: indexing,
+                path, on: fileSystem, knownCorrupt: knownCorrupt, emptyMayBeInProgress: attempt < 2, indexing: indexing,
                 previous: previous
             ) {
             case .done(let result): return result
@@ -909,12 +928,13 @@ final class DomainFile: Sendable {
     /// With a `previous` version's index, a large XML file is read as the entries that changed when it can be;
     /// with `indexing`, a large XML file read whole is indexed for the next read.
     static func readOnce(
-        _ path: String, knownCorrupt: FileStamp?, emptyMayBeInProgress: Bool, indexing: Bool = false,
+        _ path: String, on fileSystem: any DefaultsFileSystem, knownCorrupt: FileStamp?, emptyMayBeInProgress: Bool,
+        indexing: Bool = false,
         previous: Previous? = nil
     ) -> ReadAttempt {
-        let read: FileSystem.Contents?
+        let read: FileContents?
         do throws(SystemError) {
-            read = try FileSystem.read(atPath: path)
+            read = try fileSystem.read(atPath: path)
         } catch {
             return .done(
                 .failure(

@@ -2,9 +2,9 @@
 /// its cache, sees the others' writes at once, and writes through one coalescing writer.
 ///
 /// The rule for stores whose configurations differ: a file's configuration is what the store that asks for
-/// it says of files — the owner it gives files it creates (``Defaults/init(user:)``) and the clock its waits
-/// follow (``Defaults/Configuration/clock``). Stores that agree on both share one file. A store that differs
-/// in either gets a file of its own for the same path, which meets the others as another process's would:
+/// it says of files — the owner it gives files it creates (``Defaults/init(user:)``), the clock its waits
+/// follow (``Defaults/Configuration/clock``) and the file system it is on (``Defaults/Configuration/fileSystem``).
+/// Stores that agree on all three share one file. A store that differs in any gets a file of its own for the same path, which meets the others as another process's would:
 /// through the disk, under the file lock, its changes reaching them through their watchers. So no store's
 /// configuration is silently replaced by another's, whichever opened the path first.
 final class DomainFileRegistry: Sendable {
@@ -18,17 +18,19 @@ final class DomainFileRegistry: Sendable {
         let ownerUser: UserID?
         let ownerGroup: GroupID?
         let clock: ObjectIdentifier
+        let fileSystem: ObjectIdentifier
         var next: Entry?
 
-        init(file: DomainFile, owner: (UserID, GroupID)?, clock: ObjectIdentifier) {
+        init(file: DomainFile, owner: (UserID, GroupID)?, clock: ObjectIdentifier, fileSystem: ObjectIdentifier) {
             self.file = file
             ownerUser = owner?.0
             ownerGroup = owner?.1
             self.clock = clock
+            self.fileSystem = fileSystem
         }
 
-        func matches(_ owner: (UserID, GroupID)?, _ clock: ObjectIdentifier) -> Bool {
-            ownerUser == owner?.0 && ownerGroup == owner?.1 && self.clock == clock
+        func matches(_ owner: (UserID, GroupID)?, _ clock: ObjectIdentifier, _ fileSystem: ObjectIdentifier) -> Bool {
+            ownerUser == owner?.0 && ownerGroup == owner?.1 && self.clock == clock && self.fileSystem == fileSystem
         }
     }
 
@@ -67,14 +69,16 @@ final class DomainFileRegistry: Sendable {
 
     private let files = Lock(Files())
 
-    /// The file at `path` for this owner and clock: the one already open in the process with the same
-    /// configuration, else a new one.
+    /// The file at `path` for this owner, clock and file system: the one already open in the process with the
+    /// same configuration, else a new one.
     func file(
-        atPath path: String, owner: (UserID, GroupID)? = nil, clock: any DefaultsClock = SystemDefaultsClock.shared
+        atPath path: String, owner: (UserID, GroupID)? = nil, clock: any DefaultsClock = SystemDefaultsClock.shared,
+        fileSystem: any DefaultsFileSystem = SystemFileSystem.shared
     ) -> DomainFile {
         let clockID = ObjectIdentifier(clock)
+        let fileSystemID = ObjectIdentifier(fileSystem)
         return files.withLock { files in
-            if let existing = files.list(path).first(where: { $0.matches(owner, clockID) })?.file {
+            if let existing = files.list(path).first(where: { $0.matches(owner, clockID, fileSystemID) })?.file {
                 return existing
             }
             if files.count >= files.sweepAt {
@@ -82,13 +86,13 @@ final class DomainFileRegistry: Sendable {
                 files.sweepAt = max(64, files.count * 2)
                 files.sweeps += 1
             }
-            let file = DomainFile(path: path, owner: owner, clock: clock)
+            let file = DomainFile(path: path, owner: owner, clock: clock, fileSystem: fileSystem)
             // An entry of the same configuration whose file is gone (one the sweep kept) takes the new file.
-            if let same = files.list(path).first(where: { $0.matches(owner, clockID) }) {
+            if let same = files.list(path).first(where: { $0.matches(owner, clockID, fileSystemID) }) {
                 same.file = file
             } else {
                 var list = files.list(path)
-                list.prepend(Entry(file: file, owner: owner, clock: clockID))
+                list.prepend(Entry(file: file, owner: owner, clock: clockID, fileSystem: fileSystemID))
                 files.entries[path] = list.first
                 files.count += 1
             }

@@ -256,8 +256,13 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// The domains that have a file in the current user's directory, `NSGlobalDomain` for
     /// `.GlobalPreferences.plist`. Library files (locks, temporaries, files kept aside) are skipped.
     public func persistentDomainNames() -> [String] {
+        persistentDomainNames(on: SystemFileSystem.shared)
+    }
+
+    /// ``persistentDomainNames()`` on a store's file system.
+    func persistentDomainNames(on fileSystem: any DefaultsFileSystem) -> [String] {
         var names: Set<String> = []
-        for file in FileSystem.contentsOfDirectory(userDirectory) where file.hasSuffix(".plist") {
+        for file in fileSystem.namesInDirectory(userDirectory) where file.hasSuffix(".plist") {
             let name = String(file.dropLast(6))
             if name == ".GlobalPreferences" {
                 names.insert(DomainName.global)

@@ -33,6 +33,15 @@ final class ExternalVersionRecorder: Sendable {
         var firstLook: Bool
         var time: Date
         var owner: (UserID, GroupID)?
+        /// The file system the file is on.
+        var fileSystem: any DefaultsFileSystem
+
+        /// What tells the file from every other: its path, and its file system when it is not the system's
+        /// (in-memory file systems of tests reuse paths).
+        var key: String {
+            if fileSystem === SystemFileSystem.shared { return path }
+            return "\(UInt(bitPattern: ObjectIdentifier(fileSystem).hashValue)):\(path)"
+        }
     }
 
     private let pending = Lock([String: Request]())
@@ -45,10 +54,11 @@ final class ExternalVersionRecorder: Sendable {
 
     /// Records `request`'s version soon, on the recorder's queue.
     func submit(_ request: Request) {
-        let first = pending.withLock { $0.updateValue(request, forKey: request.path) == nil }
+        let key = request.key
+        let first = pending.withLock { $0.updateValue(request, forKey: key) == nil }
         guard first else { return }
         queue.asyncAfter(deadline: .now() + Self.delay) {
-            guard let request = self.pending.withLock({ $0.removeValue(forKey: request.path) }) else { return }
+            guard let request = self.pending.withLock({ $0.removeValue(forKey: key) }) else { return }
             Self.record(request)
         }
     }
@@ -72,16 +82,17 @@ final class ExternalVersionRecorder: Sendable {
     static func record(_ request: Request) {
         let log = ChangeLog.path(forDomainFile: request.path)
         // A look without the lock, to skip taking it; recordExternal looks again under it.
-        switch ChangeLog.tail(at: log) {
+        switch ChangeLog.tail(at: log, on: request.fileSystem) {
         case .recorded(request.version): return
         case .absent where request.firstLook: return
         default: break
         }
-        guard let lock = FileSystem.lockExclusivelyIfFree(request.lockPath) else { return }
-        defer { FileSystem.close(lock) }
-        guard let current = try? FileSystem.stamp(atPath: request.path), current == request.stamp else { return }
+        let fileSystem = request.fileSystem
+        guard let lock = fileSystem.lockExclusivelyIfFree(request.lockPath) else { return }
+        defer { fileSystem.close(lock) }
+        guard let current = try? fileSystem.stamp(atPath: request.path), current == request.stamp else { return }
         ChangeLog.recordExternal(
             version: request.version, contents: request.contents, held: request.held, at: log, time: request.time,
-            owner: request.owner)
+            owner: request.owner, on: fileSystem)
     }
 }

@@ -60,7 +60,7 @@ extension Defaults {
         ExternalVersionRecorder.shared.waitUntilIdle()
         let path = ChangeLog.path(forDomainFile: configuration.locations.path(forDomain: domain, layer: layer))
         var changes: [LoggedChange] = []
-        for entry in ChangeLog.read(at: path).entries.reversed() {
+        for entry in ChangeLog.read(at: path, on: configuration.fileSystem).entries.reversed() {
             for change in entry.changes.reversed() where key == nil || change.key == key {
                 guard changes.count < limit else { return changes }
                 changes.append(

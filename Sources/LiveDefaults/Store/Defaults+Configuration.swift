@@ -71,6 +71,15 @@ extension Defaults {
         /// the `LiveDefaultsTesting` product) in a test. Stores with different clocks keep files of their
         /// own, which meet through the disk (see Docs/Architecture.md). Polling follows the real time.
         public var clock: any DefaultsClock
+        /// The file system the store's files live on: the system's unless a test of this package gives another
+        /// (`InMemoryFileSystem`, `FaultInjectingFileSystem` in `LiveDefaultsTesting`). Stores on different file
+        /// systems never share a file. A store on any file system but the system's does not watch (inotify and
+        /// polling look at the system's files): it reads its files again on ``Defaults/synchronize()``.
+        package var fileSystem: any DefaultsFileSystem {
+            get { chosenFileSystem ?? SystemFileSystem.shared }
+            set { chosenFileSystem = newValue }
+        }
+        private var chosenFileSystem: (any DefaultsFileSystem)?
 
         /// How a store follows other processes' writes to its files.
         public enum Watching: Sendable, Hashable {

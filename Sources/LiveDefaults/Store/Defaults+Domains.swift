@@ -137,7 +137,7 @@ extension Defaults {
 
     /// The domains with a file in the current user's directory.
     public var persistentDomainNames: [String] {
-        configuration.locations.persistentDomainNames()
+        configuration.locations.persistentDomainNames(on: configuration.fileSystem)
     }
 
     /// The contents of a persistent domain (its current-user file), or nil when it has none.
@@ -256,8 +256,8 @@ extension Defaults {
         let uid = account.uid
         let gid = account.gid
         let directory = home + "/.config"
-        let probe = FileSystem.owner(ofPath: directory) != nil ? directory : home
-        guard CurrentProcess.effectiveUserID == uid || FileSystem.canSearch(probe) else { return nil }
+        let probe = SystemFileSystem.shared.owner(ofPath: directory) != nil ? directory : home
+        guard CurrentProcess.effectiveUserID == uid || SystemFileSystem.shared.canSearch(probe) else { return nil }
         var locations = DefaultsLocations.current
         locations.userDirectory = directory
         locations.userName = userName

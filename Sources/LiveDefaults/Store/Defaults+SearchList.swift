@@ -10,7 +10,8 @@ extension Defaults {
         if awaited, let attached = attachAwaitedLayer(layer, of: domain, deferred: false) { return attached }
         let file = DomainFileRegistry.shared.file(
             atPath: configuration.locations.path(forDomain: domain, layer: layer),
-            owner: fileOwner, clock: configuration.clock)
+            owner: fileOwner, clock: configuration.clock,
+            fileSystem: configuration.fileSystem)
         let released: DomainFile? = recentFiles.withLock { recent in
             recent.removeAll { $0 === file }
             recent.append(file)
@@ -69,7 +70,7 @@ extension Defaults {
         }
         let missing = state.withLock { state in needed.filter { state.search.persistent[$0] == nil } }
         var added: [String: PersistentDomain] = [:]
-        var directories = LayerDirectories()
+        var directories = LayerDirectories(fileSystem: configuration.fileSystem)
         for name in missing { added[name] = attach(name, directories: &directories) }
         let (published, detached): (Bool, [PersistentDomain]) = state.withLock { state in
             // Files attached here that another rebuild attached first are not needed twice.
@@ -103,6 +104,8 @@ extension Defaults {
     struct LayerDirectories {
         var missing: [String] = []
         var present: [String] = []
+        /// The store's file system.
+        var fileSystem: any DefaultsFileSystem
 
         /// Whether `directory` may exist, from what was seen before or one `stat`: false only when nothing
         /// is there (`ENOENT`, `ENOTDIR`); a directory that cannot be looked at (`EACCES`) may exist, so that
@@ -112,7 +115,7 @@ extension Defaults {
             if present.contains(directory) { return true }
             let absent: Bool
             do throws(SystemError) {
-                absent = try FileSystem.stamp(atPath: directory) == nil
+                absent = try fileSystem.stamp(atPath: directory) == nil
             } catch {
                 absent = false
             }
@@ -142,7 +145,7 @@ extension Defaults {
 
     /// Loads and watches the files of a persistent domain, and observes them for this store.
     func attach(_ name: String) -> PersistentDomain {
-        var directories = LayerDirectories()
+        var directories = LayerDirectories(fileSystem: configuration.fileSystem)
         return attach(name, directories: &directories)
     }
 
@@ -195,7 +198,9 @@ extension Defaults {
     /// The file of one layer of a domain being attached: loaded, observed by this store and watched; a
     /// failure to read it recorded.
     private func attachFile(_ layer: PreferenceLayer, of name: String, at path: String) -> PersistentDomain.LayerFile {
-        let file = DomainFileRegistry.shared.file(atPath: path, owner: fileOwner, clock: configuration.clock)
+        let file = DomainFileRegistry.shared.file(
+            atPath: path, owner: fileOwner, clock: configuration.clock,
+            fileSystem: configuration.fileSystem)
         // Loaded before observing: the first load is not a change (the merged view is rebuilt next), and a
         // 10,000-key domain would otherwise be resolved key by key.
         file.loadIfNeeded()
@@ -230,7 +235,7 @@ extension Defaults {
         }
         // The watcher tells every path awaiting a directory when anything appears where it waits (another
         // layer's directory, an unrelated one): only a layer whose directory is there now is attached.
-        var directories = LayerDirectories()
+        var directories = LayerDirectories(fileSystem: configuration.fileSystem)
         if awaited, layerMayExist(layer, directories: &directories) {
             attachAwaitedLayer(layer, of: name, deferred: true)
         }
@@ -280,7 +285,9 @@ extension Defaults {
     func attachAwaitedLayer(_ layer: PreferenceLayer, of name: String, deferred: Bool) -> DomainFile? {
         let configuration = self.configuration
         let path = configuration.locations.path(forDomain: name, layer: layer)
-        let file = DomainFileRegistry.shared.file(atPath: path, owner: fileOwner, clock: configuration.clock)
+        let file = DomainFileRegistry.shared.file(
+            atPath: path, owner: fileOwner, clock: configuration.clock,
+            fileSystem: configuration.fileSystem)
         // Read again even when another store of the process has it loaded: its directory just appeared.
         file.reload()
         let token = file.addObserver { [weak self] event in self?.handle(event, domain: name, layer: layer) }
@@ -317,7 +324,7 @@ extension Defaults {
             state.search.persistent.values.filter { $0.awaited != 0 }.map { ($0.name, $0.awaited) }
         }
         guard !awaiting.isEmpty else { return }
-        var directories = LayerDirectories()
+        var directories = LayerDirectories(fileSystem: configuration.fileSystem)
         for (name, awaited) in awaiting {
             for layer in PreferenceLayer.searchOrder where awaited & layer.awaitedBit != 0 {
                 if layerMayExist(layer, directories: &directories) {

@@ -333,7 +333,9 @@ public final class Defaults: Sendable {
     init(validated configuration: Configuration, fileOwner: (UserID, GroupID)?) {
         self.configuration = configuration
         self.fileOwner = fileOwner
-        fileWatcher = configuration.watching.watcher(automatic: configuration.watcher)
+        fileWatcher =
+            configuration.fileSystem === SystemFileSystem.shared
+            ? configuration.watching.watcher(automatic: configuration.watcher) : nil
         var initial = State(view: EffectiveView(readSlots: readSlots, missingKeys: missingKeys, valueCache: valueCache))
         initial.volatileDomains[DomainName.argument] = Defaults.parseArguments(configuration.arguments)
         initial.volatileDomains[DomainName.registration] = [:]
@@ -534,7 +536,7 @@ public final class Defaults: Sendable {
     /// this store's failure. Failures of files this store does not observe are recorded here (the observed
     /// ones reached ``handle(_:domain:layer:)`` already).
     private func writeAllAndReload() -> [DefaultsError] {
-        let written = BackgroundWriter.shared.writeAll()
+        let written = BackgroundWriter.shared.writeAll(on: configuration.fileSystem)
         // Layers whose directory appeared since (a store that does not watch finds them only here).
         attachAppearedLayers()
         let files = allFiles()
@@ -544,16 +546,16 @@ public final class Defaults: Sendable {
             file.settle()
         }
         guard !written.isEmpty else { return [] }
-        let observed = Set(files.map(\.path))
+        let observed = Set(files.map(ObjectIdentifier.init))
         let locations = configuration.locations
         let directories = [locations.userDirectory, locations.anyUserDirectory].map {
             $0.hasSuffix("/") ? $0 : $0 + "/"
         }
         var own: [DefaultsError] = []
         for failure in written {
-            if observed.contains(failure.path) {
+            if observed.contains(ObjectIdentifier(failure.file)) {
                 own.append(failure.error)
-            } else if directories.contains(where: { failure.path.hasPrefix($0) }) {
+            } else if directories.contains(where: { failure.file.path.hasPrefix($0) }) {
                 own.append(failure.error)
                 record(failure.error)
             }

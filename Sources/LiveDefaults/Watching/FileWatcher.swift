@@ -497,7 +497,9 @@ package final class FileWatcher: Sendable {
         }
         let fileChains = pending.map { path -> (String, SymlinkChain?) in
             let directory = PathComponents.directory(of: path)
-            if plainDirectories.contains(directory) && !FileSystem.isSymbolicLink(path) { return (path, nil) }
+            if plainDirectories.contains(directory) && !SystemFileSystem.shared.isSymbolicLink(path) {
+                return (path, nil)
+            }
             return (path, SymlinkChain.resolve(path))
         }
         return locked { state in
@@ -515,7 +517,7 @@ package final class FileWatcher: Sendable {
     private static func nearestExisting(_ path: String) -> String {
         var candidate = path
         while true {
-            if FileSystem.isDirectory(candidate) { return candidate }
+            if SystemFileSystem.shared.isDirectory(candidate) { return candidate }
             let parent = PathComponents.directory(of: candidate)
             if parent == candidate || parent.isEmpty { return "/" }
             candidate = parent
@@ -585,7 +587,9 @@ package final class FileWatcher: Sendable {
                 batch.replaced.insert(path)
                 // A new file brings its close-after-write; a new symbolic link (symlink(2)) brings nothing more.
                 if kind.contains(.created) {
-                    if isFollowed(path) && FileSystem.isSymbolicLink(path) { batch.touchedFiles.append(path) }
+                    if isFollowed(path) && SystemFileSystem.shared.isSymbolicLink(path) {
+                        batch.touchedFiles.append(path)
+                    }
                     return
                 }
             }
@@ -629,7 +633,7 @@ package final class FileWatcher: Sendable {
     private func followDirectoryChanges(_ batch: EventBatch) {
         let stale = locked { state in
             state.watchDescriptors.filter { path, wd in
-                batch.deadDescriptors.contains(wd) || !FileSystem.exists(path)
+                batch.deadDescriptors.contains(wd) || !SystemFileSystem.shared.exists(path)
             }
         }
         for (path, wd) in stale {
@@ -678,7 +682,7 @@ package final class FileWatcher: Sendable {
             // registered link. A plain file renamed into place costs one lstat, to see whether it is a link.
             relinked.formUnion(dependents)
             if isChained
-                || (!direct.isEmpty && batch.replaced.contains(path) && FileSystem.isSymbolicLink(path))
+                || (!direct.isEmpty && batch.replaced.contains(path) && SystemFileSystem.shared.isSymbolicLink(path))
             {
                 relinked.insert(path)
             }

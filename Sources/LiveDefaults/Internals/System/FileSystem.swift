@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -6,110 +6,213 @@ import Foundation
     import Darwin
 #endif
 
-/// Thin wrappers over the system calls the storage layer needs, each returning or throwing the errno.
-enum FileSystem {
-    static func stamp(atPath path: String) throws(SystemError) -> FileStamp? {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw SystemError(errno: errno, operation: "stat")
-        }
-        return FileStamp(info)
+/// The file-system calls the core makes, and nothing above them: the seam under the storage layer.
+///
+/// Every file the core reads, writes, locks, renames or lists goes through one of these, on the file system
+/// its store was configured with (``Defaults/Configuration/fileSystem``): the system's (``SystemFileSystem``)
+/// unless a test gives another. `LiveDefaultsTesting` has an in-memory file system and one that fails a chosen
+/// call, stops the writer after one, or loses what was not flushed as a power loss would; the tests run every
+/// write path of the library over them (Docs/Reliability.md, "Faults").
+///
+/// The calls are the system's own, one for one, so that a fault injected at the Nth call is a fault the kernel
+/// could return there: each throws the errno (EINTR included: the helpers below retry it) and never retries.
+/// What the core does with them (read a whole file, replace one atomically, append a line) is written once,
+/// over this protocol, in the extension below. A class: stores that share a file system share their files
+/// (``DomainFileRegistry`` tells file systems apart by identity, as it does clocks).
+package protocol DefaultsFileSystem: AnyObject, Sendable {
+    /// `open(2)`: a descriptor (always close-on-exec). `permissions` apply when `options` create the file.
+    func open(_ path: String, _ options: FileOpenOptions, permissions: UInt32) throws(SystemError) -> Int32
+    /// `close(2)`; closing releases the descriptor's `flock`.
+    func close(_ descriptor: Int32)
+    /// `read(2)` (`offset` nil) or `pread(2)`: how many bytes were read, 0 at the end of the file.
+    func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64?)
+        throws(SystemError) -> Int
+    /// `write(2)`: how many bytes were written (at the end of the file when opened with ``FileOpenOptions/append``).
+    func write(_ descriptor: Int32, from buffer: UnsafeRawBufferPointer) throws(SystemError) -> Int
+    /// `fstat(2)`.
+    func status(ofDescriptor descriptor: Int32) throws(SystemError) -> FileStatus
+    /// `stat(2)`, or `lstat(2)` when not `followingLinks`.
+    func status(atPath path: String, followingLinks: Bool) throws(SystemError) -> FileStatus
+    /// `fdatasync(2)` (`dataOnly`) or `fsync(2)`: a file's data, or a directory's entries, made durable.
+    func synchronize(_ descriptor: Int32, dataOnly: Bool) throws(SystemError)
+    /// `rename(2)`: replaces `destination` atomically.
+    func rename(_ source: String, to destination: String) throws(SystemError)
+    /// `unlink(2)`.
+    func unlink(_ path: String) throws(SystemError)
+    /// `mkdir(2)`.
+    func makeDirectory(_ path: String, permissions: UInt32) throws(SystemError)
+    /// `flock(2)` with `LOCK_EX` (and `LOCK_NB` unless `waiting`): `EWOULDBLOCK` when another holds it.
+    func lock(_ descriptor: Int32, waiting: Bool) throws(SystemError)
+    /// `readlink(2)`: how many bytes of the link's target were put in `buffer`.
+    func readLink(_ path: String, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int
+    /// `opendir(3)` and `readdir(3)`: calls `stop` with each name (not `.` and `..`) until it returns true;
+    /// true when it did, false when the names ran out.
+    func scanDirectory(_ path: String, until stop: (UnsafeRawBufferPointer) -> Bool) throws(SystemError) -> Bool
+    /// `fchown(2)`.
+    func changeOwner(_ descriptor: Int32, user: UserID, group: GroupID) throws(SystemError)
+    /// `access(2)` with `R_OK | X_OK`: whether this process may list and enter the directory.
+    func canSearch(_ path: String) -> Bool
+}
+
+/// How a file is opened (`open(2)`'s flags the core uses; close-on-exec always).
+package struct FileOpenOptions: OptionSet, Sendable, Hashable {
+    package let rawValue: UInt16
+    package init(rawValue: UInt16) { self.rawValue = rawValue }
+
+    /// Read only: no access option given.
+    package static let readOnly: FileOpenOptions = []
+    package static let writeOnly = FileOpenOptions(rawValue: 1 << 0)
+    package static let readWrite = FileOpenOptions(rawValue: 1 << 1)
+    package static let create = FileOpenOptions(rawValue: 1 << 2)
+    /// With ``create``: fails with `EEXIST` when the name exists.
+    package static let exclusive = FileOpenOptions(rawValue: 1 << 3)
+    package static let append = FileOpenOptions(rawValue: 1 << 4)
+    /// Fails with `ELOOP` when the last component is a symbolic link.
+    package static let noFollow = FileOpenOptions(rawValue: 1 << 5)
+    /// Never blocks (on a FIFO put where a file was expected).
+    package static let nonBlocking = FileOpenOptions(rawValue: 1 << 6)
+    /// Fails with `ENOTDIR` unless it is a directory.
+    package static let directory = FileOpenOptions(rawValue: 1 << 7)
+}
+
+/// What `stat(2)` tells of a file that the core uses.
+package struct FileStatus: Sendable, Hashable {
+    package enum Kind: Sendable, Hashable {
+        case regular, directory, symbolicLink, other
     }
 
-    static func stamp(descriptor: Int32) throws(SystemError) -> FileStamp {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw SystemError(errno: errno, operation: "fstat") }
-        return FileStamp(info)
+    package var kind: Kind
+    package var stamp: FileStamp
+    package var user: UserID
+    package var group: GroupID
+
+    package init(kind: Kind, stamp: FileStamp, user: UserID, group: GroupID) {
+        self.kind = kind
+        self.stamp = stamp
+        self.user = user
+        self.group = group
+    }
+}
+
+/// A file's bytes and the stamp of exactly the version read. A class, neither a tuple nor a struct: `Data` is
+/// laid out at run time (Foundation is built for library evolution), so an optional tuple or struct holding it
+/// is a type the runtime instantiates on first use, in a fresh process's first open; an optional reference is
+/// not.
+package final class FileContents {
+    package let data: Data
+    package let stamp: FileStamp
+
+    init(data: Data, stamp: FileStamp) {
+        self.data = data
+        self.stamp = stamp
+    }
+}
+
+// What the core does with files, written once over the calls (each returning or throwing the errno).
+extension DefaultsFileSystem {
+    func stamp(atPath path: String) throws(SystemError) -> FileStamp? {
+        do throws(SystemError) {
+            return try status(atPath: path, followingLinks: true).stamp
+        } catch  where error.isNotFound {
+            return nil
+        }
     }
 
-    /// A file's bytes and the stamp of exactly the version read. A class, neither a tuple nor a struct:
-    /// `Data` is laid out at run time (Foundation is built for library evolution), so an optional tuple or
-    /// struct holding it is a type the runtime instantiates on first use, in a fresh process's first open;
-    /// an optional reference is not.
-    final class Contents {
-        let data: Data
-        let stamp: FileStamp
-
-        init(data: Data, stamp: FileStamp) {
-            self.data = data
-            self.stamp = stamp
-        }
+    func stamp(descriptor: Int32) throws(SystemError) -> FileStamp {
+        try status(ofDescriptor: descriptor).stamp
     }
 
     /// Reads a whole file; nil when it does not exist. Also returns the stamp of exactly the version read.
-    static func read(atPath path: String) throws(SystemError) -> Contents? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw SystemError(errno: errno, operation: "open")
+    package func read(atPath path: String) throws(SystemError) -> FileContents? {
+        let descriptor: Int32
+        do throws(SystemError) {
+            descriptor = try open(path, .readOnly, permissions: 0)
+        } catch  where error.isNotFound {
+            return nil
         }
         defer { close(descriptor) }
         let before = try stamp(descriptor: descriptor)
         // Read into malloc'd memory that the Data then owns: no zero-filling and no second copy (both cost
         // page faults on a large domain, in the process's first milliseconds). One byte more than the size,
         // to see the end of the file in the same loop; grown if the file grew meanwhile.
-        var capacity = Int(max(before.size, 0)) + 1
-        guard var buffer = malloc(capacity) else { throw SystemError(errno: ENOMEM, operation: "read") }
+        var capacity = Int(clamping: max(before.size, 0)) &+ 1
+        guard capacity > 0, var buffer = malloc(capacity) else { throw SystemError(errno: ENOMEM, operation: "read") }
         var total = 0
         while true {
             if total == capacity {
-                capacity = max(4096, capacity * 2)
+                let (doubled, overflow) = capacity.multipliedReportingOverflow(by: 2)
+                capacity = overflow ? Int.max : max(4096, doubled)
                 guard let grown = realloc(buffer, capacity) else {
                     free(buffer)
                     throw SystemError(errno: ENOMEM, operation: "read")
                 }
                 buffer = grown
             }
-            let count = systemRead(descriptor, buffer + total, capacity - total)
-            if count < 0 {
-                if errno == EINTR { continue }
-                let code = errno
+            let count: Int
+            do throws(SystemError) {
+                count = try read(
+                    descriptor, into: UnsafeMutableRawBufferPointer(start: buffer + total, count: capacity - total),
+                    at: nil)
+            } catch  where error.errno == EINTR {
+                continue
+            } catch {
                 free(buffer)
-                throw SystemError(errno: code, operation: "read")
+                throw error
             }
             if count == 0 { break }
             total += count
         }
         let data = Data(bytesNoCopy: buffer, count: total, deallocator: .free)
-        return Contents(data: data, stamp: try stamp(descriptor: descriptor))
+        return FileContents(data: data, stamp: try stamp(descriptor: descriptor))
     }
 
     /// A file's size; nil when it does not exist.
-    static func size(atPath path: String) throws(SystemError) -> Int? {
+    func size(atPath path: String) throws(SystemError) -> Int? {
         try stamp(atPath: path).map { Int(clamping: $0.size) }
+    }
+
+    /// Writes all of `buffer` at the descriptor's position, retrying an interrupted or partial write.
+    private func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer, operation: String)
+        throws(SystemError)
+    {
+        var written = 0
+        while written < buffer.count {
+            do throws(SystemError) {
+                let count = try write(descriptor, from: UnsafeRawBufferPointer(rebasing: buffer[written...]))
+                guard count > 0 else { throw SystemError(errno: EIO, operation: operation) }
+                written += count
+            } catch  where error.errno == EINTR {
+                continue
+            } catch {
+                throw SystemError(errno: error.errno, operation: operation)
+            }
+        }
     }
 
     /// Appends `data` to a file in one `write` (created with mode 0600 when absent; `O_APPEND`, so that
     /// appends of processes holding the same lock land whole and in order). Not flushed to the disk.
-    static func append(_ data: Data, toPath path: String, owner: (UserID, GroupID)? = nil) throws(SystemError) {
+    func append(_ data: Data, toPath path: String, owner: (UserID, GroupID)? = nil) throws(SystemError) {
         // Not through a symbolic link, nor blocking on a FIFO: the logs appended to are beside files other
         // writers control.
-        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
-        guard descriptor >= 0 else { throw SystemError(errno: errno, operation: "open for appending") }
-        defer { close(descriptor) }
-        if let (uid, gid) = owner { _ = fchown(descriptor, uid, gid) }
-        let writeError: Int32 = data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) -> Int32 in
-            guard let base = buffer.baseAddress else { return 0 }
-            var written = 0
-            while written < buffer.count {
-                let count = write(descriptor, base + written, buffer.count - written)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                written += count
-            }
-            return 0
+        let descriptor: Int32
+        do throws(SystemError) {
+            descriptor = try open(path, [.writeOnly, .append, .create, .noFollow, .nonBlocking], permissions: 0o600)
+        } catch {
+            throw SystemError(errno: error.errno, operation: "open for appending")
         }
-        if writeError != 0 { throw SystemError(errno: writeError, operation: "append") }
+        defer { close(descriptor) }
+        if let (uid, gid) = owner { try? changeOwner(descriptor, user: uid, group: gid) }
+        var failure: SystemError?
+        data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
+            do throws(SystemError) { try writeAll(descriptor, buffer, operation: "append") } catch { failure = error }
+        }
+        if let failure { throw failure }
     }
 
     /// The last `maximumBytes` of a file (all of a smaller one), cut after its first newline when the file is
     /// longer (so that it starts at a whole line); nil when it does not exist or cannot be read.
-    static func readTail(atPath path: String, maximumBytes: Int) -> Data? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard descriptor >= 0 else { return nil }
+    func readTail(atPath path: String, maximumBytes: Int) -> Data? {
+        guard let descriptor = try? open(path, [.noFollow, .nonBlocking], permissions: 0) else { return nil }
         defer { close(descriptor) }
         guard let size = try? stamp(descriptor: descriptor).size, size >= 0, maximumBytes > 0 else { return nil }
         let length = Int(min(size, Int64(maximumBytes)))
@@ -117,11 +220,15 @@ enum FileSystem {
         var data = Data(count: length)
         var total = 0
         let failed = data.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) -> Bool in
-            guard let base = buffer.baseAddress else { return false }
             while total < length {
-                let count = pread(descriptor, base + total, length - total, off_t(offset) + off_t(total))
-                if count < 0 {
-                    if errno == EINTR { continue }
+                let count: Int
+                do throws(SystemError) {
+                    count = try read(
+                        descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[total..<length]),
+                        at: offset + Int64(total))
+                } catch  where error.errno == EINTR {
+                    continue
+                } catch {
                     return true
                 }
                 if count == 0 { break }
@@ -136,22 +243,30 @@ enum FileSystem {
         return data[(newline + 1)...]
     }
 
-    /// Creates a directory and its missing parents with mode 0700 (existing ones are left as they are).
-    static func createDirectory(_ path: String) throws(SystemError) {
+    /// Creates a directory and its missing parents with mode `permissions` (0700: a domain's directory; less
+    /// the umask), existing ones left as they are.
+    package func createDirectories(_ path: String, permissions: UInt32 = 0o700) throws(SystemError) {
         let parent = PathComponents.directory(of: path)
-        if mkdir(path, 0o700) == 0 {
+        do throws(SystemError) {
+            try makeDirectory(path, permissions: permissions)
             // The new entry made durable in its parent, as a file's rename is (replaceAtomically).
             flushDirectory(parent)
             return
+        } catch  where error.errno == EEXIST {
+            return
+        } catch  where error.errno == ENOENT {
+            // A parent is missing: made first, below.
+        } catch {
+            throw SystemError(errno: error.errno, operation: "mkdir")
         }
-        if errno == EEXIST { return }
-        guard errno == ENOENT else { throw SystemError(errno: errno, operation: "mkdir") }
         guard !parent.isEmpty, parent != path else { throw SystemError(errno: ENOENT, operation: "mkdir") }
-        try createDirectory(parent)
-        if mkdir(path, 0o700) == 0 {
+        try createDirectories(parent, permissions: permissions)
+        do throws(SystemError) {
+            try makeDirectory(path, permissions: permissions)
             flushDirectory(parent)
-        } else if errno != EEXIST {
-            throw SystemError(errno: errno, operation: "mkdir")
+        } catch  where error.errno == EEXIST {
+        } catch {
+            throw SystemError(errno: error.errno, operation: "mkdir")
         }
     }
 
@@ -160,37 +275,48 @@ enum FileSystem {
     /// on the disk (ALICE, OSDI '14, found this in widely used programs; SQLite flushes the directory for it).
     /// Best effort: a file system that cannot flush a directory (EINVAL), or one that fails to, leaves the
     /// entry visible to every reader, which is what a write reports; nothing else can be done about it here.
-    static func flushDirectory(_ path: String) {
-        let descriptor = open(path.isEmpty ? "." : path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
+    package func flushDirectory(_ path: String) {
+        guard let descriptor = try? open(path.isEmpty ? "." : path, .directory, permissions: 0) else { return }
+        try? synchronize(descriptor, dataOnly: false)
         close(descriptor)
     }
 
     /// Opens (creating, 0600) a lock file and takes an exclusive `flock` on it; closing the descriptor unlocks.
-    static func lockExclusively(_ path: String) throws(SystemError) -> Int32 {
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw SystemError(errno: errno, operation: "open lock file") }
-        while flock(descriptor, LOCK_EX) != 0 {
-            if errno == EINTR { continue }
-            let code = errno
-            close(descriptor)
-            throw SystemError(errno: code, operation: "flock")
+    func lockExclusively(_ path: String) throws(SystemError) -> Int32 {
+        let descriptor: Int32
+        do throws(SystemError) {
+            descriptor = try open(path, [.readWrite, .create], permissions: 0o600)
+        } catch {
+            throw SystemError(errno: error.errno, operation: "open lock file")
         }
-        return descriptor
+        while true {
+            do throws(SystemError) {
+                try lock(descriptor, waiting: true)
+                return descriptor
+            } catch  where error.errno == EINTR {
+                continue
+            } catch {
+                close(descriptor)
+                throw SystemError(errno: error.errno, operation: "flock")
+            }
+        }
     }
 
     /// Takes an exclusive `flock` on a lock file only if no other holder has it now (nil when one does, or when
     /// the lock file cannot be opened); closing the descriptor unlocks.
-    static func lockExclusivelyIfFree(_ path: String) -> Int32? {
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return nil }
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            if errno == EINTR { continue }
-            close(descriptor)
-            return nil
+    func lockExclusivelyIfFree(_ path: String) -> Int32? {
+        guard let descriptor = try? open(path, [.readWrite, .create], permissions: 0o600) else { return nil }
+        while true {
+            do throws(SystemError) {
+                try lock(descriptor, waiting: false)
+                return descriptor
+            } catch  where error.errno == EINTR {
+                continue
+            } catch {
+                close(descriptor)
+                return nil
+            }
         }
-        return descriptor
     }
 
     /// Writes `data` to a new temporary file beside `path`, flushes it to the disk, and renames it over
@@ -202,41 +328,43 @@ enum FileSystem {
     ///   - flush: true (a domain, a schema): the data reaches the disk before the rename, and the rename before
     ///     this returns (the directory is flushed); false (a change log, a record whose last lines a crash may
     ///     lose): the rename alone, still all or nothing for readers.
-    static func replaceAtomically(
+    func replaceAtomically(
         _ path: String, with data: Data, owner: (UserID, GroupID)? = nil, readableByOthers: Bool = false,
         flush: Bool = true
     ) throws(SystemError) -> FileStamp {
         let directory = PathComponents.directory(of: path)
-        let name = PathComponents.name(of: path)
-        let temporary = "\(directory)/.\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, readableByOthers ? 0o666 : 0o600)
-        guard descriptor >= 0 else { throw SystemError(errno: errno, operation: "create temporary file") }
+        let temporary = FileTemporaries.name(for: path)
+        let descriptor: Int32
+        do throws(SystemError) {
+            descriptor = try open(
+                temporary, [.writeOnly, .create, .exclusive], permissions: readableByOthers ? 0o666 : 0o600)
+        } catch {
+            throw SystemError(errno: error.errno, operation: "create temporary file")
+        }
         var succeeded = false
         defer {
             if !succeeded {
                 close(descriptor)
-                unlink(temporary)
+                try? unlink(temporary)
             }
         }
-        let writeError: Int32 = data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) -> Int32 in
-            var written = 0
-            while written < buffer.count {
-                let count = write(descriptor, buffer.baseAddress! + written, buffer.count - written)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                written += count
-            }
-            return 0
+        var failure: SystemError?
+        data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
+            do throws(SystemError) { try writeAll(descriptor, buffer, operation: "write") } catch { failure = error }
         }
-        if writeError != 0 { throw SystemError(errno: writeError, operation: "write") }
-        if let (uid, gid) = owner { _ = fchown(descriptor, uid, gid) }
+        if let failure { throw failure }
+        if let (uid, gid) = owner { try? changeOwner(descriptor, user: uid, group: gid) }
         // The data must be on the disk before the rename can be (else a crash may leave an empty file under
         // the domain's name); `fdatasync` is enough for that and skips the timestamps `fsync` also writes.
-        guard !flush || fdatasync(descriptor) == 0 else { throw SystemError(errno: errno, operation: "fdatasync") }
+        if flush {
+            do throws(SystemError) { try synchronize(descriptor, dataOnly: true) } catch {
+                throw SystemError(errno: error.errno, operation: "fdatasync")
+            }
+        }
         let stamp = try stamp(descriptor: descriptor)
-        guard rename(temporary, path) == 0 else { throw SystemError(errno: errno, operation: "rename") }
+        do throws(SystemError) { try rename(temporary, to: path) } catch {
+            throw SystemError(errno: error.errno, operation: "rename")
+        }
         succeeded = true
         close(descriptor)
         // The rename itself made durable: what `synchronize()` promises across a power loss.
@@ -250,32 +378,37 @@ enum FileSystem {
     ///
     /// - Returns: the names removed.
     @discardableResult
-    static func removeStaleTemporaries(of path: String) -> [String] {
+    func removeStaleTemporaries(of path: String) -> [String] {
         let directory = PathComponents.directory(of: path)
-        let prefix = ".\(PathComponents.name(of: path)).tmp-"
         var removed: [String] = []
-        for name in contentsOfDirectory(directory) where name.hasPrefix(prefix) {
-            guard let pid = Int32(name.dropFirst(prefix.count).prefix(while: { $0 != "-" })), pid > 0 else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH, unlink("\(directory)/\(name)") == 0 { removed.append(name) }
+        for name in namesInDirectory(directory) {
+            guard let pid = FileTemporaries.writer(ofTemporary: name, of: path), !CurrentProcess.isRunning(pid)
+            else { continue }
+            if (try? unlink("\(directory)/\(name)")) != nil { removed.append(name) }
         }
         return removed
     }
 
     /// Removes a file (gone already is fine); with `flush`, the removal is made durable (``flushDirectory(_:)``).
-    static func remove(_ path: String, flush: Bool = false) throws(SystemError) {
-        if unlink(path) != 0 {
-            guard errno == ENOENT else { throw SystemError(errno: errno, operation: "unlink") }
+    func remove(_ path: String, flush: Bool = false) throws(SystemError) {
+        do throws(SystemError) {
+            try unlink(path)
+        } catch  where error.errno == ENOENT {
             return
+        } catch {
+            throw SystemError(errno: error.errno, operation: "unlink")
         }
         if flush { flushDirectory(PathComponents.directory(of: path)) }
     }
 
-    static func move(_ source: String, to destination: String) throws(SystemError) {
-        guard rename(source, destination) == 0 else { throw SystemError(errno: errno, operation: "rename") }
+    func move(_ source: String, to destination: String) throws(SystemError) {
+        do throws(SystemError) { try rename(source, to: destination) } catch {
+            throw SystemError(errno: error.errno, operation: "rename")
+        }
     }
 
     /// The names in a directory (not `.` and `..`); empty when it does not exist.
-    static func contentsOfDirectory(_ path: String) -> [String] {
+    package func namesInDirectory(_ path: String) -> [String] {
         var names: [String] = []
         _ = scanEntries(in: path) { name in
             names.append(String(decoding: name, as: UTF8.self))
@@ -286,82 +419,80 @@ enum FileSystem {
 
     /// Calls `stop` with the bytes of each name in `directory` (not `.` and `..`) until it returns true:
     /// true when it did, false when the names ran out, nil when the directory cannot be listed.
-    static func scanEntries(in directory: String, until stop: (UnsafeRawBufferPointer) -> Bool) -> Bool? {
-        guard let stream = opendir(directory) else { return nil }
-        defer { closedir(stream) }
-        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) ?? 19
-        let nameCapacity = MemoryLayout<dirent>.size - nameOffset
-        while true {
-            errno = 0
-            guard let entry = readdir(stream) else { return errno == 0 ? false : nil }
-            let name = UnsafeRawPointer(entry) + nameOffset
-            let length = strnlen(name.assumingMemoryBound(to: CChar.self), nameCapacity)
-            let bytes = UnsafeRawBufferPointer(start: name, count: length)
-            let dot = UInt8(ascii: ".")
-            if length <= 2 && bytes.allSatisfy({ $0 == dot }) { continue }
-            if stop(bytes) { return true }
-        }
+    func scanEntries(in directory: String, until stop: (UnsafeRawBufferPointer) -> Bool) -> Bool? {
+        try? scanDirectory(directory, until: stop)
     }
 
     /// The owner of a path, used so that a store opened for another user (as root) leaves that user's files
     /// owned by that user.
-    static func owner(ofPath path: String) -> (UserID, GroupID)? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return (info.st_uid, info.st_gid)
-    }
-
-    /// Closes a descriptor this module opened.
-    static func close(_ descriptor: Int32) {
-        _ = systemClose(descriptor)
+    func owner(ofPath path: String) -> (UserID, GroupID)? {
+        guard let status = try? status(atPath: path, followingLinks: true) else { return nil }
+        return (status.user, status.group)
     }
 
     /// Whether `path` names a directory (following links).
-    static func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    func isDirectory(_ path: String) -> Bool {
+        (try? status(atPath: path, followingLinks: true).kind) == .directory
     }
 
     /// Whether anything exists at `path` (following links).
-    static func exists(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0
+    func exists(_ path: String) -> Bool {
+        (try? status(atPath: path, followingLinks: true)) != nil
     }
 
     /// Whether `path` itself (not what it points to) is a symbolic link; false when it cannot be told.
-    static func isSymbolicLink(_ path: String) -> Bool {
+    func isSymbolicLink(_ path: String) -> Bool {
         (try? checkedIsSymbolicLink(path)) ?? false
     }
 
     /// Whether `path` itself is a symbolic link; false when nothing is there. Throws when it cannot be told (an
     /// I/O error, a permission): a writer must not take that for "not a link" and replace the link with a file.
-    static func checkedIsSymbolicLink(_ path: String) throws(SystemError) -> Bool {
-        var info = stat()
-        if lstat(path, &info) == 0 { return (info.st_mode & S_IFMT) == S_IFLNK }
-        if errno == ENOENT || errno == ENOTDIR { return false }
-        throw SystemError(errno: errno, operation: "lstat")
+    func checkedIsSymbolicLink(_ path: String) throws(SystemError) -> Bool {
+        do throws(SystemError) {
+            return try status(atPath: path, followingLinks: false).kind == .symbolicLink
+        } catch  where error.isNotFound {
+            return false
+        } catch {
+            throw SystemError(errno: error.errno, operation: "lstat")
+        }
     }
 
     /// Where a link points, as written in it.
-    static func readLink(_ path: String) throws(SystemError) -> String {
+    func readLink(_ path: String) throws(SystemError) -> String {
         try withLinkTarget(path) { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Calls `body` with the bytes of the link's target, as written in it (at most `PATH_MAX` of them: a
     /// target that fills them may have been cut short).
-    static func withLinkTarget<Result>(_ path: String, _ body: (UnsafeRawBufferPointer) -> Result)
+    func withLinkTarget<Result>(_ path: String, _ body: (UnsafeRawBufferPointer) -> Result)
         throws(SystemError) -> Result
     {
-        let capacity = Int(PATH_MAX)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 1)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(PATH_MAX), alignment: 1)
         defer { buffer.deallocate() }
-        let count = readlink(path, buffer.baseAddress!.assumingMemoryBound(to: CChar.self), capacity)
-        guard count >= 0 else { throw SystemError(errno: errno, operation: "readlink") }
-        return body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+        let count: Int
+        do throws(SystemError) { count = try readLink(path, into: buffer) } catch {
+            throw SystemError(errno: error.errno, operation: "readlink")
+        }
+        return body(UnsafeRawBufferPointer(rebasing: buffer[..<min(max(count, 0), buffer.count)]))
+    }
+}
+
+/// The names of the temporary files ``DefaultsFileSystem/replaceAtomically(_:with:owner:readableByOthers:flush:)``
+/// writes beside a file: `.NAME.tmp-PID-RANDOM`, so that a later writer can tell a dead process's from a live
+/// one's.
+enum FileTemporaries {
+    static func name(for path: String) -> String {
+        let directory = PathComponents.directory(of: path)
+        return
+            "\(directory)/.\(PathComponents.name(of: path)).tmp-\(CurrentProcess.id)-\(UInt32.random(in: 0...UInt32.max))"
     }
 
-    /// Whether this process may list and enter the directory at `path`.
-    static func canSearch(_ path: String) -> Bool {
-        access(path, R_OK | X_OK) == 0
+    /// The process that wrote `name`, when it names a temporary of `path`.
+    static func writer(ofTemporary name: String, of path: String) -> Int32? {
+        let prefix = ".\(PathComponents.name(of: path)).tmp-"
+        guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count).prefix(while: { $0 != "-" })),
+            pid > 0
+        else { return nil }
+        return pid
     }
 }

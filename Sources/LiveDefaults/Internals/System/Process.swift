@@ -14,11 +14,16 @@ enum CurrentProcess {
     /// The real user id.
     static var realUserID: UserID { getuid() }
 
+    /// Whether a process with this id runs (or may: one of another user's answers `EPERM`, which is not "gone").
+    static func isRunning(_ pid: Int32) -> Bool {
+        kill(pid, 0) == 0 || errno != ESRCH
+    }
+
     /// The executable's path as the kernel reports it (`/proc/self/exe`), where Foundation finds the
     /// process's name and its main bundle; nil when it cannot be read, is longer than `PATH_MAX`, or is not
     /// valid UTF-8.
     static var executablePath: String? {
-        let target = try? FileSystem.withLinkTarget("/proc/self/exe") { target -> String? in
+        let target = try? SystemFileSystem.shared.withLinkTarget("/proc/self/exe") { target -> String? in
             // A target that fills the buffer may have been cut short.
             guard target.count > 0, target.count < Int(PATH_MAX) else { return nil }
             return validUTF8Text(target, 0..<target.count)

@@ -15,26 +15,39 @@ import Foundation
 // and runs the whole suite that way too).
 
 /// A user id and a group id, as the system gives them.
-typealias UserID = uid_t
-typealias GroupID = gid_t
+package typealias UserID = UInt32  // uid_t on Linux
+package typealias GroupID = UInt32  // gid_t on Linux
 
 /// What identifies one version of a file: if none of these changed, the contents did not either (every
 /// writer here replaces files by rename, which changes the inode; Foundation's in-place writes change the
 /// size or the nanosecond mtime).
-struct FileStamp: Sendable, Hashable {
-    var device: UInt64
-    var inode: UInt64
-    var size: Int64
-    var modifiedSeconds: Int
-    var modifiedNanoseconds: Int
+package struct FileStamp: Sendable, Hashable {
+    package var device: UInt64
+    package var inode: UInt64
+    package var size: Int64
+    package var modifiedSeconds: Int
+    package var modifiedNanoseconds: Int
+
+    package init(device: UInt64, inode: UInt64, size: Int64, modifiedSeconds: Int, modifiedNanoseconds: Int) {
+        self.device = device
+        self.inode = inode
+        self.size = size
+        self.modifiedSeconds = modifiedSeconds
+        self.modifiedNanoseconds = modifiedNanoseconds
+    }
 }
 
 /// A system call that failed, with its errno.
-struct SystemError: Error, Sendable {
-    var errno: Int32
-    var operation: String
+package struct SystemError: Error, Sendable {
+    package var errno: Int32
+    package var operation: String
 
-    var message: String { "\(operation): \(systemErrorText(errno))" }
+    package init(errno: Int32, operation: String) {
+        self.errno = errno
+        self.operation = operation
+    }
+
+    package var message: String { "\(operation): \(systemErrorText(errno))" }
 
     /// Whether the path (or a directory on it) does not exist: `ENOENT`, `ENOTDIR`.
     var isNotFound: Bool { errno == ENOENT || errno == ENOTDIR }
@@ -60,9 +73,21 @@ func systemErrorText(_ code: Int32) -> String {
     String(cString: strerror(code))
 }
 
-/// `read(2)`, `write(2)` and `close(2)` under names that the wrappers' own `read` and `close` do not shadow.
+/// `open(2)`, `read(2)`, `write(2)`, `close(2)`, `rename(2)` and `unlink(2)` under names that the wrappers' own `read` and `close` do not shadow.
 func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
     read(descriptor, buffer, count)
+}
+
+func systemOpen(_ path: String, _ flags: Int32, _ mode: UInt32) -> Int32 {
+    open(path, flags, mode_t(mode))
+}
+
+func systemRename(_ source: String, _ destination: String) -> Int32 {
+    rename(source, destination)
+}
+
+func systemUnlink(_ path: String) -> Int32 {
+    unlink(path)
 }
 
 func systemClose(_ descriptor: Int32) -> Int32 {
