@@ -74,13 +74,23 @@ public final class ManualDefaultsClock: DefaultsClock {
     /// work now due to its queue, earliest deadline first. Work scheduled by that work is due only if its
     /// own deadline has passed too, at the next advance.
     public func advance(by duration: Duration) {
-        let due = state.withLock { state in
+        for item in takeDue(advancingBy: duration) { item.queue.async(execute: item.work) }
+    }
+
+    /// ``advance(by:)``, and waits until the work it handed out has run: each piece runs on its queue (after
+    /// what that queue was already doing) before this returns. What a test of the library's own logic uses in
+    /// place of a sleep: after it, a write the clock made due is on disk, a notification it made due posted.
+    public func advanceAndWait(by duration: Duration) {
+        for item in takeDue(advancingBy: duration) { item.queue.sync(execute: item.work) }
+    }
+
+    private func takeDue(advancingBy duration: Duration) -> [Scheduled] {
+        state.withLock { state in
             if duration > .zero { state.elapsed += duration }
             let now = state.elapsed
             let due = state.scheduled.filter { $0.deadline <= now }
             state.scheduled.removeAll { $0.deadline <= now }
             return due.sorted { ($0.deadline, $0.order) < ($1.deadline, $1.order) }
         }
-        for item in due { item.queue.async(execute: item.work) }
     }
 }

@@ -40,6 +40,22 @@ struct ClockTests {
         #expect(clock.elapsed == .milliseconds(2_007))
     }
 
+    @Test("advanceAndWait returns once the work it made due has run, on its queue, earliest first")
+    func advanceAndWait() {
+        let clock = ManualDefaultsClock()
+        let queue = DispatchQueue(label: "ClockTests.wait")
+        let ran = Lock<[String]>([])
+        clock.schedule(after: .milliseconds(2), on: queue) {
+            ran.withLock { $0.append("2 ms") }
+        }
+        clock.schedule(after: .milliseconds(1), on: queue) { ran.withLock { $0.append("1 ms") } }
+        clock.schedule(after: .milliseconds(9), on: queue) { ran.withLock { $0.append("9 ms") } }
+        clock.advanceAndWait(by: .milliseconds(5))
+        #expect(ran.withLock { $0 } == ["1 ms", "2 ms"], "no queue.sync needed: the work has run")
+        clock.advanceAndWait(by: .milliseconds(5))
+        #expect(ran.withLock { $0 } == ["1 ms", "2 ms", "9 ms"])
+    }
+
     @Test("a burst of changes is announced once, when the store's clock has moved 1 ms")
     func notificationFollowsTheClock() async throws {
         let directory = TemporaryDirectory()

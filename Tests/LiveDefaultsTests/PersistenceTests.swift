@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LiveDefaultsTesting
 import PlistOracle
 import TestProcesses
 import Testing
@@ -186,15 +187,19 @@ struct PersistenceTests {
             })
     }
 
-    @Test("A failed write is reported, kept in memory, and retried until it succeeds")
+    @Test("A failed write is reported, kept in memory, and retried with the next edit (on the seam)")
     func failedWrite() throws {
-        let directory = TemporaryDirectory()
-        // The store's directory lies below a regular file: every write fails with ENOTDIR, even for root.
-        try directory.write("blocker", "not a directory")
-        let root = directory.file("blocker/config")
+        // In memory, on a manual clock: the retry is the background writer's, run when the clock says so.
+        let fileSystem = InMemoryFileSystem()
+        // The store's directory lies below a regular file: every write fails with ENOTDIR.
+        try fileSystem.place(Data("not a directory".utf8), at: "/home/u/blocker")
+        let root = "/home/u/blocker/config"
+        let clock = ManualDefaultsClock()
         let errors = Lock<[DefaultsError]>([])
         var configuration = Defaults.Configuration.rooted(at: root, applicationDomain: "com.example.fails")
         configuration.errorHandler = { error in errors.withLock { $0.append(error) } }
+        configuration.fileSystem = fileSystem
+        configuration.clock = clock
         let defaults = try Defaults(configuration: configuration)
         defaults.set("kept", forKey: "Value")
         #expect(!defaults.synchronize())
@@ -209,16 +214,17 @@ struct PersistenceTests {
         #expect(code == ENOTDIR)
         #expect(errors.withLock { $0.contains { $0.code == .writeFailed } })
         // Fix the cause; the edit was never dropped.
-        try FileManager.default.removeItem(atPath: directory.file("blocker"))
+        try fileSystem.place(nil, at: "/home/u/blocker")
         // The next edit schedules the background writer again, which writes the kept edit with it: no
         // synchronize() needed.
         defaults.set("later", forKey: "Other")
         let file = root + "/com.example.fails.plist"
-        let deadline = Date().addingTimeInterval(10)
-        while !FileManager.default.fileExists(atPath: file), Date() < deadline { usleep(2_000) }
-        #expect(FileManager.default.fileExists(atPath: file), "the background writer retried after the next edit")
+        #expect(fileSystem.contents(atPath: file) == nil, "nothing is written before the writer's delay")
+        clock.advanceAndWait(by: BackgroundWriter.delay)
+        let written = try #require(
+            fileSystem.contents(atPath: file), "the background writer retried after the next edit")
+        #expect(try PropertyList.decode(written).value == .dictionary(["Other": "later", "Value": "kept"]))
         #expect(defaults.synchronize())
-        #expect(try pythonPlist(file) == #"{"Other": "later", "Value": "kept"}"#)
     }
 
     @Test("The first look opens each file without a stat first: present, absent, below a file, a directory")

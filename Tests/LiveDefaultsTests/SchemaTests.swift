@@ -1,4 +1,5 @@
 import Foundation
+import LiveDefaultsTesting
 import Synchronization
 import TestProcesses
 import Testing
@@ -330,36 +331,47 @@ struct SchemaTests {
     }
 
     @Test("a store that published its schema reports each key of its files the schema does not declare, once")
-    func undeclaredKeysReported() async throws {
-        let directory = TemporaryDirectory()
+    func undeclaredKeysReported() throws {
+        // The reporting is the library's logic: in memory, each version read by synchronize() (whose reports
+        // are delivered before it returns), not waited for.
+        let fileSystem = InMemoryFileSystem()
         let reported = ReportedErrors()
-        let path = directory.file("com.example.declared.plist")
-        // Written by other processes: before the program starts, and while it runs.
+        let root = "/home/u/.config"
+        let path = root + "/com.example.declared.plist"
+        // Written by another program (not LiveDefaults): before the program starts, and while it runs.
         func write(_ values: [String: PropertyList]) throws {
-            try PersistenceTests.python(WatcherTests.pythonRenameWrite(path, values))
+            try fileSystem.place(try PropertyList.dictionary(values).encoded(as: .xml), at: path)
         }
         try write(["RateLimt": 5, "RateLimit": 7])
-        let defaults = try store(directory, "com.example.declared", reported: reported)
+        var configuration = Defaults.Configuration.rooted(at: root, applicationDomain: "com.example.declared")
+        configuration.errorHandler = reported.handler()
+        configuration.fileSystem = fileSystem
+        configuration.clock = ManualDefaultsClock()
+        let defaults = try Defaults(configuration: configuration)
+        func afterSynchronize(_ condition: () -> Bool) -> Bool {
+            defaults.synchronize()
+            return condition()
+        }
         #expect(reported.undeclaredKeys.isEmpty, "nothing is declared before a schema is published")
         try defaults.publishSchema(for: [SchemaKeys.rateLimit, SchemaKeys.theme])
-        #expect(await eventually { reported.undeclaredKeys.count == 1 })
+        #expect(fileSystem.contents(atPath: root + "/Schemas/com.example.declared.plist") != nil)
+        #expect(afterSynchronize { reported.undeclaredKeys.count == 1 })
         let first = try #require(reported.undeclaredKeys.first)
         #expect(first.key == "RateLimt" && first.domain == "com.example.declared" && first.detail == "RateLimit")
         #expect("\(first)" == "RateLimt is not a key of com.example.declared; did you mean RateLimit?")
-        #expect(await eventually { defaults.lastError?.code == .undeclaredKey })
+        #expect(afterSynchronize { defaults.lastError?.code == .undeclaredKey })
 
         try write(["RateLimt": 6, "RateLimit": 7, "Thme": "dark"])
-        #expect(await eventually { reported.undeclaredKeys.map(\.key) == ["RateLimt", "Thme"] })
+        #expect(afterSynchronize { reported.undeclaredKeys.map(\.key) == ["RateLimt", "Thme"] })
         #expect(reported.undeclaredKeys.last?.detail == "Theme")
         try write(["RateLimt": 9, "Thme": "light", "Elsewhere": 1])
-        #expect(await eventually { reported.undeclaredKeys.map(\.key) == ["RateLimt", "Thme", "Elsewhere"] })
+        #expect(afterSynchronize { reported.undeclaredKeys.map(\.key) == ["RateLimt", "Thme", "Elsewhere"] })
         #expect(reported.undeclaredKeys.last?.detail == nil, "no declared key is near")
         // The program's own set of such a key is reported the same way; a key reported is not reported again.
         defaults.set(1, forKey: "Them")
-        #expect(await eventually { reported.undeclaredKeys.map(\.key).last == "Them" })
+        #expect(afterSynchronize { reported.undeclaredKeys.map(\.key).last == "Them" })
         try write(["RateLimt": 10, "Thme": "dark", "Elsewhere": 2, "Them": 3])
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(reported.undeclaredKeys.count == 4, "\(reported.undeclaredKeys)")
+        #expect(afterSynchronize { reported.undeclaredKeys.count == 4 }, "\(reported.undeclaredKeys)")
     }
 
     @Test("a value refused from the start reads as the default; a key past the slot table is checked too")

@@ -1,4 +1,5 @@
 import Foundation
+import LiveDefaultsTesting
 import PlistOracle
 import TestProcesses
 import Testing
@@ -231,9 +232,13 @@ struct TransactionTests {
     }
 
     @Test("One didChangeNotification for a transaction")
-    func oneNotification() async throws {
-        let directory = TemporaryDirectory()
-        let defaults = try directory.store("com.example.tx.notification")
+    func oneNotification() throws {
+        // On a manual clock: the post is due a moment after the change, and nothing else is due after it.
+        let clock = ManualDefaultsClock()
+        var configuration = Defaults.Configuration.rooted(
+            at: TemporaryDirectory().path, applicationDomain: "com.example.tx.notification")
+        configuration.clock = clock
+        let defaults = try Defaults(configuration: configuration)
         let posts = Lock(0)
         let observer = NotificationCenter.default.addObserver(
             forName: Defaults.didChangeNotification, object: defaults, queue: nil
@@ -242,8 +247,10 @@ struct TransactionTests {
         try defaults.transaction { tx in
             for index in 0..<20 { tx.set(index, forKey: "K\(index)") }
         }
-        #expect(await eventually { posts.withLock { $0 } == 1 })
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(posts.withLock { $0 } == 0, "posted a moment later, not from inside the transaction")
+        clock.advanceAndWait(by: Defaults.notificationDelay)
+        #expect(posts.withLock { $0 } == 1)
+        clock.advanceAndWait(by: .seconds(1))
         #expect(posts.withLock { $0 } == 1)
     }
 
