@@ -18,7 +18,7 @@ struct ChangeLogTruthTests {
     func writeExternally(_ contents: [String: PropertyList]) throws -> UInt64 {
         let data = try PropertyList.dictionary(contents).encoded(as: .xml)
         _ = try SystemFileSystem.shared.replaceAtomically(path, with: data)
-        return UInt64(bitPattern: Int64(DomainFile.digest(data)))
+        return FastHash.hash(data)
     }
 
     /// A LiveDefaults process's write of `contents`' keys through its own state of the file.
@@ -90,7 +90,7 @@ struct ChangeLogTruthTests {
         let never = ChangeLog.Entry(
             time: Date(), origin: .local, writer: stopped, version: 0xDEAD,
             changes: [ChangeLog.Change(key: "A", old: ChangeLog.LoggedValue(1), new: ChangeLog.LoggedValue(42))])
-        #expect(ChangeLog.appendIntent(never, previous: ["A": 1], previousVersion: 0, at: logPath) == nil)
+        #expect(ChangeLog.appendIntent(never, previous: ["A": 1], previousVersion: 0, at: logPath).error == nil)
         // A reader of the domain finds nothing to record; the next writer logs its own change only.
         let reader = DomainFile(path: path)
         reader.loadIfNeeded()
@@ -105,12 +105,12 @@ struct ChangeLogTruthTests {
         try writeThroughLibrary(["A": 1])
         // A writer announced A = 2, renamed it into place and died before its entry.
         let data = try PropertyList.dictionary(["A": 2]).encoded(as: .xml)
-        let version = UInt64(bitPattern: Int64(DomainFile.digest(data)))
+        let version = FastHash.hash(data)
         let stopped = ChangeLog.Writer(executable: "stopped-writer", pid: 99_999, uid: 0, revision: nil)
         let landed = ChangeLog.Entry(
             time: Date(), origin: .local, writer: stopped, version: version,
             changes: [ChangeLog.Change(key: "A", old: ChangeLog.LoggedValue(1), new: ChangeLog.LoggedValue(2))])
-        #expect(ChangeLog.appendIntent(landed, previous: ["A": 1], previousVersion: 0, at: logPath) == nil)
+        #expect(ChangeLog.appendIntent(landed, previous: ["A": 1], previousVersion: 0, at: logPath).error == nil)
         _ = try SystemFileSystem.shared.replaceAtomically(path, with: data)
         // The next process that reads it records it, as the stopped writer's.
         let reader = DomainFile(path: path)

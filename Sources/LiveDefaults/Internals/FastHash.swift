@@ -1,7 +1,9 @@
+import Foundation
+
 /// One fast, non-cryptographic 64-bit hash for the two places that need more speed than `Hasher` (SipHash)
 /// gives and face no adversary: the missing-key filter's key names (`Store/MissingKeyFilter.swift`) and the
-/// digest that tells two versions of a file apart (`Storage/DomainFile.swift`, where the file's stamp must
-/// match too before the digest is asked).
+/// digest of a file's version (`Storage/DomainFile.swift`, where the file's stamp must match too before the
+/// digest is asked, and the change log's version numbers and value digests, `Storage/ChangeLog.swift`).
 ///
 /// FNV-1a's prime eight bytes a step, each word folded with a multiply and a shift (wyhash style), the tail
 /// of up to seven bytes as one more word, then a final mix (splitmix64's) so that every output bit depends
@@ -44,6 +46,12 @@ enum FastHash {
     }
 
     /// The hash of a string's UTF-8 bytes.
+    /// The hash of `data`'s bytes: the one digest of a file's version (the change log's version numbers, a
+    /// file's comparison with the version held) and of a logged value's encoding.
+    static func hash(_ data: Data) -> UInt64 {
+        data.withUnsafeBytes { hash($0) }
+    }
+
     static func hash(_ string: String) -> UInt64 {
         if let hash = string.utf8.withContiguousStorageIfAvailable({ hash(UnsafeRawBufferPointer($0)) }) {
             return hash

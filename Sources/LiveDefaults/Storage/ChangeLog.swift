@@ -76,14 +76,14 @@ struct ChangeLog: Sendable, Equatable {
             if encoded.count <= ChangeLog.maximumValueBytes {
                 self = .value(value, encoding: encoded)
             } else {
-                self = .summary(digest: ChangeLog.digest(encoded), type: value.typeName, size: encoded.count)
+                self = .summary(digest: FastHash.hash(encoded), type: value.typeName, size: encoded.count)
             }
         }
 
         /// The digest of the value's binary encoding, whichever way it is logged; nil when unknown.
         var digest: UInt64? {
             switch self {
-            case .value(_, let encoding): ChangeLog.digest(encoding)
+            case .value(_, let encoding): FastHash.hash(encoding)
             case .summary(let digest, _, _): digest
             case .unknown: nil
             }
@@ -132,13 +132,9 @@ struct ChangeLog: Sendable, Equatable {
         (try? value.encoded(as: .binary)) ?? Data()
     }
 
-    static func digest(_ data: Data) -> UInt64 {
-        data.withUnsafeBytes { FastHash.hash($0) }
-    }
-
     /// Each key's value digest.
     static func keyDigests(of contents: [String: PropertyList]) -> [String: UInt64] {
-        contents.mapValues { digest(encode($0)) }
+        contents.mapValues { FastHash.hash(encode($0)) }
     }
 
     // MARK: Lines
@@ -417,15 +413,20 @@ struct ChangeLog: Sendable, Equatable {
     /// `previous`; a log past its ``bound(keys:)`` is rewritten with its newer half of entries and a checkpoint
     /// of `contents`. Failures are returned for the caller to ignore or report: the write they describe has
     /// happened.
+    ///
+    /// - Parameter knownSize: the log's size, when the caller knows it (it appended the intent just before,
+    ///   under the same lock): one `stat` a write rather than two.
     @discardableResult
     static func append(
         _ entry: Entry, contents: [String: PropertyList], previous: [String: PropertyList], previousVersion: UInt64,
-        at path: String, owner: (UserID, GroupID)? = nil,
+        at path: String, owner: (UserID, GroupID)? = nil, knownSize: Int? = nil,
         on fileSystem: any DefaultsFileSystem = SystemFileSystem.shared
     ) -> SystemError? {
         let line = line(entry)
         do throws(SystemError) {
-            guard let size = try fileSystem.size(atPath: path) else {
+            let found: Int?
+            if let knownSize { found = knownSize } else { found = try fileSystem.size(atPath: path) }
+            guard let size = found else {
                 try fileSystem.append(
                     startLine(previous: previous, version: previousVersion) + line, toPath: path, owner: owner)
                 return nil
@@ -452,16 +453,27 @@ struct ChangeLog: Sendable, Equatable {
     static func appendIntent(
         _ entry: Entry, previous: [String: PropertyList], previousVersion: UInt64, at path: String,
         owner: (UserID, GroupID)? = nil, on fileSystem: any DefaultsFileSystem = SystemFileSystem.shared
-    ) -> SystemError? {
+    ) -> IntentAppend {
         let line = intentLine(entry)
         do throws(SystemError) {
-            let exists = try fileSystem.size(atPath: path) != nil
-            try fileSystem.append(
-                exists ? line : startLine(previous: previous, version: previousVersion) + line, toPath: path,
-                owner: owner)
-            return nil
+            let size = try fileSystem.size(atPath: path)
+            let data = size == nil ? startLine(previous: previous, version: previousVersion) + line : line
+            try fileSystem.append(data, toPath: path, owner: owner)
+            return .appended(sizeAfter: (size ?? 0) + data.count)
         } catch {
-            return error
+            return .failed(error)
+        }
+    }
+
+    /// What appending an intent came to.
+    enum IntentAppend {
+        /// Appended; the log's size now, which the entry's append is told.
+        case appended(sizeAfter: Int)
+        case failed(SystemError)
+
+        var error: SystemError? {
+            if case .failed(let error) = self { return error }
+            return nil
         }
     }
 

@@ -178,7 +178,7 @@ final class DomainFile: Sendable {
             if loaded && current == known {
                 guard verifyContents, current != nil else { return [] }
                 let bytes = try? fileSystem.read(atPath: path)
-                if bytes.map({ Self.digest($0.data) }) == state.read({ $0.digest }) { return [] }
+                if bytes.map({ FastHash.hash($0.data) }) == state.read({ $0.digest }) { return [] }
             }
             let (corruptStamp, index) = state.read { ($0.corruptStamp, $0.index) }
             // Only the disk lock, held here, changes `disk`: what it holds now is what the index describes.
@@ -199,7 +199,7 @@ final class DomainFile: Sendable {
             let deltas: [KeyDelta] = state.change { state in
                 if recording, !firstLook, state.failure == nil {
                     // The version before, for the old values of what an external writer changed.
-                    let version = state.stamp == nil ? 0 : state.digest.map { UInt64(bitPattern: Int64($0)) }
+                    let version = state.stamp == nil ? 0 : state.digest
                     held = version.map { ChangeLog.Held(version: $0, contents: state.disk) }
                 }
                 defer { if recording { read = state.disk } }
@@ -234,7 +234,7 @@ final class DomainFile: Sendable {
             }
             if recording, case .success(let loaded) = result {
                 toRecord = ExternalVersionRecorder.Request(
-                    path: path, lockPath: lockPath, version: loaded.map { UInt64(bitPattern: Int64($0.digest)) } ?? 0,
+                    path: path, lockPath: lockPath, version: loaded?.digest ?? 0,
                     stamp: loaded?.stamp, contents: read, held: held, firstLook: firstLook, time: clock.now,
                     owner: owner, fileSystem: fileSystem)
             }
@@ -398,13 +398,18 @@ final class DomainFile: Sendable {
         // As in reload(), observers are told after the disk lock is released.
         var written: (keys: Int, nanoseconds: Int64)?
         let (result, events): (Result<Bool, DefaultsError>, [Event]) = diskLock.withLock {
-            let (pending, edits, cachedStamp, cachedDisk, cachedDigest, format, corruptStamp) = state.change { state in
+            let (pending, edits, held, loggedVersion, sweep) = state.change { state in
                 let pending = state.pending
                 let edits = transaction.map { pending.followed(by: $0.writes) } ?? pending
                 state.pending = DomainEdits()
                 state.scheduled = false
                 state.inFlight = edits.isEmpty ? nil : edits
-                return (pending, edits, state.stamp, state.disk, state.digest, state.format, state.corruptStamp)
+                let held = CurrentVersion.Held(
+                    stamp: state.stamp, contents: state.disk, digest: state.digest, format: state.format,
+                    knownCorrupt: state.corruptStamp)
+                let sweep = !state.sweptTemporaries
+                if !edits.isEmpty { state.sweptTemporaries = true }
+                return (pending, edits, held, state.loggedVersion, sweep)
             }
             if edits.isEmpty { return (.success(true), []) }
             // The transaction saw the file with this process's edits on top: so is each key checked.
@@ -414,32 +419,32 @@ final class DomainFile: Sendable {
                 }
             }
             let start = ContinuousClock.now
-            let outcome: Result<WriteOutcome, DefaultsError> = writeSettled(
-                edits, cachedStamp: cachedStamp, cachedDisk: cachedDisk, cachedDigest: cachedDigest, format: format,
-                knownCorrupt: corruptStamp, check: check)
-            if case .success(let done) = outcome, !done.conflicted {
+            let outcome = writeSettled(
+                DomainWrite(
+                    path: path, lockPath: lockPath, fileSystem: fileSystem, owner: owner, clock: clock, edits: edits,
+                    held: held, check: check, loggedVersion: loggedVersion, sweepTemporaries: sweep))
+            if case .written = outcome {
                 written = (edits.keyCount, Int64((ContinuousClock.now - start).clampedNanoseconds))
             }
             switch outcome {
-            case .success(let outcome) where outcome.conflicted:
+            case .conflict:
                 state.change { state in
                     state.pending = pending.followed(by: state.pending)
                     state.inFlight = nil
                 }
                 if !pending.isEmpty { BackgroundWriter.shared.schedule(self) }
                 return (.success(false), [])
-            case .success(let outcome):
+            case .written(let version):
                 let (external, local) = state.change { state in
-                    let deltas = Self.adopt(outcome, into: &state, transactionKeys: transaction?.writes.keys.keys)
-                    return deltas
+                    Self.adopt(version, into: &state, transactionKeys: transaction?.writes.keys.keys)
                 }
                 var events: [Event] = []
-                if let kept = outcome.keptAside { events.append(.failed(kept)) }
+                if let kept = version.keptAside { events.append(.failed(kept)) }
                 if !external.isEmpty { events.append(.changed(external, .external)) }
                 if !local.isEmpty { events.append(.changed(local, .local)) }
                 if !events.isEmpty { deliveries.begin() }
                 return (.success(true), events)
-            case .failure(let error):
+            case .failed(let error):
                 state.change { state in
                     // A transaction commits nothing when its write fails: only the earlier edits stay pending.
                     state.pending = (transaction == nil ? state.inFlight ?? DomainEdits() : pending)
@@ -469,14 +474,19 @@ final class DomainFile: Sendable {
     /// Takes a written version as the one `disk` holds, and works out what readers of `contents` see change:
     /// keys another process changed (external) and, for a transaction, the keys it wrote (local).
     private static func adopt(
-        _ outcome: WriteOutcome, into state: inout State, transactionKeys: Dictionary<String, PropertyList?>.Keys?
+        _ version: WrittenVersion, into state: inout State, transactionKeys: Dictionary<String, PropertyList?>.Keys?
     ) -> (external: [KeyDelta], local: [KeyDelta]) {
-        state.disk = outcome.contents
+        state.disk = version.contents
         // Written by this process: the next version read is parsed whole (no index).
-        state.adopt(stamp: outcome.stamp, format: outcome.format, digest: outcome.digest, index: nil)
+        state.adopt(stamp: version.stamp, format: version.format, digest: version.digest, index: nil)
         state.inFlight = nil
         state.corruptStamp = nil
-        if outcome.reread {
+        switch version.logged {
+        case .unchanged: break
+        case .logged(let logged): state.loggedVersion = logged
+        case .failed: state.loggedVersion = nil
+        }
+        if version.reread {
             let before = state.contents
             state.contents = overlay(state.disk, nil, state.pending)
             let deltas = KeyDelta.between(before, state.contents)
@@ -507,228 +517,19 @@ final class DomainFile: Sendable {
     /// The pause between two reads of a file that may be mid-write, on the file's clock.
     static let settlePause: Duration = .milliseconds(4)
 
-    /// ``write(_:cachedStamp:cachedDisk:format:knownCorrupt:attempt:)``, repeated after a pause while the file
-    /// reads as unreadable and may be mid-write. The pause is taken with the file lock released: sleeping
-    /// under it would stall every other writer of the domain, in every process.
-    private func writeSettled(
-        _ edits: DomainEdits, cachedStamp: FileStamp?, cachedDisk: [String: PropertyList], cachedDigest: Int?,
-        format: PropertyList.Format, knownCorrupt: FileStamp?, check: (([String: PropertyList]) -> Bool)? = nil
-    ) -> Result<WriteOutcome, DefaultsError> {
-        // The last attempt always answers (write returns nil only before it).
+    /// A write of `edits` (``DomainWrite``), attempted again after a pause while the file reads as unreadable
+    /// and may be mid-write. The pause is taken with the file lock released: sleeping under it would stall
+    /// every other writer of the domain, in every process.
+    private func writeSettled(_ write: DomainWrite) -> WriteOutcome {
         var attempt = 1
         while true {
-            if let result = write(
-                edits, cachedStamp: cachedStamp, cachedDisk: cachedDisk, cachedDigest: cachedDigest, format: format,
-                knownCorrupt: knownCorrupt, attempt: attempt, check: check)
-            {
-                return result
+            switch write.attempt(attempt) {
+            case .done(let outcome): return outcome
+            case .unsettled:
+                clock.pause(for: Self.settlePause)
+                attempt += 1
             }
-            clock.pause(for: Self.settlePause)
-            attempt += 1
         }
-    }
-
-    private struct WriteOutcome {
-        var contents: [String: PropertyList]
-        var stamp: FileStamp?
-        var format: PropertyList.Format
-        var keptAside: DefaultsError?
-        var digest: Int?
-        /// Whether the file had changed since this process last read or wrote it (it was read again).
-        var reread = false
-        /// Whether a transaction's check failed: nothing was written.
-        var conflicted = false
-
-        /// Nothing written: a transaction's check failed.
-        static func conflict(format: PropertyList.Format) -> WriteOutcome {
-            WriteOutcome(contents: [:], stamp: nil, format: format, keptAside: nil, conflicted: true)
-        }
-    }
-
-    /// Takes the file lock, merges the edits into the file as it is now, and writes it; nil, having written
-    /// nothing, when the file is unreadable in a way that a writer in progress explains and `attempt` (from 1)
-    /// is not the last: the caller pauses without the lock and tries again. With a `check`, the file as it is
-    /// now (under the lock) is first given to it, and nothing is written (an outcome marked `conflicted`)
-    /// when it answers false.
-    private func write(
-        _ edits: DomainEdits, cachedStamp: FileStamp?, cachedDisk: [String: PropertyList], cachedDigest: Int?,
-        format: PropertyList.Format, knownCorrupt: FileStamp?, attempt: Int,
-        check: (([String: PropertyList]) -> Bool)? = nil
-    ) -> Result<WriteOutcome, DefaultsError>? {
-        func failure(_ error: SystemError) -> Result<WriteOutcome, DefaultsError> {
-            .failure(.writeFailed(path: path, errno: error.errno, message: error.message))
-        }
-        let directory = PathComponents.directory(of: path)
-        let lock: Int32
-        do throws(SystemError) {
-            // The directory is created only when the lock file cannot be opened for want of it: one system
-            // call less on every write.
-            do throws(SystemError) {
-                lock = try fileSystem.lockExclusively(lockPath)
-            } catch  where error.isNoSuchFile {
-                try fileSystem.createDirectories(directory)
-                lock = try fileSystem.lockExclusively(lockPath)
-            }
-        } catch {
-            return failure(error)
-        }
-        defer { fileSystem.close(lock) }
-        // A domain file that is a symbolic link (into a Kubernetes volume, a dotfiles repository) is written
-        // through: the file it resolves to is replaced, beside itself, and the link stays a link. Replacing
-        // the link would quietly cut the domain off from what it points to; a target in a read-only volume
-        // makes the write fail and be reported instead. One lstat for a plain file.
-        let destination: String
-        do throws(SystemError) { destination = try Self.writeDestination(path, on: fileSystem) } catch {
-            return failure(error)
-        }
-        if !state.read({ $0.sweptTemporaries }) {
-            state.change { $0.sweptTemporaries = true }
-            fileSystem.removeStaleTemporaries(of: destination)
-        }
-
-        var base = cachedDisk
-        var baseDigest = cachedDigest
-        var format = format
-        var keptAside: DefaultsError?
-        let current: FileStamp?
-        do throws(SystemError) { current = try fileSystem.stamp(atPath: path) } catch { return failure(error) }
-        // Re-read when another process changed the file, and when the cached version is one found corrupt
-        // (the cache then holds nothing, and the file must be kept aside, not overwritten).
-        let reread = current != cachedStamp || (current != nil && current == knownCorrupt)
-        if reread {
-            // One read under the lock; waiting for a writer in progress happens without it (writeSettled).
-            let read: ReadResult
-            switch Self.readOnce(path, on: fileSystem, knownCorrupt: knownCorrupt, emptyMayBeInProgress: attempt < 3) {
-            case .done(let result): read = result
-            case .unsettled(let failure):
-                if attempt < Self.settleAttempts { return nil }
-                read = .failure(failure)
-            }
-            switch read {
-            case .success(let loaded):
-                // Read without a previous version's index: always the whole contents.
-                if case .whole(let contents) = loaded?.contents { base = contents } else { base = [:] }
-                baseDigest = loaded?.digest
-                format = loaded?.format ?? format
-                if let check, !check(base) { return .success(.conflict(format: format)) }
-            case .failure(let corrupt):
-                let reason: PropertyListError
-                switch corrupt.error.code {
-                case .corruptFile:
-                    reason = corrupt.error.propertyListError ?? .unrecognizedFormat
-                case .notADictionary:
-                    let found = corrupt.error.detail ?? "value"
-                    reason = .malformed(offset: 0, reason: "the top-level value is a \(found), not a dictionary")
-                default: return .failure(corrupt.error)
-                }
-                // Checked before the unreadable file is kept aside: a conflict leaves the disk as it was.
-                if let check, !check(cachedDisk) { return .success(.conflict(format: format)) }
-                // Never overwrite what we cannot read: keep it aside under a name that says why. The edits
-                // are merged onto the last version this process read (its last known good, empty when it
-                // read none), so that no key it knew of is lost from the disk.
-                // Copied aside (flushed), not moved: the unreadable file stays under the domain's name until the new
-                // version replaces it by rename, so a write that fails or stops on the way leaves the domain as it
-                // was, never gone (the fault suite found readers seeing no file when the rename was moved first).
-                let kept = "\(destination).corrupt-\(Self.wholeSeconds(clock.now))-\(CurrentProcess.id)"
-                do throws(SystemError) {
-                    let bytes = try fileSystem.read(atPath: destination)?.data ?? Data()
-                    _ = try fileSystem.replaceAtomically(kept, with: bytes, owner: owner)
-                } catch {
-                    return failure(error)
-                }
-                keptAside = .corruptFile(path: path, reason, keptAs: kept)
-                base = cachedDisk
-                baseDigest = nil
-            }
-        } else if let check, !check(base) {
-            return .success(.conflict(format: format))
-        }
-        // The version on disk, if no LiveDefaults writer made it and nobody noticed, is recorded before this one
-        // — unless it is the very file this process wrote and logged last (not replaced since: the same stamp),
-        // which the log holds; then the look at the log's end is saved.
-        let logging = ChangeLog.isEnabled.load(ordering: .relaxed)
-        if logging, let baseVersion = current == nil ? 0 : baseDigest.map({ UInt64(bitPattern: Int64($0)) }),
-            reread || baseVersion != state.read({ $0.loggedVersion })
-        {
-            let held =
-                reread
-                ? cachedDigest.map { ChangeLog.Held(version: UInt64(bitPattern: Int64($0)), contents: cachedDisk) }
-                : nil
-            ChangeLog.recordExternal(
-                version: baseVersion, contents: base, held: held, at: ChangeLog.path(forDomainFile: path),
-                time: clock.now, owner: owner, on: fileSystem)
-        }
-        let contents = edits.applied(to: base)
-        if format == .openStep { format = .xml }
-        if contents.isEmpty && edits.replacement != nil {
-            // Announced and logged around the removal, as a version is around its rename below.
-            let record =
-                logging ? announce(edits, over: base, baseDigest: baseDigest, giving: contents, version: 0) : nil
-            do throws(SystemError) { try fileSystem.remove(destination, flush: true) } catch { return failure(error) }
-            if let record { log(record, giving: contents, over: base, baseDigest: baseDigest) }
-            return .success(
-                WriteOutcome(contents: [:], stamp: nil, format: format, keptAside: keptAside, reread: reread))
-        }
-        let data: Data
-        do throws(PropertyListError) {
-            data = try PropertyList.dictionary(contents).encoded(as: format)
-        } catch {
-            // A value the file's format cannot hold (an XML file and a date beyond year 9999): the file keeps
-            // its last good version rather than losing the value or every other key.
-            return .failure(.unrepresentableValue(path: path, error))
-        }
-        // The version is announced (an intent) before it is renamed into place and logged (its entry) after,
-        // both under the file lock: the log lists only versions that landed, a process that reads the version
-        // meanwhile leaves it to this writer (the lock is held), and a writer stopped between the two is named
-        // by its intent when the version is recorded later (ChangeLog).
-        let digest = Self.digest(data)
-        let record =
-            logging ? announce(edits, over: base, baseDigest: baseDigest, giving: contents, version: digest) : nil
-        let stamp: FileStamp
-        do throws(SystemError) {
-            stamp = try fileSystem.replaceAtomically(destination, with: data, owner: owner)
-        } catch {
-            return failure(error)
-        }
-        if let record { log(record, giving: contents, over: base, baseDigest: baseDigest) }
-        return .success(
-            WriteOutcome(
-                contents: contents, stamp: stamp, format: format, keptAside: keptAside, digest: digest, reread: reread))
-    }
-
-    /// The change log's entry for a version this process is about to write (the keys `edits` change over
-    /// `base`), announced in the log as an intent (``ChangeLog/appendIntent(_:previous:previousVersion:at:owner:)``)
-    /// with the file lock held; nil when no key changes (nothing is logged). A log that cannot be written changes
-    /// nothing about the write.
-    private func announce(
-        _ edits: DomainEdits, over base: [String: PropertyList], baseDigest: Int?,
-        giving contents: [String: PropertyList], version: Int
-    ) -> ChangeLog.Entry? {
-        let keys = edits.replacement.map { Set($0.keys).union(base.keys) } ?? Set(edits.keys.keys)
-        let changes = ChangeLog.changes(ofKeys: keys, from: base, to: contents)
-        guard !changes.isEmpty else { return nil }
-        var writer = ChangeLog.thisProcess
-        writer.revision = ChangeLogAttribution.fleetRevision
-        let entry = ChangeLog.Entry(
-            time: clock.now, origin: writer.revision == nil ? .local : .fleet, writer: writer,
-            version: UInt64(bitPattern: Int64(version)), changes: changes)
-        ChangeLog.appendIntent(
-            entry, previous: base, previousVersion: baseDigest.map { UInt64(bitPattern: Int64($0)) } ?? 0,
-            at: ChangeLog.path(forDomainFile: path), owner: owner, on: fileSystem)
-        return entry
-    }
-
-    /// Appends the entry of a version this process wrote, once it is in place, with the file lock held. The
-    /// version is remembered as logged (``State/loggedVersion``) once its entry is appended.
-    private func log(
-        _ entry: ChangeLog.Entry, giving contents: [String: PropertyList], over base: [String: PropertyList],
-        baseDigest: Int?
-    ) {
-        let failed = ChangeLog.append(
-            entry, contents: contents, previous: base,
-            previousVersion: baseDigest.map { UInt64(bitPattern: Int64($0)) } ?? 0,
-            at: ChangeLog.path(forDomainFile: path), owner: owner, on: fileSystem)
-        state.change { $0.loggedVersion = failed == nil ? entry.version : nil }
     }
 
     /// Where a write of `path` goes: the path itself, or, when it is a symbolic link that resolves, the file
@@ -805,7 +606,7 @@ final class DomainFile: Sendable {
         var contents: Contents
         var format: PropertyList.Format
         var stamp: FileStamp
-        var digest: Int
+        var digest: UInt64
         /// The index of a large XML file read whole (``readOnce(_:knownCorrupt:emptyMayBeInProgress:indexing:previous:)``
         /// with `indexing`); a changed-entries read carries its own.
         var wholeIndex: XMLDictionaryIndex? = nil
@@ -868,12 +669,6 @@ final class DomainFile: Sendable {
     static func wholeSeconds(_ date: Date) -> Int {
         let seconds = date.timeIntervalSince1970.rounded(.down)
         return seconds.magnitude < 1e15 ? Int(seconds) : 0
-    }
-
-    /// A digest of a file's bytes, only compared within the process, to tell two versions of a file apart
-    /// (``FastHash``; not for adversaries: the stamp must also match before the digest is asked at all).
-    static func digest(_ data: Data) -> Int {
-        data.withUnsafeBytes { Int(bitPattern: UInt(FastHash.hash($0))) }
     }
 
     struct LoadFailure: Error {
@@ -949,12 +744,13 @@ final class DomainFile: Sendable {
                 return .unsettled(
                     LoadFailure(error: .corruptFile(path: path, .unrecognizedFormat, keptAs: nil), stamp: stamp))
             }
-            return .done(.success(Loaded(contents: .whole([:]), format: .xml, stamp: stamp, digest: digest(data))))
+            return .done(
+                .success(Loaded(contents: .whole([:]), format: .xml, stamp: stamp, digest: FastHash.hash(data))))
         }
         if let previous, let reread = previous.index.reread(data, isKey: previous.isKey) {
             return .done(
                 .success(
-                    Loaded(contents: .changed(reread), format: .xml, stamp: stamp, digest: digest(data))))
+                    Loaded(contents: .changed(reread), format: .xml, stamp: stamp, digest: FastHash.hash(data))))
         }
         let failure: LoadFailure
         do throws(PropertyListError) {
@@ -963,7 +759,7 @@ final class DomainFile: Sendable {
                 return .done(
                     .success(
                         Loaded(
-                            contents: .whole(contents), format: format, stamp: stamp, digest: digest(data),
+                            contents: .whole(contents), format: format, stamp: stamp, digest: FastHash.hash(data),
                             wholeIndex: index)))
             }
             failure = LoadFailure(error: .notADictionary(path: path, found: value.typeName), stamp: stamp)

@@ -66,7 +66,7 @@ extension DomainFile {
         var sweptTemporaries = false
         /// A digest of the bytes last read or written, to tell a rewrite that kept inode, size and
         /// modification time (timestamps are coarse, inode numbers are reused) from no change at all.
-        var digest: Int?
+        var digest: UInt64?
         /// What only some files ever hold, out of line: a process keeps up to six layer files for every
         /// domain it opens (one per layer whose directory exists), many of which do not exist (the memory
         /// this saves is in Docs/Benchmarks.md, memory).
@@ -94,7 +94,8 @@ extension DomainFile {
         /// Takes a version of the file that parsed, or its absence (a nil `stamp`), as the one `disk` holds:
         /// the three ways a version arrives (a whole read, a read of the changed entries, this process's own
         /// write) set the same fields.
-        mutating func adopt(stamp: FileStamp?, format: PropertyList.Format, digest: Int?, index: XMLDictionaryIndex?) {
+        mutating func adopt(stamp: FileStamp?, format: PropertyList.Format, digest: UInt64?, index: XMLDictionaryIndex?)
+        {
             self.stamp = stamp
             self.format = format
             self.digest = digest

@@ -1,0 +1,110 @@
+import Foundation
+
+/// The first step of a write (``DomainWrite``), with the file lock held: the version of the domain file that
+/// the edits apply to. It is the version this process holds when the file is as this process left it (the same
+/// stamp), else the file read again. A file that cannot be read is either a writer in the middle of its
+/// in-place write (Foundation truncates, then writes, without a lock: ``Found/unsettled``, tried again after a
+/// pause without the lock) or corrupt (``corrupt``: the write keeps it aside and applies the edits to the
+/// version this process held, its last known good).
+struct CurrentVersion {
+    /// The contents the edits apply to.
+    var contents: [String: PropertyList]
+    /// Their digest; nil when not known (the version held before a corrupt file, or none).
+    var digest: UInt64?
+    var format: PropertyList.Format
+    /// Whether no file is there now.
+    var isAbsent: Bool
+    /// Whether the file changed since this process last read or wrote it (it was read again).
+    var reread: Bool
+    /// Why the file there cannot be read, when it cannot: the write keeps it aside before it writes.
+    var corrupt: PropertyListError?
+
+    /// The version's number in the change log: its digest, 0 for no file; nil when not known.
+    var logVersion: UInt64? { isAbsent ? 0 : digest }
+
+    /// What this process holds of the file: the version it last read or wrote.
+    struct Held {
+        var stamp: FileStamp?
+        var contents: [String: PropertyList]
+        var digest: UInt64?
+        var format: PropertyList.Format
+        /// The version last found corrupt (its contents are not `contents`).
+        var knownCorrupt: FileStamp?
+
+        /// The version as the change log's recorder takes it (for the old values of what another writer
+        /// changed), when its digest is known.
+        var forChangeLog: ChangeLog.Held? { digest.map { ChangeLog.Held(version: $0, contents: contents) } }
+    }
+
+    enum Found {
+        case version(CurrentVersion)
+        /// Unreadable in a way a writer in progress explains: nothing done; try again after a pause.
+        case unsettled
+        case failed(DefaultsError)
+    }
+
+    /// The current version of `path`, as attempt `attempt` (from 1) of a write finds it.
+    static func find(_ path: String, on fileSystem: any DefaultsFileSystem, held: Held, attempt: Int) -> Found {
+        let stamp: FileStamp?
+        do throws(SystemError) { stamp = try fileSystem.stamp(atPath: path) } catch {
+            return .failed(.writeFailed(path: path, errno: error.errno, message: error.message))
+        }
+        // Read again when another process changed the file, and when the version held is one found corrupt (the
+        // cache then holds nothing, and the file must be kept aside, not overwritten).
+        guard stamp != held.stamp || (stamp != nil && stamp == held.knownCorrupt) else {
+            return .version(
+                CurrentVersion(
+                    contents: held.contents, digest: held.digest, format: held.format, isAbsent: stamp == nil,
+                    reread: false))
+        }
+        // One read under the lock; waiting for a writer in progress happens without it (DomainFile.writeSettled).
+        let read: DomainFile.ReadResult
+        switch DomainFile.readOnce(
+            path, on: fileSystem, knownCorrupt: held.knownCorrupt, emptyMayBeInProgress: attempt < 3)
+        {
+        case .done(let result): read = result
+        case .unsettled(let failure):
+            if attempt < DomainFile.settleAttempts { return .unsettled }
+            read = .failure(failure)
+        }
+        switch read {
+        case .success(let loaded):
+            // Read without a previous version's index: always the whole contents.
+            let contents: [String: PropertyList]
+            if case .whole(let whole) = loaded?.contents { contents = whole } else { contents = [:] }
+            return .version(
+                CurrentVersion(
+                    contents: contents, digest: loaded?.digest, format: loaded?.format ?? held.format,
+                    isAbsent: loaded == nil, reread: true))
+        case .failure(let failure):
+            let reason: PropertyListError
+            switch failure.error.code {
+            case .corruptFile:
+                reason = failure.error.propertyListError ?? .unrecognizedFormat
+            case .notADictionary:
+                let found = failure.error.detail ?? "value"
+                reason = .malformed(offset: 0, reason: "the top-level value is a \(found), not a dictionary")
+            default: return .failed(failure.error)
+            }
+            // Never overwrite what cannot be read: the edits go onto the last version this process read (its last
+            // known good, empty when it read none), so that no key it knew of is lost from the disk.
+            return .version(
+                CurrentVersion(
+                    contents: held.contents, digest: nil, format: held.format, isAbsent: false, reread: true,
+                    corrupt: reason))
+        }
+    }
+
+    /// Keeps the unreadable file at `destination` aside, as `<file>.corrupt-<time>-<pid>`: its bytes copied and
+    /// flushed, not moved, so that the file stays under the domain's name until the new version replaces it by
+    /// rename, and a write that fails or stops on the way leaves the domain as it was, never gone (the fault
+    /// suite found readers seeing no file when it was moved first). Returns the copy's path.
+    static func keepAside(
+        _ destination: String, on fileSystem: any DefaultsFileSystem, owner: (UserID, GroupID)?, time: Date
+    ) throws(SystemError) -> String {
+        let kept = "\(destination).corrupt-\(DomainFile.wholeSeconds(time))-\(CurrentProcess.id)"
+        let bytes = try fileSystem.read(atPath: destination)?.data ?? Data()
+        _ = try fileSystem.replaceAtomically(kept, with: bytes, owner: owner)
+        return kept
+    }
+}

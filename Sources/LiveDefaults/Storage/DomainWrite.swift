@@ -1,0 +1,185 @@
+import Foundation
+import Synchronization
+
+/// One write of a domain file: the write protocol (Docs/Reliability.md, Docs/Architecture.md "A write") as its
+/// steps, in order. ``DomainFile`` makes one for a commit, runs ``attempt(_:)`` until it answers (pausing
+/// between attempts without the lock), and adopts and delivers what it answers.
+///
+/// 1. take the file lock (making the directory when it is missing);
+/// 2. find where the write goes (through symbolic links) and sweep what killed writers left;
+/// 3. read and verify the current version (``CurrentVersion``);
+/// 4. a transaction's check against it;
+/// 5. keep an unreadable file aside;
+/// 6. record the version written over in the change log, when no LiveDefaults writer did (``WriteLogging``);
+/// 7. merge the edits onto it and encode;
+/// 8. announce the new version, replace the file (or remove it), confirm the version in the log.
+struct DomainWrite {
+    let path: String
+    let lockPath: String
+    let fileSystem: any DefaultsFileSystem
+    let owner: (UserID, GroupID)?
+    let clock: any DefaultsClock
+    let edits: DomainEdits
+    /// What this process holds of the file.
+    let held: CurrentVersion.Held
+    /// A transaction's check: given the file as it is now with this process's earlier edits on top, false when
+    /// a key it read has changed (nothing is written).
+    let check: (([String: PropertyList]) -> Bool)?
+    /// The version this process last logged as its own write (``DomainFile/State/loggedVersion``).
+    let loggedVersion: UInt64?
+    /// Whether to remove the temporary files killed writers left beside the file (once per file and process).
+    let sweepTemporaries: Bool
+
+    /// What an attempt came to.
+    enum Attempt {
+        case done(WriteOutcome)
+        /// The file reads as unreadable in a way a writer in progress explains: nothing was done; try again
+        /// after a pause, without the lock.
+        case unsettled
+    }
+
+    /// Attempt `number` (from 1; the last one, ``DomainFile/settleAttempts``, always answers).
+    func attempt(_ number: Int) -> Attempt {
+        func failed(_ error: SystemError) -> Attempt {
+            .done(.failed(.writeFailed(path: path, errno: error.errno, message: error.message)))
+        }
+        // 1. The lock. The directory is made only when the lock file cannot be opened for want of it: one system
+        // call less on every write.
+        let lock: Int32
+        do throws(SystemError) {
+            do throws(SystemError) {
+                lock = try fileSystem.lockExclusively(lockPath)
+            } catch  where error.isNoSuchFile {
+                try fileSystem.createDirectories(PathComponents.directory(of: path))
+                lock = try fileSystem.lockExclusively(lockPath)
+            }
+        } catch {
+            return failed(error)
+        }
+        defer { fileSystem.close(lock) }
+        // 2. A domain file that is a symbolic link (into a Kubernetes volume, a dotfiles repository) is written
+        // through: the file it resolves to is replaced, beside itself, and the link stays a link. Replacing the
+        // link would quietly cut the domain off from what it points to; a target in a read-only volume makes the
+        // write fail and be reported instead. One lstat for a plain file.
+        let destination: String
+        do throws(SystemError) { destination = try DomainFile.writeDestination(path, on: fileSystem) } catch {
+            return failed(error)
+        }
+        if sweepTemporaries { fileSystem.removeStaleTemporaries(of: destination) }
+        // 3. The current version.
+        let current: CurrentVersion
+        switch CurrentVersion.find(path, on: fileSystem, held: held, attempt: number) {
+        case .version(let found): current = found
+        case .unsettled: return .unsettled
+        case .failed(let error): return .done(.failed(error))
+        }
+        // 4. The check, before anything is changed (a corrupt file is kept aside only by a write that goes on).
+        if let check, !check(current.contents) { return .done(.conflict) }
+        // 5. Never overwrite what cannot be read.
+        var keptAside: DefaultsError?
+        if let reason = current.corrupt {
+            do throws(SystemError) {
+                let kept = try CurrentVersion.keepAside(destination, on: fileSystem, owner: owner, time: clock.now)
+                keptAside = .corruptFile(path: path, reason, keptAs: kept)
+            } catch {
+                return failed(error)
+            }
+        }
+        // 6. The version on disk, if no LiveDefaults writer made it and nobody noticed, is recorded before this one
+        // — unless it is the very file this process wrote and logged last (not replaced since: the same stamp),
+        // which the log holds; then the look at the log's end is saved.
+        var logging: WriteLogging?
+        if ChangeLog.isEnabled.load(ordering: .relaxed) {
+            let log = WriteLogging(domainFile: path, on: fileSystem, owner: owner, time: clock.now)
+            if let version = current.logVersion, current.reread || version != loggedVersion {
+                log.recordWrittenOver(
+                    version: version, contents: current.contents, held: current.reread ? held.forChangeLog : nil)
+            }
+            logging = log
+        }
+        // 7. Merge.
+        let contents = edits.applied(to: current.contents)
+        let format = current.format == .openStep ? .xml : current.format
+        let baseVersion = current.logVersion ?? 0
+        if contents.isEmpty && edits.replacement != nil {
+            // 8. Announced and confirmed around the removal, as a version is around its rename below.
+            let entry = logging?.announce(
+                edits, over: current.contents, baseVersion: baseVersion, giving: contents, version: 0)
+            do throws(SystemError) { try fileSystem.remove(destination, flush: true) } catch { return failed(error) }
+            return .done(
+                .written(
+                    WrittenVersion(
+                        contents: [:], stamp: nil, format: format, digest: nil, keptAside: keptAside,
+                        reread: current.reread,
+                        logged: confirm(entry, logging, giving: contents, over: current.contents, baseVersion))))
+        }
+        let data: Data
+        do throws(PropertyListError) {
+            data = try PropertyList.dictionary(contents).encoded(as: format)
+        } catch {
+            // A value the file's format cannot hold (an XML file and a date beyond year 9999): the file keeps its
+            // last good version rather than losing the value or every other key.
+            return .done(.failed(.unrepresentableValue(path: path, error)))
+        }
+        // 8. Announce, replace, confirm.
+        let digest = FastHash.hash(data)
+        let entry = logging?.announce(
+            edits, over: current.contents, baseVersion: baseVersion, giving: contents, version: digest)
+        let stamp: FileStamp
+        do throws(SystemError) {
+            stamp = try fileSystem.replaceAtomically(destination, with: data, owner: owner)
+        } catch {
+            return failed(error)
+        }
+        return .done(
+            .written(
+                WrittenVersion(
+                    contents: contents, stamp: stamp, format: format, digest: digest, keptAside: keptAside,
+                    reread: current.reread,
+                    logged: confirm(entry, logging, giving: contents, over: current.contents, baseVersion))))
+    }
+
+    /// The entry of a version that landed, appended (step 8's end).
+    private func confirm(
+        _ entry: ChangeLog.Entry?, _ logging: WriteLogging?, giving contents: [String: PropertyList],
+        over base: [String: PropertyList], _ baseVersion: UInt64
+    ) -> WrittenVersion.LogRecord {
+        guard let entry, let logging else { return .unchanged }
+        return logging.confirm(entry, giving: contents, over: base, baseVersion: baseVersion)
+            ? .logged(entry.version) : .failed
+    }
+}
+
+/// What one write of a domain file came to.
+enum WriteOutcome {
+    /// The version written (or the file removed).
+    case written(WrittenVersion)
+    /// A transaction's check failed on the file as it is now: nothing was written.
+    case conflict
+    /// Nothing was written (or the file was left as it was): why.
+    case failed(DefaultsError)
+}
+
+/// A version a write put on disk, which the file adopts as the one it holds.
+struct WrittenVersion {
+    var contents: [String: PropertyList]
+    /// Nil: the file was removed.
+    var stamp: FileStamp?
+    var format: PropertyList.Format
+    var digest: UInt64?
+    /// The unreadable file found there, kept aside.
+    var keptAside: DefaultsError?
+    /// Whether the file had changed since this process last read or wrote it (it was read again).
+    var reread: Bool
+    var logged: LogRecord
+
+    /// What the change log holds of the version.
+    enum LogRecord {
+        /// No key changed: nothing logged, and what the process knows of the log stays as it was.
+        case unchanged
+        /// Its entry was appended.
+        case logged(UInt64)
+        /// Its entry could not be appended.
+        case failed
+    }
+}

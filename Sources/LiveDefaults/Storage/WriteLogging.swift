@@ -1,0 +1,69 @@
+import Foundation
+
+/// The change log's part of one write of a domain file (Docs/OnDisk.md, "The change log"), a step of the
+/// write protocol (``DomainWrite``), called with the file lock held, in this order:
+///
+/// 1. ``recordWrittenOver(version:contents:held:)``: the version on disk, when no LiveDefaults writer logged
+///    it, is recorded as the change it was (external, or the writer whose intent names it), so that this
+///    write's entry follows it;
+/// 2. ``announce(_:over:baseVersion:giving:version:)``: this write's intent (who, and the new version's
+///    digest), before the rename;
+/// 3. ``confirm(_:giving:over:baseVersion:)``: its entry (the keys, old and new), once the version landed.
+///
+/// So the log lists only versions that landed, a process that reads the version meanwhile leaves it to this
+/// writer (the lock is held), and a writer stopped between 2 and 3 is named by its intent when the version is
+/// recorded later. A log that cannot be written changes nothing about the write: it is a record, not data.
+struct WriteLogging {
+    let logPath: String
+    let fileSystem: any DefaultsFileSystem
+    let owner: (UserID, GroupID)?
+    let time: Date
+    /// The log's size after this write's intent, handed to the entry's append: one `stat` of the log a write.
+    private var sizeAfterIntent: Int?
+
+    init(domainFile path: String, on fileSystem: any DefaultsFileSystem, owner: (UserID, GroupID)?, time: Date) {
+        logPath = ChangeLog.path(forDomainFile: path)
+        self.fileSystem = fileSystem
+        self.owner = owner
+        self.time = time
+    }
+
+    /// Step 1: records the version the write replaces (`version`, 0 for no file, whose contents are
+    /// `contents`) unless the log's last line has it. `held`: the version this process held before, when the
+    /// file had changed since (for the old values).
+    func recordWrittenOver(version: UInt64, contents: [String: PropertyList], held: ChangeLog.Held?) {
+        ChangeLog.recordExternal(
+            version: version, contents: contents, held: held, at: logPath, time: time, owner: owner, on: fileSystem)
+    }
+
+    /// Step 2: the entry of the version about to be written (`version`, 0 for a removal; the keys `edits`
+    /// change over `base`), announced as an intent; nil when no key changes (nothing is logged).
+    mutating func announce(
+        _ edits: DomainEdits, over base: [String: PropertyList], baseVersion: UInt64,
+        giving contents: [String: PropertyList], version: UInt64
+    ) -> ChangeLog.Entry? {
+        let keys = edits.replacement.map { Set($0.keys).union(base.keys) } ?? Set(edits.keys.keys)
+        let changes = ChangeLog.changes(ofKeys: keys, from: base, to: contents)
+        guard !changes.isEmpty else { return nil }
+        var writer = ChangeLog.thisProcess
+        writer.revision = ChangeLogAttribution.fleetRevision
+        let entry = ChangeLog.Entry(
+            time: time, origin: writer.revision == nil ? .local : .fleet, writer: writer, version: version,
+            changes: changes)
+        let intent = ChangeLog.appendIntent(
+            entry, previous: base, previousVersion: baseVersion, at: logPath, owner: owner, on: fileSystem)
+        if case .appended(let size) = intent { sizeAfterIntent = size }
+        return entry
+    }
+
+    /// Step 3: appends the entry of the version now in place. Returns whether it was appended (the writer then
+    /// knows the log holds its version).
+    func confirm(
+        _ entry: ChangeLog.Entry, giving contents: [String: PropertyList], over base: [String: PropertyList],
+        baseVersion: UInt64
+    ) -> Bool {
+        ChangeLog.append(
+            entry, contents: contents, previous: base, previousVersion: baseVersion, at: logPath, owner: owner,
+            knownSize: sizeAfterIntent, on: fileSystem) == nil
+    }
+}
