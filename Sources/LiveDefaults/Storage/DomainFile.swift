@@ -62,14 +62,22 @@ final class DomainFile: Sendable {
     /// is released): ``settle()`` waits for them.
     private let deliveries = Deliveries()
 
+    /// The registry that made the file, which forgets it when it goes.
+    private let registry: DomainFileRegistry?
+
     init(
         path: String, owner: (UserID, GroupID)? = nil, clock: any DefaultsClock = SystemDefaultsClock.shared,
-        fileSystem: any DefaultsFileSystem = SystemFileSystem.shared
+        fileSystem: any DefaultsFileSystem = SystemFileSystem.shared, registry: DomainFileRegistry? = nil
     ) {
         self.path = path
         self.owner = owner
         self.clock = clock
         self.fileSystem = fileSystem
+        self.registry = registry
+    }
+
+    deinit {
+        registry?.forget(path: path, file: ObjectIdentifier(self))
     }
 
     var lockPath: String {
@@ -398,7 +406,7 @@ final class DomainFile: Sendable {
         // As in reload(), observers are told after the disk lock is released.
         var written: (keys: Int, nanoseconds: Int64)?
         let (result, events): (Result<Bool, DefaultsError>, [Event]) = diskLock.withLock {
-            let (pending, edits, held, loggedVersion, sweep) = state.change { state in
+            let (pending, edits, held, loggedVersion) = state.change { state in
                 let pending = state.pending
                 let edits = transaction.map { pending.followed(by: $0.writes) } ?? pending
                 state.pending = DomainEdits()
@@ -407,9 +415,7 @@ final class DomainFile: Sendable {
                 let held = CurrentVersion.Held(
                     stamp: state.stamp, contents: state.disk, digest: state.digest, format: state.format,
                     knownCorrupt: state.corruptStamp)
-                let sweep = !state.sweptTemporaries
-                if !edits.isEmpty { state.sweptTemporaries = true }
-                return (pending, edits, held, state.loggedVersion, sweep)
+                return (pending, edits, held, state.loggedVersion)
             }
             if edits.isEmpty { return (.success(true), []) }
             // The transaction saw the file with this process's edits on top: so is each key checked.
@@ -422,7 +428,7 @@ final class DomainFile: Sendable {
             let outcome = writeSettled(
                 DomainWrite(
                     path: path, lockPath: lockPath, fileSystem: fileSystem, owner: owner, clock: clock, edits: edits,
-                    held: held, check: check, loggedVersion: loggedVersion, sweepTemporaries: sweep))
+                    held: held, check: check, loggedVersion: loggedVersion))
             if case .written = outcome {
                 written = (edits.keyCount, Int64((ContinuousClock.now - start).clampedNanoseconds))
             }

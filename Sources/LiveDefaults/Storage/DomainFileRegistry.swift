@@ -15,6 +15,9 @@ final class DomainFileRegistry: Sendable {
     /// not an array: see there).
     private final class Entry: IntrusiveListNode {
         weak var file: DomainFile?
+        /// The file's identity, which its `deinit` names to ``forget(path:file:)`` (the weak reference is nil
+        /// by then).
+        var fileID: ObjectIdentifier
         let ownerUser: UserID?
         let ownerGroup: GroupID?
         let clock: ObjectIdentifier
@@ -23,6 +26,7 @@ final class DomainFileRegistry: Sendable {
 
         init(file: DomainFile, owner: (UserID, GroupID)?, clock: ObjectIdentifier, fileSystem: ObjectIdentifier) {
             self.file = file
+            fileID = ObjectIdentifier(file)
             ownerUser = owner?.0
             ownerGroup = owner?.1
             self.clock = clock
@@ -41,30 +45,9 @@ final class DomainFileRegistry: Sendable {
         /// looked up on first use; Docs/Decisions/ReadPaths.md).
         var entries: [String: Entry] = [:]
         var count = 0
-        /// Entries whose file is gone are dropped when the table has doubled since the last sweep: a sweep
-        /// walks every entry, so sweeping on every new file (as this did past 64 entries) made opening
-        /// 10,000 domains, 60,000 layer files, quadratic (minutes instead of a second).
-        var sweepAt = 64
-        var sweeps = 0
 
         /// The entries of `path`.
         func list(_ path: String) -> IntrusiveList<Entry> { IntrusiveList(startingAt: entries[path]) }
-
-        mutating func sweep() {
-            var kept: [String: Entry] = [:]
-            var count = 0
-            for (path, first) in entries {
-                var list = IntrusiveList(startingAt: first)
-                var live = IntrusiveList<Entry>()
-                for entry in list.takeAll() where entry.file != nil {
-                    live.append(entry)
-                    count += 1
-                }
-                if let first = live.first { kept[path] = first }
-            }
-            entries = kept
-            self.count = count
-        }
     }
 
     private let files = Lock(Files())
@@ -78,18 +61,14 @@ final class DomainFileRegistry: Sendable {
         let clockID = ObjectIdentifier(clock)
         let fileSystemID = ObjectIdentifier(fileSystem)
         return files.withLock { files in
-            if let existing = files.list(path).first(where: { $0.matches(owner, clockID, fileSystemID) })?.file {
-                return existing
-            }
-            if files.count >= files.sweepAt {
-                files.sweep()
-                files.sweepAt = max(64, files.count * 2)
-                files.sweeps += 1
-            }
-            let file = DomainFile(path: path, owner: owner, clock: clock, fileSystem: fileSystem)
-            // An entry of the same configuration whose file is gone (one the sweep kept) takes the new file.
-            if let same = files.list(path).first(where: { $0.matches(owner, clockID, fileSystemID) }) {
+            let same = files.list(path).first(where: { $0.matches(owner, clockID, fileSystemID) })
+            if let existing = same?.file { return existing }
+            let file = DomainFile(path: path, owner: owner, clock: clock, fileSystem: fileSystem, registry: self)
+            // An entry of the same configuration whose file is going (its deinit has not yet forgotten it) takes
+            // the new file.
+            if let same {
                 same.file = file
+                same.fileID = ObjectIdentifier(file)
             } else {
                 var list = files.list(path)
                 list.prepend(Entry(file: file, owner: owner, clock: clockID, fileSystem: fileSystemID))
@@ -100,8 +79,34 @@ final class DomainFileRegistry: Sendable {
         }
     }
 
-    /// How many entries the registry holds, live or not, and how many sweeps it made (for tests).
-    var counts: (entries: Int, sweeps: Int) {
-        files.withLock { ($0.count, $0.sweeps) }
+    /// Forgets the entry of a file that is going away (called from its `deinit`), so that the registry holds
+    /// nothing of a domain no store uses any more: a program that opens a store per tenant and drops it must
+    /// not grow with every tenant it has ever served. At once, not in a later sweep: a sweep finds the files
+    /// the background writer still holds alive, and a table swept when it has doubled keeps up to twice the
+    /// most files ever alive at a sweep.
+    func forget(path: String, file: ObjectIdentifier) {
+        files.withLock { files in
+            var list = files.list(path)
+            var kept = IntrusiveList<Entry>()
+            var removed = 0
+            for entry in list.takeAll() {
+                if entry.fileID == file && entry.file == nil {
+                    removed += 1
+                } else {
+                    kept.append(entry)
+                }
+            }
+            guard removed > 0 else {
+                if let first = kept.first { files.entries[path] = first }
+                return
+            }
+            files.count -= removed
+            if let first = kept.first { files.entries[path] = first } else { files.entries.removeValue(forKey: path) }
+        }
+    }
+
+    /// How many entries the registry holds (for tests).
+    var count: Int {
+        files.withLock { $0.count }
     }
 }

@@ -62,8 +62,6 @@ extension DomainFile {
         /// Whether this process has read a version of the file that parsed (an existing file, not an absent
         /// one): while the file is unreadable, `disk` keeps that last good version (see ``reload``).
         var readGoodVersion = false
-        /// Whether this process has looked for temporaries left by killed writers (once per file).
-        var sweptTemporaries = false
         /// A digest of the bytes last read or written, to tell a rewrite that kept inode, size and
         /// modification time (timestamps are coarse, inode numbers are reused) from no change at all.
         var digest: UInt64?

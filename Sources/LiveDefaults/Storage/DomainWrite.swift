@@ -6,7 +6,8 @@ import Synchronization
 /// between attempts without the lock), and adopts and delivers what it answers.
 ///
 /// 1. take the file lock (making the directory when it is missing);
-/// 2. find where the write goes (through symbolic links) and sweep what killed writers left;
+/// 2. find where the write goes (through symbolic links) and, once per directory and process, sweep the
+///    temporary files killed writers left (``TemporarySweeps``);
 /// 3. read and verify the current version (``CurrentVersion``);
 /// 4. a transaction's check against it;
 /// 5. keep an unreadable file aside;
@@ -27,8 +28,6 @@ struct DomainWrite {
     let check: (([String: PropertyList]) -> Bool)?
     /// The version this process last logged as its own write (``DomainFile/State/loggedVersion``).
     let loggedVersion: UInt64?
-    /// Whether to remove the temporary files killed writers left beside the file (once per file and process).
-    let sweepTemporaries: Bool
 
     /// What an attempt came to.
     enum Attempt {
@@ -65,7 +64,7 @@ struct DomainWrite {
         do throws(SystemError) { destination = try DomainFile.writeDestination(path, on: fileSystem) } catch {
             return failed(error)
         }
-        if sweepTemporaries { fileSystem.removeStaleTemporaries(of: destination) }
+        TemporarySweeps.shared.sweepOnce(PathComponents.directory(of: destination), on: fileSystem)
         // 3. The current version.
         let current: CurrentVersion
         switch CurrentVersion.find(path, on: fileSystem, held: held, attempt: number) {

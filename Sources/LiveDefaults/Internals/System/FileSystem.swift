@@ -372,18 +372,23 @@ extension DefaultsFileSystem {
         return stamp
     }
 
-    /// Removes temporary files that `replaceAtomically` left beside `path` in processes that no longer run
-    /// (killed between creating the temporary and renaming it). Call it with the file's lock held; files of
-    /// live processes are left alone.
+    /// Removes the temporary files that `replaceAtomically` left in `directory` in processes that no longer run
+    /// (killed between creating the temporary and renaming it); those of live processes are left alone. No
+    /// lock is needed: nobody renames a dead process's temporary. One pass over the directory, turning into a
+    /// string only the names that look like temporaries (a directory of thousands of domains is listed without
+    /// an allocation per name).
     ///
     /// - Returns: the names removed.
     @discardableResult
-    func removeStaleTemporaries(of path: String) -> [String] {
-        let directory = PathComponents.directory(of: path)
+    func removeStaleTemporaries(inDirectory directory: String) -> [String] {
+        var candidates: [String] = []
+        _ = scanEntries(in: directory) { name in
+            if FileTemporaries.mayBeTemporary(name) { candidates.append(String(decoding: name, as: UTF8.self)) }
+            return false
+        }
         var removed: [String] = []
-        for name in namesInDirectory(directory) {
-            guard let pid = FileTemporaries.writer(ofTemporary: name, of: path), !CurrentProcess.isRunning(pid)
-            else { continue }
+        for name in candidates {
+            guard let pid = FileTemporaries.writer(ofTemporary: name), !CurrentProcess.isRunning(pid) else { continue }
             if (try? unlink("\(directory)/\(name)")) != nil { removed.append(name) }
         }
         return removed
@@ -487,12 +492,32 @@ enum FileTemporaries {
             "\(directory)/.\(PathComponents.name(of: path)).tmp-\(CurrentProcess.id)-\(UInt32.random(in: 0...UInt32.max))"
     }
 
-    /// The process that wrote `name`, when it names a temporary of `path`.
-    static func writer(ofTemporary name: String, of path: String) -> Int32? {
-        let prefix = ".\(PathComponents.name(of: path)).tmp-"
-        guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count).prefix(while: { $0 != "-" })),
-            pid > 0
+    /// The process that wrote `name`, when it names a temporary (`.<file>.tmp-<pid>-<number>`).
+    static func writer(ofTemporary name: String) -> Int32? {
+        guard name.hasPrefix("."), let marker = name.range(of: ".tmp-", options: .backwards),
+            marker.lowerBound > name.index(after: name.startIndex)
+        else { return nil }
+        let rest = name[marker.upperBound...].split(separator: "-", omittingEmptySubsequences: false)
+        guard rest.count == 2, let pid = Int32(rest[0]), pid > 0, !rest[1].isEmpty,
+            rest[1].allSatisfy({ $0.isASCII && $0.isNumber })
         else { return nil }
         return pid
+    }
+
+    /// Whether a directory entry's bytes may name a temporary: a leading dot and `.tmp-` after it (the cheap test
+    /// before ``writer(ofTemporary:)``).
+    static func mayBeTemporary(_ name: UnsafeRawBufferPointer) -> Bool {
+        // ".tmp-" is 0x2E 0x74 0x6D 0x70 0x2D.
+        guard name.count > 6, name[0] == 0x2E else { return false }
+        var index = 1
+        while index + 5 <= name.count {
+            if name[index] == 0x2E, name[index + 1] == 0x74, name[index + 2] == 0x6D, name[index + 3] == 0x70,
+                name[index + 4] == 0x2D
+            {
+                return true
+            }
+            index += 1
+        }
+        return false
     }
 }

@@ -1,0 +1,22 @@
+/// Where this process has swept the temporary files killed writers left (``DefaultsFileSystem/removeStaleTemporaries(inDirectory:)``):
+/// once per directory and file system, by the first write there.
+///
+/// Per directory, not per file: a sweep lists the directory, and a program that opens a store per tenant
+/// writes thousands of domains into one directory; sweeping at each domain's first write made every write
+/// cost a listing of all the others, and the background writer fell behind a loop of new tenants, holding
+/// their files (and their memory) until it caught up. One listing finds the temporaries of every domain of the
+/// directory. The set holds a few directories in a program (its layers'), a few more per file system in tests.
+final class TemporarySweeps: Sendable {
+    static let shared = TemporarySweeps()
+
+    private let swept = Lock(Set<String>())
+
+    /// Sweeps `directory` on `fileSystem` unless this process did already.
+    func sweepOnce(_ directory: String, on fileSystem: any DefaultsFileSystem) {
+        let key =
+            fileSystem === SystemFileSystem.shared
+            ? directory : "\(UInt(bitPattern: ObjectIdentifier(fileSystem).hashValue)):\(directory)"
+        guard swept.withLock({ $0.insert(key).inserted }) else { return }
+        fileSystem.removeStaleTemporaries(inDirectory: directory)
+    }
+}
