@@ -449,8 +449,8 @@ package final class InMemoryFileSystem: DefaultsFileSystem, @unchecked Sendable 
     }
 
     /// The file systems a power loss now could leave (see the type's description): every combination when
-    /// there are at most `limit`, else `limit` of them — the two extremes (nothing unflushed kept, everything
-    /// kept) and a fixed pseudo-random choice of the rest. Each is a new file system with no descriptor open.
+    /// there are at most `limit`, else `limit` of them, evenly spaced through the combinations from nothing
+    /// unflushed kept to everything kept. Each is a new file system with no descriptor open.
     package func powerLossOutcomes(limit: Int = 4096) -> [InMemoryFileSystem] {
         condition.lock()
         let (nodes, nextNode, clock) = (self.nodes, self.nextNode, self.clock)
@@ -497,12 +497,12 @@ package final class InMemoryFileSystem: DefaultsFileSystem, @unchecked Sendable 
                 return rest % radix
             }
         }
-        if total <= limit { return (0..<total).map { outcome(digits($0)) } }
-        var generator = SplitMix(seed: 0x5EED)
-        var choices = [radices.map { _ in 0 }, radices.map { $0 - 1 }]
-        while choices.count < limit {
-            choices.append(radices.map { Int(generator.next() % UInt64($0)) })
-        }
+        if total <= limit || limit < 3 { return (0..<min(total, max(limit, 0))).map { outcome(digits($0)) } }
+        // Evenly spaced through the combinations, so the same on every run: the first keeps nothing unflushed,
+        // the last keeps everything.
+        let step = total / (limit - 1)
+        var choices = (0..<(limit - 1)).map { digits($0 * step) }
+        choices.append(radices.map { $0 - 1 })
         return choices.map(outcome)
     }
 
@@ -518,18 +518,5 @@ package final class InMemoryFileSystem: DefaultsFileSystem, @unchecked Sendable 
             total = overflow ? Int.max : product
         }
         return total
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so that a sample of outcomes is the same on every run.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
