@@ -38,10 +38,7 @@ final class ExternalVersionRecorder: Sendable {
 
         /// What tells the file from every other: its path, and its file system when it is not the system's
         /// (in-memory file systems of tests reuse paths).
-        var key: String {
-            if fileSystem === SystemFileSystem.shared { return path }
-            return "\(UInt(bitPattern: ObjectIdentifier(fileSystem).hashValue)):\(path)"
-        }
+        var key: String { fileSystem.key(forPath: path) }
     }
 
     private let pending = Lock([String: Request]())

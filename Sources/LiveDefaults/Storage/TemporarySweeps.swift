@@ -13,9 +13,7 @@ final class TemporarySweeps: Sendable {
 
     /// Sweeps `directory` on `fileSystem` unless this process did already.
     func sweepOnce(_ directory: String, on fileSystem: any DefaultsFileSystem) {
-        let key =
-            fileSystem === SystemFileSystem.shared
-            ? directory : "\(UInt(bitPattern: ObjectIdentifier(fileSystem).hashValue)):\(directory)"
+        let key = fileSystem.key(forPath: directory)
         guard swept.withLock({ $0.insert(key).inserted }) else { return }
         fileSystem.removeStaleTemporaries(inDirectory: directory)
     }

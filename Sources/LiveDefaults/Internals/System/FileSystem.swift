@@ -283,6 +283,18 @@ extension DefaultsFileSystem {
 
     /// Opens (creating, 0600) a lock file and takes an exclusive `flock` on it; closing the descriptor unlocks.
     func lockExclusively(_ path: String) throws(SystemError) -> Int32 {
+        try openAndLock(path, waiting: true)
+    }
+
+    /// Takes an exclusive `flock` on a lock file only if no other holder has it now (nil when one does, or when
+    /// the lock file cannot be opened); closing the descriptor unlocks.
+    func lockExclusivelyIfFree(_ path: String) -> Int32? {
+        try? openAndLock(path, waiting: false)
+    }
+
+    /// Opens (creating, 0600) the lock file at `path` and takes an exclusive `flock` on it, waiting for another
+    /// holder or not (`EWOULDBLOCK`); an interrupted `flock` is taken again.
+    private func openAndLock(_ path: String, waiting: Bool) throws(SystemError) -> Int32 {
         let descriptor: Int32
         do throws(SystemError) {
             descriptor = try open(path, [.readWrite, .create], permissions: 0o600)
@@ -291,7 +303,7 @@ extension DefaultsFileSystem {
         }
         while true {
             do throws(SystemError) {
-                try lock(descriptor, waiting: true)
+                try lock(descriptor, waiting: waiting)
                 return descriptor
             } catch  where error.errno == EINTR {
                 continue
@@ -302,21 +314,12 @@ extension DefaultsFileSystem {
         }
     }
 
-    /// Takes an exclusive `flock` on a lock file only if no other holder has it now (nil when one does, or when
-    /// the lock file cannot be opened); closing the descriptor unlocks.
-    func lockExclusivelyIfFree(_ path: String) -> Int32? {
-        guard let descriptor = try? open(path, [.readWrite, .create], permissions: 0o600) else { return nil }
-        while true {
-            do throws(SystemError) {
-                try lock(descriptor, waiting: false)
-                return descriptor
-            } catch  where error.errno == EINTR {
-                continue
-            } catch {
-                close(descriptor)
-                return nil
-            }
-        }
+    /// `path` as a key that tells it from the same path on another file system (in-memory file systems of tests
+    /// reuse paths): the path itself on the system's, else prefixed with this file system's identity. What the
+    /// process-wide tables keyed by path use (the change log's recorder, the sweeps of temporaries).
+    func key(forPath path: String) -> String {
+        if self === SystemFileSystem.shared { return path }
+        return "\(UInt(bitPattern: ObjectIdentifier(self).hashValue)):\(path)"
     }
 
     /// Writes `data` to a new temporary file beside `path`, flushes it to the disk, and renames it over
