@@ -62,8 +62,10 @@ let package = Package(
         // Test doubles and hooks, kept out of the core module's API (as swift-configuration's ConfigurationTesting).
         .target(
             name: "LiveDefaultsTesting",
-            dependencies: ["LiveDefaults"]
+            dependencies: ["LiveDefaults", "CLiveDefaultsTesting"]
         ),
+        // What ProcessResources reads that Swift's Glibc module does not export (mallinfo2).
+        .target(name: "CLiveDefaultsTesting"),
         // The one system call Swift's Glibc module does not export (statfs, to tell network file systems).
         .target(name: "CLiveDefaultsSystem"),
         // What `defaults write` accepts as a value and how `defaults read` prints one.
@@ -127,7 +129,7 @@ let package = Package(
         // A real second process for the cross-process tests (writers, Foundation.UserDefaults interop).
         .executableTarget(
             name: "LiveDefaultsTestHelper",
-            dependencies: ["LiveDefaults"]
+            dependencies: ["LiveDefaults", "LiveDefaultsTesting"]
         ),
         // The benchmarks are a package of their own: Benchmarks/ (release mode, `Benchmarks/run`).
         // Python's plistlib as an independent reader of the files the tests write.

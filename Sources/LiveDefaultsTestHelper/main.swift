@@ -26,6 +26,14 @@
 // The Foundation and standard modes need XDG_CONFIG_HOME in their environment (Foundation reads it at
 // start-up) and refuse to run without it, so that a test can never write into the real home.
 //   print-arguments -Key value …                   print the argument domain as an old-style plist
+//   hygiene <xdg> <kind> <count>                   make and drop <count> stores, each followed by a task
+//                                                  that waits for the store's write of its key, after a
+//                                                  warm-up of the same kind; print the process's resources
+//                                                  (ProcessResources) before and after as "before|after heap
+//                                                  fds watches". Kinds: distinct (a store per domain
+//                                                  com.acme.tenant.<n>, Defaults(suiteName:)), same (every
+//                                                  store of one domain), subscriptions (one store, each
+//                                                  round a subscription and a write on it)
 //   tx-pairs <dir> <domain> <count> [<pause>]     print "ready", wait for a line on standard input, then
 //                                                  commit transactions setting PairA = PairB = 1 … count,
 //                                                  each one a transaction of both keys; with <pause>, after
@@ -42,6 +50,7 @@
 //                                                  replaced or "-"; exit 0
 import Foundation
 import LiveDefaults
+import LiveDefaultsTesting
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data((message + "\n").utf8))
@@ -341,6 +350,11 @@ case "typed-watch":
     task.cancel()
     exit(finished == .success ? 0 : 1)
 
+case "hygiene":
+    guard arguments.count == 5, let count = Int(arguments[4]), count > 0 else { fail("hygiene <xdg> <kind> <count>") }
+    requireConfigHome(arguments[2])
+    await hygiene(kind: arguments[3], count: count)
+
 case "print-arguments":
     let parsed = Defaults.parseArguments(Array(arguments.dropFirst(2)))
     print(PropertyList.dictionary(parsed))
@@ -385,4 +399,51 @@ enum ExampleKeys {
     static let all: [DefaultsKeys] = [
         rateLimit, theme, apiToken, ratio, verbose, banner, lastSync, hosts, limits, team,
     ]
+}
+
+/// The `hygiene` mode: rounds of stores made, followed, written and dropped, with the process's resources
+/// printed before and after the measured round. A warm-up round of the same kind first, so that what is made
+/// once per process (the watcher's thread and instance, the background writer, the runtime's metadata and
+/// caches) is in both figures.
+func hygiene(kind: String, count: Int) async -> Never {
+    guard ["distinct", "same", "subscriptions"].contains(kind) else { fail("unknown kind \(kind)") }
+    let kept = kind == "subscriptions" ? Defaults(suiteName: "com.acme.tenant.kept") : nil
+    var next = 0
+    /// One store (or, for `subscriptions`, the kept one), a task following its key until it has the value just
+    /// written, the write, and the task's end.
+    func round(_ stores: Int) async {
+        for _ in 0..<stores {
+            next += 1
+            let name = kind == "same" ? "com.acme.tenant.same" : "com.acme.tenant.\(next)"
+            guard let defaults = kept ?? Defaults(suiteName: name) else { fail("no store for \(name)") }
+            let value = next
+            // Registered before the write: the stream's iterator subscribes when it is made.
+            var updates = defaults.updates(forKey: "Limit").makeAsyncIterator()
+            let follower = Task.detached {
+                while let seen = await updates.next() {
+                    if seen == .integer(value) { return true }
+                }
+                return false
+            }
+            defaults.set(value, forKey: "Limit")
+            guard await follower.value else { fail("the write of \(value) was not delivered") }
+        }
+        // Every pending write on disk: what stays after it is what the library keeps.
+        guard Defaults(suiteName: "com.acme.tenant.flush")?.synchronize() == true else { fail("a write failed") }
+    }
+    await round(count)
+    let before = ProcessResources.current()
+    await round(count)
+    // The stores' watches are removed on the watcher's thread after the last store of a directory went.
+    var after = ProcessResources.current()
+    for _ in 0..<500
+    where after.inotifyWatches > before.inotifyWatches || after.openFileDescriptors > before.openFileDescriptors {
+        usleep(10_000)
+        after = ProcessResources.current()
+    }
+    for (label, resources) in [("before", before), ("after", after)] {
+        print(label, resources.heapBytes, resources.openFileDescriptors, resources.inotifyWatches)
+    }
+    withExtendedLifetime(kept) {}
+    exit(0)
 }
