@@ -141,13 +141,9 @@ final class DomainFile: Sendable {
     ///     nothing changed (file timestamps have a granularity of a few milliseconds and inode numbers are
     ///     reused), so when it matches, the bytes are compared with the digest of the last version read or
     ///     written, and parsed only when they differ.
-    ///   - deferringRemoval: Set when the watcher saw the file go: a file held in memory that is now gone is
-    ///     not taken as removed at once, but looked at again after ``removalSettleInterval``. Tools that replace
-    ///     a file by unlinking it and creating a new one (`install`, `cp --remove-destination`, `git checkout`)
-    ///     leave no file for that moment; the new file's own event then reads it as one change from the old
-    ///     version (only the keys that differ), and readers never see every key removed and back. A file still
-    ///     gone at the second look is removed (its keys reported). Explicit reads (`synchronize()`, a
-    ///     transaction) take the disk as it is.
+    ///   - deferringRemoval: Set when the watcher saw the file go: a file held in memory that is now gone (or
+    ///     created again and still empty) is not taken as removed at once but looked at again later
+    ///     (``RemovalSettling``), so that a replacement by unlink and create is read as one change.
     ///   - recordingExternal: Cleared by a transaction's look at the file before each attempt: a version no
     ///     LiveDefaults writer made is then recorded by its commit (a write records the version it writes over),
     ///     not by the look, which runs on every lost round and must stay as short as it was.
@@ -179,7 +175,7 @@ final class DomainFile: Sendable {
             }
             // Gone, or created again and not yet written (`install` and `git checkout` create the new file,
             // then fill it): not a removal yet (see `deferringRemoval`).
-            if deferringRemoval, loaded, let known, current == nil || current?.size == 0 && known.size != 0 {
+            if deferringRemoval, loaded, let known, RemovalSettling.defers(held: known, current: current) {
                 scheduleRemovalCheck(look: 1)
                 return []
             }
@@ -283,45 +279,23 @@ final class DomainFile: Sendable {
         return !(firstLook && loaded == nil)
     }
 
-    /// How long a file found gone by the watcher may stay gone before its keys are removed: far longer than a
-    /// replacement by unlink and create leaves no file, even on a loaded machine (measured in
-    /// Docs/Reliability.md, "The reload contract"), and short enough for a real removal to arrive promptly.
-    static let removalSettleInterval: Duration = .milliseconds(50)
-    /// Where the second looks at gone files run (a thread only while one is due).
-    static let removalChecks = DispatchQueue(label: "LiveDefaults.removals")
-
-    /// How many times a file created again but still empty is looked at, ``removalSettleInterval`` apart,
-    /// before it is read as an empty domain.
-    static let removalLooks = 4
-
-    /// Schedules a look at a file the watcher found gone (or empty), unless one is scheduled already.
+    /// Schedules look number `look` at a file the watcher found gone (or empty), unless one is scheduled
+    /// already (``RemovalSettling``).
     private func scheduleRemovalCheck(look: Int) {
-        let first = state.change { state in
-            guard state.removalCheckFor == nil, let held = state.stamp else { return false }
-            state.removalCheckFor = held
-            return true
-        }
-        guard first else { return }
-        clock.schedule(after: Self.removalSettleInterval, on: Self.removalChecks) { [weak self] in
+        guard state.change({ $0.removal.schedule(holding: $0.stamp) }) else { return }
+        clock.schedule(after: RemovalSettling.interval, on: RemovalSettling.queue) { [weak self] in
             self?.settleRemoval(look: look)
         }
     }
 
-    /// A later look at a file the watcher found gone: removed now if it has stayed gone; one created again
-    /// meanwhile was read by its own event (and is compared with the version held here if not). One still
-    /// empty is given a few more looks: a writer that created it may not have filled it yet. One that came
-    /// back and went again since (the next replacement) gets looks of its own.
+    /// A scheduled look at a file the watcher found gone: another look, or a read of the file as it is now.
     private func settleRemoval(look: Int) {
-        let (scheduledFor, held) = state.change { state in
-            defer { state.removalCheckFor = nil }
-            return (state.removalCheckFor, state.stamp)
-        }
+        let (scheduledFor, held) = state.change { ($0.removal.takeDue(), $0.stamp) }
         let current = (try? fileSystem.stamp(atPath: path)) ?? nil
-        if current == nil || current?.size == 0 {
-            if held != scheduledFor { return scheduleRemovalCheck(look: 1) }
-            if current != nil, look < Self.removalLooks { return scheduleRemovalCheck(look: look + 1) }
+        switch RemovalSettling.next(afterLook: look, scheduledFor: scheduledFor, held: held, current: current) {
+        case .look(let next): scheduleRemovalCheck(look: next)
+        case .reload: reload()
         }
-        reload()
     }
 
     /// Waits until the observers were told of every change found so far by another thread (the watcher's
@@ -517,12 +491,6 @@ final class DomainFile: Sendable {
         return ([], local)
     }
 
-    /// How long a writer waits, without the file lock, for a file that another program may be rewriting in
-    /// place (Foundation truncates, then writes, without a lock) before it calls the file corrupt.
-    static let settleAttempts = 5
-    /// The pause between two reads of a file that may be mid-write, on the file's clock.
-    static let settlePause: Duration = .milliseconds(4)
-
     /// A write of `edits` (``DomainWrite``), attempted again after a pause while the file reads as unreadable
     /// and may be mid-write. The pause is taken with the file lock released: sleeping under it would stall
     /// every other writer of the domain, in every process.
@@ -536,17 +504,6 @@ final class DomainFile: Sendable {
                 attempt += 1
             }
         }
-    }
-
-    /// Where a write of `path` goes: the path itself, or, when it is a symbolic link that resolves, the file
-    /// it resolves to (which may not exist yet). Throws when a link on the way cannot be looked at or read: the
-    /// write fails (and is retried) rather than replace the link with a file, which would cut the domain off
-    /// from what it points to.
-    static func writeDestination(_ path: String, on fileSystem: any DefaultsFileSystem) throws(SystemError) -> String {
-        guard try fileSystem.checkedIsSymbolicLink(path) else { return path }
-        let chain = SymlinkChain.resolve(path, on: fileSystem)
-        if let failed = chain.failedErrno { throw SystemError(errno: failed, operation: "follow the symbolic link") }
-        return chain.problem == nil ? chain.target : path
     }
 
     // MARK: Observers
@@ -602,37 +559,6 @@ final class DomainFile: Sendable {
         return result
     }
 
-    struct Loaded {
-        enum Contents {
-            /// The file parsed whole.
-            case whole([String: PropertyList])
-            /// Only the entries that changed since the version the caller's index describes.
-            case changed(XMLDictionaryIndex.Reread)
-        }
-        var contents: Contents
-        var format: PropertyList.Format
-        var stamp: FileStamp
-        var digest: UInt64
-        /// The index of a large XML file read whole (``readOnce(_:knownCorrupt:emptyMayBeInProgress:indexing:previous:)``
-        /// with `indexing`); a changed-entries read carries its own.
-        var wholeIndex: XMLDictionaryIndex? = nil
-
-        /// The new version's index (large XML files), for reading the next one.
-        var index: XMLDictionaryIndex? {
-            switch contents {
-            case .whole: wholeIndex
-            case .changed(let reread): reread.index
-            }
-        }
-    }
-
-    /// The version a reload starts from, when it can read only what changed: its index, and whether it holds
-    /// a key (its contents are in `state.disk`).
-    struct Previous {
-        var index: XMLDictionaryIndex
-        var isKey: (String) -> Bool
-    }
-
     /// Applies a version read as changed entries to `disk` and `contents`, editing both in place (the whole
     /// domain is not copied), and returns the keys whose effective value changed (none when not `reporting`).
     private static func apply(
@@ -675,104 +601,5 @@ final class DomainFile: Sendable {
     static func wholeSeconds(_ date: Date) -> Int {
         let seconds = date.timeIntervalSince1970.rounded(.down)
         return seconds.magnitude < 1e15 ? Int(seconds) : 0
-    }
-
-    struct LoadFailure: Error {
-        var error: DefaultsError
-        var stamp: FileStamp?
-    }
-
-    /// What reading a domain file found: its version (nil when it does not exist), or why it could not be read.
-    ///
-    /// Not `Result<Loaded?, LoadFailure>`: a generic type over our own types is instantiated by the runtime
-    /// on first use, and `Result`'s `Failure: Error` requirement made that a scan of every protocol conformance
-    /// the process has loaded, on a fresh process's first open.
-    enum ReadResult {
-        case success(Loaded?)
-        case failure(LoadFailure)
-    }
-
-    /// Reads and parses a domain file; nil when it does not exist.
-    ///
-    /// Foundation.UserDefaults rewrites files in place (truncate, then write) without a lock, so an empty or
-    /// unparseable file may be a write in progress rather than a corrupt one: it is read again a few times,
-    /// a few milliseconds apart, before it is declared corrupt. A version already known to be corrupt
-    /// (`knownCorrupt`) is not waited for again.
-    static func readContents(
-        _ path: String, on fileSystem: any DefaultsFileSystem, knownCorrupt: FileStamp?,
-        clock: any DefaultsClock = SystemDefaultsClock.shared,
-        indexing: Bool = false, previous: Previous? = nil
-    ) -> ReadResult {
-        var lastFailure = LoadFailure(error: .corruptFile(path: path, .unrecognizedFormat, keptAs: nil), stamp: nil)
-        for attempt in 0..<settleAttempts {
-            if attempt > 0 { clock.pause(for: settlePause) }
-            switch readOnce(
-                path, on: fileSystem, knownCorrupt: knownCorrupt, emptyMayBeInProgress: attempt < 2, indexing: indexing,
-                previous: previous
-            ) {
-            case .done(let result): return result
-            case .unsettled(let failure): lastFailure = failure
-            }
-        }
-        return .failure(lastFailure)
-    }
-
-    /// What one read of a domain file tells.
-    enum ReadAttempt {
-        /// The answer: the contents, no file, or a failure that waiting cannot change.
-        case done(ReadResult)
-        /// Unreadable (or empty) in a way that a writer in progress explains: read again after a pause.
-        case unsettled(LoadFailure)
-    }
-
-    /// Reads and parses a domain file once. An empty file is an empty domain unless `emptyMayBeInProgress`.
-    /// With a `previous` version's index, a large XML file is read as the entries that changed when it can be;
-    /// with `indexing`, a large XML file read whole is indexed for the next read.
-    static func readOnce(
-        _ path: String, on fileSystem: any DefaultsFileSystem, knownCorrupt: FileStamp?, emptyMayBeInProgress: Bool,
-        indexing: Bool = false,
-        previous: Previous? = nil
-    ) -> ReadAttempt {
-        let read: FileContents?
-        do throws(SystemError) {
-            read = try fileSystem.read(atPath: path)
-        } catch {
-            return .done(
-                .failure(
-                    LoadFailure(error: .readFailed(path: path, errno: error.errno, message: error.message), stamp: nil))
-            )
-        }
-        guard let read else { return .done(.success(nil)) }
-        let (data, stamp) = (read.data, read.stamp)
-        if data.isEmpty {
-            // A truncating writer may be about to fill it; an empty file that stays empty is an empty domain.
-            if emptyMayBeInProgress {
-                return .unsettled(
-                    LoadFailure(error: .corruptFile(path: path, .unrecognizedFormat, keptAs: nil), stamp: stamp))
-            }
-            return .done(
-                .success(Loaded(contents: .whole([:]), format: .xml, stamp: stamp, digest: FastHash.hash(data))))
-        }
-        if let previous, let reread = previous.index.reread(data, isKey: previous.isKey) {
-            return .done(
-                .success(
-                    Loaded(contents: .changed(reread), format: .xml, stamp: stamp, digest: FastHash.hash(data))))
-        }
-        let failure: LoadFailure
-        do throws(PropertyListError) {
-            let (value, format, index) = try PropertyList.decode(data, indexing: indexing)
-            if case .dictionary(let contents) = value {
-                return .done(
-                    .success(
-                        Loaded(
-                            contents: .whole(contents), format: format, stamp: stamp, digest: FastHash.hash(data),
-                            wholeIndex: index)))
-            }
-            failure = LoadFailure(error: .notADictionary(path: path, found: value.typeName), stamp: stamp)
-        } catch {
-            failure = LoadFailure(error: .corruptFile(path: path, error, keptAs: nil), stamp: stamp)
-        }
-        // A version already known to be corrupt is not waited for again.
-        return failure.stamp == knownCorrupt ? .done(.failure(failure)) : .unsettled(failure)
     }
 }

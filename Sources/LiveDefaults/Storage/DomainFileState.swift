@@ -47,10 +47,8 @@ extension DomainFile {
         /// set when an edit schedules it, cleared when a commit takes the edits (so an edit after a failed
         /// write schedules a retry).
         var scheduled = false
-        /// When the file was found gone while a version of it is held, and a look after
-        /// ``removalSettleInterval`` is scheduled (see ``reload(verifyContents:deferringRemoval:)``): the
-        /// stamp of the version held then. Nil when no look is scheduled.
-        var removalCheckFor: FileStamp?
+        /// Whether a look at a file the watcher found gone is scheduled, and for which version held.
+        var removal = RemovalSettling()
         var inFlight: DomainEdits?
         var contents: [String: PropertyList] = [:]
         /// The observers, in the order they were added, each with its token (``ObserverEntry``).

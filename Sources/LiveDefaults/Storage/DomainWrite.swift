@@ -61,7 +61,7 @@ struct DomainWrite {
         // link would quietly cut the domain off from what it points to; a target in a read-only volume makes the
         // write fail and be reported instead. One lstat for a plain file.
         let destination: String
-        do throws(SystemError) { destination = try DomainFile.writeDestination(path, on: fileSystem) } catch {
+        do throws(SystemError) { destination = try Self.destination(of: path, on: fileSystem) } catch {
             return failed(error)
         }
         TemporarySweeps.shared.sweepOnce(PathComponents.directory(of: destination), on: fileSystem)
@@ -146,6 +146,17 @@ struct DomainWrite {
         guard let entry, let logging else { return .unchanged }
         return logging.confirm(entry, giving: contents, over: base, baseVersion: baseVersion)
             ? .logged(entry.version) : .failed
+    }
+
+    /// Where a write of `path` goes: the path itself, or, when it is a symbolic link that resolves, the file
+    /// it resolves to (which may not exist yet). Throws when a link on the way cannot be looked at or read: the
+    /// write fails (and is retried) rather than replace the link with a file, which would cut the domain off
+    /// from what it points to.
+    static func destination(of path: String, on fileSystem: any DefaultsFileSystem) throws(SystemError) -> String {
+        guard try fileSystem.checkedIsSymbolicLink(path) else { return path }
+        let chain = SymlinkChain.resolve(path, on: fileSystem)
+        if let failed = chain.failedErrno { throw SystemError(errno: failed, operation: "follow the symbolic link") }
+        return chain.problem == nil ? chain.target : path
     }
 }
 
