@@ -73,8 +73,8 @@ struct ClockTests {
         clock.advance(by: .microseconds(999))
         #expect(clock.pendingDelays.contains(.milliseconds(1)), "not due after 999 µs")
         #expect(posts.withLock { $0 } == 0)
-        clock.advance(by: .microseconds(1))
-        #expect(await eventually(timeout: 10) { posts.withLock { $0 } == 1 })
+        clock.advanceAndWait(by: .microseconds(1))
+        #expect(posts.withLock { $0 } == 1)
         // Nothing else is scheduled, and the queue the posts run on has drained: no second post can come.
         #expect(!clock.pendingDelays.contains(.milliseconds(1)))
         Defaults.notificationQueue.sync {}
@@ -109,41 +109,52 @@ struct ClockTests {
         #expect(await eventually(timeout: 10) { second.integer(forKey: "Written") == 8 })
     }
 
+    /// A store in memory on a manual clock: what the background writer writes is seen in `fileSystem`, and no
+    /// other test's `synchronize()` (which writes the pending files of its own file system) writes it first.
+    static func storeInMemory(_ domain: String, clock: ManualDefaultsClock) throws -> (Defaults, InMemoryFileSystem) {
+        let fileSystem = InMemoryFileSystem()
+        var configuration = Defaults.Configuration.rooted(at: "/home/u/config", applicationDomain: domain)
+        configuration.fileSystem = fileSystem
+        configuration.clock = clock
+        return (try Defaults(configuration: configuration), fileSystem)
+    }
+
+    /// The domain file's contents in `fileSystem`, decoded; nil while it does not exist.
+    static func written(_ domain: String, in fileSystem: InMemoryFileSystem) throws -> PropertyList? {
+        try fileSystem.contents(atPath: "/home/u/config/\(domain).plist").map { try PropertyList.decode($0).value }
+    }
+
     @Test("the background writer writes a file when the file's clock has moved 0.5 ms")
-    func writerFollowsTheClock() async throws {
-        let directory = TemporaryDirectory()
+    func writerFollowsTheClock() throws {
         let clock = ManualDefaultsClock()
-        let defaults = try directory.store("com.example.clock.write", clock: clock)
+        let (defaults, fileSystem) = try Self.storeInMemory("com.example.clock.write", clock: clock)
         defaults.set(7, forKey: "Written")
-        // The writer asked this clock for its wait. (Whether the file is still unwritten cannot be checked
-        // here: any parallel test's synchronize() writes every pending file of the process.)
         #expect(clock.pendingDelays.contains(.microseconds(500)))
-        clock.advance(by: .microseconds(500))
-        let path = directory.file("com.example.clock.write.plist")
-        #expect(
-            await eventually(timeout: 10) {
-                (try? pythonPlist(path)) == #"{"Written": 7}"#
-            })
+        clock.advanceAndWait(by: .microseconds(499))
+        #expect(try Self.written("com.example.clock.write", in: fileSystem) == nil, "not written before 0.5 ms")
+        clock.advanceAndWait(by: .microseconds(1))
+        #expect(try Self.written("com.example.clock.write", in: fileSystem) == .dictionary(["Written": 7]))
     }
 
     @Test("while sets keep coming the writer spaces its writes 5 ms apart; after a quiet moment it waits 0.5 ms")
-    func writerSpacesASustainedStream() async throws {
-        let directory = TemporaryDirectory()
+    func writerSpacesASustainedStream() throws {
         let clock = ManualDefaultsClock()
-        let defaults = try directory.store("com.example.clock.sustained", clock: clock)
-        let path = directory.file("com.example.clock.sustained.plist")
+        let domain = "com.example.clock.sustained"
+        let (defaults, fileSystem) = try Self.storeInMemory(domain, clock: clock)
         defaults.set(1, forKey: "Written")
         #expect(clock.pendingDelays.contains(.microseconds(500)))
-        clock.advance(by: .microseconds(500))
-        #expect(await eventually(timeout: 10) { BackgroundWriter.shared.lastWriteEnded(on: clock) != nil })
+        clock.advanceAndWait(by: .microseconds(500))
+        #expect(try Self.written(domain, in: fileSystem) == .dictionary(["Written": 1]))
+        #expect(BackgroundWriter.shared.lastWriteEnded(on: clock) == clock.now)
         // The clock has not moved since that write ended: the next one waits the whole spacing.
         defaults.set(2, forKey: "Written")
         #expect(clock.pendingDelays.contains(.milliseconds(5)))
         #expect(!clock.pendingDelays.contains(.microseconds(500)))
-        clock.advance(by: .milliseconds(5))
-        #expect(await eventually(timeout: 10) { (try? pythonPlist(path)) == #"{"Written": 2}"# })
-        // (the writer notes when that write ended after the file is written: wait for it, then go quiet)
-        #expect(await eventually(timeout: 10) { BackgroundWriter.shared.lastWriteEnded(on: clock) == clock.now })
+        clock.advanceAndWait(by: .microseconds(4_999))
+        #expect(try Self.written(domain, in: fileSystem) == .dictionary(["Written": 1]), "not before the spacing")
+        clock.advanceAndWait(by: .microseconds(1))
+        #expect(try Self.written(domain, in: fileSystem) == .dictionary(["Written": 2]))
+        #expect(BackgroundWriter.shared.lastWriteEnded(on: clock) == clock.now)
         // Quiet for longer than the spacing: a single set is written after 0.5 ms again.
         clock.advance(by: .milliseconds(10))
         defaults.set(3, forKey: "Written")
@@ -180,6 +191,7 @@ struct ClockTests {
         // The next poll is still work the clock holds, so it has not run.
         #expect(clock.pendingDelays == [.seconds(5)])
         #expect(defaults.object(forKey: "Key") == nil, "no poll has happened yet")
+        // The clock hands the poll to the watcher's own thread, which reads the files: waited for, not made due.
         clock.advance(by: .seconds(5))
         #expect(await eventually(timeout: 10) { defaults.integer(forKey: "Key") == 42 })
         #expect(await eventually(timeout: 10) { clock.pendingDelays == [.seconds(5)] }, "the next poll is scheduled")
