@@ -87,6 +87,14 @@ public func now() -> UInt64 {
     return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
 }
 
+/// A paced writer's start (``now()``), printed before it writes: the process that times the write learns the
+/// start at once and is already waiting for the arrival, instead of waking, to read the start, at the moment
+/// the write reaches the reader it times (on two cores, that wake-up competed with the reader's own threads).
+public func announceStart() {
+    print(now())
+    fflush(nil)
+}
+
 /// Resident memory of this process, in bytes.
 public func residentBytes() -> Int {
     guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }

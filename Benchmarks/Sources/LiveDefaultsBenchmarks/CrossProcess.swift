@@ -64,11 +64,9 @@ enum CrossProcess {
         print("ready")
         fflush(nil)
         while let line = readLine(), let value = Int(line) {
-            let start = now()
+            announceStart()
             store.set(value, forKey: "Value")
             guard store.synchronize() else { exit(3) }
-            print(start)
-            fflush(nil)
         }
         exit(0)
     }
@@ -117,10 +115,8 @@ enum CrossProcess {
         print("ready")
         fflush(nil)
         while let line = readLine(), let value = Int(line) {
-            let start = now()
+            announceStart()
             guard commit(value) else { exit(3) }
-            print(start)
-            fflush(nil)
         }
         exit(0)
     }
@@ -136,10 +132,13 @@ enum CrossProcess {
         }
     }
 
+    /// Writes in a block of ``race(writer:writes:floor:store:follow:)``: the floor and the store take turns.
+    static let block = 50
+
     /// Starts a writer (this executable with `writer` as its arguments: it prepares its file, says "ready",
     /// then for each value read prints the time and changes the file), and times `writes` paced changes
-    /// twice: seen by the `floor` watcher, then by the `store` through `follow` (`updates(forKey: "Value")`
-    /// unless given).
+    /// twice: seen by the `floor` watcher and by the `store` through `follow` (`updates(forKey: "Value")`
+    /// unless given), in turns of ``block`` writes each.
     static func race(
         writer arguments: [String], writes: Int, floor makeFloor: (Arrivals) -> RawInotifyWatcher?,
         store makeStore: () -> Defaults?,
@@ -176,20 +175,34 @@ enum CrossProcess {
             return (samples, lost)
         }
 
-        // The floor.
-        let floorArrivals = Arrivals()
-        guard let raw = makeFloor(floorArrivals) else { return failed }
-        let floor = pass(1...writes, floorArrivals)
-        raw.stop()
-
-        // LiveDefaults.
-        guard let store = makeStore() else { return failed }
-        let arrivals = Arrivals()
-        let task = follow(store, arrivals)
-        // The first value of this pass must be a change for the store: continue from where the floor ended.
-        let live = pass((writes + 1)...(2 * writes), arrivals)
-        task.cancel()
-        withExtendedLifetime(store) {}
+        // The floor and LiveDefaults take turns, a block of writes each, so that the VM's drift during a row
+        // falls on both alike; only one of them watches at a time (a store alive during the floor's block would
+        // compete with it for the cores).
+        var floor: (samples: [Double], lost: Int) = ([], 0)
+        var live: (samples: [Double], lost: Int) = ([], 0)
+        var next = 1
+        var each = 0
+        while each < writes {
+            let size = min(Self.block, writes - each)
+            each += size
+            let floorArrivals = Arrivals()
+            guard let raw = makeFloor(floorArrivals) else { return failed }
+            let floorBlock = pass(next...(next + size - 1), floorArrivals)
+            raw.stop()
+            floor.samples += floorBlock.samples
+            floor.lost += floorBlock.lost
+            next += size
+            // A store opened now reads the floor's last value: the block's first value is a change for it.
+            guard let store = makeStore() else { return failed }
+            let arrivals = Arrivals()
+            let task = follow(store, arrivals)
+            let liveBlock = pass(next...(next + size - 1), arrivals)
+            task.cancel()
+            withExtendedLifetime(store) {}
+            live.samples += liveBlock.samples
+            live.lost += liveBlock.lost
+            next += size
+        }
         return Result(live: Harness.summary(live.samples), floor: Harness.summary(floor.samples), lost: live.lost)
     }
 
@@ -210,10 +223,8 @@ enum CrossProcess {
         while let line = readLine(), let value = Int(line) {
             contents["Value"] = .integer(value)
             guard let data = try? PropertyList.dictionary(contents).encoded(as: .xml) else { exit(3) }
-            let start = now()
+            announceStart()
             writeFile(path, data, inPlace: false)
-            print(start)
-            fflush(nil)
         }
         exit(0)
     }

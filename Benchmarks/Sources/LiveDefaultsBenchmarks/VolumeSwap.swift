@@ -57,10 +57,8 @@ enum VolumeSwap {
         print("ready")
         fflush(nil)
         while let line = readLine(), let value = Int(line) {
-            let start = now()
+            announceStart()
             guard swap(value) else { exit(3) }
-            print(start)
-            fflush(nil)
         }
         exit(0)
     }
