@@ -11,7 +11,10 @@ import TestProcesses
 /// opened stayed in the file registry: 1,000 domains came to about 0.6 MB, against this bound of 64 bytes
 /// a store plus 128 KiB for the allocator's and runtime's own bookkeeping (which moves by up to about 90 KiB
 /// from run to run whatever the count).
-@Suite("resource hygiene")
+///
+/// `.blockingWork`: each case waits seconds for its helper (tens of seconds in the polling-only build); on
+/// Swift's cooperative pool the three cases held both of CI's threads and starved the tests that await streams.
+@Suite("resource hygiene", .blockingWork)
 struct ResourceHygieneTests {
     static let stores = 1_000
     static let bytesPerStore = 64
