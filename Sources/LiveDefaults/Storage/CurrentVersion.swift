@@ -74,7 +74,7 @@ struct CurrentVersion {
             if case .whole(let whole) = loaded?.contents { contents = whole } else { contents = [:] }
             return .version(
                 CurrentVersion(
-                    contents: contents, digest: loaded?.digest, format: loaded?.format ?? held.format,
+                    contents: contents, digest: loaded?.version.digest, format: loaded?.format ?? held.format,
                     isAbsent: loaded == nil, reread: true))
         case .failure(let failure):
             let reason: PropertyListError

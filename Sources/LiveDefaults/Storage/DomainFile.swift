@@ -182,7 +182,7 @@ final class DomainFile: Sendable {
             if loaded && current == known {
                 guard verifyContents, current != nil else { return [] }
                 let bytes = try? fileSystem.read(atPath: path)
-                if bytes.map({ FastHash.hash($0.data) }) == state.read({ $0.digest }) { return [] }
+                if bytes.map({ FileVersion.digest(of: $0.data) }) == state.read({ $0.digest }) { return [] }
             }
             let (corruptStamp, index) = state.read { ($0.corruptStamp, $0.index) }
             // Only the disk lock, held here, changes `disk`: what it holds now is what the index describes.
@@ -210,16 +210,14 @@ final class DomainFile: Sendable {
                 state.loaded = true
                 if case .success(let loaded?) = result, case .changed(let reread) = loaded.contents {
                     // Only the entries that changed were read: the dictionaries are edited in place.
-                    state.adopt(stamp: loaded.stamp, format: loaded.format, digest: loaded.digest, index: reread.index)
+                    state.adopt(loaded.version, format: loaded.format, index: reread.index)
                     return Self.apply(reread, to: &state, reporting: !state.observers.isEmpty)
                 }
                 let before = state.contents
                 switch result {
                 case .success(let loaded):
                     if case .whole(let contents) = loaded?.contents { state.disk = contents } else { state.disk = [:] }
-                    state.adopt(
-                        stamp: loaded?.stamp, format: loaded?.format ?? state.format, digest: loaded?.digest,
-                        index: loaded?.index)
+                    state.adopt(loaded?.version, format: loaded?.format ?? state.format, index: loaded?.index)
                 case .failure(let failure):
                     // Last known good: `disk` keeps the last version that parsed (empty when this process has
                     // read none), so that one bad save never takes a running program's settings away. The
@@ -238,8 +236,8 @@ final class DomainFile: Sendable {
             }
             if recording, case .success(let loaded) = result {
                 toRecord = ExternalVersionRecorder.Request(
-                    path: path, lockPath: lockPath, version: loaded?.digest ?? 0,
-                    stamp: loaded?.stamp, contents: read, held: held, firstLook: firstLook, time: clock.now,
+                    path: path, lockPath: lockPath, version: loaded?.version, contents: read, held: held,
+                    firstLook: firstLook, time: clock.now,
                     owner: owner, fileSystem: fileSystem)
             }
             held = nil
@@ -458,7 +456,7 @@ final class DomainFile: Sendable {
     ) -> (external: [KeyDelta], local: [KeyDelta]) {
         state.disk = version.contents
         // Written by this process: the next version read is parsed whole (no index).
-        state.adopt(stamp: version.stamp, format: version.format, digest: version.digest, index: nil)
+        state.adopt(version.version, format: version.format, index: nil)
         state.inFlight = nil
         state.corruptStamp = nil
         switch version.logged {

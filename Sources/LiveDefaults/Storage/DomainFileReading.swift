@@ -11,7 +11,7 @@ extension DomainFile {
     /// The pause between two reads of a file that may be mid-write, on the file's clock.
     static let settlePause: Duration = .milliseconds(4)
 
-    /// A version of a domain file as read: what it holds, in which format, its stamp and digest.
+    /// A version of a domain file as read: what it holds, in which format, and which version it is.
     struct Loaded {
         enum Contents {
             /// The file parsed whole.
@@ -21,8 +21,7 @@ extension DomainFile {
         }
         var contents: Contents
         var format: PropertyList.Format
-        var stamp: FileStamp
-        var digest: UInt64
+        var version: FileVersion
         /// The index of a large XML file read whole (``readOnce(_:knownCorrupt:emptyMayBeInProgress:indexing:previous:)``
         /// with `indexing`); a changed-entries read carries its own.
         var wholeIndex: XMLDictionaryIndex? = nil
@@ -117,12 +116,12 @@ extension DomainFile {
                     LoadFailure(error: .corruptFile(path: path, .unrecognizedFormat, keptAs: nil), stamp: stamp))
             }
             return .done(
-                .success(Loaded(contents: .whole([:]), format: .xml, stamp: stamp, digest: FastHash.hash(data))))
+                .success(Loaded(contents: .whole([:]), format: .xml, version: FileVersion(stamp: stamp, bytes: data))))
         }
         if let previous, let reread = previous.index.reread(data, isKey: previous.isKey) {
             return .done(
                 .success(
-                    Loaded(contents: .changed(reread), format: .xml, stamp: stamp, digest: FastHash.hash(data))))
+                    Loaded(contents: .changed(reread), format: .xml, version: FileVersion(stamp: stamp, bytes: data))))
         }
         let failure: LoadFailure
         do throws(PropertyListError) {
@@ -131,7 +130,7 @@ extension DomainFile {
                 return .done(
                     .success(
                         Loaded(
-                            contents: .whole(contents), format: format, stamp: stamp, digest: FastHash.hash(data),
+                            contents: .whole(contents), format: format, version: FileVersion(stamp: stamp, bytes: data),
                             wholeIndex: index)))
             }
             failure = LoadFailure(error: .notADictionary(path: path, found: value.typeName), stamp: stamp)

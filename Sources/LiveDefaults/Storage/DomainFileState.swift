@@ -60,8 +60,8 @@ extension DomainFile {
         /// Whether this process has read a version of the file that parsed (an existing file, not an absent
         /// one): while the file is unreadable, `disk` keeps that last good version (see ``reload``).
         var readGoodVersion = false
-        /// A digest of the bytes last read or written, to tell a rewrite that kept inode, size and
-        /// modification time (timestamps are coarse, inode numbers are reused) from no change at all.
+        /// The digest of the version `disk` holds (``FileVersion``): with `stamp`, the version adopted last; while
+        /// the file is unreadable, `stamp` is the unreadable version's and this stays the last good one's.
         var digest: UInt64?
         /// What only some files ever hold, out of line: a process keeps up to six layer files for every
         /// domain it opens (one per layer whose directory exists), many of which do not exist (the memory
@@ -87,17 +87,16 @@ extension DomainFile {
             set { updateRare { $0.loggedVersion = newValue } }
         }
 
-        /// Takes a version of the file that parsed, or its absence (a nil `stamp`), as the one `disk` holds:
-        /// the three ways a version arrives (a whole read, a read of the changed entries, this process's own
-        /// write) set the same fields.
-        mutating func adopt(stamp: FileStamp?, format: PropertyList.Format, digest: UInt64?, index: XMLDictionaryIndex?)
-        {
-            self.stamp = stamp
+        /// Takes a version of the file that parsed, or its absence (nil), as the one `disk` holds: the three ways
+        /// a version arrives (a whole read, a read of the changed entries, this process's own write) set the same
+        /// fields.
+        mutating func adopt(_ version: FileVersion?, format: PropertyList.Format, index: XMLDictionaryIndex?) {
+            stamp = version?.stamp
+            digest = version?.digest
             self.format = format
-            self.digest = digest
             self.index = index
             failure = nil
-            readGoodVersion = stamp != nil
+            readGoodVersion = version != nil
         }
 
         private mutating func updateRare(_ change: (inout RareFields) -> Void) {

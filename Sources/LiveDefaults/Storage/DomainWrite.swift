@@ -108,7 +108,7 @@ struct DomainWrite {
             return .done(
                 .written(
                     WrittenVersion(
-                        contents: [:], stamp: nil, format: format, digest: nil, keptAside: keptAside,
+                        contents: [:], version: nil, format: format, keptAside: keptAside,
                         reread: current.reread,
                         logged: confirm(entry, logging, giving: contents, over: current.contents, baseVersion))))
         }
@@ -121,7 +121,7 @@ struct DomainWrite {
             return .done(.failed(.unrepresentableValue(path: path, error)))
         }
         // 8. Announce, replace, confirm.
-        let digest = FastHash.hash(data)
+        let digest = FileVersion.digest(of: data)
         let entry = logging?.announce(
             edits, over: current.contents, baseVersion: baseVersion, giving: contents, version: digest)
         let stamp: FileStamp
@@ -133,7 +133,8 @@ struct DomainWrite {
         return .done(
             .written(
                 WrittenVersion(
-                    contents: contents, stamp: stamp, format: format, digest: digest, keptAside: keptAside,
+                    contents: contents, version: FileVersion(stamp: stamp, digest: digest), format: format,
+                    keptAside: keptAside,
                     reread: current.reread,
                     logged: confirm(entry, logging, giving: contents, over: current.contents, baseVersion))))
     }
@@ -174,9 +175,8 @@ enum WriteOutcome {
 struct WrittenVersion {
     var contents: [String: PropertyList]
     /// Nil: the file was removed.
-    var stamp: FileStamp?
+    var version: FileVersion?
     var format: PropertyList.Format
-    var digest: UInt64?
     /// The unreadable file found there, kept aside.
     var keptAside: DefaultsError?
     /// Whether the file had changed since this process last read or wrote it (it was read again).

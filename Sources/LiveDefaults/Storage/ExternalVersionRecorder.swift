@@ -22,10 +22,8 @@ final class ExternalVersionRecorder: Sendable {
         /// The domain file.
         var path: String
         var lockPath: String
-        /// The version's digest (0: the file is gone).
-        var version: UInt64
-        /// Its stamp when it was read (nil: the file is gone).
-        var stamp: FileStamp?
+        /// The version read (nil: the file is gone).
+        var version: FileVersion?
         var contents: [String: PropertyList]
         /// The version the process held before (for the old values), when it held one.
         var held: ChangeLog.Held?
@@ -79,17 +77,20 @@ final class ExternalVersionRecorder: Sendable {
     static func record(_ request: Request) {
         let log = ChangeLog.path(forDomainFile: request.path)
         // A look without the lock, to skip taking it; recordExternal looks again under it.
+        let number = FileVersion.logNumber(request.version)
         switch ChangeLog.tail(at: log, on: request.fileSystem) {
-        case .recorded(request.version): return
+        case .recorded(number): return
         case .absent where request.firstLook: return
         default: break
         }
         let fileSystem = request.fileSystem
         guard let lock = fileSystem.lockExclusivelyIfFree(request.lockPath) else { return }
         defer { fileSystem.close(lock) }
-        guard let current = try? fileSystem.stamp(atPath: request.path), current == request.stamp else { return }
+        guard let current = try? fileSystem.stamp(atPath: request.path), current == request.version?.stamp else {
+            return
+        }
         ChangeLog.recordExternal(
-            version: request.version, contents: request.contents, held: request.held, at: log, time: request.time,
+            version: number, contents: request.contents, held: request.held, at: log, time: request.time,
             owner: request.owner, on: fileSystem)
     }
 }
