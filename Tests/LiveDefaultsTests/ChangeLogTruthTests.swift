@@ -24,7 +24,7 @@ struct ChangeLogTruthTests {
     /// A LiveDefaults process's write of `contents`' keys through its own state of the file.
     func writeThroughLibrary(_ contents: [String: PropertyList]) throws {
         let writer = DomainFile(path: path)
-        for (key, value) in contents { writer.set(value, forKey: key) }
+        for (key, value) in contents { try writer.set(value, forKey: key) }
         try writer.commit()
     }
 

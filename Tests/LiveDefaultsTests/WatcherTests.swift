@@ -195,7 +195,7 @@ struct WatcherTests {
         watcher.suspendForTesting()
         // This process creates the directory by writing the file, and it is removed again, all before the
         // watcher runs: it never watched `config` itself, so no event about the file ever arrives.
-        file.set("written", forKey: "Key")
+        try file.set("written", forKey: "Key")
         try file.commit()
         try FileManager.default.removeItem(atPath: root)
         #expect(file.value(forKey: "Key") == "written")

@@ -60,6 +60,11 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         /// most often): nothing that reads the declared keys reads it. `detail` is the declared key it most likely
         /// meant, if one is near. Reported once per key by a store that published the schema.
         public static let undeclaredKey = Code(rawValue: "undeclaredKey")
+        /// A version of a domain that a validator refused (``Defaults/addValidator(_:)``); `detail` is the reason
+        /// (the description of the error the validator threw). Another process's version of `path` is not
+        /// applied at all: this process keeps serving the last version it accepted, for every key of the file,
+        /// until a later version passes. This process's own change (a `set`, a transaction) is not made.
+        public static let versionRefused = Code(rawValue: "versionRefused")
 
         // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
         public var description: String { rawValue }
@@ -202,6 +207,18 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         DefaultsError(code: .undeclaredKey, domain: domain, key: key, detail: suggestion)
     }
 
+    /// An error of code ``Code/versionRefused``: another process's version of `path`, kept out.
+    package static func versionRefused(path: String, domain: String, reason: String) -> DefaultsError {
+        DefaultsError(
+            code: .versionRefused, domain: domain, path: path, detail: reason,
+            keepsLastKnownGood: true)
+    }
+
+    /// An error of code ``Code/versionRefused``: this process's own change of `path`, not made.
+    package static func changeRefused(path: String, domain: String, reason: String) -> DefaultsError {
+        DefaultsError(code: .versionRefused, domain: domain, path: path, detail: reason)
+    }
+
     /// An error of code ``Code/transactionSpansDomains``.
     package static func transactionSpansDomains(key: String, suite: String, domain: String) -> DefaultsError {
         DefaultsError(code: .transactionSpansDomains, domain: domain, key: key, detail: suite)
@@ -253,6 +270,11 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         case .transactionSpansDomains:
             return "key \"\(key)\" belongs to suite \(detail), not to domain \(domain): a transaction changes one "
                 + "domain; nothing was committed (use a transaction of that suite's store)"
+        case .versionRefused where keepsLastKnownGood:
+            return "a validator refused the new version of \(path) (domain \(domain)): \(detail); this process keeps "
+                + "serving the last version it accepted until a later version passes"
+        case .versionRefused:
+            return "a validator refused the change of domain \(domain): \(detail); nothing was changed"
         case .undeclaredKey:
             return "\(key) is not a key of \(domain)"
                 + (self.detail.map { "; did you mean \($0)?" } ?? " (its published schema does not declare it)")

@@ -29,6 +29,7 @@ enum DefaultsMetrics {
                 .increment(by: 0)
         }
         Gauge(label: "livedefaults_last_known_good", dimensions: labels).record(0)
+        Counter(label: "livedefaults_refused_versions_total", dimensions: labels).increment(by: 0)
     }
 
     /// Keys changed by a version applied here, by origin: `local` (this process's write), `fleet` (the agent's
@@ -59,6 +60,12 @@ enum DefaultsMetrics {
     static func refused(domain: String, reason: String) {
         Counter(label: "livedefaults_refused_values_total", dimensions: [("domain", domain), ("reason", reason)])
             .increment()
+    }
+
+    /// A version of a domain's file that a validator refused (``Defaults/addValidator(_:)``): another process's,
+    /// kept out (this process serves the last version it accepted), or this process's own edit, not written.
+    static func versionRefused(domain: String) {
+        Counter(label: "livedefaults_refused_versions_total", dimensions: [("domain", domain)]).increment()
     }
 
     /// A write of a domain's file, from taking its lock to the version on disk.

@@ -30,6 +30,8 @@ struct CurrentVersion {
         var format: PropertyList.Format
         /// The version last found corrupt (its contents are not `contents`).
         var knownCorrupt: FileStamp?
+        /// The version on disk that validators refused (its contents are not `contents` either).
+        var refused: FileStamp? = nil
 
         /// The version as the change log's recorder takes it (for the old values of what another writer
         /// changed), when its digest is known.
@@ -50,8 +52,9 @@ struct CurrentVersion {
             return .failed(.writeFailed(path: path, errno: error.errno, message: error.message))
         }
         // Read again when another process changed the file, and when the version held is one found corrupt (the
-        // cache then holds nothing, and the file must be kept aside, not overwritten).
-        guard stamp != held.stamp || (stamp != nil && stamp == held.knownCorrupt) else {
+        // cache then holds nothing, and the file must be kept aside, not overwritten) or refused by validators
+        // (the cache holds the version before it; the edits go onto the file as it is).
+        guard stamp != held.stamp || (stamp != nil && (stamp == held.knownCorrupt || stamp == held.refused)) else {
             return .version(
                 CurrentVersion(
                     contents: held.contents, digest: held.digest, format: held.format, isAbsent: stamp == nil,

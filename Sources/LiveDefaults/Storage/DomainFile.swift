@@ -148,6 +148,75 @@ final class DomainFile: Sendable {
     ///     LiveDefaults writer made is then recorded by its commit (a write records the version it writes over),
     ///     not by the look, which runs on every lost round and must stay as short as it was.
     func reload(verifyContents: Bool = false, deferringRemoval: Bool = false, recordingExternal: Bool = true) {
+        if state.isJudged {
+            reloadJudged(
+                verifyContents: verifyContents, deferringRemoval: deferringRemoval, recordingExternal: recordingExternal
+            )
+        } else {
+            _ = reload(
+                verifyContents: verifyContents, deferringRemoval: deferringRemoval,
+                recordingExternal: recordingExternal, judged: nil)
+        }
+    }
+
+    /// A version read and judged (``reloadJudged(verifyContents:deferringRemoval:recordingExternal:)``), for the
+    /// reload that adopts it or keeps it out.
+    private struct JudgedVersion {
+        var loaded: Loaded
+        /// Why the judges refused it; nil: accepted.
+        var refusal: String?
+    }
+
+    /// How many versions in a row a reload of a judged file reads and judges before it leaves the file to the
+    /// next change it is told of (another process rewriting the file faster than the judges answer).
+    static let judgedReloadAttempts = 10
+
+    /// ``reload(verifyContents:deferringRemoval:recordingExternal:)`` of a file that validators judge
+    /// (``FileJudges``): the new version is read and judged with no lock of ours held, then adopted, or kept out,
+    /// under the disk lock if it is still the file's; a version that replaced it meanwhile is read and judged in
+    /// its turn. A refused version is reported once, and not judged again while it stays on disk. The first
+    /// look, a file that cannot be read and a file that is gone take the usual way: judges judge versions of the
+    /// file, not its absence (the domain then reads its defaults, as anywhere).
+    private func reloadJudged(verifyContents: Bool, deferringRemoval: Bool, recordingExternal: Bool) {
+        func plain() {
+            _ = reload(
+                verifyContents: verifyContents, deferringRemoval: deferringRemoval,
+                recordingExternal: recordingExternal, judged: nil)
+        }
+        for _ in 0..<Self.judgedReloadAttempts {
+            let (loaded, known, digest, refused, corrupt) = state.read {
+                ($0.loaded, $0.stamp, $0.digest, $0.refused, $0.corruptStamp)
+            }
+            guard loaded, case .some(let stamp?) = try? fileSystem.stamp(atPath: path) else { return plain() }
+            if stamp == known && !verifyContents { return }
+            guard
+                case .success(let read?) = Self.readContents(path, on: fileSystem, knownCorrupt: corrupt, clock: clock),
+                read.version.digest != digest, case .whole(let contents) = read.contents
+            else { return plain() }
+            let refusal: String?
+            if let refused, refused.version == read.version {
+                refusal = refused.reason
+            } else {
+                // The version as its writer made it: this process's unwritten edits are judged on top of it when
+                // they are written (refusing the other's version for them would keep a valid version out).
+                refusal = state.read { $0.judges }.verdict(on: contents)
+            }
+            let judged = JudgedVersion(loaded: read, refusal: refusal)
+            if reload(
+                verifyContents: verifyContents, deferringRemoval: deferringRemoval,
+                recordingExternal: recordingExternal, judged: judged)
+            {
+                return
+            }
+        }
+    }
+
+    /// The reload proper; with `judged`, the version read and judged before, adopted or kept out if the file is
+    /// still that version. Returns false when it is not (nothing was done: the caller reads again).
+    private func reload(
+        verifyContents: Bool, deferringRemoval: Bool, recordingExternal: Bool, judged: JudgedVersion?
+    ) -> Bool {
+        var stillJudged = true
         // Observers (the stores, and through them error handlers and streams) are told after the disk lock
         // is released: a handler may call synchronize(), which takes it again.
         var readAVersion = false
@@ -173,13 +242,37 @@ final class DomainFile: Sendable {
                 }
                 return [.failed(failure)]
             }
+            if let judged {
+                guard current == judged.loaded.version.stamp else {
+                    stillJudged = false
+                    return []
+                }
+                if let reason = judged.refusal {
+                    // Not applied at all: `disk` and `contents` keep the last version accepted, the stamp moves on
+                    // (the version is not read again), and the refusal is reported once.
+                    let refusal = FileJudges.Refusal(
+                        version: judged.loaded.version, contents: Self.wholeContents(judged.loaded), reason: reason)
+                    let isNew = state.change { state in
+                        defer { state.refused = refusal }
+                        state.stamp = judged.loaded.version.stamp
+                        return state.refused?.version != refusal.version
+                    }
+                    guard isNew else { return [] }
+                    deliveries.begin()
+                    return [
+                        .failed(
+                            .versionRefused(path: path, domain: DefaultsMetrics.domain(ofFile: path), reason: reason))
+                    ]
+                }
+            }
             // Gone, or created again and not yet written (`install` and `git checkout` create the new file,
             // then fill it): not a removal yet (see `deferringRemoval`).
-            if deferringRemoval, loaded, let known, RemovalSettling.defers(held: known, current: current) {
+            if judged == nil, deferringRemoval, loaded, let known, RemovalSettling.defers(held: known, current: current)
+            {
                 scheduleRemovalCheck(look: 1)
                 return []
             }
-            if loaded && current == known {
+            if judged == nil, loaded && current == known {
                 guard verifyContents, current != nil else { return [] }
                 let bytes = try? fileSystem.read(atPath: path)
                 if bytes.map({ FileVersion.digest(of: $0.data) }) == state.read({ $0.digest }) { return [] }
@@ -192,10 +285,15 @@ final class DomainFile: Sendable {
             // A file the stamp found absent is not opened as well. One that appears meanwhile has a stamp the
             // next reload (the watcher's) finds new.
             let result =
-                current == nil && !firstLook
-                ? ReadResult.success(nil)
-                : Self.readContents(
-                    path, on: fileSystem, knownCorrupt: corruptStamp, clock: clock, indexing: true, previous: previous)
+                if let judged {
+                    ReadResult.success(judged.loaded)
+                } else if current == nil && !firstLook {
+                    ReadResult.success(nil)
+                } else {
+                    Self.readContents(
+                        path, on: fileSystem, knownCorrupt: corruptStamp, clock: clock, indexing: true,
+                        previous: previous)
+                }
             let recording = recordingExternal && Self.mayNeedRecording(result, firstLook: firstLook)
             var report: DefaultsError?
             var held: ChangeLog.Held?
@@ -252,6 +350,13 @@ final class DomainFile: Sendable {
         // The version is handed to the change log's recorder once the observers have it (see there).
         deliver(events, then: toRecord.map { request in { ExternalVersionRecorder.shared.submit(request) } })
         reportMetrics(events, readAVersion: readAVersion, firstLook: wasFirstLook)
+        return stillJudged
+    }
+
+    /// A whole read's contents (a judged version is read whole: it has no index to be read against).
+    private static func wholeContents(_ loaded: Loaded) -> [String: PropertyList] {
+        if case .whole(let contents) = loaded.contents { return contents }
+        return [:]
     }
 
     /// Reports a reload's outcome through swift-metrics (``DefaultsMetrics``), with no lock held: the
@@ -261,7 +366,11 @@ final class DomainFile: Sendable {
         if firstLook { DefaultsMetrics.opened(domain: domain) }
         if readAVersion { DefaultsMetrics.reloaded(domain: domain, at: clock.now) }
         for case .failed(let error) in events {
-            DefaultsMetrics.reloadFailed(domain: domain, servingLastKnownGood: error.keepsLastKnownGood)
+            if error.code == .versionRefused {
+                DefaultsMetrics.versionRefused(domain: domain)
+            } else {
+                DefaultsMetrics.reloadFailed(domain: domain, servingLastKnownGood: error.keepsLastKnownGood)
+            }
         }
         for case .changed(let deltas, .external) in events {
             DefaultsMetrics.changesApplied(deltas.count, domain: domain, origin: "external")
@@ -307,8 +416,14 @@ final class DomainFile: Sendable {
     // MARK: Editing
 
     /// Sets or removes one key in memory at once; the background writer persists it.
-    func set(_ value: PropertyList?, forKey key: String) {
+    ///
+    /// - Throws: ``DefaultsError/Code/versionRefused`` when a validator refuses the domain with the change
+    ///   (nothing changes).
+    func set(_ value: PropertyList?, forKey key: String) throws(DefaultsError) {
         loadIfNeeded()
+        if state.isJudged {
+            try judge { edits in edits.keys[key] = .some(value) }
+        }
         // The observers to tell are taken under the same lock as the edit (one lock per `set`, not two).
         let (delta, mustSchedule, observers): (KeyDelta?, Bool, IntrusiveList<ObserverEntry>) = state.change {
             state in
@@ -328,8 +443,13 @@ final class DomainFile: Sendable {
     }
 
     /// Replaces the whole domain in memory at once; the background writer persists it.
-    func replace(with contents: [String: PropertyList]) {
+    ///
+    /// - Throws: ``DefaultsError/Code/versionRefused`` when a validator refuses the new contents.
+    func replace(with contents: [String: PropertyList]) throws(DefaultsError) {
         loadIfNeeded()
+        if state.isJudged {
+            try judge { edits in edits = DomainEdits(replacement: contents) }
+        }
         let deltas: [KeyDelta] = state.change { state in
             let before = state.contents
             state.pending = DomainEdits(replacement: contents)
@@ -339,6 +459,49 @@ final class DomainFile: Sendable {
         }
         BackgroundWriter.shared.schedule(self)
         if !deltas.isEmpty { notify(.changed(deltas, .local)) }
+    }
+
+    // MARK: Judging
+
+    /// Adds a judge of the file's versions (``FileJudges``), under `id`.
+    func addJudge(_ judge: @escaping FileJudges.Judge, id: UInt64) {
+        loadIfNeeded()
+        state.change { $0.judges.add(judge, id: id) }
+    }
+
+    /// Removes the judge added under `id`.
+    func removeJudge(id: UInt64) {
+        state.change { $0.judges.remove(id: id) }
+    }
+
+    /// What a write of this process goes onto, with its edits on top: the version on disk as this process knows
+    /// it, which is the one readers see unless the judges refused it (a transaction reads this, so that its
+    /// check holds against the file as it is).
+    var contentsToWriteOver: [String: PropertyList] {
+        loadIfNeeded()
+        return state.read { state in
+            guard let refused = state.refused else { return state.contents }
+            return Self.overlay(refused.contents, state.inFlight, state.pending)
+        }
+    }
+
+    /// The contents this process would write with `edit` made to its pending edits (onto the version on disk as
+    /// it knows it), and the judges to ask.
+    private func candidate(_ edit: (inout DomainEdits) -> Void) -> ([String: PropertyList], FileJudges) {
+        state.read { state in
+            var pending = state.pending
+            edit(&pending)
+            return (Self.overlay(state.refused?.contents ?? state.disk, state.inFlight, pending), state.judges)
+        }
+    }
+
+    /// Asks the judges, with no lock held, about the file with `edit` made to this process's pending edits.
+    private func judge(_ edit: (inout DomainEdits) -> Void) throws(DefaultsError) {
+        let (candidate, judges) = candidate(edit)
+        if let reason = judges.verdict(on: candidate) {
+            DefaultsMetrics.versionRefused(domain: DefaultsMetrics.domain(ofFile: path))
+            throw .changeRefused(path: path, domain: DefaultsMetrics.domain(ofFile: path), reason: reason)
+        }
     }
 
     // MARK: Writing
@@ -373,8 +536,61 @@ final class DomainFile: Sendable {
         return try commit(TransactionEdits(writes: DomainEdits(keys: writes), expected: expected))
     }
 
+    /// How many times a commit of a judged file judges what it would write before it gives up on a file that
+    /// changes under it each time (or edits that keep coming while it judges).
+    static let judgedCommitAttempts = 20
+
     /// ``commit()``, with a transaction's writes and check when given one; false when its check failed.
+    ///
+    /// A judged file's write is judged first, with no lock held: the edits on top of the version on disk as this
+    /// process knows it. The write then goes on only if, on the file as it is under the file lock, it writes
+    /// exactly what was judged; else the file is read again (and judged, as another process's version is) and
+    /// the edits are judged anew. Refused, a transaction throws having written nothing (the earlier edits stay
+    /// pending); a plain commit drops its edits, which readers of this process then no longer see, and throws.
     private func commit(_ transaction: TransactionEdits?) throws(DefaultsError) -> Bool {
+        guard state.isJudged else { return try commit(transaction, judged: nil) }
+        for _ in 0..<Self.judgedCommitAttempts {
+            let (candidate, judges) = candidate { pending in
+                if let transaction { pending = pending.followed(by: transaction.writes) }
+            }
+            if let reason = judges.verdict(on: candidate) {
+                let error = DefaultsError.changeRefused(
+                    path: path, domain: DefaultsMetrics.domain(ofFile: path), reason: reason)
+                DefaultsMetrics.versionRefused(domain: DefaultsMetrics.domain(ofFile: path))
+                guard transaction == nil else { throw error }
+                dropPendingEdits(refused: error)
+                throw error
+            }
+            if try commit(transaction, judged: candidate) { return true }
+            if transaction != nil { return false }
+            // Written over by another process meanwhile: its version is judged, then the edits on top of it.
+            reload(recordingExternal: false)
+        }
+        throw .transactionConflict(domain: DefaultsMetrics.domain(ofFile: path), attempts: Self.judgedCommitAttempts)
+    }
+
+    /// Drops this process's pending edits (a validator refused them on top of the file as it now is): readers
+    /// see the file's contents again, and the store's observers hear of the refusal.
+    private func dropPendingEdits(refused error: DefaultsError) {
+        let deltas: [KeyDelta] = diskLock.withLock {
+            let deltas = state.change { state in
+                let before = state.contents
+                state.pending = DomainEdits()
+                state.scheduled = false
+                state.contents = Self.overlay(state.disk, state.inFlight, state.pending)
+                return KeyDelta.between(before, state.contents)
+            }
+            deliveries.begin()
+            return deltas
+        }
+        deliver(deltas.isEmpty ? [.failed(error)] : [.changed(deltas, .local), .failed(error)])
+    }
+
+    /// The commit proper; with `judged`, the contents the judges accepted, which the write must be exactly (else
+    /// it writes nothing and answers false).
+    private func commit(_ transaction: TransactionEdits?, judged: [String: PropertyList]?) throws(DefaultsError)
+        -> Bool
+    {
         // As in reload(), observers are told after the disk lock is released.
         var written: (keys: Int, nanoseconds: Int64)?
         let (result, events): (Result<Bool, DefaultsError>, [Event]) = diskLock.withLock {
@@ -386,16 +602,22 @@ final class DomainFile: Sendable {
                 state.inFlight = edits.isEmpty ? nil : edits
                 let held = CurrentVersion.Held(
                     stamp: state.stamp, contents: state.disk, digest: state.digest, format: state.format,
-                    knownCorrupt: state.corruptStamp)
+                    knownCorrupt: state.corruptStamp, refused: state.refused?.version?.stamp)
                 return (pending, edits, held, state.loggedVersion)
             }
             if edits.isEmpty { return (.success(true), []) }
             // The transaction saw the file with this process's edits on top: so is each key checked.
-            let check = transaction.map { transaction in
+            let transactionCheck = transaction.map { transaction in
                 { (base: [String: PropertyList]) -> Bool in
                     transaction.expected.allSatisfy { key, seen in pending.value(forKey: key, over: base[key]) == seen }
                 }
             }
+            let check: (([String: PropertyList]) -> Bool)? =
+                if let judged {
+                    { base in (transactionCheck?(base) ?? true) && edits.applied(to: base) == judged }
+                } else {
+                    transactionCheck
+                }
             let start = ContinuousClock.now
             let outcome = writeSettled(
                 DomainWrite(

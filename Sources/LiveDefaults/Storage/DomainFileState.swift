@@ -12,6 +12,7 @@ struct DomainFileState: ~Copyable, Sendable {
     private let lock = Lock(DomainFile.State())
     private let holdsKeysFlag = Atomic<Bool>(false)
     private let loadedFlag = Atomic<Bool>(false)
+    private let judgedFlag = Atomic<Bool>(false)
 
     init() {}
 
@@ -19,6 +20,8 @@ struct DomainFileState: ~Copyable, Sendable {
     var holdsKeys: Bool { holdsKeysFlag.load(ordering: .acquiring) }
     /// Whether a version of the file (or its absence) was read, without the lock.
     var isLoaded: Bool { loadedFlag.load(ordering: .acquiring) }
+    /// Whether validators judge the file's versions (``DomainFile/State/judges`` is not empty), without the lock.
+    var isJudged: Bool { judgedFlag.load(ordering: .acquiring) }
 
     /// Reads the state under the lock.
     func read<Result>(_ body: (borrowing DomainFile.State) -> Result) -> Result {
@@ -31,6 +34,7 @@ struct DomainFileState: ~Copyable, Sendable {
             let result = body(&state)
             holdsKeysFlag.store(!state.contents.isEmpty, ordering: .releasing)
             loadedFlag.store(state.loaded, ordering: .releasing)
+            judgedFlag.store(!state.judges.isEmpty, ordering: .releasing)
             return result
         }
     }
@@ -89,7 +93,7 @@ extension DomainFile {
 
         /// Takes a version of the file that parsed, or its absence (nil), as the one `disk` holds: the three ways
         /// a version arrives (a whole read, a read of the changed entries, this process's own write) set the same
-        /// fields.
+        /// fields. A version refused before is then no longer on disk.
         mutating func adopt(_ version: FileVersion?, format: PropertyList.Format, index: XMLDictionaryIndex?) {
             stamp = version?.stamp
             digest = version?.digest
@@ -97,12 +101,27 @@ extension DomainFile {
             self.index = index
             failure = nil
             readGoodVersion = version != nil
+            if rare?.fields.refused != nil { refused = nil }
+        }
+
+        /// The stores' judges of the file's versions (``FileJudges``); empty for almost every file.
+        var judges: FileJudges {
+            get { rare?.fields.judges ?? FileJudges() }
+            set { updateRare { $0.judges = newValue } }
+        }
+        /// The version on disk that the judges refused, while it is there: this process keeps serving the last
+        /// version it accepted (`disk`), and a write of this process goes onto the refused one (the file as it is).
+        var refused: FileJudges.Refusal? {
+            get { rare?.fields.refused }
+            set { updateRare { $0.refused = newValue } }
         }
 
         private mutating func updateRare(_ change: (inout RareFields) -> Void) {
             var fields = rare?.fields ?? RareFields()
             change(&fields)
-            if fields.corruptStamp == nil && fields.index == nil && fields.loggedVersion == nil {
+            if fields.corruptStamp == nil && fields.index == nil && fields.loggedVersion == nil
+                && fields.judges.isEmpty && fields.refused == nil
+            {
                 rare = nil
             } else if isKnownUniquelyReferenced(&rare) {
                 rare?.fields = fields
@@ -116,6 +135,8 @@ extension DomainFile {
         var corruptStamp: FileStamp?
         var index: XMLDictionaryIndex?
         var loggedVersion: UInt64?
+        var judges = FileJudges()
+        var refused: FileJudges.Refusal?
     }
 
     /// ``State``'s rarely set fields; copied on write (a `State` copied and changed does not change another).

@@ -185,8 +185,8 @@ extension Defaults {
         // delivered during `replace`, does not schedule a second; when a burst of sets has one scheduled
         // already, that one stays theirs and the call posts its own beside it.
         let claimed = claimNotification()
-        file(forDomain: domainName, layer: layer).replace(with: domain)
-        postDidChange(clearingPending: claimed)
+        defer { postDidChange(clearingPending: claimed) }
+        try file(forDomain: domainName, layer: layer).replace(with: domain)
     }
 
     /// Replaces the contents of a persistent domain with Foundation-typed values. Like Foundation's, it does

@@ -55,7 +55,8 @@ extension Defaults {
             // The latest version on disk (one `stat` when nothing changed). A version no LiveDefaults writer made
             // is recorded in the change log by the commit, which records the version it writes over.
             file.reload(recordingExternal: false)
-            let transaction = DefaultsTransaction(defaults: self, domain: domain, file: file, base: file.contents)
+            let transaction = DefaultsTransaction(
+                defaults: self, domain: domain, file: file, base: file.contentsToWriteOver)
             let result = try body(transaction)
             // The base is let go before the commit, which then changes the file's contents in place.
             let (writes, reads, failure) = transaction.finish()

@@ -244,6 +244,8 @@ public final class Defaults: Sendable {
         /// stream subscribes, through the view's other methods (Docs/Architecture.md lists the callers, and
         /// Scripts/check-architecture keeps that list true).
         var view: EffectiveView
+        /// The store's judges (``Defaults/addValidator(_:)``, ``addJudge(_:)``): nil until the first is added.
+        var validation: StoreValidation?
 
         init(view: EffectiveView) {
             self.view = view
@@ -380,7 +382,11 @@ public final class Defaults: Sendable {
 
     deinit {
         // Streams finish when their store goes away.
-        let (domains, resumptions) = state.withLock { ($0.search.persistent, $0.view.finishAll()) }
+        let (domains, resumptions, validation) = state.withLock {
+            ($0.search.persistent, $0.view.finishAll(), $0.validation)
+        }
+        // Its judges go with it (they would accept everything, but a judged file reads and writes the slow way).
+        for file in validation?.judgedFiles ?? [] { file.removeJudge(id: fileJudgeID) }
         for domain in domains.values { detach(domain) }
         for resume in resumptions { resume() }
     }
@@ -471,13 +477,21 @@ public final class Defaults: Sendable {
                 )
             }
             if forced { throw .forcedKey(key: key, domain: domain) }
-            if let file { return file._withUnsafeGuaranteedRef { $0.set(value, forKey: key) } }
+            if let file {
+                // The refusal as a value: `_withUnsafeGuaranteedRef` rethrows untyped.
+                let refusal = file._withUnsafeGuaranteedRef { file -> DefaultsError? in
+                    do throws(DefaultsError) { try file.set(value, forKey: key) } catch { return error }
+                    return nil
+                }
+                if let refusal { throw refusal }
+                return
+            }
         }
         if domain != configuration.applicationDomain { try DomainName.validate(domain) }
         if !layer.isManaged, objectIsForced(forKey: key, inDomain: domain) {
             throw .forcedKey(key: key, domain: domain)
         }
-        file(forDomain: domain, layer: layer).set(value, forKey: key)
+        try file(forDomain: domain, layer: layer).set(value, forKey: key)
     }
 
     /// Like Foundation's `set(_:forKey:)` for any value: property-list values (and URLs) are stored; anything
