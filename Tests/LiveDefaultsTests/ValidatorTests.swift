@@ -24,9 +24,10 @@ struct ValidatorTests {
     let validations = Lock<Int>(0)
     var path: String { directory.file("\(Self.domain).plist") }
 
-    /// A store of the domain, not watching, with a validator: MinPool ≤ MaxPool.
-    func store() throws -> (Defaults, DefaultsValidation) {
-        var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: Self.domain)
+    /// A store of the domain (its files in `root`, the test's directory unless given), not watching, with a
+    /// validator: MinPool ≤ MaxPool.
+    func store(root: String? = nil) throws -> (Defaults, DefaultsValidation) {
+        var configuration = Defaults.Configuration.rooted(at: root ?? directory.path, applicationDomain: Self.domain)
         configuration.watching = .off
         configuration.clock = ManualDefaultsClock()
         configuration.errorHandler = { [errors] error in errors.withLock { $0.append(error) } }
@@ -145,6 +146,28 @@ struct ValidatorTests {
         #expect(defaults[Self.minPool] == 30)
         #expect(defaults[Self.maxPool] == 33)
         #expect(refusals.last?.code == .versionRefused)
+    }
+
+    @Test("a layer whose directory appears under a store with validators is judged from its first version")
+    func layerAppearingLater() throws {
+        let root = directory.file("later")
+        let (defaults, _) = try store(root: root)
+        #expect(defaults[Self.maxPool] == 10)
+        let file = "\(root)/\(Self.domain).plist"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try PropertyList.dictionary(["MinPool": 30, "Banner": "new"]).encoded(as: .xml).write(
+            to: URL(fileURLWithPath: file))
+        _ = defaults.synchronize()
+        #expect(defaults[Self.minPool] == 1, "the first version of the new layer is refused: MinPool 30 > MaxPool 10")
+        #expect(defaults.string(forKey: "Banner") == nil)
+        #expect(refusals.count == 1)
+        let other = DomainFile(path: file)
+        try other.set(40, forKey: "MaxPool")
+        try other.commit()
+        _ = defaults.synchronize()
+        #expect(defaults[Self.minPool] == 30)
+        #expect(defaults[Self.maxPool] == 40)
+        #expect(defaults.string(forKey: "Banner") == "new")
     }
 
     @Test("a removed validator judges nothing more; validators may read the store (no lock of ours is held)")

@@ -174,9 +174,11 @@ final class DomainFile: Sendable {
     /// ``reload(verifyContents:deferringRemoval:recordingExternal:)`` of a file that validators judge
     /// (``FileJudges``): the new version is read and judged with no lock of ours held, then adopted, or kept out,
     /// under the disk lock if it is still the file's; a version that replaced it meanwhile is read and judged in
-    /// its turn. A refused version is reported once, and not judged again while it stays on disk. The first
-    /// look, a file that cannot be read and a file that is gone take the usual way: judges judge versions of the
-    /// file, not its absence (the domain then reads its defaults, as anywhere).
+    /// its turn. A refused version is reported once, and not judged again while it stays on disk. A file that
+    /// cannot be read and a file that is gone take the usual way: judges judge versions of the file, not its
+    /// absence (the domain then reads its defaults, as anywhere). A first look is judged too: a file is judged
+    /// from its first version when its judges came first (a layer whose directory appeared under a store with
+    /// validators).
     private func reloadJudged(verifyContents: Bool, deferringRemoval: Bool, recordingExternal: Bool) {
         func plain() {
             _ = reload(
@@ -187,8 +189,8 @@ final class DomainFile: Sendable {
             let (loaded, known, digest, refused, corrupt) = state.read {
                 ($0.loaded, $0.stamp, $0.digest, $0.refused, $0.corruptStamp)
             }
-            guard loaded, case .some(let stamp?) = try? fileSystem.stamp(atPath: path) else { return plain() }
-            if stamp == known && !verifyContents { return }
+            guard case .some(let stamp?) = try? fileSystem.stamp(atPath: path) else { return plain() }
+            if loaded && stamp == known && !verifyContents { return }
             guard
                 case .success(let read?) = Self.readContents(path, on: fileSystem, knownCorrupt: corrupt, clock: clock),
                 read.version.digest != digest, case .whole(let contents) = read.contents
@@ -231,7 +233,7 @@ final class DomainFile: Sendable {
             wasFirstLook = firstLook
             let current: FileStamp?
             do throws(SystemError) {
-                current = firstLook ? nil : try fileSystem.stamp(atPath: path)
+                current = firstLook && judged == nil ? nil : try fileSystem.stamp(atPath: path)
             } catch {
                 let failure = state.change { state in
                     let failure = DefaultsError.readFailed(path: path, errno: error.errno, message: error.message)
@@ -254,6 +256,7 @@ final class DomainFile: Sendable {
                         version: judged.loaded.version, contents: Self.wholeContents(judged.loaded), reason: reason)
                     let isNew = state.change { state in
                         defer { state.refused = refusal }
+                        state.loaded = true
                         state.stamp = judged.loaded.version.stamp
                         return state.refused?.version != refusal.version
                     }

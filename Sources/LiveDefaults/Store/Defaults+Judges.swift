@@ -23,14 +23,19 @@ extension Defaults {
             validation.judgedFiles = files
             return files
         }
-        for file in files {
-            file.addJudge(
-                { [weak self, weak file] candidate in
-                    guard let self, let file else { return nil }
-                    return self.verdict(on: candidate, for: file)
-                }, id: fileJudgeID)
-        }
+        for file in files { startJudging(file) }
         return id
+    }
+
+    /// Makes the store a judge of `file` (one of its application domain's files, in ``StoreValidation``'s
+    /// list): when its first judge is added, and when a layer of the domain is attached later (its directory
+    /// appeared).
+    func startJudging(_ file: DomainFile) {
+        file.addJudge(
+            { [weak self, weak file] candidate in
+                guard let self, let file else { return nil }
+                return self.verdict(on: candidate, for: file)
+            }, id: fileJudgeID)
     }
 
     /// Removes the judge `id`; the last one removed takes the store's judge off its files.

@@ -288,20 +288,26 @@ extension Defaults {
         let file = DomainFileRegistry.shared.file(
             atPath: path, owner: fileOwner, clock: configuration.clock,
             fileSystem: configuration.fileSystem)
+        // A layer of the domain the store's validators judge: judged from its first version on.
+        let judging = name == configuration.applicationDomain && state.withLock { $0.validation != nil }
+        if judging { startJudging(file) }
         // Read again even when another store of the process has it loaded: its directory just appeared.
         file.reload()
         let token = file.addObserver { [weak self] event in self?.handle(event, domain: name, layer: layer) }
-        let (published, wasWatched): (DomainFile?, Bool) = state.withLock { state in
-            guard var domain = state.search.persistent[name] else { return (nil, false) }
-            if let known = domain.file(layer) { return (known, false) }
+        let (published, wasWatched, judged): (DomainFile?, Bool, Bool) = state.withLock { state in
+            guard var domain = state.search.persistent[name] else { return (nil, false, false) }
+            if let known = domain.file(layer) { return (known, false, false) }
             domain.files = domain.files.inserting(PersistentDomain.LayerFile(layer: layer, file: file, token: token))
             let wasWatched = domain.watchedAwaited & layer.awaitedBit != 0
             domain.awaited &= ~layer.awaitedBit
             domain.watchedAwaited &= ~layer.awaitedBit
             state.search.persistent[name] = domain
             flattenSearchList(&state)
-            return (file, wasWatched)
+            let judged = judging && state.validation != nil
+            if judged { state.validation?.judgedFiles.append(file) }
+            return (file, wasWatched, judged)
         }
+        if judging && !judged { file.removeJudge(id: fileJudgeID) }
         guard published === file else {
             file.removeObserver(token)
             return published
