@@ -8,6 +8,7 @@ struct Delete: ParsableCommand {
         commandName: "delete", abstract: "Delete a key, or a whole domain (its file).")
 
     @OptionGroup var host: HostOptions
+    @OptionGroup var wait: WaitOptions
     @Argument var domain: String
     @Argument(help: "The key to delete; without it, the whole domain goes.") var key: String?
 
@@ -24,6 +25,7 @@ struct Delete: ParsableCommand {
                 try store.replace(with: [:])
             }
             try store.commit()
+            try wait.waitForReaders(of: store)
         }
     }
 }

@@ -34,6 +34,34 @@ enum ArgumentRewriter {
         guard let verb = rest.first else { return hostOptions }
         var tail = Array(rest.dropFirst())
         if let domain = tail.first, domain == "-g" || domain == "-globalDomain" { tail[0] = "NSGlobalDomain" }
+        if waitingVerbs.contains(verb) { tail = rewriteWait(tail, verb: verb) }
         return [verb] + hostOptions + tail
+    }
+
+    /// The verbs that take `--wait [SECONDS]`.
+    static let waitingVerbs: Set<String> = ["write", "merge", "delete", "import"]
+
+    /// `--wait [SECONDS]`, whose number may be left out, as the parser takes an option: `--wait=SECONDS` (5 when
+    /// no number follows). For `write`, whose words after the domain are its value, only at the end.
+    static func rewriteWait(_ tail: [String], verb: String) -> [String] {
+        var tail = tail
+        let candidates: [Int]
+        if verb == "write" {
+            // The last word, or the one before a number, or before --no-validate.
+            candidates = tail.indices.reversed().filter { $0 >= tail.count - 3 }
+        } else {
+            candidates = Array(tail.indices.reversed())
+        }
+        for index in candidates where tail[index] == "--wait" {
+            let next = index + 1 < tail.count ? tail[index + 1] : nil
+            if let next, let seconds = Double(next), seconds.isFinite {
+                tail.replaceSubrange(index...(index + 1), with: ["--wait=\(next)"])
+            } else {
+                if verb == "write", next != nil, next != "--no-validate" { continue }
+                tail[index] = "--wait=\(WaitOptions.defaultSeconds)"
+            }
+            break
+        }
+        return tail
     }
 }

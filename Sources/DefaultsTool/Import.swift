@@ -15,6 +15,7 @@ struct Import: ParsableCommand {
 
     @OptionGroup var host: HostOptions
     @OptionGroup var validation: ValidationOptions
+    @OptionGroup var wait: WaitOptions
     @Argument var domain: String
     @Argument(help: "A plist file, or - for standard input.") var path: String
 
@@ -40,6 +41,7 @@ struct Import: ParsableCommand {
             let store = try target.store()
             try store.replace(with: contents)
             try store.commit()
+            try wait.waitForReaders(of: store)
         }
     }
 }

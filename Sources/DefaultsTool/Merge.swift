@@ -22,6 +22,7 @@ struct Merge: ParsableCommand {
 
     @OptionGroup var host: HostOptions
     @OptionGroup var validation: ValidationOptions
+    @OptionGroup var wait: WaitOptions
     @Argument(help: "A domain name, -g, or a path to a plist file.") var domain: String
     @Argument(help: "A dictionary as old-style text, a plist file, or - for standard input.") var plist: String?
     @Option(name: .customLong("delete"), help: "A key to remove in the same change (repeatable).")
@@ -62,6 +63,7 @@ struct Merge: ParsableCommand {
                 }
             }
             store.warnOfReportedErrors()
+            try wait.waitForReaders(of: store)
         }
     }
 

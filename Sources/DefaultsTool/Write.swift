@@ -15,11 +15,14 @@ struct Write: ParsableCommand {
             defaults write <domain> '{ Key = value; … }'     replaces the whole domain
             The command returns once the value is on disk. A value the domain's published schema refuses (wrong \
             type, out of range, not one of the choices) is not written: exit status 1, with what the key \
-            accepts; --no-validate (before the domain, or last) writes it anyway, with a warning.
+            accepts; --no-validate (before the domain, or last) writes it anyway, with a warning. --wait [SECONDS] \
+            (before the domain, or last) then waits for every process reading the domain to apply or refuse the \
+            new version: one line per process; exit status 1 when one refused it or did not answer.
             """)
 
     @OptionGroup var host: HostOptions
     @OptionGroup var validation: ValidationOptions
+    @OptionGroup var wait: WaitOptions
     @Argument(help: "A domain name, -g, or a path to a plist file.") var domain: String
     @Argument(parsing: .captureForPassthrough, help: "The key and the value, or a dictionary for the whole domain.")
     var words: [String] = []
@@ -30,9 +33,18 @@ struct Write: ParsableCommand {
             let store = try target.store()
             var words = words
             var noValidate = validation.noValidate
-            if words.last == "--no-validate" {
+            var wait = wait
+            // Trailing options, in either order (the words after the domain are otherwise the key and value).
+            while let last = words.last {
+                if last == "--no-validate" {
+                    noValidate = true
+                } else if last.hasPrefix("--wait="), let seconds = Double(last.dropFirst(7)) {
+                    wait.seconds = seconds
+                    try wait.validate()
+                } else {
+                    break
+                }
                 words.removeLast()
-                noValidate = true
             }
             switch words.count {
             case 0:
@@ -68,6 +80,7 @@ struct Write: ParsableCommand {
                 }
             }
             try store.commit()
+            try wait.waitForReaders(of: store)
         }
     }
 }

@@ -25,6 +25,10 @@
 //
 // The Foundation and standard modes need XDG_CONFIG_HOME in their environment (Foundation reads it at
 // start-up) and refuse to run without it, so that a test can never write into the real home.
+//   validate <dir> <domain> <limit>                a watching store with a validator: MinPool ≤ MaxPool and
+//                                                  MaxPool ≤ limit; print "ready", then for each line read
+//                                                  "MinPool <n> MaxPool <n>" as it serves them, until
+//                                                  standard input ends
 //   print-arguments -Key value …                   print the argument domain as an old-style plist
 //   hygiene <xdg> <kind> <count>                   make and drop <count> stores, each followed by a task
 //                                                  that waits for the store's write of its key, after a
@@ -297,6 +301,32 @@ case "await-value":
     fflush(nil)
     exit(result == .success ? 0 : 1)
 
+case "validate":
+    guard arguments.count == 5, let limit = Int(arguments[4]) else { fail("validate <dir> <domain> <limit>") }
+    var configuration = Defaults.Configuration.rooted(at: arguments[2], applicationDomain: arguments[3])
+    configuration.errorHandler = { error in FileHandle.standardError.write(Data("error: \(error)\n".utf8)) }
+    let defaults: Defaults
+    do { defaults = try Defaults(configuration: configuration) } catch { fail("\(error)") }
+    let minPool = DefaultsKey<Int>("MinPool", default: 1)
+    let maxPool = DefaultsKey<Int>("MaxPool", default: 10)
+    struct Refusal: Error, CustomStringConvertible { var description: String }
+    defaults.addValidator { candidate in
+        guard candidate[minPool] <= candidate[maxPool] else {
+            throw Refusal(description: "MinPool \(candidate[minPool]) is above MaxPool \(candidate[maxPool])")
+        }
+        guard candidate[maxPool] <= limit else {
+            throw Refusal(description: "MaxPool \(candidate[maxPool]) is above this program's limit of \(limit)")
+        }
+    }
+    print("ready")
+    fflush(nil)
+    // What the program serves, for each line read, until standard input ends (or the test kills it).
+    while readLine() != nil {
+        print("MinPool \(defaults[minPool]) MaxPool \(defaults[maxPool])")
+        fflush(nil)
+    }
+    exit(0)
+
 case "typed-read":
     guard arguments.count == 5, let count = Int(arguments[4]) else { fail("typed-read <dir> <domain> <n>") }
     let defaults = store(arguments[2], arguments[3])
@@ -430,6 +460,8 @@ func hygiene(kind: String, count: Int) async -> Never {
         }
         // Every pending write on disk: what stays after it is what the library keeps.
         guard Defaults(suiteName: "com.acme.tenant.flush")?.synchronize() == true else { fail("a write failed") }
+        // And the records the library writes in the background (change log, readers' announcements) written.
+        Defaults.waitUntilRecordsAreWritten()
     }
     await round(count)
     let before = ProcessResources.current()

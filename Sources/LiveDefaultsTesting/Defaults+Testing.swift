@@ -37,3 +37,12 @@ extension Defaults {
         set { changeLogIsEnabled = newValue }
     }
 }
+
+extension Defaults {
+    /// Waits until the records the library writes in the background are written: the change log's entries of
+    /// versions this process read, and the readers' announcements (Docs/OnDisk.md, "Readers"). A measurement of
+    /// what the library keeps (``ProcessResources``) calls it first, so as not to count a record on its way.
+    public static func waitUntilRecordsAreWritten() {
+        waitForBackgroundRecords()
+    }
+}

@@ -36,11 +36,16 @@ enum CrossProcess {
     }
 
     /// `writer` changes `Value` in a domain of `keys` keys, paced; `changeLog` switches the change log on or off
-    /// in both processes (`Defaults.changeLogEnabled`): what recording versions costs the reader's path.
+    /// in both processes (`Defaults.changeLogEnabled`): what recording versions costs the reader's path. With
+    /// `validated`, the store here has a validator (`addValidator`) that reads two keys of every version: what
+    /// judging a whole version costs its delivery.
     static func measure(
-        directory: String, keys: Int, writes: Int, writer: Writer = .script, changeLog: Bool = true
+        directory: String, keys: Int, writes: Int, writer: Writer = .script, changeLog: Bool = true,
+        validated: Bool = false
     ) -> Result {
-        let domain = domain(keys: keys) + (writer == .script ? "" : ".\(writer)") + (changeLog ? "" : ".nolog")
+        let domain =
+            domain(keys: keys) + (writer == .script ? "" : ".\(writer)") + (changeLog ? "" : ".nolog")
+            + (validated ? ".validated" : "")
         let mode = writer == .script ? "--child-writer" : "--child-store-writer"
         let options = (changeLog ? "log" : "nolog") + (writer == .command ? "-unwatched" : "")
         Defaults.changeLogEnabled = changeLog
@@ -48,8 +53,20 @@ enum CrossProcess {
         return race(
             writer: [mode, directory, domain, "\(keys)", options], writes: writes,
             floor: { RawInotifyWatcher(path: "\(directory)/\(domain).plist", arrivals: $0) },
-            store: { try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain)) })
+            store: {
+                let store = try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain))
+                if validated { store?.addValidator(Self.validator) }
+                return store
+            })
     }
+
+    /// A validator such as a program adds: two keys read through the typed subscript, compared.
+    @Sendable static func validator(_ candidate: DefaultsSnapshot) throws {
+        struct Refused: Error {}
+        guard candidate[value] >= -1, candidate[first] >= 0 else { throw Refused() }
+    }
+    static let value = DefaultsKey<Int>("Value", default: 0)
+    static let first = DefaultsKey<Int>("Key0", default: 0)
 
     /// The writer of ``measure(directory:keys:writes:writer:changeLog:)`` with a LiveDefaults store: fills the
     /// domain, says "ready", then for each value read sets `Value` and synchronizes, timed from before the `set`.

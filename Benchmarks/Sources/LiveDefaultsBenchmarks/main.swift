@@ -510,6 +510,37 @@ if wanted("cross-process") {
     printProgress()
 }
 
+// MARK: The same with a validator of every version, beside the same without
+
+// `addValidator`: each version another process writes is judged (two keys of a snapshot of every key) before it
+// is delivered. The two rows alternate writer runs in one section, so that the difference is the validator's.
+if wanted("cross-process") {
+    var overheads: [Bool: Double] = [:]
+    for validated in [false, true] {
+        let latency = CrossProcess.measure(
+            directory: directory, keys: 10, writes: smoke ? 30 : 500, writer: .script, validated: validated)
+        let overhead = latency.live.median - latency.floor.median
+        overheads[validated] = overhead
+        let with = validated ? "with a validator" : "without a validator"
+        appendLatencyRows(
+            latency, floor: "raw inotify floor: a script writes → read the file here, 10 keys (\(with) there)",
+            floorNote: "the same writer, watched by the raw floor",
+            live: "a script writes → observer here, 10 keys, \(with)",
+            checks: validated
+                ? [
+                    .atMost(
+                        50_000, measured: overhead - (overheads[false] ?? overhead),
+                        "a validator adds ≤ 50.00 µs at the median")
+                ] : [],
+            note: "floor + \(format(overhead)) at the median"
+                + (validated
+                    ? "; the validator adds \(format(overhead - (overheads[false] ?? overhead))) (goal ≤ 50.00 µs: "
+                        + "\(overhead - (overheads[false] ?? overhead) <= 50_000 ? "met" : "NOT met"))" : "")
+                + "; lost \(latency.lost)")
+    }
+    printProgress()
+}
+
 // MARK: Another process's transaction → a snapshot observer here, beside the floor
 
 if wanted("cross-process") {

@@ -353,7 +353,23 @@ final class DomainFile: Sendable {
         // The version is handed to the change log's recorder once the observers have it (see there).
         deliver(events, then: toRecord.map { request in { ExternalVersionRecorder.shared.submit(request) } })
         reportMetrics(events, readAVersion: readAVersion, firstLook: wasFirstLook)
+        if readAVersion || !events.isEmpty { ReaderAnnouncer.shared.changed(self) }
         return stillJudged
+    }
+
+    /// The version this process applied (the change log's number: its digest, 0 for no file; nil before the
+    /// first look), and the version on disk it refused, if one is (``ReaderAnnouncer``).
+    var announcedVersions: (applied: UInt64, refused: FileJudges.Refusal?) {
+        state.read { state in
+            // While a version is refused (or unreadable) the stamp is that version's; the digest stays the applied one's.
+            (state.refused == nil && state.stamp == nil ? 0 : state.digest ?? 0, state.refused)
+        }
+    }
+
+    /// The version of the file this process holds, in the change log's numbering (its digest; 0 for no file).
+    var heldVersionNumber: UInt64 {
+        loadIfNeeded()
+        return announcedVersions.applied
     }
 
     /// A whole read's contents (a judged version is read whole: it has no index to be read against).
@@ -660,6 +676,7 @@ final class DomainFile: Sendable {
             }
         }
         deliver(events)
+        if written != nil { ReaderAnnouncer.shared.changed(self) }
         if let written {
             // After the locks: the metrics backend's factory is the program's code.
             let domain = DefaultsMetrics.domain(ofFile: path)

@@ -40,7 +40,10 @@ final class ExternalVersionRecorder: Sendable {
     }
 
     private let pending = Lock([String: Request]())
-    private let queue = DispatchQueue(label: "LiveDefaults.changeLog", qos: .utility)
+    /// The queue of the records a process writes in the background: these versions, and the readers'
+    /// announcements (``ReaderAnnouncer``). One queue for both: one thread at a time, in order.
+    static let queue = DispatchQueue(label: "LiveDefaults.records", qos: .utility)
+    private var queue: DispatchQueue { Self.queue }
 
     /// How long after its delivery a version is recorded: long enough for the observers' tasks, woken by the
     /// delivery, to run before the recorder takes a core (on a small machine they compete), short beside any

@@ -10,3 +10,13 @@ extension Defaults {
         FileWatcher.shared.status(ofPath: path)
     }
 }
+
+extension Defaults {
+    /// Waits until the library's records made in the background so far are written: the change log's entries of
+    /// versions this process read, and the readers' announcements. For a measurement of what the library keeps
+    /// (the test helper's `hygiene`), which must not count a record still on its way.
+    package static func waitForBackgroundRecords() {
+        ExternalVersionRecorder.shared.waitUntilIdle()
+        ReaderAnnouncer.shared.waitUntilIdle()
+    }
+}

@@ -180,9 +180,12 @@ extension Defaults {
         // The registration makes its logger only if it has something to log, from this copy of the
         // configuration (not `self`: the process's watcher would keep the store alive).
         let configuration = self.configuration
-        fileWatcher?.watch(file.path, owner: file, logger: configuration.logger) { [weak file] event in
+        guard let fileWatcher else { return }
+        fileWatcher.watch(file.path, owner: file, logger: configuration.logger) { [weak file] event in
             file?.reload(verifyContents: event.writtenInPlace, deferringRemoval: true)
         }
+        // A store that follows the file is one of its readers: it says which version it runs.
+        ReaderAnnouncer.shared.start(file)
     }
 
     /// Watches the path of an awaited layer for this store (``awaitedLayerWatches``).
@@ -215,7 +218,10 @@ extension Defaults {
     func detach(_ domain: PersistentDomain) {
         for entry in domain.files {
             entry.file.removeObserver(entry.token)
-            fileWatcher?.unwatch(entry.file.path, owner: entry.file)
+            if let fileWatcher {
+                fileWatcher.unwatch(entry.file.path, owner: entry.file)
+                ReaderAnnouncer.shared.stop(entry.file)
+            }
         }
         for layer in PreferenceLayer.searchOrder where domain.watchedAwaited & layer.awaitedBit != 0 {
             fileWatcher?.unwatch(

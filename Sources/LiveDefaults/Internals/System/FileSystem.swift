@@ -270,6 +270,13 @@ extension DefaultsFileSystem {
         }
     }
 
+    /// Creates one directory with mode `permissions` (less the umask) unless it exists; its parent must.
+    func makeDirectoryIfMissing(_ path: String, permissions: UInt32) throws(SystemError) {
+        do throws(SystemError) { try makeDirectory(path, permissions: permissions) } catch  where error.errno == EEXIST
+        {
+        }
+    }
+
     /// Makes a directory's entries durable (`fsync` on the directory): the rename that put a flushed file
     /// under its name, an unlink, a new directory. Without it a power loss may undo a rename whose data was
     /// on the disk (ALICE, OSDI '14, found this in widely used programs; SQLite flushes the directory for it).

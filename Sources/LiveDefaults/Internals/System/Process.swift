@@ -30,6 +30,32 @@ enum CurrentProcess {
         }
         return target ?? nil
     }
+
+    /// When process `pid` started, in clock ticks since the machine booted (field 22 of `/proc/<pid>/stat`); nil
+    /// when no such process runs (or its file cannot be read). With the id, it names one process for good: an id
+    /// is reused, an id and a start time are not.
+    static func startTime(of pid: Int32) -> UInt64? {
+        guard pid > 0, let contents = try? SystemFileSystem.shared.read(atPath: "/proc/\(pid)/stat") else { return nil }
+        return startTime(inStat: contents.data)
+    }
+
+    /// This process's start time (``startTime(of:)``), read once.
+    static let startTime: UInt64 = startTime(of: getpid()) ?? 0
+
+    /// The start time in the text of a `/proc/<pid>/stat` file; nil when it does not read as one. The command's
+    /// name (field 2) is in parentheses and may hold spaces and parentheses itself: the fields are counted from
+    /// the last `)`.
+    static func startTime(inStat data: Data) -> UInt64? {
+        guard data.count <= 4096, let close = data.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        let fields = data[(close + 1)...].split(separator: UInt8(ascii: " "), omittingEmptySubsequences: true)
+        // After the name: field 3 (the state) is the first; field 22 (the start time) the twentieth.
+        guard fields.count >= 20 else { return nil }
+        let field = fields[19]
+        guard !field.isEmpty, field.count <= 20,
+            field.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else { return nil }
+        return UInt64(String(decoding: field, as: UTF8.self))
+    }
 }
 
 /// One environment variable, read with `getenv`.

@@ -1,0 +1,127 @@
+import ArgumentParser
+import DefaultsToolSupport
+import Foundation
+import LiveDefaults
+
+/// `defaults readers domain [--json]`: the processes reading a domain, the version each runs, and its last
+/// refusal.
+struct Readers: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "readers",
+        abstract: "List the processes reading a domain: the version each runs, and the last it refused.",
+        discussion: """
+            Every program that follows a domain through LiveDefaults (a server, defaults watch, the fleet agent) \
+            announces the version of the domain's file it applied and the last version it refused, with the \
+            reason (Defaults.addValidator). A version is named by its digest, as defaults log names it; "on disk" \
+            marks the version the file holds now. A process that has ended is never listed.
+            """)
+
+    @OptionGroup var host: HostOptions
+    @Argument(help: "A domain name, -g, or a path to a plist file.") var domain: String
+    @Flag(help: "One JSON array: pid, executable, version, onDisk, since, refused (version, reason, time).")
+    var json = false
+
+    func run() {
+        perform {
+            let target = try DomainTarget(domain, host: host)
+            let store = try target.store()
+            let readers = store.defaults.readers(ofDomain: target.name, layer: target.layer)
+            let onDisk = store.defaults.versionOnDisk(ofDomain: target.name, layer: target.layer)
+            if json {
+                emit(Self.json(readers, onDisk: onDisk))
+                return
+            }
+            if readers.isEmpty {
+                emit("no process reads \(target.display)")
+                return
+            }
+            for reader in readers { emit(Self.line(reader, onDisk: onDisk)) }
+        }
+    }
+
+    static func time(_ date: Date) -> String {
+        ISO8601DateFormatter().string(from: date)
+    }
+
+    /// One reader as a line: `pid executable: runs VERSION (on disk) since TIME; refused VERSION at TIME: reason`.
+    static func line(_ reader: DefaultsReader, onDisk: String?) -> String {
+        let current = reader.version == onDisk ? " (on disk)" : " (not the version on disk)"
+        var line =
+            "\(reader.processID) \(reader.executable): runs \(reader.version)\(current) since \(time(reader.since))"
+        if let refused = reader.refusal {
+            line += "; refused \(refused.version) at \(time(refused.time)): \(refused.reason)"
+        }
+        return line
+    }
+
+    static func json(_ readers: [DefaultsReader], onDisk: String?) -> String {
+        let objects: [[String: Any]] = readers.map { reader in
+            var object: [String: Any] = [
+                "pid": Int(reader.processID), "executable": reader.executable, "version": reader.version,
+                "onDisk": reader.version == onDisk, "since": time(reader.since),
+            ]
+            object["refused"] =
+                reader.refusal.map { refused -> Any in
+                    ["version": refused.version, "reason": refused.reason, "time": time(refused.time)]
+                } ?? NSNull()
+            return object
+        }
+        let data = (try? JSONSerialization.data(withJSONObject: objects, options: [.sortedKeys])) ?? Data("[]".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// `--wait [SECONDS]` of the verbs that write (`write`, `merge`, `delete`, `import`).
+struct WaitOptions: ParsableArguments {
+    /// How long `--wait` waits when no number follows it.
+    static let defaultSeconds = 5.0
+
+    @Option(
+        name: .customLong("wait"),
+        help: ArgumentHelp(
+            "After writing, wait up to SECONDS (default 5) for every process reading the domain to apply or refuse the version.",
+            valueName: "seconds"))
+    var seconds: Double?
+
+    func validate() throws {
+        if let seconds, !(seconds.isFinite && seconds >= 0 && seconds <= 86_400) {
+            throw ValidationError("--wait takes a number of seconds from 0 to 86400")
+        }
+    }
+
+    /// After `store` wrote its change: waits for the readers when asked to, prints one line per reader, and fails
+    /// when one refused the version or did not answer in time (the file keeps the new version either way).
+    func waitForReaders(of store: ToolStore) throws {
+        guard let seconds else { return }
+        let version = store.defaults.heldVersion(ofDomain: store.target.name, layer: store.target.layer)
+        let deadline = Date().addingTimeInterval(seconds)
+        var readers: [DefaultsReader] = []
+        while true {
+            readers = store.defaults.readers(ofDomain: store.target.name, layer: store.target.layer).filter {
+                $0.processID != ProcessInfo.processInfo.processIdentifier
+            }
+            let waiting = readers.contains { $0.version != version && $0.refusal?.version != version }
+            if !waiting || Date() >= deadline { break }
+            usleep(2_000)
+        }
+        var failed: [String] = []
+        for reader in readers {
+            let name = "\(reader.processID) \(reader.executable)"
+            if reader.version == version {
+                emit("\(name): applied")
+            } else if let refused = reader.refusal, refused.version == version {
+                emit("\(name): refused: \(refused.reason)")
+                failed.append("\(name) refused it (\(refused.reason))")
+            } else {
+                emit("\(name): no answer")
+                failed.append("\(name) did not answer within \(seconds) s")
+            }
+        }
+        if readers.isEmpty { emit("no process reads \(store.target.display)") }
+        if !failed.isEmpty {
+            throw ToolError(
+                "version \(version) of \(store.target.display) is on disk, but "
+                    + failed.joined(separator: "; ") + "; the file keeps the new version")
+        }
+    }
+}

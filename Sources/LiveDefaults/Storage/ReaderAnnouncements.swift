@@ -1,0 +1,281 @@
+import Dispatch
+import Foundation
+
+/// What one process that reads a domain file runs: the version of the file it applied, since when, and the
+/// last version it refused (Docs/OnDisk.md, "Readers"). `defaults readers` lists them; `defaults write --wait`
+/// waits for every reader to apply or refuse the version it wrote.
+struct ReaderAnnouncement: Sendable, Equatable {
+    /// The process: its id and start time (``CurrentProcess/startTime(of:)``), which together name it for good.
+    var pid: Int32
+    var start: UInt64
+    /// Its executable's file name.
+    var executable: String
+    /// The version it applied, in the change log's numbering: the file's digest (``FileVersion``), 0 for no file.
+    var applied: UInt64
+    /// When it applied that version, in seconds since 1970.
+    var since: Double
+    /// The last version it refused (``Defaults/addValidator(_:)``), if any.
+    var refused: Refusal?
+
+    /// A version a reader refused, and why.
+    struct Refusal: Sendable, Equatable {
+        var version: UInt64
+        var reason: String
+        /// When, in seconds since 1970.
+        var time: Double
+    }
+
+    /// Whether the process that announced this still runs: its id names a process that started when it did.
+    var isAlive: Bool {
+        CurrentProcess.startTime(of: pid) == start
+    }
+}
+
+/// The readers' announcements of the domain files of a directory: one small file per process and domain file, in
+/// one directory beside them, `.livedefaults-readers/<file name>.<pid>.json` (one directory for all: a program
+/// that opens thousands of domains leaves no directory per domain behind).
+enum ReaderAnnouncements {
+    /// The format of the files this version writes; files of another are skipped.
+    static let formatVersion = 1
+    /// The most bytes an announcement file is read for: one longer is none of ours.
+    static let maximumFileSize = 16 << 10
+
+    /// The directory of the announcements of `path`'s readers.
+    static func directory(forDomainFile path: String) -> String {
+        "\(PathComponents.directory(of: path))/.livedefaults-readers"
+    }
+
+    /// The name of process `pid`'s announcement for the domain file `path`.
+    static func name(forDomainFile path: String, pid: Int32) -> String {
+        "\(PathComponents.name(of: path)).\(pid).json"
+    }
+
+    /// Whether `name` is an announcement for the domain file named `file`: `<file>.<digits>.json`.
+    static func isAnnouncement(_ name: String, of file: String) -> Bool {
+        guard name.hasPrefix(file + "."), name.hasSuffix(".json") else { return false }
+        let middle = name.utf8.dropFirst(file.utf8.count + 1).dropLast(5)
+        return !middle.isEmpty && middle.count <= 10
+            && middle.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+    }
+
+    /// The announcements of the processes that read `path` now, by process id; a file of a process that no
+    /// longer runs is not listed (and removed, when this process may), nor is one that does not read as an
+    /// announcement.
+    static func read(forDomainFile path: String, on fileSystem: any DefaultsFileSystem) -> [ReaderAnnouncement] {
+        let directory = directory(forDomainFile: path)
+        let fileName = PathComponents.name(of: path)
+        var found: [ReaderAnnouncement] = []
+        for name in fileSystem.namesInDirectory(directory) where isAnnouncement(name, of: fileName) {
+            let file = "\(directory)/\(name)"
+            guard let contents = try? fileSystem.read(atPath: file), contents.data.count <= maximumFileSize,
+                let announcement = decode(contents.data)
+            else { continue }
+            guard announcement.isAlive else {
+                try? fileSystem.remove(file)
+                continue
+            }
+            found.append(announcement)
+        }
+        return found.sorted { $0.pid < $1.pid }
+    }
+
+    /// The version of `path` on disk now, numbered as the announcements number it (its digest, 0 for no file);
+    /// nil when it cannot be read.
+    static func versionOnDisk(ofDomainFile path: String, on fileSystem: any DefaultsFileSystem) -> UInt64? {
+        let contents: FileContents?
+        do throws(SystemError) { contents = try fileSystem.read(atPath: path) } catch { return nil }
+        return contents.map { FileVersion.digest(of: $0.data) } ?? 0
+    }
+
+    /// An announcement's file contents.
+    static func encode(_ announcement: ReaderAnnouncement) -> Data {
+        var json = JSONLine(capacity: 256)
+        json.object { json in
+            json.member("applied", hex(announcement.applied))
+            json.member("executable", announcement.executable)
+            json.name("pid")
+            json.integer(announcement.pid)
+            if let refused = announcement.refused {
+                json.name("refused")
+                json.object { json in
+                    json.member("reason", refused.reason)
+                    json.name("time")
+                    json.number(refused.time)
+                    json.member("version", hex(refused.version))
+                }
+            }
+            json.name("since")
+            json.number(announcement.since)
+            json.member("start", String(announcement.start))
+            json.name("v")
+            json.integer(formatVersion)
+        }
+        return json.line()
+    }
+
+    /// An announcement from a file's contents; nil for anything else (another format, a torn or hostile file).
+    static func decode(_ data: Data) -> ReaderAnnouncement? {
+        struct File: Decodable {
+            struct Refused: Decodable {
+                var version: String
+                var reason: String
+                var time: Double
+            }
+            var v: Int
+            var pid: Int32
+            var start: String
+            var executable: String
+            var applied: String
+            var since: Double
+            var refused: Refused?
+        }
+        guard let file = try? JSONDecoder().decode(File.self, from: data), file.v == formatVersion,
+            let start = UInt64(file.start), let applied = number(hex: file.applied), file.since.isFinite
+        else { return nil }
+        var refusal: ReaderAnnouncement.Refusal?
+        if let refused = file.refused {
+            guard let version = number(hex: refused.version), refused.time.isFinite else { return nil }
+            refusal = ReaderAnnouncement.Refusal(version: version, reason: refused.reason, time: refused.time)
+        }
+        return ReaderAnnouncement(
+            pid: file.pid, start: start, executable: file.executable, applied: applied, since: file.since,
+            refused: refusal)
+    }
+
+    /// A version's number as the change log and the announcements spell it: 16 hexadecimal digits.
+    static func hex(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
+    }
+
+    static func number(hex text: String) -> UInt64? {
+        text.utf8.count == 16 ? UInt64(text, radix: 16) : nil
+    }
+}
+
+/// Publishes this process's announcement for each domain file a watching store holds (``ReaderAnnouncements``),
+/// off the path that reads and delivers versions: a file that adopts or refuses a version tells the announcer,
+/// which writes the file's announcement shortly after, once for a burst. A process that cannot write it (a
+/// read-only directory) works as before; only `defaults readers` does not list it.
+final class ReaderAnnouncer: Sendable {
+    static let shared = ReaderAnnouncer()
+
+    /// How long after a version an announcement is written: versions of a burst are announced once, as the last.
+    static let delay: DispatchTimeInterval = .milliseconds(1)
+
+    private struct Entry {
+        weak var file: DomainFile?
+        /// How many watching stores hold the file.
+        var holders: Int
+        var scheduled = false
+        /// Whether its file was written (else there is nothing to take away).
+        var published = false
+        /// What was announced last: the version applied, since when, the last refusal.
+        var applied: UInt64?
+        var since: Double = 0
+        var refused: ReaderAnnouncement.Refusal?
+    }
+
+    private let entries = Lock<[ObjectIdentifier: Entry]>([:])
+    /// The change log's recorder's queue: the process's background records, one at a time.
+    private var queue: DispatchQueue { ExternalVersionRecorder.queue }
+
+    /// A watching store holds `file`: announce it (the first holder).
+    func start(_ file: DomainFile) {
+        let first = entries.withLock { entries in
+            let key = ObjectIdentifier(file)
+            if entries[key] != nil {
+                entries[key]?.holders += 1
+                return false
+            }
+            entries[key] = Entry(file: file, holders: 1)
+            return true
+        }
+        if first { changed(file) }
+    }
+
+    /// A watching store let `file` go: the last holder takes the announcement away.
+    func stop(_ file: DomainFile) {
+        let last = entries.withLock { entries in
+            let key = ObjectIdentifier(file)
+            guard var entry = entries[key] else { return false }
+            entry.holders -= 1
+            if entry.holders > 0 {
+                entries[key] = entry
+                return false
+            }
+            entries.removeValue(forKey: key)
+            return entry.published
+        }
+        guard last else { return }
+        let path = Self.file(for: file.path)
+        let fileSystem = file.fileSystem
+        queue.async { try? fileSystem.remove(path) }
+    }
+
+    /// `file` adopted or refused a version: its announcement is written soon, if it is announced.
+    func changed(_ file: DomainFile) {
+        let key = ObjectIdentifier(file)
+        let schedule = entries.withLock { entries in
+            guard let entry = entries[key], !entry.scheduled else { return false }
+            entries[key]?.scheduled = true
+            return true
+        }
+        guard schedule else { return }
+        queue.asyncAfter(deadline: .now() + Self.delay) { self.publish(key) }
+    }
+
+    /// Writes the announcements scheduled so far (and takes away those of files let go), and waits.
+    func waitUntilIdle() {
+        queue.sync {}
+        let scheduled = entries.withLock { $0.filter(\.value.scheduled).map(\.key) }
+        queue.sync { for key in scheduled { publish(key) } }
+    }
+
+    /// The announcement file of this process for the domain file `path`.
+    static func file(for path: String) -> String {
+        "\(ReaderAnnouncements.directory(forDomainFile: path))/"
+            + ReaderAnnouncements.name(forDomainFile: path, pid: CurrentProcess.id)
+    }
+
+    private func publish(_ key: ObjectIdentifier) {
+        guard
+            let file = entries.withLock({ entries -> DomainFile? in
+                entries[key]?.scheduled = false
+                return entries[key]?.file
+            })
+        else { return }
+        let (applied, refused) = file.announcedVersions
+        let now = Date().timeIntervalSince1970
+        let announcement = entries.withLock { entries -> ReaderAnnouncement? in
+            guard var entry = entries[key] else { return nil }
+            if entry.applied != applied {
+                entry.applied = applied
+                entry.since = now
+            }
+            entry.published = true
+            if let refused, entry.refused?.version != FileVersion.logNumber(refused.version) {
+                entry.refused = ReaderAnnouncement.Refusal(
+                    version: FileVersion.logNumber(refused.version), reason: refused.reason, time: now)
+            }
+            entries[key] = entry
+            return ReaderAnnouncement(
+                pid: CurrentProcess.id, start: CurrentProcess.startTime,
+                executable: CurrentProcess.executablePath.map(PathComponents.name(of:)) ?? "?", applied: applied,
+                since: entry.since, refused: entry.refused)
+        }
+        guard let announcement else { return }
+        let path = Self.file(for: file.path)
+        let fileSystem = file.fileSystem
+        // Readable by others: `defaults readers` may run as another user (an operator's shell, root).
+        do throws(SystemError) {
+            // Not the domain's directory: a file whose directory is gone is not announced.
+            try fileSystem.makeDirectoryIfMissing(PathComponents.directory(of: path), permissions: 0o755)
+            _ = try fileSystem.replaceAtomically(
+                path, with: ReaderAnnouncements.encode(announcement), owner: file.owner, readableByOthers: true,
+                flush: false)
+        } catch {
+            // A directory this process cannot write: it reads and applies as before, unlisted.
+        }
+    }
+}

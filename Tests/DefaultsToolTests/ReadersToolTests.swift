@@ -1,0 +1,200 @@
+import Foundation
+import TestProcesses
+import Testing
+
+@testable import LiveDefaults
+
+/// "Did my change take?": real programs with validators (the helper's `validate` mode) and a `defaults watch`
+/// read a domain; `defaults readers` lists them and `defaults write --wait` waits for each to apply or refuse.
+@Suite("defaults readers and --wait: every running reader answers", .blockingWork)
+struct ReadersToolTests {
+    static let domain = "com.example.pool"
+
+    /// A running reader: the process, and the pipe that keeps it running (it ends when the pipe closes).
+    final class Reader: @unchecked Sendable {
+        // @unchecked: used from the test's thread only.
+        let process: Process
+        let input = Pipe()
+        let output = Pipe()
+        var pid: Int32 { process.processIdentifier }
+
+        init(_ process: Process) throws {
+            self.process = process
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+        }
+
+        private var stopped = false
+
+        /// Ends it: its standard input closed (the helper's end), then SIGTERM (`defaults watch` runs until one).
+        func stop() {
+            guard !stopped else { return }
+            stopped = true
+            try? input.fileHandleForWriting.close()
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+        }
+
+        func kill() {
+            stopped = true
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+
+        /// Asks the helper what it serves: its next line ("MinPool <n> MaxPool <n>"); the first call reads its
+        /// "ready" first.
+        func serves() -> String {
+            try? input.fileHandleForWriting.write(contentsOf: Data("?\n".utf8))
+            while true {
+                let line = readLine()
+                if line != "ready" { return line }
+            }
+        }
+
+        private func readLine() -> String {
+            var bytes: [UInt8] = []
+            while let byte = try? output.fileHandleForReading.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") {
+                bytes.append(byte)
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    /// A program on the library with a validator: MinPool ≤ MaxPool ≤ `limit`.
+    func validating(_ sandbox: Sandbox, limit: Int, directory: String? = nil) throws -> Reader {
+        try Reader(
+            helperProcess(
+                ["validate", directory ?? sandbox.path, Self.domain, String(limit)],
+                environment: sandbox.environment()))
+    }
+
+    /// The pids `defaults readers --json` lists.
+    func listed(_ sandbox: Sandbox) throws -> [[String: Any]] {
+        let output = try sandbox.ok("readers", Self.domain, "--json")
+        return try #require(JSONSerialization.jsonObject(with: Data(output.utf8)) as? [[String: Any]])
+    }
+
+    func pids(_ sandbox: Sandbox) -> Set<Int> {
+        Set(((try? listed(sandbox)) ?? []).compactMap { $0["pid"] as? Int })
+    }
+
+    @Test("two programs with validators and defaults watch: applied by all, refused by one, a later version by all")
+    func appliedRefusedApplied() throws {
+        let sandbox = Sandbox()
+        try sandbox.ok("write", Self.domain, "MaxPool", "-int", "20")
+        let generous = try validating(sandbox, limit: 100)
+        let strict = try validating(sandbox, limit: 50)
+        let watch = try Reader(
+            Process.make(toolURL, ["watch", Self.domain], environment: sandbox.environment()))
+        defer { [generous, strict, watch].forEach { $0.stop() } }
+        let all = Set([generous.pid, strict.pid, watch.pid].map(Int.init))
+        #expect(eventually { pids(sandbox) == all }, "each reader announces itself")
+
+        // Applied by all.
+        var result = try sandbox.run("write", Self.domain, "MaxPool", "-int", "40", "--wait")
+        #expect(result.status == 0, "\(result.output) \(result.error)")
+        #expect(
+            result.output.split(separator: "\n").filter { $0.hasSuffix(": applied") }.count == 3, "\(result.output)")
+
+        // Refused by the strict program: non-zero, naming it and its reason; the others apply.
+        result = try sandbox.run("write", Self.domain, "MaxPool", "-int", "80", "--wait", "10")
+        #expect(result.status != 0)
+        #expect(result.output.contains("\(strict.pid) LiveDefaultsTestHelper: refused: MaxPool 80 is above"))
+        #expect(result.output.contains("\(generous.pid) LiveDefaultsTestHelper: applied"))
+        #expect(result.output.contains("\(watch.pid) defaults: applied"))
+        #expect(result.error.contains("\(strict.pid)") && result.error.contains("keeps the new version"))
+        #expect(try sandbox.ok("read", Self.domain, "MaxPool") == "80\n", "the file keeps the new version")
+        // The listing says the same: the strict program runs the version before, and why.
+        let strictEntry = try #require(try listed(sandbox).first { $0["pid"] as? Int == Int(strict.pid) })
+        #expect(strictEntry["onDisk"] as? Bool == false)
+        let refused = try #require(strictEntry["refused"] as? [String: Any])
+        #expect((refused["reason"] as? String)?.contains("limit of 50") == true)
+        let text = try sandbox.ok("readers", Self.domain)
+        #expect(text.contains("not the version on disk") && text.contains("limit of 50"), "\(text)")
+
+        // A later valid version: applied by all.
+        result = try sandbox.run("write", Self.domain, "MaxPool", "-int", "45", "--wait")
+        #expect(result.status == 0, "\(result.output) \(result.error)")
+
+        #expect(strict.serves() == "MinPool 1 MaxPool 45")
+        #expect(generous.serves() == "MinPool 1 MaxPool 45")
+    }
+
+    @Test("a program that refuses a version keeps serving the whole version before it; the other applies it")
+    func refusedKeepsWholeVersion() throws {
+        let sandbox = Sandbox()
+        try sandbox.ok("merge", Self.domain, "{ MinPool = 5; MaxPool = 40; }")
+        let generous = try validating(sandbox, limit: 100)
+        let strict = try validating(sandbox, limit: 50)
+        defer { [generous, strict].forEach { $0.stop() } }
+        #expect(eventually { pids(sandbox) == Set([Int(generous.pid), Int(strict.pid)]) })
+        // Two keys in one version: the strict program refuses MaxPool 60, so MinPool 10 does not reach it either.
+        let result = try sandbox.run("merge", Self.domain, "{ MinPool = 10; MaxPool = 60; }", "--wait")
+        #expect(result.status != 0)
+        #expect(strict.serves() == "MinPool 5 MaxPool 40")
+        #expect(generous.serves() == "MinPool 10 MaxPool 60")
+    }
+
+    @Test("a killed reader is forgotten and never waited for; a program that cannot announce still works")
+    func killedAndUnannounced() throws {
+        let sandbox = Sandbox()
+        try sandbox.ok("write", Self.domain, "MaxPool", "-int", "20")
+        let victim = try validating(sandbox, limit: 100)
+        let survivor = try validating(sandbox, limit: 100)
+        defer { survivor.stop() }
+        #expect(eventually { pids(sandbox) == Set([Int(victim.pid), Int(survivor.pid)]) })
+        victim.kill()
+        #expect(pids(sandbox) == [Int(survivor.pid)], "no entry of a dead process is shown")
+        // A wait long enough that waiting on the dead one would end in "no answer", a failure.
+        let result = try sandbox.run("write", Self.domain, "MaxPool", "-int", "30", "--wait", "60")
+        #expect(result.status == 0, "\(result.output) \(result.error)")
+        #expect(!result.output.contains("\(victim.pid)"))
+
+        // A directory where the readers' directory cannot be made (a file is in its place): the program runs, reads
+        // and applies, unlisted; --wait finds nobody to wait for.
+        let elsewhere = sandbox.file("unlisted")
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: "\(elsewhere)/.livedefaults-readers", contents: Data("x".utf8)))
+        let other = "com.example.unlisted"
+        let file = "\(elsewhere)/\(other).plist"
+        try sandbox.ok("write", file, "MaxPool", "-int", "20")
+        let unlisted = try Reader(
+            helperProcess(["validate", elsewhere, other, "100"], environment: sandbox.environment()))
+        defer { unlisted.stop() }
+        #expect(unlisted.serves() == "MinPool 1 MaxPool 20")
+        let result2 = try sandbox.run("write", file, "MaxPool", "-int", "25", "--wait", "1")
+        #expect(result2.status == 0)
+        #expect(result2.output.contains("no process reads"))
+        #expect(eventually { unlisted.serves() == "MinPool 1 MaxPool 25" }, "it applies versions all the same")
+    }
+
+    @Test("--wait takes an optional number after write, merge, delete and import; garbage is refused")
+    func waitArguments() throws {
+        let sandbox = Sandbox()
+        #expect(try sandbox.ok("write", Self.domain, "A", "-int", "1", "--wait").contains("no process reads"))
+        #expect(try sandbox.ok("write", Self.domain, "B", "-string", "x", "--wait", "0.5").contains("no process reads"))
+        #expect(try sandbox.ok("write", "--wait", "1", Self.domain, "C", "2").contains("no process reads"))
+        #expect(try sandbox.ok("merge", Self.domain, "{ D = 1; }", "--wait").contains("no process reads"))
+        #expect(try sandbox.ok("delete", Self.domain, "D", "--wait", "2").contains("no process reads"))
+        let plist = sandbox.file("import.plist")
+        try Data("{ E = 1; }".utf8).write(to: URL(fileURLWithPath: plist))
+        #expect(try sandbox.ok("import", Self.domain, plist, "--wait").contains("no process reads"))
+        // The word inside a value (not followed by a number, nor last): part of the value.
+        try sandbox.ok("write", Self.domain, "F", "-array", "--wait", "x")
+        #expect(try sandbox.ok("read", Self.domain, "F").contains("--wait"))
+        #expect(try sandbox.run("merge", Self.domain, "{ G = 1; }", "--wait", "-3").status != 0)
+    }
+}
+
+extension Process {
+    /// A process of `executable` with `arguments` and `environment`, not yet started.
+    static func make(_ executable: URL, _ arguments: [String], environment: [String: String]) -> Process {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = environment
+        return process
+    }
+}
