@@ -160,8 +160,16 @@ enum ReaderAnnouncements {
 final class ReaderAnnouncer: Sendable {
     static let shared = ReaderAnnouncer()
 
-    /// How long after a version an announcement is written: versions of a burst are announced once, as the last.
+    /// How long after a version its announcement is written, when the file's last announcement is older than
+    /// ``burstWindow``: soon (a `defaults write --wait` is waiting for it), yet after the observers' tasks, woken
+    /// by the delivery, had the cores.
     static let delay: DispatchTimeInterval = .milliseconds(1)
+    /// How long after a version its announcement is written within a burst (versions less than ``burstWindow``
+    /// apart): once for the burst, as its last version, and out of the way of the next versions' deliveries (an
+    /// announcement written 1 ms after each of a burst of versions competed with the next one's delivery).
+    static let burstDelay: DispatchTimeInterval = .milliseconds(20)
+    /// Announcements closer than this are a burst.
+    static let burstWindow: UInt64 = 50_000_000
 
     private struct Entry {
         weak var file: DomainFile?
@@ -170,6 +178,8 @@ final class ReaderAnnouncer: Sendable {
         var scheduled = false
         /// Whether its file was written (else there is nothing to take away).
         var published = false
+        /// When it was last written (`DispatchTime`'s nanoseconds).
+        var lastPublished: UInt64 = 0
         /// What was announced last: the version applied, since when, the last refusal.
         var applied: UInt64?
         var since: Double = 0
@@ -216,13 +226,15 @@ final class ReaderAnnouncer: Sendable {
     /// `file` adopted or refused a version: its announcement is written soon, if it is announced.
     func changed(_ file: DomainFile) {
         let key = ObjectIdentifier(file)
-        let schedule = entries.withLock { entries in
-            guard let entry = entries[key], !entry.scheduled else { return false }
+        let now = DispatchTime.now()
+        let delay = entries.withLock { entries -> DispatchTimeInterval? in
+            guard let entry = entries[key], !entry.scheduled else { return nil }
             entries[key]?.scheduled = true
-            return true
+            let recent = entry.published && now.uptimeNanoseconds &- entry.lastPublished < Self.burstWindow
+            return recent ? Self.burstDelay : Self.delay
         }
-        guard schedule else { return }
-        queue.asyncAfter(deadline: .now() + Self.delay) { self.publish(key) }
+        guard let delay else { return }
+        queue.asyncAfter(deadline: now + delay) { self.publish(key) }
     }
 
     /// Writes the announcements scheduled so far (and takes away those of files let go), and waits.
@@ -254,6 +266,7 @@ final class ReaderAnnouncer: Sendable {
                 entry.since = now
             }
             entry.published = true
+            entry.lastPublished = DispatchTime.now().uptimeNanoseconds
             if let refused, entry.refused?.version != FileVersion.logNumber(refused.version) {
                 entry.refused = ReaderAnnouncement.Refusal(
                     version: FileVersion.logNumber(refused.version), reason: refused.reason, time: now)
