@@ -44,6 +44,8 @@ public func buildApplication(
     } catch {
         logger.warning("the settings' schema could not be published: \(error)")
     }
+    // The rule across settings (ServerRules): a version that breaks it is refused whole, wherever it comes from.
+    defaults.addValidator(ServerRules.check)
     let catalog = SettingsCatalog(defaults: defaults, keys: DefaultsKeys.serverSettings, logger: logger)
     let router = Router()
     let behaviour = LiveBehaviour(defaults: defaults, logger: logger)
@@ -59,6 +61,16 @@ public func buildApplication(
     router.get("changes") { request, _ in
         let limit = request.uri.queryParameters.get("limit", as: Int.self).map { min(max($0, 1), 500) } ?? 20
         return json(changes.json(limit: limit))
+    }
+    // The last version of the domain this server refused, and why (its own announcement, Docs/OnDisk.md
+    // "Readers"; the page's "Last refused version"); null when it refused none.
+    router.get("refusal") { _, _ in
+        let own = defaults.readers().first { $0.processID == ProcessInfo.processInfo.processIdentifier }
+        guard let refusal = own?.refusal else { return json(NSNull()) }
+        return json([
+            "version": refusal.version, "reason": refusal.reason,
+            "time": refusal.time.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)),
+        ])
     }
     if let metrics {
         router.get("metrics") { _, _ in

@@ -49,6 +49,10 @@ enum Page {
           <span class="message" id="message-all"></span></div>
         <div id="status">connecting…</div>
         <div id="log"></div>
+        <h2>Last refused version</h2>
+        <p class="sub">A version that breaks the server's rule across settings (an open server serves at most
+        10,000 requests a minute) is refused whole: the server keeps the settings it ran.</p>
+        <p id="refusal">none</p>
         <h2>Recent changes</h2>
         <p class="sub">From the domain's change log: this page, the <code>defaults</code> command, the fleet
         agent, and edits no LiveDefaults writer made (<code>external</code>).</p>
@@ -192,11 +196,19 @@ enum Page {
              <td>${escape(text(change.old))} → ${escape(text(change.new))}</td>
              <td>${escape(change.origin)}${change.who ? ": " + escape(change.who) : ""}</td></tr>`).join("");
         }
+        async function loadRefusal() {
+          const refusal = await (await fetch("/refusal")).json();
+          document.getElementById("refusal").textContent = refusal === null ? "none"
+            : `${refusal.time}: version ${refusal.version} refused: ${refusal.reason}`;
+        }
         async function start() {
           const schema = await (await fetch("/settings/schema")).json();
           for (const key of schema.keys) addRow(key);
           document.getElementById("save-all").addEventListener("click", saveAll);
           loadChanges();
+          loadRefusal();
+          // A refused version changes no setting, so no event tells of it: the page asks.
+          setInterval(loadRefusal, 2000);
           const events = new EventSource("/events");
           events.addEventListener("settings", event => {
             const all = JSON.parse(event.data);

@@ -41,6 +41,31 @@ extension DefaultsKeys {
     static let serverSettings: [DefaultsKeys] = [greeting, rateLimit, maintenance, logLevel, features, apiKey]
 }
 
+/// The server's rule across two settings, which no schema of one key can say: a server anyone may call (no
+/// `APIKey`) serves at most 10,000 requests a minute. A version that breaks it — saved on the page, written from
+/// a shell or by the fleet — is refused whole (`Defaults.addValidator`): the server keeps the settings it ran,
+/// and the page shows why.
+///
+///     defaults write com.example.liveserver RateLimit -int 50000 --wait   # refused: 1, with the reason
+struct ServerRules {
+    /// Why a version is refused: the error's description is what the page and `defaults write --wait` print.
+    struct Broken: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The most requests a minute without an API key.
+    static let openRateLimit = 10_000
+
+    @Sendable static func check(_ candidate: DefaultsSnapshot) throws {
+        let rateLimit = candidate[.rateLimit]
+        if rateLimit > openRateLimit && candidate[.apiKey].isEmpty {
+            throw Broken(
+                description:
+                    "RateLimit \(rateLimit) needs an APIKey: without one, at most \(openRateLimit) requests a minute")
+        }
+    }
+}
+
 /// `Logger.Level`, storable; its cases are the key's choices (a select on the page).
 enum LogLevel: String, CaseIterable, Codable, DefaultsSerializable {
     case trace, debug, info, notice, warning, error, critical

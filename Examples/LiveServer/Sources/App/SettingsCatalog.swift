@@ -97,7 +97,7 @@ struct SettingsCatalog: Sendable {
                 try defaults.trySet(value, forKey: name)
             }
         } catch {
-            if error.code == .invalidValue { throw .invalid("\(error)") }
+            if error.code == .invalidValue || error.code == .versionRefused { throw .invalid("\(error)") }
             throw .refused("\(error)")
         }
     }
@@ -130,7 +130,7 @@ struct SettingsCatalog: Sendable {
                 for (name, value) in values { tx.set(value, forKey: name) }
             }
         } catch let error as DefaultsError {
-            if error.code == .invalidValue { throw .invalid("\(error)") }
+            if error.code == .invalidValue || error.code == .versionRefused { throw .invalid("\(error)") }
             throw .refused("\(error)")
         } catch {
             throw .refused("\(error)")

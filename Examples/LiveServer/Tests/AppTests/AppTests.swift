@@ -149,6 +149,46 @@ struct AppTests {
         #expect(file.value.dictionaryValue?["Greeting"] == "Together", "on disk when the answer came")
     }
 
+    @Test("A version that breaks the rule across settings is refused whole, from the page or another process")
+    func ruleAcrossSettings() async throws {
+        let (defaults, directory) = try Self.store()
+        let app = buildApplication(defaults: defaults, options: ServerOptions(port: 0))
+        try await app.test(.router) { client in
+            // From the page: 422 with the rule's reason; nothing stored.
+            try await client.execute(uri: "/settings/RateLimit", method: .put, body: ByteBuffer(string: "50000")) {
+                response in
+                #expect(response.status == .unprocessableContent)
+                #expect((Self.body(response)["error"] as? String)?.contains("needs an APIKey") == true)
+            }
+            try await client.execute(uri: "/refusal", method: .get) { response in
+                #expect(String(buffer: response.body) == "null", "the page's own refused edit is not a version")
+            }
+            // Another process writes a version that breaks it, with a key beside it: neither is applied.
+            try PropertyList.dictionary(["RateLimit": 20_000, "Greeting": "Open to all"]).encoded().write(
+                to: URL(fileURLWithPath: directory.path + "/\(serverDomain).plist"))
+            var refusal: [String: Any] = [:]
+            for _ in 0..<3000 where refusal.isEmpty {
+                try await client.execute(uri: "/refusal", method: .get) { response in
+                    refusal = Self.body(response)
+                }
+                if refusal.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            #expect((refusal["reason"] as? String)?.contains("RateLimit 20000 needs an APIKey") == true)
+            try await client.execute(uri: "/settings", method: .get) { response in
+                let settings = Self.body(response)
+                #expect(settings["RateLimit"] as? Int == 60)
+                #expect(settings["Greeting"] as? String == "Hello from LiveDefaults")
+            }
+            // With an API key the same limit passes.
+            try await client.execute(
+                uri: "/settings", method: .put, body: ByteBuffer(string: #"{"RateLimit": 20000, "APIKey": "k"}"#)
+            ) { response in
+                #expect(response.status == .ok)
+            }
+            #expect(defaults.integer(forKey: "RateLimit") == 20_000)
+        }
+    }
+
     @Test("A forced setting is 409")
     func putForced() async throws {
         let directory = TemporaryDirectory()
