@@ -169,7 +169,7 @@ final class ReaderAnnouncer: Sendable {
     /// announcement written 1 ms after each of a burst of versions competed with the next one's delivery).
     static let burstDelay: DispatchTimeInterval = .milliseconds(20)
     /// Announcements closer than this are a burst.
-    static let burstWindow: UInt64 = 50_000_000
+    static let burstWindow: UInt64 = 10_000_000
 
     private struct Entry {
         weak var file: DomainFile?
