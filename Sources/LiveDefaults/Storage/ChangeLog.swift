@@ -169,15 +169,6 @@ struct ChangeLog: Sendable, Equatable {
         var unknown: Bool?
     }
 
-    private static func hex(_ value: UInt64) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
-    }
-
-    private static func number(hex text: String) -> UInt64? {
-        text.utf8.count == 16 ? UInt64(text, radix: 16) : nil
-    }
-
     /// A value's member of a change, unless the value is absent. Members in sorted order, as every object of
     /// a line has them.
     private static func write(_ value: LoggedValue?, named name: String, into json: inout JSONLine) {
@@ -189,7 +180,7 @@ struct ChangeLog: Sendable, Equatable {
                 json.name("plist")
                 json.base64(encoding)
             case .summary(let digest, let type, let size):
-                json.member("digest", hex(digest))
+                json.member("digest", FileVersion.hex(digest))
                 json.name("size")
                 json.integer(size)
                 json.member("type", type)
@@ -210,7 +201,8 @@ struct ChangeLog: Sendable, Equatable {
             // checkpoint holds, even when another writer encoded the value otherwise.
             return .value(value, encoding: encode(value))
         }
-        guard let digest = line.digest.flatMap(number(hex:)), let type = line.type, let size = line.size, size >= 0
+        guard let digest = line.digest.flatMap(FileVersion.number(hex:)), let type = line.type, let size = line.size,
+            size >= 0
         else { return nil }
         return .summary(digest: digest, type: type, size: size)
     }
@@ -234,7 +226,7 @@ struct ChangeLog: Sendable, Equatable {
             json.number(entry.time.timeIntervalSince1970)
             json.name("v")
             json.integer(formatVersion)
-            json.member("version", hex(entry.version))
+            json.member("version", FileVersion.hex(entry.version))
             if let writer = entry.writer { write(writer, into: &json) }
         }
         return json.line()
@@ -244,7 +236,7 @@ struct ChangeLog: Sendable, Equatable {
     static func intentLine(_ entry: Entry) -> Data {
         var json = JSONLine(capacity: 160)
         json.object { json in
-            json.member("intent", hex(entry.version))
+            json.member("intent", FileVersion.hex(entry.version))
             json.member("origin", entry.origin.rawValue)
             json.name("v")
             json.integer(formatVersion)
@@ -275,11 +267,11 @@ struct ChangeLog: Sendable, Equatable {
         json.object { json in
             json.name("keys")
             json.object { json in
-                for (key, digest) in keys.sorted(by: { $0.key < $1.key }) { json.member(key, hex(digest)) }
+                for (key, digest) in keys.sorted(by: { $0.key < $1.key }) { json.member(key, FileVersion.hex(digest)) }
             }
             json.name("v")
             json.integer(formatVersion)
-            json.member("version", hex(version))
+            json.member("version", FileVersion.hex(version))
         }
         return json.line()
     }
@@ -326,19 +318,19 @@ struct ChangeLog: Sendable, Equatable {
                 continue
             }
             if let intent = line.intent {
-                if line.version == nil, let digest = Self.number(hex: intent), let origin = line.origin,
+                if line.version == nil, let digest = FileVersion.number(hex: intent), let origin = line.origin,
                     origin != .external, let writer = line.writer
                 {
                     intents[digest] = Intent(origin: origin, writer: writer)
                 }
                 continue
             }
-            guard let digest = line.version.flatMap(Self.number(hex:)) else { continue }
+            guard let digest = line.version.flatMap(FileVersion.number(hex:)) else { continue }
             if let checkpoint = line.keys {
                 var parsed: [String: UInt64] = [:]
                 var valid = true
                 for (key, text) in checkpoint {
-                    guard let value = Self.number(hex: text) else {
+                    guard let value = FileVersion.number(hex: text) else {
                         valid = false
                         break
                     }
@@ -542,7 +534,7 @@ struct ChangeLog: Sendable, Equatable {
             var version: String
         }
         guard let line = try? JSONDecoder().decode(Version.self, from: data[last]), line.v == formatVersion,
-            let version = number(hex: line.version)
+            let version = FileVersion.number(hex: line.version)
         else { return .unknown }
         return .recorded(version)
     }

@@ -26,4 +26,16 @@ struct FileVersion: Hashable, Sendable {
 
     /// The change log's number for `version`: its digest, 0 for a file that does not exist.
     static func logNumber(_ version: FileVersion?) -> UInt64 { version?.digest ?? 0 }
+
+    /// A digest as the change log, the readers' announcements and ``DefaultsReader`` spell it: 16 hexadecimal
+    /// digits.
+    static func hex(_ digest: UInt64) -> String {
+        let digits = String(digest, radix: 16)
+        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
+    }
+
+    /// The digest that ``hex(_:)`` spells as `text`; nil for any other text.
+    static func number(hex text: String) -> UInt64? {
+        text.utf8.count == 16 ? UInt64(text, radix: 16) : nil
+    }
 }

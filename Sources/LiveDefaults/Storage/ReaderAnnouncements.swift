@@ -91,7 +91,7 @@ enum ReaderAnnouncements {
     static func encode(_ announcement: ReaderAnnouncement) -> Data {
         var json = JSONLine(capacity: 256)
         json.object { json in
-            json.member("applied", hex(announcement.applied))
+            json.member("applied", FileVersion.hex(announcement.applied))
             json.member("executable", announcement.executable)
             json.name("pid")
             json.integer(announcement.pid)
@@ -101,7 +101,7 @@ enum ReaderAnnouncements {
                     json.member("reason", refused.reason)
                     json.name("time")
                     json.number(refused.time)
-                    json.member("version", hex(refused.version))
+                    json.member("version", FileVersion.hex(refused.version))
                 }
             }
             json.name("since")
@@ -130,26 +130,16 @@ enum ReaderAnnouncements {
             var refused: Refused?
         }
         guard let file = try? JSONDecoder().decode(File.self, from: data), file.v == formatVersion,
-            let start = UInt64(file.start), let applied = number(hex: file.applied), file.since.isFinite
+            let start = UInt64(file.start), let applied = FileVersion.number(hex: file.applied), file.since.isFinite
         else { return nil }
         var refusal: ReaderAnnouncement.Refusal?
         if let refused = file.refused {
-            guard let version = number(hex: refused.version), refused.time.isFinite else { return nil }
+            guard let version = FileVersion.number(hex: refused.version), refused.time.isFinite else { return nil }
             refusal = ReaderAnnouncement.Refusal(version: version, reason: refused.reason, time: refused.time)
         }
         return ReaderAnnouncement(
             pid: file.pid, start: start, executable: file.executable, applied: applied, since: file.since,
             refused: refusal)
-    }
-
-    /// A version's number as the change log and the announcements spell it: 16 hexadecimal digits.
-    static func hex(_ value: UInt64) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
-    }
-
-    static func number(hex text: String) -> UInt64? {
-        text.utf8.count == 16 ? UInt64(text, radix: 16) : nil
     }
 }
 

@@ -28,11 +28,11 @@ public struct DefaultsReader: Sendable, Hashable {
     init(_ announcement: ReaderAnnouncement) {
         processID = announcement.pid
         executable = announcement.executable
-        version = ReaderAnnouncements.hex(announcement.applied)
+        version = FileVersion.hex(announcement.applied)
         since = Date(timeIntervalSince1970: announcement.since)
         refusal = announcement.refused.map { refused in
             Refusal(
-                version: ReaderAnnouncements.hex(refused.version), reason: refused.reason,
+                version: FileVersion.hex(refused.version), reason: refused.reason,
                 time: Date(timeIntervalSince1970: refused.time))
         }
     }
@@ -58,13 +58,13 @@ extension Defaults {
     public func versionOnDisk(ofDomain domain: String? = nil, layer: PreferenceLayer = .currentUser) -> String? {
         let path = configuration.locations.path(forDomain: domain ?? configuration.applicationDomain, layer: layer)
         return ReaderAnnouncements.versionOnDisk(ofDomainFile: path, on: configuration.fileSystem).map(
-            ReaderAnnouncements.hex)
+            FileVersion.hex)
     }
 
     /// The version of one layer of a domain this store holds, named as ``DefaultsReader/version`` names versions:
     /// after ``synchronize()``, the version it wrote (what `defaults write --wait` waits for its readers to apply).
     public func heldVersion(ofDomain domain: String? = nil, layer: PreferenceLayer = .currentUser) -> String {
-        ReaderAnnouncements.hex(
+        FileVersion.hex(
             file(forDomain: domain ?? configuration.applicationDomain, layer: layer).heldVersionNumber)
     }
 }
