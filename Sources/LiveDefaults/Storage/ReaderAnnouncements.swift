@@ -156,7 +156,7 @@ final class ReaderAnnouncer: Sendable {
     static let delay: DispatchTimeInterval = .milliseconds(1)
     /// How long after a version its announcement is written within a burst (versions less than ``burstWindow``
     /// apart): once for the burst, as its last version, and out of the way of the next versions' deliveries (an
-    /// announcement written 1 ms after each of a burst of versions competed with the next one's delivery).
+    /// announcement written soon after each version of a burst competed with the next one's delivery; Docs/Benchmarks.md).
     static let burstDelay: DispatchTimeInterval = .milliseconds(20)
     /// Announcements closer than this are a burst.
     static let burstWindow: UInt64 = 10_000_000
