@@ -517,10 +517,15 @@ final class DomainFile: Sendable {
     /// Asks the judges, with no lock held, about the file with `edit` made to this process's pending edits.
     private func judge(_ edit: (inout DomainEdits) -> Void) throws(DefaultsError) {
         let (candidate, judges) = candidate(edit)
-        if let reason = judges.verdict(on: candidate) {
-            DefaultsMetrics.versionRefused(domain: DefaultsMetrics.domain(ofFile: path))
-            throw .changeRefused(path: path, domain: DefaultsMetrics.domain(ofFile: path), reason: reason)
-        }
+        if let reason = judges.verdict(on: candidate) { throw refusedChange(reason) }
+    }
+
+    /// A change of this process the judges refused for `reason`: counted in the domain's metric, as the error
+    /// its caller throws.
+    private func refusedChange(_ reason: String) -> DefaultsError {
+        let domain = DefaultsMetrics.domain(ofFile: path)
+        DefaultsMetrics.versionRefused(domain: domain)
+        return .changeRefused(path: path, domain: domain, reason: reason)
     }
 
     // MARK: Writing
@@ -573,9 +578,7 @@ final class DomainFile: Sendable {
                 if let transaction { pending = pending.followed(by: transaction.writes) }
             }
             if let reason = judges.verdict(on: candidate) {
-                let error = DefaultsError.changeRefused(
-                    path: path, domain: DefaultsMetrics.domain(ofFile: path), reason: reason)
-                DefaultsMetrics.versionRefused(domain: DefaultsMetrics.domain(ofFile: path))
+                let error = refusedChange(reason)
                 guard transaction == nil else { throw error }
                 dropPendingEdits(refused: error)
                 throw error
@@ -676,8 +679,8 @@ final class DomainFile: Sendable {
             }
         }
         deliver(events)
-        if written != nil { ReaderAnnouncer.shared.changed(self) }
         if let written {
+            ReaderAnnouncer.shared.changed(self)
             // After the locks: the metrics backend's factory is the program's code.
             let domain = DefaultsMetrics.domain(ofFile: path)
             DefaultsMetrics.wrote(domain: domain, nanoseconds: written.nanoseconds)

@@ -264,8 +264,8 @@ final class ReaderAnnouncer: Sendable {
             entries[key] = entry
             return ReaderAnnouncement(
                 pid: CurrentProcess.id, start: CurrentProcess.startTime,
-                executable: CurrentProcess.executablePath.map(PathComponents.name(of:)) ?? "?", applied: applied,
-                since: entry.since, refused: entry.refused)
+                executable: ChangeLog.thisProcess.executable, applied: applied, since: entry.since,
+                refused: entry.refused)
         }
         guard let announcement else { return }
         let path = Self.file(for: file.path)
