@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Records in a domain file's change log the versions this process read that no LiveDefaults writer logged (an
 /// editor, a script, Foundation's in-place write), after the file's observers were told of them and away from
@@ -40,6 +41,7 @@ final class ExternalVersionRecorder: Sendable {
     }
 
     private let pending = Lock([String: Request]())
+    private let exitHandlerInstalled = Atomic<Bool>(false)
     /// The queue of the records a process writes in the background: these versions, and the readers'
     /// announcements (``ReaderAnnouncer``). One queue for both: one thread at a time, in order.
     static let queue = DispatchQueue(label: "LiveDefaults.records", qos: .utility)
@@ -51,8 +53,15 @@ final class ExternalVersionRecorder: Sendable {
     static let delay: DispatchTimeInterval = .milliseconds(1)
 
     /// Records `request`'s version soon, on the recorder's queue.
+    ///
+    /// The first submission installs an exit handler that records what is still pending: a program that ends
+    /// right after it saw a version (`defaults watch` stopped by SIGTERM, a server shutting down) would otherwise
+    /// leave it to whoever opens the domain next, who no longer knows the values before it.
     func submit(_ request: Request) {
         let key = request.key
+        if !exitHandlerInstalled.exchange(true, ordering: .relaxed) {
+            atexit { ExternalVersionRecorder.shared.waitUntilIdle() }
+        }
         let first = pending.withLock { $0.updateValue(request, forKey: key) == nil }
         guard first else { return }
         queue.asyncAfter(deadline: .now() + Self.delay) {
