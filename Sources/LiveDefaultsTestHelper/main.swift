@@ -464,14 +464,14 @@ func hygiene(kind: String, count: Int) async -> Never {
         Defaults.waitUntilRecordsAreWritten()
     }
     await round(count)
-    let before = ProcessResources.current()
+    let before = ProcessResources.settled()
     await round(count)
     // The stores' watches are removed on the watcher's thread after the last store of a directory went.
-    var after = ProcessResources.current()
+    var after = ProcessResources.settled()
     for _ in 0..<500
     where after.inotifyWatches > before.inotifyWatches || after.openFileDescriptors > before.openFileDescriptors {
         usleep(10_000)
-        after = ProcessResources.current()
+        after = ProcessResources.settled()
     }
     for (label, resources) in [("before", before), ("after", after)] {
         print(label, resources.heapBytes, resources.openFileDescriptors, resources.inotifyWatches)

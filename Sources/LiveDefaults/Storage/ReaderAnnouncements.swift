@@ -153,11 +153,11 @@ final class ReaderAnnouncer: Sendable {
     /// How long after a version its announcement is written, when the file's last announcement is older than
     /// ``burstWindow``: soon (a `defaults write --wait` is waiting for it), yet after the observers' tasks, woken
     /// by the delivery, had the cores.
-    static let delay: DispatchTimeInterval = .milliseconds(1)
+    static let delayNanoseconds: UInt64 = 1_000_000
     /// How long after a version its announcement is written within a burst (versions less than ``burstWindow``
     /// apart): once for the burst, as its last version, and out of the way of the next versions' deliveries (an
     /// announcement written soon after each version of a burst competed with the next one's delivery; Docs/Benchmarks.md).
-    static let burstDelay: DispatchTimeInterval = .milliseconds(20)
+    static let burstDelayNanoseconds: UInt64 = 20_000_000
     /// Announcements closer than this are a burst.
     static let burstWindow: UInt64 = 10_000_000
 
@@ -165,7 +165,8 @@ final class ReaderAnnouncer: Sendable {
         weak var file: DomainFile?
         /// How many watching stores hold the file.
         var holders: Int
-        var scheduled = false
+        /// When its announcement is due (`DispatchTime`'s nanoseconds), if a version is waiting to be announced.
+        var due: UInt64?
         /// Whether its file was written (else there is nothing to take away).
         var published = false
         /// When it was last written (`DispatchTime`'s nanoseconds).
@@ -176,19 +177,32 @@ final class ReaderAnnouncer: Sendable {
         var refused: ReaderAnnouncement.Refusal?
     }
 
-    private let entries = Lock<[ObjectIdentifier: Entry]>([:])
+    /// The announced files, and the work waiting for the queue.
+    ///
+    /// The queue gets one block at a time, not one per file: a block per version or per dropped store (a
+    /// thousand stores made and dropped in a row) left that many blocks waiting, and libdispatch keeps what it
+    /// allocated for them cached, which the resource-hygiene test saw as memory kept.
+    private struct Announcements {
+        var entries: [ObjectIdentifier: Entry] = [:]
+        /// When the pending drain runs (`DispatchTime`'s nanoseconds), if one is on the queue.
+        var drainAt: UInt64?
+        /// Announcements of files let go, to take away.
+        var removals: [(path: String, fileSystem: any DefaultsFileSystem)] = []
+    }
+
+    private let state = Lock(Announcements())
     /// The change log's recorder's queue: the process's background records, one at a time.
     private var queue: DispatchQueue { ExternalVersionRecorder.queue }
 
     /// A watching store holds `file`: announce it (the first holder).
     func start(_ file: DomainFile) {
-        let first = entries.withLock { entries in
+        let first = state.withLock { state in
             let key = ObjectIdentifier(file)
-            if entries[key] != nil {
-                entries[key]?.holders += 1
+            if state.entries[key] != nil {
+                state.entries[key]?.holders += 1
                 return false
             }
-            entries[key] = Entry(file: file, holders: 1)
+            state.entries[key] = Entry(file: file, holders: 1)
             return true
         }
         if first { changed(file) }
@@ -196,42 +210,77 @@ final class ReaderAnnouncer: Sendable {
 
     /// A watching store let `file` go: the last holder takes the announcement away.
     func stop(_ file: DomainFile) {
-        let last = entries.withLock { entries in
-            let key = ObjectIdentifier(file)
-            guard var entry = entries[key] else { return false }
-            entry.holders -= 1
-            if entry.holders > 0 {
-                entries[key] = entry
-                return false
-            }
-            entries.removeValue(forKey: key)
-            return entry.published
-        }
-        guard last else { return }
         let path = Self.file(for: file.path)
         let fileSystem = file.fileSystem
-        queue.async { try? fileSystem.remove(path) }
+        let drainNow = state.withLock { state -> Bool in
+            let key = ObjectIdentifier(file)
+            guard var entry = state.entries[key] else { return false }
+            entry.holders -= 1
+            if entry.holders > 0 {
+                state.entries[key] = entry
+                return false
+            }
+            state.entries.removeValue(forKey: key)
+            guard entry.published else { return false }
+            state.removals.append((path, fileSystem))
+            return schedule(&state, at: 0)
+        }
+        if drainNow { queue.async { self.drain() } }
     }
 
     /// `file` adopted or refused a version: its announcement is written soon, if it is announced.
     func changed(_ file: DomainFile) {
         let key = ObjectIdentifier(file)
-        let now = DispatchTime.now()
-        let delay = entries.withLock { entries -> DispatchTimeInterval? in
-            guard let entry = entries[key], !entry.scheduled else { return nil }
-            entries[key]?.scheduled = true
-            let recent = entry.published && now.uptimeNanoseconds &- entry.lastPublished < Self.burstWindow
-            return recent ? Self.burstDelay : Self.delay
+        let now = DispatchTime.now().uptimeNanoseconds
+        let drainAt = state.withLock { state -> UInt64? in
+            guard let entry = state.entries[key], entry.due == nil else { return nil }
+            let recent = entry.published && now &- entry.lastPublished < Self.burstWindow
+            let due = now &+ (recent ? Self.burstDelayNanoseconds : Self.delayNanoseconds)
+            state.entries[key]?.due = due
+            return schedule(&state, at: due) ? due : nil
         }
-        guard let delay else { return }
-        queue.asyncAfter(deadline: now + delay) { self.publish(key) }
+        guard let drainAt else { return }
+        queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: drainAt)) { self.drain() }
     }
 
     /// Writes the announcements scheduled so far (and takes away those of files let go), and waits.
     func waitUntilIdle() {
         queue.sync {}
-        let scheduled = entries.withLock { $0.filter(\.value.scheduled).map(\.key) }
-        queue.sync { for key in scheduled { publish(key) } }
+        queue.sync { drain(everything: true) }
+    }
+
+    /// Whether a drain must be put on the queue for work due at `due`: none is pending, or the pending one is
+    /// later. (A drain superseded so still runs, and finds less or nothing to do.)
+    private func schedule(_ state: inout Announcements, at due: UInt64) -> Bool {
+        if let drainAt = state.drainAt, drainAt <= due { return false }
+        state.drainAt = due
+        return true
+    }
+
+    /// On the queue: takes away the announcements of files let go, writes those due (or, with `everything`,
+    /// every one waiting), and puts the next drain on the queue for the rest.
+    private func drain(everything: Bool = false) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let (removals, ready, next) = state.withLock { state in
+            state.drainAt = nil
+            let removals = state.removals
+            state.removals = []
+            var ready: [ObjectIdentifier] = []
+            var next: UInt64?
+            for (key, entry) in state.entries {
+                guard let due = entry.due else { continue }
+                if everything || due <= now {
+                    ready.append(key)
+                } else {
+                    next = min(next ?? due, due)
+                }
+            }
+            if let due = next, !schedule(&state, at: due) { next = nil }
+            return (removals, ready, next)
+        }
+        if let next { queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: next)) { self.drain() } }
+        for removal in removals { try? removal.fileSystem.remove(removal.path) }
+        for key in ready { publish(key) }
     }
 
     /// The announcement file of this process for the domain file `path`.
@@ -242,15 +291,15 @@ final class ReaderAnnouncer: Sendable {
 
     private func publish(_ key: ObjectIdentifier) {
         guard
-            let file = entries.withLock({ entries -> DomainFile? in
-                entries[key]?.scheduled = false
-                return entries[key]?.file
+            let file = state.withLock({ state -> DomainFile? in
+                state.entries[key]?.due = nil
+                return state.entries[key]?.file
             })
         else { return }
         let (applied, refused) = file.announcedVersions
         let now = Date().timeIntervalSince1970
-        let announcement = entries.withLock { entries -> ReaderAnnouncement? in
-            guard var entry = entries[key] else { return nil }
+        let announcement = state.withLock { state -> ReaderAnnouncement? in
+            guard var entry = state.entries[key] else { return nil }
             if entry.applied != applied {
                 entry.applied = applied
                 entry.since = now
@@ -261,7 +310,7 @@ final class ReaderAnnouncer: Sendable {
                 entry.refused = ReaderAnnouncement.Refusal(
                     version: FileVersion.logNumber(refused.version), reason: refused.reason, time: now)
             }
-            entries[key] = entry
+            state.entries[key] = entry
             return ReaderAnnouncement(
                 pid: CurrentProcess.id, start: CurrentProcess.startTime,
                 executable: ChangeLog.thisProcess.executable, applied: applied, since: entry.since,
