@@ -61,6 +61,11 @@ struct HostsCommand: AsyncParsableCommand {
                     health = host.healthCheck == nil ? "healthy (no health check)" : "not checked yet"
                 }
                 lines.append("\(host.id)\(padding)  \(health)")
+                for (domain, refusing) in (host.health?.refusals ?? [:]).sorted(by: { $0.key < $1.key }) {
+                    for refusal in refusing {
+                        lines.append("\(String(repeating: " ", count: width))  REFUSED \(domain): \(refusal)")
+                    }
+                }
                 lines.append(
                     "\(String(repeating: " ", count: width))  syncs \(host.domains.joined(separator: ", ")); agent pid \(host.pid), registered \(host.registered.formatted(.iso8601))"
                 )
@@ -76,10 +81,12 @@ struct HostsCommand: AsyncParsableCommand {
             ]
             if let check = host.healthCheck { object["healthCheck"] = check }
             if let report = host.health {
-                object["health"] = [
+                var health: [String: Any] = [
                     "healthy": report.isHealthy, "detail": report.detail,
                     "checked": report.checked.formatted(.iso8601), "since": report.since.formatted(.iso8601),
                 ]
+                if let refusals = report.refusals { health["refusals"] = refusals.mapValues { $0.map(\.jsonObject) } }
+                object["health"] = health
             }
             return object
         }

@@ -55,6 +55,9 @@
             case .stopped: object["agent"] = "stopped"
             case .neverRan: object["agent"] = "none"
             }
+            if !report.refusals.isEmpty {
+                object["refusals"] = report.refusals.mapValues { $0.map(\.jsonObject) }
+            }
             if let status = report.status,
                 let data = try? status.encoded(),
                 let fields = try? JSONSerialization.jsonObject(with: data)
@@ -66,6 +69,16 @@
 
         static func time(_ date: Date) -> String {
             date.formatted(.iso8601)
+        }
+    }
+
+    extension ProgramRefusal {
+        /// The refusal in `defaults sync --status --json` and `defaults hosts --json`.
+        var jsonObject: [String: Any] {
+            [
+                "processID": Int(processID), "executable": executable, "version": version, "reason": reason,
+                "time": time.formatted(.iso8601),
+            ]
         }
     }
 #endif

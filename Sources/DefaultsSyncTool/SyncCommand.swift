@@ -26,8 +26,10 @@ struct SyncCommand: AsyncParsableCommand {
             SIGINT end it with status 0.
 
             With --status (no etcd options needed), prints what the agent running on this machine says of each \
-            domain — connection, revisions applied, keys waiting to be pushed, conflicts, last error — and exits \
-            0 only when every one is in step. See Docs/Fleet.md.
+            domain — connection, revisions applied, keys waiting to be pushed, conflicts, last error — and the \
+            programs on this machine that refuse the domain's version (a validator), and with --etcd those on \
+            every live host; it exits 0 only when every domain is in step and no program refuses it. See \
+            Docs/Fleet.md.
             """)
 
     @OptionGroup var connection: EtcdOptions
@@ -67,7 +69,7 @@ struct SyncCommand: AsyncParsableCommand {
 
     func run() async {
         #if Fleet
-            if status { printStatus() } else { await sync() }
+            if status { await printStatus() } else { await sync() }
         #else
             fail(builtWithoutFleet)
         #endif
@@ -136,8 +138,30 @@ struct SyncCommand: AsyncParsableCommand {
             return logger
         }()
 
-        func printStatus() {
-            let reports = domains.map { SyncStatusReport(domain: $0, stateDirectory: resolvedStateDirectory) }
+        func printStatus() async {
+            var reports = domains.map { SyncStatusReport(domain: $0, stateDirectory: resolvedStateDirectory) }
+            // The programs that refuse a domain's version: this machine's from their announcements, and with
+            // --etcd every live host's from its agent's health report.
+            if let store = try? Self.store(domains.first ?? "") {
+                for index in reports.indices {
+                    reports[index].addRefusals(
+                        ProgramRefusal.current(in: store, domain: reports[index].domain), host: "this host")
+                }
+            }
+            if connection.etcd != nil {
+                do {
+                    let hosts = try await FleetHosts.live(
+                        etcd: try connection.connection(), layout: FleetLayout(prefix: connection.prefix))
+                    for index in reports.indices {
+                        for host in hosts {
+                            reports[index].addRefusals(
+                                host.health?.refusals(ofDomain: reports[index].domain) ?? [], host: "host \(host.id)")
+                        }
+                    }
+                } catch {
+                    fail(error)
+                }
+            }
             if json {
                 print(Output.json(reports.map(StatusText.jsonObject)))
             } else {

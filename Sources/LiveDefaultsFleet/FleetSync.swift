@@ -149,8 +149,8 @@
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         let presence = host.map { host in
                             HostPresence(
-                                identity: host, domains: domains, client: client, layout: layout, logger: logger,
-                                timing: timing)
+                                identity: host, domains: domains, store: defaults, client: client, layout: layout,
+                                logger: logger, timing: timing)
                         }
                         if let presence { group.addTask { await presence.run() } }
                         for domain in domains {

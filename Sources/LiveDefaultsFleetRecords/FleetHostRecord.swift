@@ -1,4 +1,5 @@
 public import Foundation
+public import LiveDefaults
 
 /// What a live host's agent registers in etcd (`<prefix>.hosts/<id>`, JSON, attached to its lease).
 public struct FleetHostRecord: Sendable, Hashable, Codable {
@@ -63,16 +64,27 @@ public struct HealthReport: Sendable, Hashable, Codable {
     /// (``FleetLayout/targetsPrefix(domain:host:)``) its file held when the check ran: a rollout counts a
     /// host's health only from a check after its value.
     public var appliedRevisions: [String: Int64]
+    /// Per domain, the programs on the host that refuse the version its file holds (``ProgramRefusal``), when
+    /// any does: a rollout fails on such a host at once, whatever its health check says. Absent from the
+    /// reports of agents older than refusals, and when no program refuses.
+    public var refusals: [String: [ProgramRefusal]]?
 
     /// A report (the library makes them).
     package init(
-        isHealthy: Bool, detail: String, checked: Date, since: Date, appliedRevisions: [String: Int64] = [:]
+        isHealthy: Bool, detail: String, checked: Date, since: Date, appliedRevisions: [String: Int64] = [:],
+        refusals: [String: [ProgramRefusal]] = [:]
     ) {
         self.isHealthy = isHealthy
         self.detail = detail
         self.checked = checked
         self.since = since
         self.appliedRevisions = appliedRevisions
+        self.refusals = refusals.isEmpty ? nil : refusals
+    }
+
+    /// The programs on the host that refuse the version of `domain` its file holds.
+    public func refusals(ofDomain domain: String) -> [ProgramRefusal] {
+        refusals?[domain] ?? []
     }
 
     /// The report etcd's bytes hold, or nil when they are none (written by another tool, or damaged).
@@ -85,8 +97,53 @@ public struct HealthReport: Sendable, Hashable, Codable {
     /// host's reason counts: a check that failed first on a closed connection and then on HTTP 503 shows the
     /// 503 (a healthy host's detail, say a load figure its command prints, does not).
     package func saysTheSame(as other: HealthReport?) -> Bool {
-        guard let other, other.isHealthy == isHealthy, other.appliedRevisions == appliedRevisions else { return false }
+        guard let other, other.isHealthy == isHealthy, other.appliedRevisions == appliedRevisions,
+            other.refusals == refusals
+        else { return false }
         return isHealthy || other.detail == detail
+    }
+}
+
+/// A program that refuses the version of a domain's file its host holds now: one of the file's readers
+/// (``Defaults/readers(ofDomain:layer:)``) whose validator refused that version (``Defaults/addValidator(_:)``)
+/// and which keeps serving the version before it.
+public struct ProgramRefusal: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The program's process ID on its host.
+    public var processID: Int32
+    /// Its executable's file name.
+    public var executable: String
+    /// The refused version of the file, named as the change log names versions.
+    public var version: String
+    /// What its validator said.
+    public var reason: String
+    /// When it refused.
+    public var time: Date
+
+    /// A refusal (the library finds them: ``current(in:domain:)``).
+    package init(processID: Int32, executable: String, version: String, reason: String, time: Date) {
+        self.processID = processID
+        self.executable = executable
+        self.version = version
+        self.reason = reason
+        self.time = time
+    }
+
+    /// The programs that refuse the version of `domain`'s current-user file on disk now, as they announced it
+    /// (a program that refused an older version and applied none since does not count: the version on disk is
+    /// a new one, not yet judged or judged good), by process ID. Empty when the file cannot be read.
+    public static func current(in store: Defaults, domain: String) -> [ProgramRefusal] {
+        guard let onDisk = store.versionOnDisk(ofDomain: domain) else { return [] }
+        return store.readers(ofDomain: domain).compactMap { reader in
+            guard reader.version != onDisk, let refusal = reader.refusal, refusal.version == onDisk else { return nil }
+            return ProgramRefusal(
+                processID: reader.processID, executable: reader.executable, version: refusal.version,
+                reason: refusal.reason, time: refusal.time)
+        }
+    }
+
+    /// One line: `process 4242 (api-server) refuses version 3f…: MaxPool 90 is above the limit`.
+    public var description: String {
+        "process \(processID) (\(executable)) refuses version \(version): \(reason)"
     }
 }
 

@@ -98,8 +98,8 @@
             }
         }
 
-        func sharedValue(_ cluster: EtcdCluster) throws -> PropertyList? {
-            guard let text = try cluster.value("/livedefaults/\(domain)/PoolSize") else { return nil }
+        func sharedValue(_ cluster: EtcdCluster, key: String = "PoolSize") throws -> PropertyList? {
+            guard let text = try cluster.value("/livedefaults/\(domain)/\(key)") else { return nil }
             return try PropertyList.decode(Data(text.utf8)).value
         }
 
@@ -329,6 +329,100 @@
             let live = hosts.enumerated().filter { $0.offset != 1 }.map(\.element)
             #expect(live.allSatisfy { $0.value(domain, "PoolSize") == .integer(10) })
             #expect(try sharedValue(cluster) == .integer(10))
+        }
+
+        /// A program on a host with a validator (the test helper's `validate` mode: MinPool ≤ MaxPool ≤ `limit`),
+        /// running until the test ends; returned once its validator is in place.
+        final class ValidatingProgram {
+            let process: Process
+            let input = Pipe()
+            let output = Pipe()
+
+            init(on host: FleetHost, domain: String, limit: Int) throws {
+                process = try helperProcess(
+                    ["validate", host.directory, domain, String(limit)], environment: host.environment)
+                process.standardInput = input
+                process.standardOutput = output
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+                // Its first line says the validator is registered.
+                var line: [UInt8] = []
+                while let byte = try output.fileHandleForReading.read(upToCount: 1)?.first, byte != UInt8(ascii: "\n") {
+                    line.append(byte)
+                }
+                guard String(decoding: line, as: UTF8.self) == "ready" else {
+                    throw CocoaError(.executableLoad)
+                }
+            }
+
+            deinit {
+                try? input.fileHandleForWriting.close()
+                if process.isRunning { process.terminate() }
+                process.waitUntilExit()
+            }
+        }
+
+        @Test(
+            "a value a program on the canary refuses is rolled back at once, before the bake; sync --status and hosts name the refusing host"
+        )
+        func refusedOnCanary() async throws {
+            let cluster = try EtcdCluster.started(members: 1)
+            // No health check: every host is healthy while its agent runs, so only the refusal can fail the stage.
+            var hosts: [FleetHost] = []
+            for index in 1...3 {
+                let host = try FleetHost("h\(index)")
+                try host.startAgent(
+                    [domain], etcd: cluster.endpoints, options: ["--heartbeat", "0.2", "--lease-time", "5"])
+                hosts.append(host)
+            }
+            try hosts[0].defaults("write", domain, "MaxPool", "-int", "10")
+            await expectEventually("MaxPool 10 on every host", hosts: hosts, cluster: cluster) {
+                hosts.allSatisfy { $0.value(domain, "MaxPool") == .integer(10) }
+            }
+            try FleetHost.waitUntilRegistered(hosts, cluster: cluster)
+            let program = try ValidatingProgram(on: hosts[0], domain: domain, limit: 50)
+
+            // The canary (h1, the first by name) gets 90, which its program refuses: the stage fails on the
+            // refusal, long before the bake of 60 s would end.
+            let started = ContinuousClock.now
+            let driver = try Driver(
+                hosts[1],
+                [domain, "MaxPool", "-int", "90", "--etcd", cluster.endpoints, "--stages", "1,100%", "--bake", "60"])
+            await expectEventually("the driver ends", hosts: hosts, cluster: cluster) { !driver.process.isRunning }
+            #expect(ContinuousClock.now - started < .seconds(30), "the rollout waited for the bake")
+            #expect(driver.process.terminationStatus == 1, "\(driver.output)")
+            #expect(driver.output.contains("rolled back (host h1)"), "\(driver.output)")
+            #expect(
+                driver.output.contains(
+                    "a program on host h1 refuses the value: process \(program.process.processIdentifier) (LiveDefaultsTestHelper)"
+                ),
+                "\(driver.output)")
+            #expect(driver.output.contains("MaxPool 90 is above this program's limit of 50"), "\(driver.output)")
+            #expect(hosts.allSatisfy { $0.value(domain, "MaxPool") == .integer(10) })
+            #expect(try sharedValue(cluster, key: "MaxPool") == .integer(10))
+
+            // A plain write of a value the program refuses: the file has it on every host, and the status says
+            // which host's program refuses it — here without etcd, and from another host with it.
+            try hosts[1].defaults("write", domain, "MaxPool", "-int", "80")
+            await expectEventually("h1's agent reports the refusal", hosts: hosts, cluster: cluster) {
+                let listed = try? hosts[2].hosts(etcd: cluster.endpoints).hosts["h1"]
+                let health = listed?["health"] as? [String: Any]
+                return (health?["refusals"] as? [String: Any])?[domain] != nil
+            }
+            let local = try hosts[0].defaults("sync", "--status", domain)
+            #expect(local.status == 1, "\(local.output)")
+            #expect(
+                local.output.contains("on this host, process \(program.process.processIdentifier)"), "\(local.output)")
+            #expect(local.output.contains("MaxPool 80 is above this program's limit of 50"), "\(local.output)")
+            let fleet = try hosts[2].defaults("sync", "--status", domain, "--etcd", cluster.endpoints)
+            #expect(fleet.status == 1, "\(fleet.output)")
+            #expect(
+                fleet.output.contains("on host h1, process \(program.process.processIdentifier)"), "\(fleet.output)")
+            #expect(!fleet.output.contains("on this host"), "h3's programs refuse nothing: \(fleet.output)")
+            let hostsText = try hosts[2].defaults("hosts", "--etcd", cluster.endpoints).output
+            #expect(
+                hostsText.contains("REFUSED \(domain): process \(program.process.processIdentifier)"), "\(hostsText)")
+            withExtendedLifetime(program) {}
         }
     }
 #endif

@@ -1,5 +1,6 @@
 #if Fleet
     import Foundation
+    import LiveDefaults
     import Logging
     import NIOConcurrencyHelpers
 
@@ -11,13 +12,17 @@
     ///   name, renews it a third of the way through its time, and starts again when etcd says it expired (after a
     ///   partition longer than the lease: the host was gone meanwhile, and registers anew);
     /// - the health loop runs the check every interval and writes the result (`<prefix>.health/<id>`, on the same
-    ///   lease) when it differs from the last one written, or when the lease is new.
+    ///   lease) when it differs from the last one written, or when the lease is new. The report carries the
+    ///   programs on the host that refuse a domain's version (``ProgramRefusal``), looked for as often as the
+    ///   loop wakes: a refusal is written within a wake of the program's announcement, not a health interval later.
     ///
     /// Neither ever ends the agent: etcd being unreachable is retried, a failed check is a report. When the agent
     /// stops, the lease is revoked, so the host is gone at once rather than after the lease's time.
     final class HostPresence: Sendable {
         let identity: FleetHostIdentity
         let domains: [String]
+        /// The store the agent syncs through: who reads its domains, and what they refuse.
+        let store: Defaults
         let client: EtcdClient
         let layout: FleetLayout
         let logger: Logger
@@ -47,11 +52,12 @@
         }
 
         init(
-            identity: FleetHostIdentity, domains: [String], client: EtcdClient, layout: FleetLayout, logger: Logger,
-            timing: FleetSync.Timing
+            identity: FleetHostIdentity, domains: [String], store: Defaults, client: EtcdClient, layout: FleetLayout,
+            logger: Logger, timing: FleetSync.Timing
         ) {
             self.identity = identity
             self.domains = domains
+            self.store = store
             self.client = client
             self.layout = layout
             self.logger = logger
@@ -157,11 +163,12 @@
                     result = (true, "no health check: healthy while the agent runs")
                 }
                 if Task.isCancelled { return }
+                var refusals = self.refusals()
                 let now = Date()
                 state.withLockedValue { state in
                     var report = HealthReport(
                         isHealthy: result.isHealthy, detail: result.detail, checked: now, since: now,
-                        appliedRevisions: applied)
+                        appliedRevisions: applied, refusals: refusals)
                     if state.latest?.isHealthy == report.isHealthy, let since = state.latest?.since {
                         report.since = since
                     }
@@ -170,13 +177,41 @@
                 await writeHealth(force: false)
                 // The next check after the interval, or at once when an own value is applied (looked for every
                 // `wakeInterval`). A host without a check has one result, written with each new lease and after
-                // each own value.
+                // each own value. A change of refusals is written at once, with the last result of the check.
                 let interval = identity.healthCheck == nil ? identity.leaseTime : identity.healthInterval
                 let deadline = ContinuousClock.now + interval
                 while ContinuousClock.now < deadline, !Task.isCancelled {
                     if state.withLockedValue({ $0.appliedRevisions }) != applied { break }
+                    let now = self.refusals()
+                    if now != refusals {
+                        refusals = now
+                        refusalsChanged(now)
+                        await writeHealth(force: false)
+                    }
                     try? await Task.sleep(for: min(Self.wakeInterval, deadline - ContinuousClock.now))
                 }
+            }
+        }
+
+        /// Per domain, the programs on this host that refuse the version its file holds.
+        private func refusals() -> [String: [ProgramRefusal]] {
+            var refusals: [String: [ProgramRefusal]] = [:]
+            for domain in domains {
+                let refusing = ProgramRefusal.current(in: store, domain: domain)
+                if !refusing.isEmpty { refusals[domain] = refusing }
+            }
+            return refusals
+        }
+
+        /// The latest report, with the refusals seen since its check.
+        private func refusalsChanged(_ refusals: [String: [ProgramRefusal]]) {
+            state.withLockedValue { state in
+                guard var report = state.latest else { return }
+                report.refusals = refusals.isEmpty ? nil : refusals
+                state.latest = report
+            }
+            for (domain, refusing) in refusals.sorted(by: { $0.key < $1.key }) {
+                for refusal in refusing { logger.warning("host \(identity.id), \(domain): \(refusal)") }
             }
         }
 

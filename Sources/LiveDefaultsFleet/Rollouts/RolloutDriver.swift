@@ -231,7 +231,8 @@
         }
 
         /// Waits until every reached host has the value and has stayed healthy for the bake time; the host and
-        /// reason of the first failure, or nil when the stage passed.
+        /// reason of the first failure (a host gone, unhealthy, or whose programs refuse the value), or nil when
+        /// the stage passed.
         func bake(_ record: inout RolloutRecord) async throws(FleetError) -> (host: String?, reason: String)? {
             let clock = ContinuousClock()
             let started = clock.now
@@ -249,6 +250,14 @@
                         continue
                     }
                     record.health[host] = "\(report.isHealthy ? "healthy" : "unhealthy"): \(report.detail)"
+                    // A program that refuses the value keeps the version before it: the host does not run the
+                    // value whatever its health says, and the stage fails now rather than after the bake.
+                    let refusing = report.refusals(ofDomain: domain)
+                    if let refusal = refusing.first {
+                        record.health[host] = "refused: \(refusal)"
+                        let others = refusing.count > 1 ? " (and \(refusing.count - 1) other program(s))" : ""
+                        return (host, "a program on host \(host) refuses the value: \(refusal)\(others)")
+                    }
                     if !report.isHealthy { return (host, "host \(host) is unhealthy: \(report.detail)") }
                 }
                 let now = clock.now

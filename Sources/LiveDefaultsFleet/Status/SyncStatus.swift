@@ -119,6 +119,17 @@
         public var status: SyncStatus?
         /// Why the domain is not in step, one sentence each; empty when it is.
         public var problems: [String]
+        /// The programs that refuse the domain's version, by host (``addRefusals(_:host:)``): this machine's, and
+        /// with `--etcd` every live host's as its agent reported them.
+        public var refusals: [String: [ProgramRefusal]] = [:]
+
+        /// Adds the programs on `host` that refuse the domain's version: each is a problem (the host does not run
+        /// the version the domain has).
+        public mutating func addRefusals(_ refusing: [ProgramRefusal], host: String) {
+            guard !refusing.isEmpty else { return }
+            refusals[host, default: []].append(contentsOf: refusing)
+            for refusal in refusing { problems.append("on \(host), \(refusal)") }
+        }
 
         /// Whether the domain is in step with etcd.
         public var inStep: Bool { problems.isEmpty }
