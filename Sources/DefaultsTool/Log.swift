@@ -13,7 +13,8 @@ struct Log: ParsableCommand {
             library or this command (local: executable, pid, uid), or the fleet agent (fleet: its etcd \
             revision). A version nobody recorded — an editor, another tool — is recorded as external by the \
             first LiveDefaults process that reads it, with the keys that changed. The log lives beside the \
-            domain's file and keeps its newest 256 KiB or so (Docs/OnDisk.md). Keys the published schema marks \
+            domain's file and keeps its newest 256 KiB or so (Docs/OnDisk.md). A version a reading program's \
+            validator refused is followed by who refused it and why. Keys the published schema marks \
             secret print as <secret> unless --show-secrets is given.
             """)
 
@@ -59,16 +60,27 @@ struct Log: ParsableCommand {
 /// A domain's logged changes as text and JSON, for `defaults log` and `defaults doctor`; the values of the keys
 /// `hidden` says are secret print as `<secret>`.
 enum ChangeLogText {
-    /// One line a change: time, key (padded to the longest, up to 40), old → new, origin and writer.
+    /// One line a change: time, key (padded to the longest, up to 40), old → new, origin and writer; after the
+    /// last change shown of a version, a line for each process that refused it.
     static func lines(_ changes: [LoggedChange], hiding hidden: (String) -> Bool) -> [String] {
         let keyWidth = min(changes.map(\.key.count).max() ?? 0, 40)
-        return changes.map { change in
+        var lines: [String] = []
+        for (index, change) in changes.enumerated() {
             let padding = String(repeating: " ", count: max(0, keyWidth - change.key.count))
             let values =
                 describe(change.old, hidden: hidden(change.key)) + " → "
                 + describe(change.new, hidden: hidden(change.key))
-            return "\(time(change.time))  \(change.key)\(padding)  \(values)  \(who(change))"
+            lines.append("\(time(change.time))  \(change.key)\(padding)  \(values)  \(who(change))")
+            // Changes are newest first, a version's together: its refusals follow the last of them.
+            let versionEnds = index + 1 == changes.count || changes[index + 1].version != change.version
+            guard versionEnds else { continue }
+            for refusal in change.refusals {
+                lines.append(
+                    "  refused by \(refusal.executable) (pid \(refusal.processID), uid \(refusal.userID)) at \(time(refusal.time)): \(refusal.reason)"
+                )
+            }
         }
+        return lines
     }
 
     /// `local: api-server (pid 4242, uid 1000)`, `fleet: defaults (pid 31, uid 0, revision 812)`, `external`.
@@ -112,6 +124,15 @@ enum ChangeLogText {
                 if let pid = change.processID { object["pid"] = Int(pid) }
                 if let uid = change.userID { object["uid"] = Int(uid) }
                 if let revision = change.revision { object["revision"] = revision }
+                object["version"] = change.version
+                if !change.refusals.isEmpty {
+                    object["refusals"] = change.refusals.map { refusal -> [String: Any] in
+                        [
+                            "time": time(refusal.time), "executable": refusal.executable,
+                            "pid": Int(refusal.processID), "uid": Int(refusal.userID), "reason": refusal.reason,
+                        ]
+                    }
+                }
                 return object
             },
         ]

@@ -113,6 +113,20 @@ struct ReadersToolTests {
         #expect((refused["reason"] as? String)?.contains("limit of 50") == true)
         let text = try sandbox.ok("readers", Self.domain)
         #expect(text.contains("not the version on disk") && text.contains("limit of 50"), "\(text)")
+        // The change log records who refused the version, under its change (the program records it before it
+        // announces the refusal `--wait` saw).
+        let log = try sandbox.ok("log", Self.domain, "MaxPool", "--limit", "1")
+        #expect(log.contains("40 → 80"), "\(log)")
+        #expect(
+            log.contains("refused by LiveDefaultsTestHelper (pid \(strict.pid), uid \(getuid())) at ")
+                && log.contains(": MaxPool 80 is above this program's limit of 50"), "\(log)")
+        #expect(!log.contains("pid \(generous.pid)"), "only the program that refused: \(log)")
+        let logJSON = try sandbox.ok("log", Self.domain, "MaxPool", "--limit", "1", "--json")
+        let logged = try #require(JSONSerialization.jsonObject(with: Data(logJSON.utf8)) as? [String: Any])
+        let change = try #require((logged["changes"] as? [[String: Any]])?.first)
+        let refusals = try #require(change["refusals"] as? [[String: Any]])
+        #expect(refusals.map { $0["pid"] as? Int } == [Int(strict.pid)], "\(logJSON)")
+        #expect(change["version"] as? String == refused["version"] as? String, "the version the reader refused")
 
         // A later valid version: applied by all.
         result = try sandbox.run("write", Self.domain, "MaxPool", "-int", "45", "--wait")

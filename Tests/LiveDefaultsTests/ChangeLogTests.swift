@@ -45,6 +45,55 @@ struct ChangeLogTests {
         #expect(log.entries[0].time == Date(timeIntervalSince1970: 1_764_222_222.5))
     }
 
+    @Test(
+        "refusals read back by version, leave the entries, checkpoint and intents as they were, and the end look passes them"
+    )
+    func refusals() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file(".com.example.pool.plist.log")
+        // A refusal does not start a log.
+        let reader = ChangeLog.Writer(executable: "strict", pid: 77, uid: 1000, revision: nil)
+        let refusal = ChangeLog.Refusal(
+            time: Date(timeIntervalSince1970: 1_764_222_300.25), version: 2, reason: "MaxPool 80 is above 50",
+            reader: reader)
+        #expect(!ChangeLog.appendRefusal(refusal, at: path, on: SystemFileSystem.shared))
+        #expect(ChangeLog.tail(at: path) == .absent)
+
+        let before: [String: PropertyList] = ["MaxPool": 40]
+        let after: [String: PropertyList] = ["MaxPool": 80]
+        let first = entry([("MaxPool", 40, 80)], version: 2)
+        #expect(ChangeLog.append(first, contents: after, previous: before, previousVersion: 1, at: path) == nil)
+        #expect(ChangeLog.appendRefusal(refusal, at: path, on: SystemFileSystem.shared))
+        let second = ChangeLog.Refusal(
+            time: Date(timeIntervalSince1970: 1_764_222_301), version: 2, reason: "a \"quoted\"\nreason",
+            reader: ChangeLog.Writer(executable: "other", pid: 78, uid: 0, revision: nil))
+        #expect(ChangeLog.appendRefusal(second, at: path, on: SystemFileSystem.shared))
+        // The quick look at the end passes the refusals to the entry before them.
+        #expect(ChangeLog.tail(at: path) == .recorded(2))
+        var log = ChangeLog.read(at: path)
+        #expect(log.entries == [first])
+        #expect(log.lastVersion == 2 && log.lastKeys == ChangeLog.keyDigests(of: after))
+        #expect(log.refusals == [2: [refusal, second]])
+
+        // An intent before a refusal stays pending; an entry after it is read as usual.
+        let third = entry([("MaxPool", 80, 45)], version: 3)
+        try SystemFileSystem.shared.append(ChangeLog.intentLine(third), toPath: path, owner: nil)
+        #expect(ChangeLog.appendRefusal(refusal, at: path, on: SystemFileSystem.shared))
+        log = ChangeLog.read(at: path)
+        #expect(log.intents[3] == ChangeLog.Intent(origin: .local, writer: writer))
+        #expect(ChangeLog.tail(at: path) == .unknown, "an intent is no recorded version")
+
+        // Refusal lines that are not whole are skipped, and the end look goes no further than a foreign line.
+        var data = try #require(FileManager.default.contents(atPath: path))
+        data.append(
+            Data(#"{"v":1,"refused":"zz","reason":"r","time":1,"writer":{"executable":"x","pid":1,"uid":0}}"#.utf8))
+        data.append(Data("\n".utf8))
+        data.append(Data(#"{"v":1,"refused":"0000000000000003","time":1}"#.utf8))
+        data.append(Data("\n".utf8))
+        #expect(ChangeLog(parsing: data).refusals[3] == nil)
+        #expect(Defaults.changeLogProblem(data) == nil)
+    }
+
     @Test("the look at a log's end reads a last line longer than its first window (an entry of many keys)")
     func longLastLine() throws {
         let directory = TemporaryDirectory()

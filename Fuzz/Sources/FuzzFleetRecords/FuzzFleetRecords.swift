@@ -44,6 +44,9 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         guard let report = HealthReport.decode(input) else { return 0 }
         _ = report.appliedRevisions.values.max()
         _ = report.checked.timeIntervalSince(report.since)
+        for refusing in (report.refusals ?? [:]).values {
+            for refusal in refusing { _ = refusal.description }
+        }
     case 3:
         let listed = KeysUnderRollout.decode(input)
         _ = listed.keys.keys.sorted()

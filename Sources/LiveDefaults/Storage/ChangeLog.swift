@@ -17,7 +17,10 @@ import Synchronization
 ///   keys. The writer appends it before its rename and the entry after it, both under the domain's file lock:
 ///   an entry is only ever written for a version that landed, and a writer stopped between the rename and
 ///   its entry leaves its intent, so that whoever records the version later (as one nobody logged) names the
-///   writer rather than `external`. An intent whose version never landed is never shown.
+///   writer rather than `external`. An intent whose version never landed is never shown;
+/// - a **refusal**: a reading process whose validators refused a version of the file (it kept the version
+///   before): when, the version, the validator's reason, and the process. Appended by the refusing process, in
+///   the background; it records nothing of the file's contents, so the lines around it read as without it.
 ///
 /// The log is a record, not the data: it is appended without `fdatasync` (a crash may lose its last lines,
 /// never a value), and a log that cannot be read or written never stops a write — its unreadable lines are
@@ -115,8 +118,18 @@ struct ChangeLog: Sendable, Equatable {
         var changes: [Change]
     }
 
+    /// A reading process that refused a version (``Defaults/addValidator(_:)``).
+    struct Refusal: Sendable, Hashable {
+        var time: Date
+        var version: UInt64
+        var reason: String
+        var reader: Writer
+    }
+
     /// The entries, oldest first.
     var entries: [Entry] = []
+    /// The refusals, by the version refused, each version's oldest first.
+    var refusals: [UInt64: [Refusal]] = [:]
     /// Who announced each version in an intent line after the last entry or checkpoint (origin and writer), by
     /// the version's digest: the versions announced and not recorded since.
     var intents: [UInt64: Intent] = [:]
@@ -151,6 +164,9 @@ struct ChangeLog: Sendable, Equatable {
         var changes: [LineChange]?
         /// A checkpoint's key digests.
         var keys: [String: String]?
+        /// A refusal's version and reason.
+        var refused: String?
+        var reason: String?
     }
 
     private struct LineChange: Decodable {
@@ -245,6 +261,21 @@ struct ChangeLog: Sendable, Equatable {
         return json.line()
     }
 
+    /// A refusal's line, with its newline: `reason`, `refused` (the version), `time`, `v`, `writer` (the reader).
+    static func refusalLine(_ refusal: Refusal) -> Data {
+        var json = JSONLine(capacity: 160 + refusal.reason.utf8.count)
+        json.object { json in
+            json.member("reason", refusal.reason)
+            json.member("refused", FileVersion.hex(refusal.version))
+            json.name("time")
+            json.number(refusal.time.timeIntervalSince1970)
+            json.name("v")
+            json.integer(formatVersion)
+            write(refusal.reader, into: &json)
+        }
+        return json.line()
+    }
+
     /// The `writer` member of a line.
     private static func write(_ writer: Writer, into json: inout JSONLine) {
         json.name("writer")
@@ -315,6 +346,17 @@ struct ChangeLog: Sendable, Equatable {
         var version: UInt64?
         for range in Self.lineRanges(of: data) {
             guard let line = try? decoder.decode(Line.self, from: data[range]), line.v == Self.formatVersion else {
+                continue
+            }
+            if let refused = line.refused {
+                // Not a version of the file: the entries, checkpoints and intents around it read as without it.
+                if line.version == nil, line.intent == nil, let digest = FileVersion.number(hex: refused),
+                    let time = line.time, time.isFinite, let reason = line.reason, let reader = line.writer
+                {
+                    refusals[digest, default: []].append(
+                        Refusal(
+                            time: Date(timeIntervalSince1970: time), version: digest, reason: reason, reader: reader))
+                }
                 continue
             }
             if let intent = line.intent {
@@ -526,17 +568,39 @@ struct ChangeLog: Sendable, Equatable {
         }
     }
 
-    /// What the last line of `data` (a log's end, from a whole line) records.
+    /// What the last line of `data` (a log's end, from a whole line) records. Refusal lines after it are passed
+    /// over: they record no version, and a refusal must not send the next write or reload to the whole log.
     static func tail(of data: Data) -> Tail {
-        guard data.last == UInt8(ascii: "\n"), let last = lastLineRange(of: data) else { return .unknown }
+        guard data.last == UInt8(ascii: "\n") else { return .unknown }
         struct Version: Decodable {
             var v: Int
-            var version: String
+            var version: String?
+            var refused: String?
         }
-        guard let line = try? JSONDecoder().decode(Version.self, from: data[last]), line.v == formatVersion,
-            let version = FileVersion.number(hex: line.version)
-        else { return .unknown }
-        return .recorded(version)
+        let decoder = JSONDecoder()
+        var end = data.endIndex
+        while let last = lastLineRange(of: data[data.startIndex..<end]) {
+            guard let line = try? decoder.decode(Version.self, from: data[last]), line.v == formatVersion else {
+                return .unknown
+            }
+            if line.refused != nil, line.version == nil {
+                end = last.lowerBound
+                continue
+            }
+            guard let version = line.version.flatMap(FileVersion.number(hex:)) else { return .unknown }
+            return .recorded(version)
+        }
+        return .unknown
+    }
+
+    /// Appends `refusal` to the log at `path`, if there is one (a refusal does not start a log: the versions'
+    /// writers do). Failures are returned for the caller to ignore: the line is a record.
+    @discardableResult
+    static func appendRefusal(
+        _ refusal: Refusal, at path: String, owner: (UserID, GroupID)? = nil, on fileSystem: any DefaultsFileSystem
+    ) -> Bool {
+        guard case .some(.some) = try? fileSystem.size(atPath: path) else { return false }
+        return (try? fileSystem.append(refusalLine(refusal), toPath: path, owner: owner)) != nil
     }
 
     /// The version a process held before the one it now reads: its digest and contents (for the old values of

@@ -261,6 +261,9 @@ final class DomainFile: Sendable {
                         return state.refused?.version != refusal.version
                     }
                     guard isNew else { return [] }
+                    ExternalVersionRecorder.shared.submitRefusal(
+                        version: judged.loaded.version.digest, reason: reason, path: path, lockPath: lockPath,
+                        time: clock.now, owner: owner, fileSystem: fileSystem)
                     deliveries.begin()
                     return [
                         .failed(

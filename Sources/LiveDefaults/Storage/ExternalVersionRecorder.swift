@@ -70,6 +70,32 @@ final class ExternalVersionRecorder: Sendable {
         }
     }
 
+    /// Records, on the recorder's queue, that this process refused `version` of the domain file `path` for
+    /// `reason` (``ChangeLog/appendRefusal(_:at:owner:on:)``): who refused what, beside the versions, for
+    /// `defaults log`. Taken under the domain's file lock when it is free within a few tries (a rewrite of the log
+    /// by a writer would otherwise drop the line), else appended without it: a record, never a wait on another
+    /// process.
+    func submitRefusal(
+        version: UInt64, reason: String, path: String, lockPath: String, time: Date, owner: (UserID, GroupID)?,
+        fileSystem: any DefaultsFileSystem
+    ) {
+        let refusal = ChangeLog.Refusal(time: time, version: version, reason: reason, reader: ChangeLog.thisProcess)
+        let log = ChangeLog.path(forDomainFile: path)
+        queue.async {
+            var lock: Int32?
+            for attempt in 0..<Self.refusalLockAttempts {
+                lock = fileSystem.lockExclusivelyIfFree(lockPath)
+                if lock != nil || attempt == Self.refusalLockAttempts - 1 { break }
+                usleep(1_000)
+            }
+            ChangeLog.appendRefusal(refusal, at: log, owner: owner, on: fileSystem)
+            if let lock { fileSystem.close(lock) }
+        }
+    }
+
+    /// How many times a refusal's record tries the domain's file lock, a millisecond apart.
+    static let refusalLockAttempts = 20
+
     /// Records every version submitted so far now, on the recorder's queue, and waits: each is then recorded,
     /// or found recorded, replaced or locked by a writer (who then records it). What
     /// ``Defaults/loggedChanges(inDomain:layer:key:limit:)`` waits for, so that a program that read a version

@@ -44,11 +44,31 @@ public struct LoggedChange: Sendable, Hashable {
     public let old: Value
     /// Its value after the change.
     public let new: Value
+    /// The version of the file the change is part of, named as ``DefaultsReader/version`` names versions (the
+    /// changes of one write share it).
+    public let version: String
+    /// The reading processes whose validators refused that version (``Defaults/addValidator(_:)``), oldest
+    /// first: each kept serving the version before it.
+    public let refusals: [Refusal]
+
+    /// A reading process that refused the version, as the change log records it.
+    public struct Refusal: Sendable, Hashable {
+        /// When it refused.
+        public let time: Date
+        /// Its executable's file name.
+        public let executable: String
+        /// Its process ID.
+        public let processID: Int32
+        /// Its effective user ID.
+        public let userID: UInt32
+        /// What its validator said.
+        public let reason: String
+    }
 }
 
 extension Defaults {
-    /// The changes the change log of a domain's file records, newest first: at most `limit`, and only of `key`
-    /// when one is given. A version no LiveDefaults writer made is there once a LiveDefaults process has read
+    /// The changes the change log of a domain's file records, newest first, each with the processes that refused
+    /// its version: at most `limit`, and only of `key` when one is given. A version no LiveDefaults writer made is there once a LiveDefaults process has read
     /// it (this store, when it follows the domain; else the next process that opens it), shortly after that
     /// process's observers were told of it; this call first waits for what this process read to be recorded.
     /// An absent or unreadable log has no changes; unreadable lines are skipped.
@@ -60,7 +80,13 @@ extension Defaults {
         ExternalVersionRecorder.shared.waitUntilIdle()
         let path = ChangeLog.path(forDomainFile: configuration.locations.path(forDomain: domain, layer: layer))
         var changes: [LoggedChange] = []
-        for entry in ChangeLog.read(at: path, on: configuration.fileSystem).entries.reversed() {
+        let log = ChangeLog.read(at: path, on: configuration.fileSystem)
+        for entry in log.entries.reversed() {
+            let refusals = (log.refusals[entry.version] ?? []).map { refusal in
+                LoggedChange.Refusal(
+                    time: refusal.time, executable: refusal.reader.executable, processID: refusal.reader.pid,
+                    userID: refusal.reader.uid, reason: refusal.reason)
+            }
             for change in entry.changes.reversed() where key == nil || change.key == key {
                 guard changes.count < limit else { return changes }
                 changes.append(
@@ -68,7 +94,8 @@ extension Defaults {
                         time: entry.time, origin: LoggedChange.Origin(entry.origin),
                         executable: entry.writer?.executable, processID: entry.writer?.pid,
                         userID: entry.writer?.uid, revision: entry.writer?.revision, key: change.key,
-                        old: LoggedChange.Value(change.old), new: LoggedChange.Value(change.new)))
+                        old: LoggedChange.Value(change.old), new: LoggedChange.Value(change.new),
+                        version: FileVersion.hex(entry.version), refusals: refusals))
             }
         }
         return changes
