@@ -6,7 +6,7 @@ import PackageDescription
 let targets = [
     "FuzzDecode", "FuzzXMLReader", "FuzzBinaryReader", "FuzzOpenStepReader",
     "FuzzWriters", "FuzzRoundTrip", "FuzzCodable", "FuzzValueParser", "FuzzIncrementalXML", "FuzzFleetRecords",
-    "FuzzChangeLog",
+    "FuzzChangeLog", "FuzzEnvironment",
 ]
 
 let package = Package(
@@ -31,7 +31,7 @@ let package = Package(
                     .product(name: "DefaultsToolSupport", package: "LiveDefaults"),
                 ]
                     // The incremental read's check is a test hook, in LiveDefaultsTesting.
-                    + (["FuzzIncrementalXML", "FuzzChangeLog"].contains(name)
+                    + (["FuzzIncrementalXML", "FuzzChangeLog", "FuzzEnvironment"].contains(name)
                         ? [.product(name: "LiveDefaultsTesting", package: "LiveDefaults")] : [])
                     // The fleet's records, without the etcd client (which would build SwiftNIO with the fuzzer).
                     + (name == "FuzzFleetRecords"

@@ -29,6 +29,14 @@ extension Defaults {
 }
 
 extension Defaults {
+    /// What is wrong with the environment layer's reading of `data` (a schema type, a variable's text, a key's
+    /// name), nil when nothing is. What the fuzz target `FuzzEnvironment` holds it to.
+    public static func environmentParsingProblem(_ data: Data) -> String? {
+        environmentProblem(data)
+    }
+}
+
+extension Defaults {
     /// Whether this process records the versions it writes and notices in the domains' change logs: on, but
     /// for a benchmark that measures what the log costs a write (every process that writes a domain should
     /// log, or the log misses its changes).

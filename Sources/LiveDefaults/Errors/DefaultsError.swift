@@ -65,6 +65,10 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         /// applied at all: this process keeps serving the last version it accepted, for every key of the file,
         /// until a later version passes. This process's own change (a `set`, a transaction) is not made.
         public static let versionRefused = Code(rawValue: "versionRefused")
+        /// An environment variable of the store's prefix (``Defaults/Configuration/environmentPrefix``) set nothing:
+        /// its text is not a value of the key's type, the schema refuses it, its `_FILE` cannot be read, or two
+        /// keys share its name. The key reads from the layers below; reported once while it lasts.
+        public static let environmentValueIgnored = Code(rawValue: "environmentValueIgnored")
 
         // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
         public var description: String { rawValue }
@@ -219,6 +223,13 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         DefaultsError(code: .versionRefused, domain: domain, path: path, detail: reason)
     }
 
+    /// An error of code ``Code/environmentValueIgnored``: `variable` (setting `key`, when known) set nothing.
+    package static func environmentValueIgnored(variable: String, key: String?, reason: String) -> DefaultsError {
+        DefaultsError(
+            code: .environmentValueIgnored, domain: "LiveDefaultsEnvironmentDomain", key: key,
+            detail: variable + "\u{1F}" + reason)
+    }
+
     /// An error of code ``Code/transactionSpansDomains``.
     package static func transactionSpansDomains(key: String, suite: String, domain: String) -> DefaultsError {
         DefaultsError(code: .transactionSpansDomains, domain: domain, key: key, detail: suite)
@@ -278,6 +289,12 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         case .undeclaredKey:
             return "\(key) is not a key of \(domain)"
                 + (self.detail.map { "; did you mean \($0)?" } ?? " (its published schema does not declare it)")
+        case .environmentValueIgnored:
+            let parts = detail.split(separator: "\u{1F}", maxSplits: 1).map(String.init)
+            let variable = parts.first ?? "?"
+            let reason = parts.count > 1 ? parts[1] : detail
+            return "environment variable \(variable)\(self.key.map { " (key \($0))" } ?? ""): \(reason); "
+                + "it sets nothing, and the key reads from the layers below"
         case .volatileDomainExists:
             return
                 "a volatile domain named \"\(domain)\" already exists; remove it first with removeVolatileDomain(forName:)"

@@ -86,7 +86,7 @@ final class ExternalVersionRecorder: Sendable {
             for attempt in 0..<Self.refusalLockAttempts {
                 lock = fileSystem.lockExclusivelyIfFree(lockPath)
                 if lock != nil || attempt == Self.refusalLockAttempts - 1 { break }
-                usleep(1_000)
+                SystemDefaultsClock.shared.pause(for: .milliseconds(1))
             }
             ChangeLog.appendRefusal(refusal, at: log, owner: owner, on: fileSystem)
             if let lock { fileSystem.close(lock) }

@@ -22,6 +22,15 @@ extension Defaults {
         public var arguments: [String]
         /// Preferred languages, most preferred first; each names a volatile domain in the search list.
         public var languages: [String]
+        /// The prefix of the environment variables that set keys, nil for none (the default): with `MYSERVER_`,
+        /// `MYSERVER_RATE_LIMIT=200` sets `RateLimit`, and `MYSERVER_API_KEY_FILE=/run/secrets/api_key` sets
+        /// `APIKey` to that file's contents, followed live. The variables form a volatile domain,
+        /// ``Defaults/environmentDomain``, directly below the argument domain and above every file (values an
+        /// administrator forces excepted): a deployment's environment pins a key against `defaults write`.
+        /// Names, typing by the published schema and what is reported: Docs/Deployment.md.
+        public var environmentPrefix: String?
+        /// The environment variables the prefix selects from: the process's unless a test sets its own.
+        package var environmentVariables: [String: String]?
         /// Called for every error that has no caller to throw to: a corrupt file found while loading, a
         /// failed background write. Errors are also logged, at `.info` (they are reported through
         /// ``Defaults/lastError`` and this handler, so the log is not the only place), or at `.notice` for a

@@ -22,7 +22,9 @@ extension Defaults {
         _ deltas: some RandomAccessCollection<KeyDelta>, domain: String, layer: PreferenceLayer,
         origin: KeyChange.Origin
     ) {
+        var namesEnvironment = false
         let (changed, resumptions, refusals): (Bool, [Resumption], [SchemaViolation]) = state.withLock { state in
+            namesEnvironment = environment != nil && environmentMayName(deltas, state)
             // The application domain is in the search list once attached (``SearchList/applicationFile`` is set
             // then); asking the attachments would hash its name again on every `set`.
             let inSearchList =
@@ -71,6 +73,7 @@ extension Defaults {
         }
         // One post per burst: only the change that finds none scheduled schedules one.
         if changed, claimNotification() { postDidChange() }
+        if namesEnvironment { rebuildMerged(changedDomain: DomainName.environment) }
     }
 
     /// Marks a post as scheduled; false when one already was (the caller's change rides along with it).

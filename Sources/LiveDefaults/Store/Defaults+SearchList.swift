@@ -48,7 +48,9 @@ extension Defaults {
     /// One attempt of ``rebuildSearchList()``; false, having published nothing, when the suites changed
     /// meanwhile.
     private func tryRebuildSearchList() -> Bool {
-        var list: [SearchEntry] = [.volatile(DomainName.argument), .persistent(configuration.applicationDomain)]
+        var list: [SearchEntry] = [.volatile(DomainName.argument)]
+        if environment != nil { list.append(.volatile(DomainName.environment)) }
+        list.append(.persistent(configuration.applicationDomain))
         let (suites, version) = state.withLock { ($0.search.suites, $0.search.suitesVersion) }
         list += suites.map { .persistent($0) }
         list.append(.persistent(DomainName.global))
@@ -360,6 +362,7 @@ extension Defaults {
             (state.search.entries, state.volatileDomains, state.search.persistent, state.view.generation)
         }
         let (list, volatiles, persistent, generation) = sources
+        let environmentLayer = materializeEnvironment(volatiles: volatiles, persistent: persistent)
         // Every source's contents in precedence order, empty ones left out: forced values first, then the search
         // list. As `Source`s (the type the flattened list uses already), not a `[[String: PropertyList]]`:
         // one array type less for the runtime to instantiate on a fresh process's first open.
@@ -375,7 +378,8 @@ extension Defaults {
         for entry in list {
             switch entry {
             case .volatile(let name):
-                if let contents = volatiles[name], !contents.isEmpty { layers.append(.volatile(contents)) }
+                let contents = name == DomainName.environment ? environmentLayer?.values : volatiles[name]
+                if let contents, !contents.isEmpty { layers.append(.volatile(contents)) }
             case .persistent(let name):
                 for item in persistent[name]?.files ?? PersistentDomain.LayerFiles() where !item.layer.isManaged {
                     let contents = item.file.contents
@@ -384,10 +388,27 @@ extension Defaults {
             }
         }
         let merged = Self.merge(layers)
-        let outcome = state.withLock { state in
-            state.view.apply(.all(merged, domain: changedDomain, basedOn: generation))
+        let outcome = state.withLock { state -> (EffectiveView.Applied, [EnvironmentLayer.Problem], [String])? in
+            guard let applied = state.view.apply(.all(merged, domain: changedDomain, basedOn: generation)) else {
+                return nil
+            }
+            guard let environmentLayer else { return (applied, [], []) }
+            // The layer as the view now shows it, for the lookups of single keys and for the questions of
+            // where a value comes from; its problems reported once while they last; its files watched.
+            state.volatileDomains[DomainName.environment] = environmentLayer.values
+            flattenSearchList(&state)
+            state.environment.origins = environmentLayer.origins
+            let newProblems = environmentLayer.problems.filter { !state.environment.problems.contains($0) }
+            state.environment.problems = Set(environmentLayer.problems)
+            let newFiles = environmentLayer.files.filter { !state.environment.watchedFiles.contains($0) }
+            state.environment.watchedFiles.formUnion(newFiles)
+            return (applied, newProblems, newFiles)
         }
-        guard let outcome else { return false }
+        guard let (outcome, problems, files) = outcome else { return false }
+        for problem in problems {
+            record(.environmentValueIgnored(variable: problem.variable, key: problem.key, reason: problem.reason))
+        }
+        watchEnvironmentFiles(files)
         for resume in outcome.resumptions { resume() }
         for violation in firstReports(of: outcome.refusals) { record(.invalidValue(violation, domain: changedDomain)) }
         return true
@@ -493,4 +514,62 @@ extension PreferenceLayer {
 
     /// The layer's bit in ``Defaults/PersistentDomain/awaited``.
     var awaitedBit: UInt8 { 1 << UInt8(searchRank) }
+}
+
+/// The environment layer (``EnvironmentLayer``) in the search list: materialised with every full rebuild of the
+/// view, from the keys the other domains hold and the published schema.
+extension Defaults {
+    /// What the store keeps of its environment layer: where each value comes from, the problems reported (each
+    /// once while it lasts), the `_FILE` files watched.
+    struct EnvironmentState {
+        var origins: [String: EnvironmentLayer.Origin] = [:]
+        var problems: Set<EnvironmentLayer.Problem> = []
+        var watchedFiles: Set<String> = []
+    }
+
+    /// The environment layer's values for the keys of `volatiles` and `persistent` (the sources of a rebuild)
+    /// and of the application domain's published schema; nil when the store has no environment layer.
+    func materializeEnvironment(
+        volatiles: VolatileDomains, persistent: [String: PersistentDomain]
+    ) -> EnvironmentLayer.Materialized? {
+        guard let environment else { return nil }
+        var known: Set<String> = []
+        for name in volatiles.names where name != DomainName.environment {
+            known.formUnion((volatiles[name] ?? [:]).keys)
+        }
+        for domain in persistent.values where domain.inSearchList {
+            for item in domain.files { known.formUnion(item.file.contents.keys) }
+        }
+        // A broken schema types nothing: its own problem is reported where schemas are read.
+        let schema = try? DomainSchema.find(
+            domain: configuration.applicationDomain, in: configuration.locations.schemaDirectories,
+            on: configuration.fileSystem)
+        if let schema { known.formUnion(schema.keys.keys) }
+        return environment.materialize(
+            knownKeys: known, schema: schema, fileSystem: configuration.fileSystem,
+            workingDirectory: CurrentProcess.workingDirectory)
+    }
+
+    /// Watches the files `_FILE` variables name: a rotated secret rebuilds the view from the layer read again.
+    func watchEnvironmentFiles(_ paths: [String]) {
+        guard let fileWatcher, !paths.isEmpty else { return }
+        let logger = configuration.logger
+        for path in paths {
+            fileWatcher.watch(path, owner: environmentFileWatches, logger: logger) { [weak self] _ in
+                self?.rebuildMerged(changedDomain: DomainName.environment)
+            }
+        }
+    }
+
+    /// Whether keys that appeared in a file (`deltas`) may take a variable the environment layer did not give
+    /// them (its names are decided from the keys the store knows): the layer is then materialised again.
+    func environmentMayName(_ deltas: some Sequence<KeyDelta>, _ state: State) -> Bool {
+        guard let environment else { return false }
+        let current = state.volatileDomains[DomainName.environment] ?? [:]
+        for delta in deltas where delta.old == nil && delta.new != nil && current[delta.key] == nil {
+            guard let suffix = EnvironmentLayer.variableSuffix(forKey: delta.key) else { continue }
+            if environment.settings[suffix] != nil || environment.settings[suffix + "_FILE"] != nil { return true }
+        }
+        return false
+    }
 }

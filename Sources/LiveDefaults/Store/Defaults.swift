@@ -40,6 +40,9 @@ public final class Defaults: Sendable {
     public static let argumentDomain = DomainName.argument
     /// `NSRegistrationDomain`.
     public static let registrationDomain = DomainName.registration
+    /// The volatile domain of the store's environment variables, when its configuration names a prefix
+    /// (``Configuration/environmentPrefix``): `LiveDefaultsEnvironmentDomain`, below the argument domain.
+    public static let environmentDomain = DomainName.environment
 
     /// The store's settings: directories, application domain, arguments, languages.
     public let configuration: Configuration
@@ -246,6 +249,8 @@ public final class Defaults: Sendable {
         var view: EffectiveView
         /// The store's judges (``Defaults/addValidator(_:)``, ``addJudge(_:)``): nil until the first is added.
         var validation: StoreValidation?
+        /// The environment layer's origins, reported problems and watched files.
+        var environment = EnvironmentState()
 
         init(view: EffectiveView) {
             self.view = view
@@ -307,6 +312,11 @@ public final class Defaults: Sendable {
     /// The effective values of the keys read so far, for untyped reads without the lock (see
     /// ``ValueReadCache``); written only by the ``EffectiveView``.
     let valueCache = ValueReadCache()
+    /// The environment variables that set keys (``Configuration/environmentPrefix``); nil when the configuration
+    /// names no prefix or no variable has it.
+    let environment: EnvironmentLayer?
+    /// The owner of the watches of the files `_FILE` variables name (see ``awaitedLayerWatches``).
+    let environmentFileWatches = AwaitedLayerWatches()
     /// The owner given to files created for another user (see ``init(user:)``).
     let fileOwner: (UserID, GroupID)?
     /// The watcher the configuration's ``Configuration/watching`` chose; nil when the store does not watch.
@@ -335,6 +345,10 @@ public final class Defaults: Sendable {
     init(validated configuration: Configuration, fileOwner: (UserID, GroupID)?) {
         self.configuration = configuration
         self.fileOwner = fileOwner
+        environment = configuration.environmentPrefix.flatMap { prefix in
+            EnvironmentLayer(
+                prefix: prefix, environment: configuration.environmentVariables ?? ProcessInfo.processInfo.environment)
+        }
         fileWatcher =
             configuration.fileSystem === SystemFileSystem.shared
             ? configuration.watching.watcher(automatic: configuration.watcher) : nil

@@ -209,6 +209,46 @@ extension DefaultsFileSystem {
         if let failure { throw failure }
     }
 
+    /// A regular file of at most `maximumBytes` bytes, whole, following symbolic links (a Kubernetes secret is
+    /// a link into its volume's current version); opened without blocking, so a FIFO put in its place is
+    /// reported, never waited on. Throws what the system said (a loop of links, no permission).
+    package func readSmallFile(atPath path: String, maximumBytes: Int) throws(SystemError) -> SmallFile {
+        let descriptor: Int32
+        do throws(SystemError) {
+            descriptor = try open(path, [.readOnly, .nonBlocking], permissions: 0)
+        } catch  where error.isNotFound {
+            return .absent
+        }
+        defer { close(descriptor) }
+        let status = try status(ofDescriptor: descriptor)
+        guard status.kind == .regular else { return .notRegular }
+        guard status.stamp.size <= Int64(maximumBytes) else { return .tooLarge(status.stamp.size) }
+        var data = Data(count: maximumBytes + 1)
+        var total = 0
+        var failure: SystemError?
+        data.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) in
+            while total < buffer.count {
+                let count: Int
+                do throws(SystemError) {
+                    count = try read(
+                        descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[total..<buffer.count]), at: nil
+                    )
+                } catch  where error.errno == EINTR {
+                    continue
+                } catch {
+                    failure = error
+                    return
+                }
+                if count == 0 { return }
+                total += count
+            }
+        }
+        if let failure { throw failure }
+        // Grown past the bound since the look at its size.
+        guard total <= maximumBytes else { return .tooLarge(Int64(total)) }
+        return .contents(data.prefix(total))
+    }
+
     /// The last `maximumBytes` of a file (all of a smaller one), cut after its first newline when the file is
     /// longer (so that it starts at a whole line); nil when it does not exist or cannot be read.
     func readTail(atPath path: String, maximumBytes: Int) -> Data? {
@@ -530,4 +570,15 @@ enum FileTemporaries {
         }
         return false
     }
+}
+
+/// What a small file holds, for a value kept in a file of its own (a secret): ``DefaultsFileSystem/readSmallFile(atPath:maximumBytes:)``.
+package enum SmallFile: Sendable, Equatable {
+    case absent
+    case contents(Data)
+    /// Not a regular file (a directory, a FIFO, a device): not opened for reading, which could block or
+    /// never end.
+    case notRegular
+    /// Larger than the bound: its size.
+    case tooLarge(Int64)
 }

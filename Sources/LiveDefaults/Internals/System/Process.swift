@@ -14,6 +14,14 @@ enum CurrentProcess {
     /// The real user id.
     static var realUserID: UserID { getuid() }
 
+    /// The working directory (`getcwd`), against which relative paths an operator gives are read; "/" when
+    /// it cannot be had (removed, or longer than a path may be).
+    static var workingDirectory: String {
+        var buffer = [CChar](repeating: 0, count: 4097)
+        guard getcwd(&buffer, buffer.count) != nil else { return "/" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// Whether a process with this id runs (or may: one of another user's answers `EPERM`, which is not "gone").
     static func isRunning(_ pid: Int32) -> Bool {
         kill(pid, 0) == 0 || errno != ESRCH
