@@ -46,7 +46,11 @@ struct Doctor: ParsableCommand {
                     )
                 }
             }
-            if let key { report.key = KeyReport(key: key, files: report.files) }
+            if let key {
+                report.key = KeyReport(
+                    key: key, files: report.files,
+                    readers: store.defaults.readers(ofDomain: target.name, layer: target.layer))
+            }
             report.recentChanges = RecentChanges(
                 domain: target.name,
                 changes: store.defaults.loggedChanges(
@@ -405,9 +409,23 @@ struct KeyReport {
     /// the key from their last known good version.
     var unreadableAbove: [FileReport]
 
-    /// The precedence of the search list: forced (managed) layers first, then the rest, each domain in order.
-    init(key: String, files: [FileReport]) {
+    /// The running programs whose environment sets the key (their announcements pin it), one sentence each:
+    /// whatever the files say, those programs read their environment's value.
+    var pinnedBy: [String]
+    /// The same, for JSON.
+    private var pins: [[String: Any]]
+
+    /// The precedence of the search list: forced (managed) layers first, then the rest, each domain in order;
+    /// `readers`, the programs that read the domain, for the keys their environment pins.
+    init(key: String, files: [FileReport], readers: [DefaultsReader] = []) {
         self.key = key
+        let pinning = readers.filter { $0.pinnedKeys[key] != nil }
+        pinnedBy = pinning.map { reader in
+            "process \(reader.processID) (\(reader.executable)) reads it from \(reader.pinnedKeys[key] ?? "?"), not from a file"
+        }
+        pins = pinning.map { reader in
+            ["pid": Int(reader.processID), "executable": reader.executable, "source": reader.pinnedKeys[key] ?? ""]
+        }
         let ordered = files.filter { $0.layer.isManaged } + files.filter { !$0.layer.isManaged }
         holders = ordered.compactMap { file in file.contents?[key].map { (file, $0) } }
         let effective = holders.first.flatMap { holder in ordered.firstIndex { $0.path == holder.file.path } }
@@ -420,9 +438,11 @@ struct KeyReport {
         }
     }
 
+    private var pinnedLines: [String] { pinnedBy.map { "  but \($0)" } }
+
     var lines: [String] {
         guard let effective = holders.first else {
-            return ["key \(key): in no file (a program reads its registered default)"] + unreadableLines
+            return ["key \(key): in no file (a program reads its registered default)"] + unreadableLines + pinnedLines
         }
         var lines = [
             "key \(key) = \(Output.line(effective.value))",
@@ -434,11 +454,11 @@ struct KeyReport {
                 "  hides \(Output.line(hidden.value)) in \(hidden.file.domain) \(hidden.file.layer.rawValue) (\(hidden.file.path))"
             )
         }
-        return lines + unreadableLines
+        return lines + unreadableLines + pinnedLines
     }
 
     var jsonObject: [String: Any] {
-        var object: [String: Any] = ["key": key, "unreadableAbove": unreadableAbove.map(\.path)]
+        var object: [String: Any] = ["key": key, "unreadableAbove": unreadableAbove.map(\.path), "pinnedBy": pins]
         if let effective = holders.first {
             object["value"] = Output.jsonObject(effective.value)
             object["domain"] = effective.file.domain

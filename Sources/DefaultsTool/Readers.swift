@@ -51,6 +51,9 @@ struct Readers: ParsableCommand {
         if let refused = reader.refusal {
             line += "; refused \(refused.version) at \(time(refused.time)): \(refused.reason)"
         }
+        for (key, source) in reader.pinnedKeys.sorted(by: { $0.key < $1.key }) {
+            line += "; \(key) pinned by \(source)"
+        }
         return line
     }
 
@@ -60,6 +63,7 @@ struct Readers: ParsableCommand {
                 "pid": Int(reader.processID), "executable": reader.executable, "version": reader.version,
                 "onDisk": reader.version == onDisk, "since": time(reader.since),
             ]
+            object["pinned"] = reader.pinnedKeys
             object["refused"] =
                 reader.refusal.map { refused -> Any in
                     ["version": refused.version, "reason": refused.reason, "time": time(refused.time)]
@@ -122,6 +126,25 @@ struct WaitOptions: ParsableArguments {
             throw ToolError(
                 "version \(version) of \(store.target.display) is on disk, but "
                     + failed.joined(separator: "; ") + "; the file keeps the new version")
+        }
+    }
+}
+
+extension ToolStore {
+    /// Warns, for each of `keys` just written, of every running program whose environment sets it (its
+    /// announcement pins the key): the file has the new value, that program goes on reading its environment's.
+    func warnOfPinnedKeys(_ keys: some Sequence<String>) {
+        let own = ProcessInfo.processInfo.processIdentifier
+        let readers = defaults.readers(ofDomain: target.name, layer: target.layer).filter { $0.processID != own }
+        guard readers.contains(where: { !$0.pinnedKeys.isEmpty }) else { return }
+        for key in keys {
+            for reader in readers {
+                guard let source = reader.pinnedKeys[key] else { continue }
+                FileHandle.standardError.write(
+                    Data(
+                        "defaults: warning: process \(reader.processID) (\(reader.executable)) will not see \(key): \(source) sets it there\n"
+                            .utf8))
+            }
         }
     }
 }

@@ -224,9 +224,12 @@ struct Reset: ParsableCommand {
 /// Every layer's file of a domain and of the global domain, to tell where a key's value comes from.
 struct EffectiveValues {
     let files: [FileReport]
+    /// The programs reading the domain, whose environment may pin a key.
+    let readers: [DefaultsReader]
 
     init(target: DomainTarget) throws {
         let store = try target.store()
+        readers = store.defaults.readers(ofDomain: target.name, layer: target.layer)
         var domains = [target.name]
         if target.name != Defaults.globalDomain { domains.append(Defaults.globalDomain) }
         var files: [FileReport] = []
@@ -241,10 +244,13 @@ struct EffectiveValues {
 
     /// The value in effect and where it comes from, or the default.
     func effective(_ key: KeySchema, secrets: SecretOptions, schema: DomainSchema?) -> String {
-        let report = KeyReport(key: key.name, files: files)
+        let report = KeyReport(key: key.name, files: files, readers: readers)
+        let pinned = report.pinnedBy.map { "; but \($0)" }.joined()
         guard let holder = report.holders.first else {
-            guard let value = key.defaultValue else { return "none (no file holds the key; it has no default)" }
-            return "\(secrets.line(value, key: key.name, schema: schema)) (the default: no file holds the key)"
+            guard let value = key.defaultValue else {
+                return "none (no file holds the key; it has no default)" + pinned
+            }
+            return "\(secrets.line(value, key: key.name, schema: schema)) (the default: no file holds the key)" + pinned
         }
         var text =
             "\(secrets.line(holder.value, key: key.name, schema: schema)) "
@@ -252,6 +258,6 @@ struct EffectiveValues {
         if let violation = key.violation(for: holder.value) {
             text += "; the schema refuses it (\(violation.reason.rawValue)): programs read their last valid value"
         }
-        return text
+        return text + pinned
     }
 }

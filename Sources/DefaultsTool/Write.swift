@@ -46,6 +46,7 @@ struct Write: ParsableCommand {
                 }
                 words.removeLast()
             }
+            var written: [String] = []
             switch words.count {
             case 0:
                 throw ToolError("write needs a key and a value, or a dictionary for the whole domain")
@@ -55,8 +56,10 @@ struct Write: ParsableCommand {
                 }
                 try target.check(contents, noValidate: noValidate)
                 try store.replace(with: contents)
+                written = contents.keys.sorted()
             default:
                 let key = words[0]
+                written = [key]
                 let current = try store.contents()?[key]
                 switch try ValueParser.parse(Array(words.dropFirst())) {
                 case .set(let value):
@@ -80,6 +83,7 @@ struct Write: ParsableCommand {
                 }
             }
             try store.commit()
+            store.warnOfPinnedKeys(written)
             try wait.waitForReaders(of: store)
         }
     }

@@ -30,6 +30,9 @@
 //                                                  "MinPool <n> MaxPool <n>" as it serves them, until
 //                                                  standard input ends
 //   print-arguments -Key value …                   print the argument domain as an old-style plist
+//   env-reader <dir> <domain> <prefix>             a store of the domain whose environment prefix is <prefix>;
+//                                                  print "ready", then for each line read (a key) print
+//                                                  "<key> = <value> from <source>" until standard input ends
 //   hygiene <xdg> <kind> <count>                   make and drop <count> stores, each followed by a task
 //                                                  that waits for the store's write of its key, after a
 //                                                  warm-up of the same kind; print the process's resources
@@ -323,6 +326,25 @@ case "validate":
     // What the program serves, for each line read, until standard input ends (or the test kills it).
     while readLine() != nil {
         print("MinPool \(defaults[minPool]) MaxPool \(defaults[maxPool])")
+        fflush(nil)
+    }
+    exit(0)
+
+case "env-reader":
+    guard arguments.count == 5 else { fail("env-reader <dir> <domain> <prefix>") }
+    var configuration = Defaults.Configuration.rooted(at: arguments[2], applicationDomain: arguments[3])
+    configuration.environmentPrefix = arguments[4]
+    configuration.errorHandler = { error in FileHandle.standardError.write(Data("error: \(error)\n".utf8)) }
+    let defaults: Defaults
+    do { defaults = try Defaults(configuration: configuration) } catch { fail("\(error)") }
+    print("ready")
+    fflush(nil)
+    // For each line read (a key), the key's value and where it comes from, until standard input ends.
+    while let key = readLine() {
+        let value =
+            defaults.value(forKey: key).map { $0.openStepText().split(separator: "\n").joined(separator: " ") }
+            ?? "(none)"
+        print("\(key) = \(value) from \(defaults.source(ofKey: key).map { "\($0)" } ?? "nowhere")")
         fflush(nil)
     }
     exit(0)

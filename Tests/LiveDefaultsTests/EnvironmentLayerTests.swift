@@ -107,6 +107,37 @@ struct EnvironmentLayerTests {
         #expect(defaults.string(forKey: "Theme") == "forced")
     }
 
+    @Test("source(ofKey:) names where each value comes from, in the order reads take it")
+    func sources() throws {
+        try writeFile(["RateLimit": 100, "Theme": "light"])
+        let secret = directory.file("token")
+        try Data("t0k\n".utf8).write(to: URL(fileURLWithPath: secret))
+        try FileManager.default.createDirectory(atPath: directory.file("Managed"), withIntermediateDirectories: true)
+        try PropertyList.dictionary(["Forced": 1]).encoded(as: .xml).write(
+            to: URL(fileURLWithPath: directory.file("Managed/\(Self.domain).plist")))
+        var configuration = Defaults.Configuration.rooted(
+            at: directory.path, applicationDomain: Self.domain, arguments: ["-Arg", "1"])
+        configuration.environmentPrefix = "MYSERVER_"
+        configuration.environmentVariables = [
+            "MYSERVER_RATE_LIMIT": "200", "MYSERVER_TOKEN_FILE": secret, "MYSERVER_FORCED": "2",
+        ]
+        configuration.watching = .off
+        let defaults = try Defaults(configuration: configuration)
+        defaults.register(defaults: ["Registered": 1])
+        #expect(defaults.source(ofKey: "RateLimit") == .environmentVariable("MYSERVER_RATE_LIMIT"))
+        #expect(defaults.source(ofKey: "Token") == .environmentFile(variable: "MYSERVER_TOKEN_FILE", path: secret))
+        #expect(
+            defaults.source(ofKey: "Theme")
+                == .file(domain: Self.domain, layer: .currentUser, path: directory.file("\(Self.domain).plist")))
+        #expect(
+            defaults.source(ofKey: "Forced")
+                == .forced(domain: Self.domain, layer: .managed, path: directory.file("Managed/\(Self.domain).plist")))
+        #expect(defaults.source(ofKey: "Arg") == .argument)
+        #expect(defaults.source(ofKey: "Registered") == .registration)
+        #expect(defaults.source(ofKey: "Nowhere") == nil)
+        #expect("\(DefaultsValueSource.environmentVariable("MYSERVER_X"))" == "environment variable MYSERVER_X")
+    }
+
     @Test("the published schema types the text and checks it; what fails is reported once and reads from below")
     func typedBySchema() throws {
         try publish([

@@ -16,6 +16,9 @@ struct ReaderAnnouncement: Sendable, Equatable {
     var since: Double
     /// The last version it refused (``Defaults/addValidator(_:)``), if any.
     var refused: Refusal?
+    /// The keys its environment sets (``Defaults/Configuration/environmentPrefix``), with what sets each
+    /// ("environment variable MYSERVER_RATE_LIMIT"): a write of one to the file does not change what it reads.
+    var pinned: [String: String] = [:]
 
     /// A version a reader refused, and why.
     struct Refusal: Sendable, Equatable {
@@ -95,6 +98,14 @@ enum ReaderAnnouncements {
             json.member("executable", announcement.executable)
             json.name("pid")
             json.integer(announcement.pid)
+            if !announcement.pinned.isEmpty {
+                json.name("pinned")
+                json.object { json in
+                    for (key, source) in announcement.pinned.sorted(by: { $0.key < $1.key }) {
+                        json.member(key, source)
+                    }
+                }
+            }
             if let refused = announcement.refused {
                 json.name("refused")
                 json.object { json in
@@ -128,6 +139,7 @@ enum ReaderAnnouncements {
             var applied: String
             var since: Double
             var refused: Refused?
+            var pinned: [String: String]?
         }
         guard let file = try? JSONDecoder().decode(File.self, from: data), file.v == formatVersion,
             let start = UInt64(file.start), let applied = FileVersion.number(hex: file.applied), file.since.isFinite
@@ -139,8 +151,11 @@ enum ReaderAnnouncements {
         }
         return ReaderAnnouncement(
             pid: file.pid, start: start, executable: file.executable, applied: applied, since: file.since,
-            refused: refusal)
+            refused: refusal, pinned: file.pinned ?? [:])
     }
+
+    /// The most keys an announcement names as pinned: the file stays well within ``maximumFileSize``.
+    static let maximumPinnedKeys = 64
 }
 
 /// Publishes this process's announcement for each domain file a watching store holds (``ReaderAnnouncements``),
@@ -175,6 +190,8 @@ final class ReaderAnnouncer: Sendable {
         var applied: UInt64?
         var since: Double = 0
         var refused: ReaderAnnouncement.Refusal?
+        /// The keys each store of the process that holds the file pins by its environment.
+        var pins: [ObjectIdentifier: [String: String]] = [:]
     }
 
     /// The announced files, and the work waiting for the queue.
@@ -208,24 +225,39 @@ final class ReaderAnnouncer: Sendable {
         if first { changed(file) }
     }
 
-    /// A watching store let `file` go: the last holder takes the announcement away.
-    func stop(_ file: DomainFile) {
+    /// A watching store (`store`) let `file` go: its pins go with it, and the last holder takes the announcement
+    /// away.
+    func stop(_ file: DomainFile, by store: ObjectIdentifier) {
         let path = Self.file(for: file.path)
         let fileSystem = file.fileSystem
-        let drainNow = state.withLock { state -> Bool in
+        let (drainNow, unpinned) = state.withLock { state -> (Bool, Bool) in
             let key = ObjectIdentifier(file)
-            guard var entry = state.entries[key] else { return false }
+            guard var entry = state.entries[key] else { return (false, false) }
             entry.holders -= 1
+            let unpinned = entry.pins.removeValue(forKey: store) != nil
             if entry.holders > 0 {
                 state.entries[key] = entry
-                return false
+                return (false, unpinned)
             }
             state.entries.removeValue(forKey: key)
-            guard entry.published else { return false }
+            guard entry.published else { return (false, false) }
             state.removals.append((path, fileSystem))
-            return schedule(&state, at: 0)
+            return (schedule(&state, at: 0), false)
         }
         if drainNow { queue.async { self.drain() } }
+        if unpinned { changed(file) }
+    }
+
+    /// The store `store` pins `keys` of `file` by its environment (nothing when empty): announced with the
+    /// file's next announcement, which is written soon.
+    func pin(_ file: DomainFile, keys: [String: String], by store: ObjectIdentifier) {
+        let isNew = state.withLock { state -> Bool in
+            let key = ObjectIdentifier(file)
+            guard state.entries[key] != nil, state.entries[key]?.pins[store] ?? [:] != keys else { return false }
+            state.entries[key]?.pins[store] = keys.isEmpty ? nil : keys
+            return true
+        }
+        if isNew { changed(file) }
     }
 
     /// `file` adopted or refused a version: its announcement is written soon, if it is announced.
@@ -311,10 +343,19 @@ final class ReaderAnnouncer: Sendable {
                     version: FileVersion.logNumber(refused.version), reason: refused.reason, time: now)
             }
             state.entries[key] = entry
+            var pinned: [String: String] = [:]
+            for keys in entry.pins.values { pinned.merge(keys) { first, _ in first } }
+            if pinned.count > ReaderAnnouncements.maximumPinnedKeys {
+                pinned = Dictionary(
+                    uniqueKeysWithValues: pinned.sorted { $0.key < $1.key }.prefix(
+                        ReaderAnnouncements.maximumPinnedKeys
+                    )
+                    .map { ($0.key, $0.value) })
+            }
             return ReaderAnnouncement(
                 pid: CurrentProcess.id, start: CurrentProcess.startTime,
                 executable: ChangeLog.thisProcess.executable, applied: applied, since: entry.since,
-                refused: entry.refused)
+                refused: entry.refused, pinned: pinned)
         }
         guard let announcement else { return }
         let path = Self.file(for: file.path)

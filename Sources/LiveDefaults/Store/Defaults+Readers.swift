@@ -14,6 +14,10 @@ public struct DefaultsReader: Sendable, Hashable {
     public let since: Date
     /// The last version it refused (``Defaults/addValidator(_:)``), if any.
     public let refusal: Refusal?
+    /// The keys its environment sets (``Defaults/Configuration/environmentPrefix``), each with what sets it
+    /// ("environment variable MYSERVER_RATE_LIMIT"): a write of one of them to the file changes the file, not
+    /// what this process reads.
+    public let pinnedKeys: [String: String]
 
     /// A version a reader refused, and why.
     public struct Refusal: Sendable, Hashable {
@@ -30,6 +34,7 @@ public struct DefaultsReader: Sendable, Hashable {
         executable = announcement.executable
         version = FileVersion.hex(announcement.applied)
         since = Date(timeIntervalSince1970: announcement.since)
+        pinnedKeys = announcement.pinned
         refusal = announcement.refused.map { refused in
             Refusal(
                 version: FileVersion.hex(refused.version), reason: refused.reason,

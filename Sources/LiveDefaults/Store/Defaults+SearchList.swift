@@ -222,7 +222,7 @@ extension Defaults {
             entry.file.removeObserver(entry.token)
             if let fileWatcher {
                 fileWatcher.unwatch(entry.file.path, owner: entry.file)
-                ReaderAnnouncer.shared.stop(entry.file)
+                ReaderAnnouncer.shared.stop(entry.file, by: ObjectIdentifier(self))
             }
         }
         for layer in PreferenceLayer.searchOrder where domain.watchedAwaited & layer.awaitedBit != 0 {
@@ -405,6 +405,7 @@ extension Defaults {
             return (applied, newProblems, newFiles)
         }
         guard let (outcome, problems, files) = outcome else { return false }
+        if let environmentLayer { announcePins(environmentLayer.origins) }
         for problem in problems {
             record(.environmentValueIgnored(variable: problem.variable, key: problem.key, reason: problem.reason))
         }
@@ -548,6 +549,24 @@ extension Defaults {
         return environment.materialize(
             knownKeys: known, schema: schema, fileSystem: configuration.fileSystem,
             workingDirectory: CurrentProcess.workingDirectory)
+    }
+
+    /// Tells the readers' announcements of the files this store watches which keys its environment pins, so that
+    /// `defaults write` of one of them can warn that this program will not see it.
+    func announcePins(_ origins: [String: EnvironmentLayer.Origin]) {
+        guard fileWatcher != nil else { return }
+        var keys: [String: String] = [:]
+        for (key, origin) in origins {
+            switch origin {
+            case .variable(let variable): keys[key] = "environment variable \(variable)"
+            case .file(let variable, let path):
+                keys[key] = "the file \(path), named by environment variable \(variable)"
+            }
+        }
+        let files = state.withLock { state in
+            state.search.persistent.values.filter(\.inSearchList).compactMap { $0.file(.currentUser) }
+        }
+        for file in files { ReaderAnnouncer.shared.pin(file, keys: keys, by: ObjectIdentifier(self)) }
     }
 
     /// Watches the files `_FILE` variables name: a rotated secret rebuilds the view from the layer read again.
