@@ -50,6 +50,33 @@ struct ProviderTests {
         try await ProviderCompatTest(provider: LiveDefaultsProvider(defaults: reopened)).runTest()
     }
 
+    @Test("the provider reads the environment layer as the store does: variables, secret files, typed by the schema")
+    func environmentLayer() async throws {
+        let sandbox = Sandbox()
+        let secret = sandbox.file("token")
+        try Data("t0k3n\n".utf8).write(to: URL(fileURLWithPath: secret))
+        try DomainSchema(domain: "com.example.config.env", keys: [KeySchema(name: "RateLimit", type: .integer)])
+            .write(to: sandbox.file("Schemas"))
+        var configuration = Defaults.Configuration.rooted(at: sandbox.path, applicationDomain: "com.example.config.env")
+        configuration.environmentPrefix = "MYSERVER_"
+        configuration.environmentVariables = [
+            "MYSERVER_RATE_LIMIT": "200", "MYSERVER_TOKEN_FILE": secret, "MYSERVER_HOSTS": "(a, b)",
+        ]
+        let defaults = try Defaults(configuration: configuration)
+        defer { sandbox.remove(after: defaults) }
+        defaults.set(100, forKey: "RateLimit")
+        let config = ConfigReader(provider: LiveDefaultsProvider(defaults: defaults))
+        #expect(config.int(forKey: "RateLimit") == 200)
+        #expect(config.string(forKey: "Token") == "t0k3n")
+        #expect(config.stringArray(forKey: "Hosts") == ["a", "b"])
+        let snapshot = LiveDefaultsProvider(defaults: defaults).snapshot()
+        #expect(try snapshot.value(forKey: AbsoluteConfigKey(["RateLimit"]), type: .int).value?.content == .int(200))
+        // A rotated secret reaches the provider's readers as the store's.
+        try Data("rotated\n".utf8).write(to: URL(fileURLWithPath: secret + ".new"))
+        #expect(rename(secret + ".new", secret) == 0)
+        #expect(await eventually { config.string(forKey: "Token") == "rotated" })
+    }
+
     @Test("keys map as PropertyListSnapshot maps them; the longest top-level name wins")
     func keyMapping() throws {
         let sandbox = Sandbox()

@@ -34,6 +34,8 @@ extension Defaults {
             written.append(try schema.write(to: directory, on: configuration.fileSystem))
             declare(keys: Set(schema.keys.keys), ofDomain: domain) { schema.nearestKey(to: $0) }
         }
+        // The environment's variables are named and typed by the application domain's schema: read again.
+        if byDomain[configuration.applicationDomain] != nil { schemaPublished() }
         return written
     }
 

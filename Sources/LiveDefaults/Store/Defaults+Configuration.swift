@@ -29,8 +29,10 @@ extension Defaults {
         /// administrator forces excepted): a deployment's environment pins a key against `defaults write`.
         /// Names, typing by the published schema and what is reported: Docs/Deployment.md.
         public var environmentPrefix: String?
-        /// The environment variables the prefix selects from: the process's unless a test sets its own.
-        package var environmentVariables: [String: String]?
+        /// The environment variables ``environmentPrefix`` selects from: nil (the default) for the process's own,
+        /// read when the store opens; a program's tests pass theirs here rather than change the process's
+        /// environment.
+        public var environmentVariables: [String: String]?
         /// Called for every error that has no caller to throw to: a corrupt file found while loading, a
         /// failed background write. Errors are also logged, at `.info` (they are reported through
         /// ``Defaults/lastError`` and this handler, so the log is not the only place), or at `.notice` for a

@@ -551,6 +551,12 @@ extension Defaults {
             workingDirectory: CurrentProcess.workingDirectory)
     }
 
+    /// This process published the application domain's schema: the environment layer, whose names and types
+    /// come from it, is materialised again (a schema another process publishes is read at the next rebuild).
+    func schemaPublished() {
+        if environment != nil { rebuildMerged(changedDomain: DomainName.environment) }
+    }
+
     /// Tells the readers' announcements of the files this store watches which keys its environment pins, so that
     /// `defaults write` of one of them can warn that this program will not see it.
     func announcePins(_ origins: [String: EnvironmentLayer.Origin]) {

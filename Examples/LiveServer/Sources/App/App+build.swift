@@ -27,6 +27,9 @@ public struct ServerOptions: Sendable {
 
 /// The server's application domain.
 public let serverDomain = "com.example.liveserver"
+/// The prefix of the environment variables that set the server's settings (`LIVESERVER_RATE_LIMIT=200`,
+/// `LIVESERVER_API_KEY_FILE=/run/secrets/api_key`): they beat the settings file, and the page says so.
+public let serverEnvironmentPrefix = "LIVESERVER_"
 
 /// Builds the server: its routes read every setting live from `defaults`. It first publishes the schema of
 /// its settings (``DefaultsKeys/serverSettings``) where the `defaults` command and other programs find it

@@ -25,6 +25,7 @@ enum Page {
           td.key b { display: block; }
           .summary { color: #555; font-size: .85rem; }
           .accepted { color: #888; font-size: .8rem; margin-top: .2rem; }
+          .source { color: #2a5d8a; font-size: .8rem; margin-top: .2rem; }
           form { display: flex; gap: .5rem; align-items: center; margin: 0; }
           input[type=text], input[type=number], input[type=password], select, textarea {
             font: inherit; padding: .25rem .4rem; width: 18rem; }
@@ -105,6 +106,7 @@ enum Page {
               ${key.secret ? `<span class="secret" id="shown-${escape(key.name)}">&lt;secret&gt;</span>` : ""}</form>
               <div class="message" id="message-${escape(key.name)}"></div>
               <div class="refused" id="refused-${escape(key.name)}"></div>
+              <div class="source" id="source-${escape(key.name)}">from ${escape(key.source || "the default")}</div>
               <div class="accepted">${escape(key.accepted)}${key.default !== undefined && !key.secret ? `; default ${escape(JSON.stringify(key.default))}` : ""}</div></td>`;
           document.querySelector("#settings tbody").appendChild(row);
           element("form", key.name).addEventListener("submit", event => { event.preventDefault(); save(key.name); });
@@ -126,6 +128,28 @@ enum Page {
           else if (["integer", "real", "date", "data", "string"].includes(key.type)) field.value = value === null ? "" : String(value);
           else field.value = JSON.stringify(value);
           if (flash) { const row = element("row", name); row.classList.remove("flash"); void row.offsetWidth; row.classList.add("flash"); }
+          refreshSources();
+        }
+        // Where each value comes from (the settings file, an environment variable that pins it, the default),
+        // asked again after a change: a write may move a key from its default to the file.
+        // One request at a time; a change during one asks once more after it.
+        let sourcesPending = false, sourcesAgain = false;
+        async function refreshSources() {
+          if (sourcesPending) { sourcesAgain = true; return; }
+          sourcesPending = true;
+          try {
+            const response = await fetch("/settings/sources");
+            const sources = await response.json();
+            for (const [name, source] of Object.entries(sources)) {
+              const line = document.getElementById(`source-${name}`);
+              if (line) line.textContent = `from ${source}`;
+            }
+          } catch (error) {
+            // The next change asks again.
+          } finally {
+            sourcesPending = false;
+            if (sourcesAgain) { sourcesAgain = false; refreshSources(); }
+          }
         }
         function showRefused(name, text) {
           element("refused", name).textContent = text ? `The stored value is refused, so the server keeps its last valid one: ${text}` : "";

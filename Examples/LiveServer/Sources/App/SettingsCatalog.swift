@@ -77,9 +77,22 @@ struct SettingsCatalog: Sendable {
             if let maximum = key.maximum { entry["maximum"] = JSONValues.json(maximum) }
             if let choices = key.choices { entry["choices"] = choices.map(JSONValues.json) }
             if let problem = problem(of: key) { entry["refused"] = problem }
+            entry["source"] = source(of: key)
             return entry
         }
         return ["domain": schema.domain, "keys": entries]
+    }
+
+    /// Where each setting's value comes from now, by name: what the page shows under each value, so that a
+    /// value the environment pins (``serverEnvironmentPrefix``) is not mistaken for the file's.
+    func sources(_ schema: DomainSchema) -> [String: String] {
+        schema.keys.mapValues(source(of:))
+    }
+
+    /// Where the key's value comes from, in words: the environment variable, the secret file, the settings
+    /// file, a forced file, or the default.
+    func source(of key: KeySchema) -> String {
+        defaults.source(ofKey: key.name).map { "\($0)" } ?? "the default"
     }
 
     /// Checks a JSON value against the key's schema and the program's typed key, and stores it through the

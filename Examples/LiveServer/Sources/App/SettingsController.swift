@@ -3,7 +3,7 @@ import Hummingbird
 import LiveDefaults
 import ServiceLifecycle
 
-/// `GET /settings`, `GET /settings/schema`, `PUT /settings/{key}`, `PUT /settings`, `GET /events`: every route works from the
+/// `GET /settings`, `GET /settings/schema`, `GET /settings/sources`, `PUT /settings/{key}`, `PUT /settings`, `GET /events`: every route works from the
 /// domain's published schema (``SettingsCatalog``), none knows a key.
 struct SettingsController: Sendable {
     let catalog: SettingsCatalog
@@ -13,6 +13,7 @@ struct SettingsController: Sendable {
         router.get("settings") { _, _ in json(catalog.snapshot(catalog.schema())) }
         router.get("settings/schema") { _, _ in json(catalog.form(catalog.schema())) }
         router.get("settings/types") { _, _ in json(catalog.schema().keys.mapValues(\.accepted)) }
+        router.get("settings/sources") { _, _ in json(catalog.sources(catalog.schema())) }
         router.put("settings/:key") { request, context in try await put(request, context) }
         router.put("settings") { request, context in try await putAll(request, context) }
         router.get("events") { request, _ in events(request) }

@@ -41,6 +41,9 @@ MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics))
 
 var configuration = Defaults.Configuration(applicationDomain: serverDomain, arguments: [])
 if let directory { configuration.locations = .rooted(at: directory) }
+// Settings a deployment pins in the environment (LIVESERVER_RATE_LIMIT=200) or in secret files
+// (LIVESERVER_API_KEY_FILE=/run/secrets/api_key) win over the settings file; the page names each value's source.
+configuration.environmentPrefix = serverEnvironmentPrefix
 let defaults = try Defaults(configuration: configuration)
 let logger = Logger(label: "LiveServer")
 // The `defaults` command to suggest: the demo script passes the built binary's path.

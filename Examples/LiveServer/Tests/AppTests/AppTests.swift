@@ -209,6 +209,47 @@ struct AppTests {
         }
     }
 
+    @Test("The environment pins a setting over the file; the form and /settings/sources name each value's source")
+    func environmentSources() async throws {
+        let directory = TemporaryDirectory()
+        let secret = directory.path + "/api_key"
+        try Data("k-from-a-file\n".utf8).write(to: URL(fileURLWithPath: secret))
+        var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: serverDomain)
+        configuration.environmentPrefix = serverEnvironmentPrefix
+        configuration.environmentVariables = ["LIVESERVER_RATE_LIMIT": "500", "LIVESERVER_API_KEY_FILE": secret]
+        let defaults = try Defaults(configuration: configuration)
+        defaults.set("Howdy", forKey: "Greeting")
+        let app = buildApplication(defaults: defaults, options: ServerOptions(port: 0))
+        try await app.test(.router) { client in
+            // The schema is published when the app is built: the environment's text is typed by it.
+            try await client.execute(uri: "/settings", method: .get) { response in
+                #expect(Self.body(response)["RateLimit"] as? Int == 500)
+            }
+            try await client.execute(uri: "/settings/RateLimit", method: .put, body: ByteBuffer(string: "20")) {
+                response in
+                #expect(response.status == .ok)
+            }
+            try await client.execute(uri: "/settings/sources", method: .get) { response in
+                let sources = Self.body(response)
+                #expect(sources["RateLimit"] as? String == "environment variable LIVESERVER_RATE_LIMIT")
+                #expect(
+                    sources["APIKey"] as? String
+                        == "the file \(secret), named by environment variable LIVESERVER_API_KEY_FILE")
+                #expect((sources["Greeting"] as? String)?.hasPrefix("\(serverDomain) currentUser") == true)
+                #expect(sources["Maintenance"] as? String == "the default")
+            }
+            try await client.execute(uri: "/settings/schema", method: .get) { response in
+                let keys = Self.body(response)["keys"] as? [[String: Any]] ?? []
+                let rateLimit = keys.first { $0["name"] as? String == "RateLimit" }
+                #expect(rateLimit?["source"] as? String == "environment variable LIVESERVER_RATE_LIMIT")
+            }
+            // The file has what was written; the server reads its environment's value.
+            #expect(defaults.persistentDomainValues(forName: serverDomain)?["RateLimit"] == 20)
+            #expect(defaults.integer(forKey: "RateLimit") == 500)
+        }
+        withExtendedLifetime(directory) {}
+    }
+
     @Test("Editing needs loopback, or the bearer token when one is set")
     func authorization() async throws {
         let (defaults, directory) = try Self.store()
