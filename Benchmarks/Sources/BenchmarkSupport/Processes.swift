@@ -14,10 +14,13 @@ public func spawnSelf(_ arguments: [String], environment extra: [String: String]
 }
 
 /// Runs this executable again and returns what it printed.
-public func spawnSelfOutput(_ arguments: [String]) -> String {
+public func spawnSelfOutput(_ arguments: [String], addingEnvironment extra: [String: String] = [:]) -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
     process.arguments = arguments
+    if !extra.isEmpty {
+        process.environment = ProcessInfo.processInfo.environment.merging(extra) { _, new in new }
+    }
     let pipe = Pipe()
     process.standardOutput = pipe
     do { try process.run() } catch { fatalError("cannot run myself: \(error)") }

@@ -33,6 +33,16 @@ func runChild(_ arguments: [String]) -> Never {
             elapsed = now() - start
             if arguments[0] == "--child-memory" { print(residentBytes() - before) }
             withExtendedLifetime(store) {}
+        case "environment", "environment-none":
+            // As `live`, configured as a deployment's program is: with an environment prefix (`environment`), in a
+            // process whose environment holds 200 variables of it, or the same process without the prefix set
+            // (`environment-none`): what the environment layer adds to opening.
+            var configuration = Defaults.Configuration(applicationDomain: domain)
+            if mode == "environment" { configuration.environmentPrefix = "BENCH_" }
+            guard let store = try? Defaults(configuration: configuration) else { exit(3) }
+            value = store.integer(forKey: key)
+            elapsed = now() - start
+            withExtendedLifetime(store) {}
         case "unwatched":
             // The same store without its watcher (`.off`): what watching adds to opening.
             var configuration = Defaults.Configuration(applicationDomain: domain)

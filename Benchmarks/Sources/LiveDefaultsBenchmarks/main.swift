@@ -362,6 +362,36 @@ if wanted("codable") {
 
 // MARK: Cold open: a new process reads one key of a 100- and a 10,000-key domain
 
+// The environment layer: a deployment's process with 200 variables of its prefix (none naming the key read), its
+// store opened with and without the prefix, turn by turn; the goal is on the ratio of the two.
+if wanted("cold-open") {
+    _ = populatedStores(100)
+    let runs = smoke ? 9 : 41
+    var variables: [String: String] = [:]
+    for index in 0..<200 { variables["BENCH_SETTING_\(index)"] = "\(index)" }
+    var inside: [String: [Double]] = [:]
+    for _ in 0..<runs {
+        for mode in ["environment-none", "environment"] {
+            let output = spawnSelfOutput(
+                ["--child-cold-open", mode, "com.example.bench.n100", "Key50"], addingEnvironment: variables)
+            if let nanoseconds = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                inside[mode, default: []].append(nanoseconds)
+            }
+        }
+    }
+    let with = Harness.summary(inside["environment"] ?? [])
+    let without = Harness.summary(inside["environment-none"] ?? [])
+    let factor = with.median / without.median
+    rows.append(
+        Row(
+            name: "cold open with an environment layer: 200 variables of the prefix, 100-key domain",
+            live: with, foundation: .notApplicable, dconf: .notApplicable,
+            checks: [.atMost(1.2, measured: factor, "≤ 1.2× the same open without the prefix")],
+            note: "without the prefix, same process environment: \(format(without.median)) (\(format(without.p99))); "
+                + String(format: "%.2f×", factor) + " (goal ≤ 1.2×: \(factor <= 1.2 ? "met" : "NOT met"))"))
+    printProgress()
+}
+
 for count in [100, 10_000] where wanted("cold-open") {
     _ = populatedStores(count)
     let runs = smoke ? 9 : 41

@@ -190,8 +190,14 @@ final class ReaderAnnouncer: Sendable {
         var applied: UInt64?
         var since: Double = 0
         var refused: ReaderAnnouncement.Refusal?
-        /// The keys each store of the process that holds the file pins by its environment.
-        var pins: [ObjectIdentifier: [String: String]] = [:]
+        /// The keys each store of the process that holds the file pins by its environment; nil while none does
+        /// (a reference: an entry of a store without an environment layer instantiates none of its types).
+        var pins: Pins?
+    }
+
+    /// The keys each store pins by its environment, by store. Changed only under the announcer's lock.
+    private final class Pins: @unchecked Sendable {
+        var byStore: [ObjectIdentifier: [String: String]] = [:]
     }
 
     /// The announced files, and the work waiting for the queue.
@@ -234,7 +240,7 @@ final class ReaderAnnouncer: Sendable {
             let key = ObjectIdentifier(file)
             guard var entry = state.entries[key] else { return (false, false) }
             entry.holders -= 1
-            let unpinned = entry.pins.removeValue(forKey: store) != nil
+            let unpinned = entry.pins?.byStore.removeValue(forKey: store) != nil
             if entry.holders > 0 {
                 state.entries[key] = entry
                 return (false, unpinned)
@@ -253,8 +259,10 @@ final class ReaderAnnouncer: Sendable {
     func pin(_ file: DomainFile, keys: [String: String], by store: ObjectIdentifier) {
         let isNew = state.withLock { state -> Bool in
             let key = ObjectIdentifier(file)
-            guard state.entries[key] != nil, state.entries[key]?.pins[store] ?? [:] != keys else { return false }
-            state.entries[key]?.pins[store] = keys.isEmpty ? nil : keys
+            guard let entry = state.entries[key], entry.pins?.byStore[store] ?? [:] != keys else { return false }
+            let pins = entry.pins ?? Pins()
+            pins.byStore[store] = keys.isEmpty ? nil : keys
+            state.entries[key]?.pins = pins
             return true
         }
         if isNew { changed(file) }
@@ -344,7 +352,7 @@ final class ReaderAnnouncer: Sendable {
             }
             state.entries[key] = entry
             var pinned: [String: String] = [:]
-            for keys in entry.pins.values { pinned.merge(keys) { first, _ in first } }
+            for keys in entry.pins?.byStore.values ?? [:].values { pinned.merge(keys) { first, _ in first } }
             if pinned.count > ReaderAnnouncements.maximumPinnedKeys {
                 pinned = Dictionary(
                     uniqueKeysWithValues: pinned.sorted { $0.key < $1.key }.prefix(

@@ -397,11 +397,13 @@ extension Defaults {
             // where a value comes from; its problems reported once while they last; its files watched.
             state.volatileDomains[DomainName.environment] = environmentLayer.values
             flattenSearchList(&state)
-            state.environment.origins = environmentLayer.origins
-            let newProblems = environmentLayer.problems.filter { !state.environment.problems.contains($0) }
-            state.environment.problems = Set(environmentLayer.problems)
-            let newFiles = environmentLayer.files.filter { !state.environment.watchedFiles.contains($0) }
-            state.environment.watchedFiles.formUnion(newFiles)
+            let record = state.environment ?? EnvironmentState()
+            state.environment = record
+            record.origins = environmentLayer.origins
+            let newProblems = environmentLayer.problems.filter { !record.problems.contains($0) }
+            record.problems = environmentLayer.problems
+            let newFiles = environmentLayer.files.filter { !record.watchedFiles.contains($0) }
+            record.watchedFiles += newFiles
             return (applied, newProblems, newFiles)
         }
         guard let (outcome, problems, files) = outcome else { return false }
@@ -521,11 +523,14 @@ extension PreferenceLayer {
 /// view, from the keys the other domains hold and the published schema.
 extension Defaults {
     /// What the store keeps of its environment layer: where each value comes from, the problems reported (each
-    /// once while it lasts), the `_FILE` files watched.
-    struct EnvironmentState {
+    /// once while it lasts), the `_FILE` files watched. A class, held only by a store that has the layer: the
+    /// state of every other store holds a nil reference, and its types are never instantiated on a fresh
+    /// process's first open.
+    final class EnvironmentState: @unchecked Sendable {
+        // @unchecked: read and changed only under the store's lock.
         var origins: [String: EnvironmentLayer.Origin] = [:]
-        var problems: Set<EnvironmentLayer.Problem> = []
-        var watchedFiles: Set<String> = []
+        var problems: [EnvironmentLayer.Problem] = []
+        var watchedFiles: [String] = []
     }
 
     /// The environment layer's values for the keys of `volatiles` and `persistent` (the sources of a rebuild)
@@ -534,18 +539,19 @@ extension Defaults {
         volatiles: VolatileDomains, persistent: [String: PersistentDomain]
     ) -> EnvironmentLayer.Materialized? {
         guard let environment else { return nil }
-        var known: Set<String> = []
+        // An array, not a set: duplicates cost the materialisation nothing (it groups the names by variable).
+        var known: [String] = []
         for name in volatiles.names where name != DomainName.environment {
-            known.formUnion((volatiles[name] ?? [:]).keys)
+            known += (volatiles[name] ?? [:]).keys
         }
         for domain in persistent.values where domain.inSearchList {
-            for item in domain.files { known.formUnion(item.file.contents.keys) }
+            for item in domain.files { known += item.file.contents.keys }
         }
         // A broken schema types nothing: its own problem is reported where schemas are read.
         let schema = try? DomainSchema.find(
             domain: configuration.applicationDomain, in: configuration.locations.schemaDirectories,
             on: configuration.fileSystem)
-        if let schema { known.formUnion(schema.keys.keys) }
+        if let schema { known += schema.keys.keys }
         return environment.materialize(
             knownKeys: known, schema: schema, fileSystem: configuration.fileSystem,
             workingDirectory: CurrentProcess.workingDirectory)

@@ -52,7 +52,7 @@ extension Defaults {
                     case DomainName.argument: return .argument
                     case DomainName.registration: return .registration
                     case DomainName.environment:
-                        switch state.environment.origins[key] {
+                        switch state.environment?.origins[key] {
                         case .file(let variable, let path): return .environmentFile(variable: variable, path: path)
                         case .variable(let variable): return .environmentVariable(variable)
                         case nil: return .volatileDomain(name)

@@ -249,8 +249,8 @@ public final class Defaults: Sendable {
         var view: EffectiveView
         /// The store's judges (``Defaults/addValidator(_:)``, ``addJudge(_:)``): nil until the first is added.
         var validation: StoreValidation?
-        /// The environment layer's origins, reported problems and watched files.
-        var environment = EnvironmentState()
+        /// The environment layer's origins, reported problems and watched files; nil until it is materialised.
+        var environment: EnvironmentState?
 
         init(view: EffectiveView) {
             self.view = view
@@ -347,7 +347,8 @@ public final class Defaults: Sendable {
         self.fileOwner = fileOwner
         environment = configuration.environmentPrefix.flatMap { prefix in
             EnvironmentLayer(
-                prefix: prefix, environment: configuration.environmentVariables ?? ProcessInfo.processInfo.environment)
+                prefix: prefix,
+                environment: configuration.environmentVariables ?? Environment.variables(withPrefix: prefix))
         }
         fileWatcher =
             configuration.fileSystem === SystemFileSystem.shared

@@ -97,22 +97,27 @@ struct EnvironmentLayer: Sendable {
     /// with an `_` kept where camel case would not split back into the same words (`A_B` → `A_B`, `PORT_2` →
     /// `Port_2`): the key's own variable name is always the one it came from.
     static func defaultKey(forSuffix suffix: String) -> String {
-        func isLetter(_ character: Character) -> Bool { character.isASCII && character.isLetter }
-        var key = ""
+        // On the bytes (ASCII case mapping): a fresh process names its variables without Unicode's tables.
+        func isLetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= 97 && (byte | 0x20) <= 122 }
+        func upper(_ byte: UInt8) -> UInt8 { byte >= 97 && byte <= 122 ? byte - 32 : byte }
+        func lower(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte + 32 : byte }
+        var key: [UInt8] = []
         var previousEndsInUpper = false
-        for word in suffix.split(separator: "_") {
-            let camel = word.prefix(1).uppercased() + word.dropFirst().lowercased()
-            if !key.isEmpty, let first = camel.first {
-                let second = camel.dropFirst().first
+        for word in suffix.utf8.split(separator: UInt8(ascii: "_")) {
+            guard let first = word.first else { continue }
+            var camel = [upper(first)]
+            camel += word.dropFirst().map(lower)
+            if !key.isEmpty {
+                let second = camel.count > 1 ? camel[1] : nil
                 // variableSuffix splits before a capital that follows a small letter or a digit, or that starts a
                 // word of two letters or more after a capital; before a digit, never.
                 let splits = isLetter(first) && (!previousEndsInUpper || second.map(isLetter) == true)
-                if !splits { key += "_" }
+                if !splits { key.append(UInt8(ascii: "_")) }
             }
             key += camel
-            previousEndsInUpper = camel.last.map { $0.isUppercase } ?? false
+            previousEndsInUpper = camel.last.map { $0 >= 65 && $0 <= 90 } ?? false
         }
-        return key
+        return String(decoding: key, as: UTF8.self)
     }
 
     /// What the layer holds for the keys a store knows.
@@ -159,7 +164,8 @@ struct EnvironmentLayer: Sendable {
         }
         for (suffix, setting) in resolved.sorted(by: { $0.key < $1.key }) {
             let variable = prefix + suffix
-            let claimed = Set(claimants[suffix] ?? [])
+            var claimed: [String] = []
+            for key in claimants[suffix] ?? [] where !claimed.contains(key) { claimed.append(key) }
             if claimed.count > 1 {
                 result.problems.append(
                     Problem(
@@ -246,10 +252,20 @@ struct EnvironmentLayer: Sendable {
         init(_ description: String) { self.description = description }
     }
 
+    /// `text` without the ASCII white space around it (spaces, tabs, line ends): what an operator's quoting leaves.
+    static func trimmed(_ text: String) -> String {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 32 || (byte >= 9 && byte <= 13) }
+        let bytes = text.utf8
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }),
+            let last = bytes.lastIndex(where: { !isSpace($0) })
+        else { return "" }
+        return String(text[first...last])
+    }
+
     /// The value `text` stands for as `schema`'s type, or, without one, an old-style array or dictionary when it
     /// reads as one, else the string.
     static func value(_ text: String, for schema: KeySchema?) -> Result<PropertyList, Reason> {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = Self.trimmed(text)
         func structured(_ kind: String) -> PropertyList? {
             guard let parsed = try? PropertyList.decode(Data(trimmed.utf8), as: .openStep) else { return nil }
             return parsed.typeName == kind ? parsed : nil

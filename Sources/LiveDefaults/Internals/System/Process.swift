@@ -87,4 +87,25 @@ enum Environment {
         guard let value else { return nil }
         return String(cString: value)
     }
+
+    /// The variables whose names start with `prefix`, by name, read from `environ` (not through
+    /// `ProcessInfo`, whose first use costs a fresh process more than opening a store; nor a dictionary of the
+    /// whole environment): a prefix's few variables cost a scan of the names.
+    static func variables(withPrefix prefix: String) -> [String: String] {
+        let prefixBytes = Array(prefix.utf8)
+        var found: [String: String] = [:]
+        guard !prefixBytes.isEmpty else { return found }
+        // Optional on some C libraries, not on glibc's declaration.
+        let table: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = environ
+        guard var entry = table else { return found }
+        while let pointer = entry.pointee {
+            defer { entry += 1 }
+            let matches = prefixBytes.indices.allSatisfy { UInt8(bitPattern: pointer[$0]) == prefixBytes[$0] }
+            guard matches else { continue }
+            let text = String(cString: pointer)
+            guard let equals = text.utf8.firstIndex(of: UInt8(ascii: "=")) else { continue }
+            found[String(text[..<equals])] = String(text[text.index(after: equals)...])
+        }
+        return found
+    }
 }
