@@ -58,6 +58,36 @@ public struct KubeletVolume: Sendable {
             """)
     }
 
+    /// `count` updates in a row, in one process, as fast as the atomic writer goes: update n gives every one of
+    /// `keys` the text `n` (the volume must have had one update before).
+    public func numberedUpdates(_ count: Int, keys: [String]) throws {
+        try Self.runPython(
+            """
+            import os
+            volume = \(Self.pythonString(path))
+            keys = [\(keys.map(Self.pythonString).joined(separator: ", "))]
+            data = os.path.join(volume, '..data')
+            for n in range(1, \(count) + 1):
+                old = os.readlink(data)
+                stamp = '..swap_%06d' % n
+                directory = os.path.join(volume, stamp)
+                os.mkdir(directory, 0o755)
+                for name in keys:
+                    with open(os.path.join(directory, name), 'w') as f:
+                        f.write(str(n))
+                os.symlink(stamp, os.path.join(volume, '..data_tmp'))
+                os.rename(os.path.join(volume, '..data_tmp'), data)
+                for name in keys:
+                    link = os.path.join(volume, name)
+                    if not os.path.lexists(link):
+                        os.symlink(os.path.join('..data', name), link)
+                old_path = os.path.join(volume, old)
+                for name in os.listdir(old_path):
+                    os.unlink(os.path.join(old_path, name))
+                os.rmdir(old_path)
+            """)
+    }
+
     /// Removes the whole volume (as when its pod's volume is torn down).
     public func remove() throws {
         try Self.runPython("import shutil; shutil.rmtree(\(Self.pythonString(path)))")

@@ -69,6 +69,10 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         /// its text is not a value of the key's type, the schema refuses it, its `_FILE` cannot be read, or two
         /// keys share its name. The key reads from the layers below; reported once while it lasts.
         public static let environmentValueIgnored = Code(rawValue: "environmentValueIgnored")
+        /// A file of one of the store's directories of key files (``Defaults/Configuration/keyFileDirectories``)
+        /// set nothing: it cannot be read as a value (a FIFO, too large, not UTF-8), its text is not a value of the
+        /// key's type, or the schema refuses it. The key reads from the layers below; reported once while it lasts.
+        public static let keyFileIgnored = Code(rawValue: "keyFileIgnored")
 
         // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
         public var description: String { rawValue }
@@ -223,6 +227,11 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         DefaultsError(code: .versionRefused, domain: domain, path: path, detail: reason)
     }
 
+    /// An error of code ``Code/keyFileIgnored``: the key file at `path` (of `key`) set nothing.
+    package static func keyFileIgnored(path: String, key: String?, reason: String) -> DefaultsError {
+        DefaultsError(code: .keyFileIgnored, domain: "LiveDefaultsKeyFileDomain", key: key, path: path, detail: reason)
+    }
+
     /// An error of code ``Code/environmentValueIgnored``: `variable` (setting `key`, when known) set nothing.
     package static func environmentValueIgnored(variable: String, key: String?, reason: String) -> DefaultsError {
         DefaultsError(
@@ -289,6 +298,9 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         case .undeclaredKey:
             return "\(key) is not a key of \(domain)"
                 + (self.detail.map { "; did you mean \($0)?" } ?? " (its published schema does not declare it)")
+        case .keyFileIgnored:
+            return "key file \(path)\(self.key.map { " (key \($0))" } ?? ""): \(detail); it sets nothing, and the key "
+                + "reads from the layers below"
         case .environmentValueIgnored:
             let parts = detail.split(separator: "\u{1F}", maxSplits: 1).map(String.init)
             let variable = parts.first ?? "?"

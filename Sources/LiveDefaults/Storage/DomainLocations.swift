@@ -6,6 +6,8 @@ public enum DomainName {
     static let global = "NSGlobalDomain"
     /// The volatile domain parsed from `-Key value` command-line arguments (`NSArgumentDomain`).
     static let argument = "NSArgumentDomain"
+    /// The volatile domain of a store's directories of key files (``Defaults/Configuration/keyFileDirectories``).
+    static let keyFiles = "LiveDefaultsKeyFileDomain"
     /// The volatile domain of a store's environment variables (``Defaults/Configuration/environmentPrefix``).
     static let environment = "LiveDefaultsEnvironmentDomain"
     /// The volatile domain that ``Defaults/register(defaults:)-([String:PropertyList])`` fills (`NSRegistrationDomain`).

@@ -29,6 +29,12 @@ extension Defaults {
         /// administrator forces excepted): a deployment's environment pins a key against `defaults write`.
         /// Names, typing by the published schema and what is reported: Docs/Deployment.md.
         public var environmentPrefix: String?
+        /// Directories of one file per key (a Kubernetes ConfigMap or Secret volume, systemd's
+        /// `$CREDENTIALS_DIRECTORY`): each regular file is a key, its name the key's, its text the value, typed by
+        /// the published schema. They form a volatile domain, ``Defaults/keyFileDomain``, directly below the
+        /// application domain's files: a deployment's base that `defaults write` overrides. Followed live: a
+        /// ConfigMap's update arrives as one change. Empty (the default) for none. See Docs/Deployment.md.
+        public var keyFileDirectories: [String] = []
         /// The environment variables ``environmentPrefix`` selects from: nil (the default) for the process's own,
         /// read when the store opens; a program's tests pass theirs here rather than change the process's
         /// environment.

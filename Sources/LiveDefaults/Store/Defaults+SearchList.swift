@@ -51,6 +51,7 @@ extension Defaults {
         var list: [SearchEntry] = [.volatile(DomainName.argument)]
         if environment != nil { list.append(.volatile(DomainName.environment)) }
         list.append(.persistent(configuration.applicationDomain))
+        if keyFiles != nil { list.append(.volatile(DomainName.keyFiles)) }
         let (suites, version) = state.withLock { ($0.search.suites, $0.search.suitesVersion) }
         list += suites.map { .persistent($0) }
         list.append(.persistent(DomainName.global))
@@ -362,7 +363,17 @@ extension Defaults {
             (state.search.entries, state.volatileDomains, state.search.persistent, state.view.generation)
         }
         let (list, volatiles, persistent, generation) = sources
-        let environmentLayer = materializeEnvironment(volatiles: volatiles, persistent: persistent)
+        // The deployment's layers, read outside the lock: the environment's variables and the directories of key
+        // files, both typed by the application domain's published schema (a broken schema types nothing: its own
+        // problem is reported where schemas are read).
+        let schema =
+            environment == nil && keyFiles == nil
+            ? nil
+            : try? DomainSchema.find(
+                domain: configuration.applicationDomain, in: configuration.locations.schemaDirectories,
+                on: configuration.fileSystem)
+        let environmentLayer = materializeEnvironment(volatiles: volatiles, persistent: persistent, schema: schema)
+        let keyFileLayer = keyFiles?.read(schema: schema, fileSystem: configuration.fileSystem)
         // Every source's contents in precedence order, empty ones left out: forced values first, then the search
         // list. As `Source`s (the type the flattened list uses already), not a `[[String: PropertyList]]`:
         // one array type less for the runtime to instantiate on a fresh process's first open.
@@ -378,7 +389,12 @@ extension Defaults {
         for entry in list {
             switch entry {
             case .volatile(let name):
-                let contents = name == DomainName.environment ? environmentLayer?.values : volatiles[name]
+                let contents =
+                    switch name {
+                    case DomainName.environment: environmentLayer?.values
+                    case DomainName.keyFiles: keyFileLayer?.values
+                    default: volatiles[name]
+                    }
                 if let contents, !contents.isEmpty { layers.append(.volatile(contents)) }
             case .persistent(let name):
                 for item in persistent[name]?.files ?? PersistentDomain.LayerFiles() where !item.layer.isManaged {
@@ -388,30 +404,45 @@ extension Defaults {
             }
         }
         let merged = Self.merge(layers)
-        let outcome = state.withLock { state -> (EffectiveView.Applied, [EnvironmentLayer.Problem], [String])? in
+        let outcome = state.withLock { state -> (EffectiveView.Applied, DeploymentNews)? in
             guard let applied = state.view.apply(.all(merged, domain: changedDomain, basedOn: generation)) else {
                 return nil
             }
-            guard let environmentLayer else { return (applied, [], []) }
-            // The layer as the view now shows it, for the lookups of single keys and for the questions of
-            // where a value comes from; its problems reported once while they last; its files watched.
-            state.volatileDomains[DomainName.environment] = environmentLayer.values
-            flattenSearchList(&state)
+            guard environmentLayer != nil || keyFileLayer != nil else { return (applied, DeploymentNews()) }
+            // The layers as the view now shows them, for the lookups of single keys and for the questions of
+            // where a value comes from; their problems reported once while they last; their files watched.
             let record = state.environment ?? EnvironmentState()
             state.environment = record
-            record.origins = environmentLayer.origins
-            let newProblems = environmentLayer.problems.filter { !record.problems.contains($0) }
-            record.problems = environmentLayer.problems
-            let newFiles = environmentLayer.files.filter { !record.watchedFiles.contains($0) }
-            record.watchedFiles += newFiles
-            return (applied, newProblems, newFiles)
+            var news = DeploymentNews()
+            if let environmentLayer {
+                state.volatileDomains[DomainName.environment] = environmentLayer.values
+                record.origins = environmentLayer.origins
+                news.environmentProblems = environmentLayer.problems.filter { !record.problems.contains($0) }
+                record.problems = environmentLayer.problems
+                news.environmentFiles = environmentLayer.files.filter { !record.watchedFiles.contains($0) }
+                record.watchedFiles += news.environmentFiles
+            }
+            if let keyFileLayer {
+                state.volatileDomains[DomainName.keyFiles] = keyFileLayer.values
+                record.keyFileOrigins = keyFileLayer.origins
+                news.keyFileProblems = keyFileLayer.problems.filter { !record.keyFileProblems.contains($0) }
+                record.keyFileProblems = keyFileLayer.problems
+                news.keyFiles = keyFileLayer.watched.filter { !record.watchedKeyFiles.contains($0) }
+                record.watchedKeyFiles += news.keyFiles
+            }
+            flattenSearchList(&state)
+            return (applied, news)
         }
-        guard let (outcome, problems, files) = outcome else { return false }
+        guard let (outcome, news) = outcome else { return false }
         if let environmentLayer { announcePins(environmentLayer.origins) }
-        for problem in problems {
+        for problem in news.environmentProblems {
             record(.environmentValueIgnored(variable: problem.variable, key: problem.key, reason: problem.reason))
         }
-        watchEnvironmentFiles(files)
+        for problem in news.keyFileProblems {
+            record(.keyFileIgnored(path: problem.variable, key: problem.key, reason: problem.reason))
+        }
+        watchDeploymentFiles(news.environmentFiles, rebuilding: DomainName.environment)
+        watchDeploymentFiles(news.keyFiles, rebuilding: DomainName.keyFiles)
         for resume in outcome.resumptions { resume() }
         for violation in firstReports(of: outcome.refusals) { record(.invalidValue(violation, domain: changedDomain)) }
         return true
@@ -522,21 +553,32 @@ extension PreferenceLayer {
 /// The environment layer (``EnvironmentLayer``) in the search list: materialised with every full rebuild of the
 /// view, from the keys the other domains hold and the published schema.
 extension Defaults {
-    /// What the store keeps of its environment layer: where each value comes from, the problems reported (each
-    /// once while it lasts), the `_FILE` files watched. A class, held only by a store that has the layer: the
-    /// state of every other store holds a nil reference, and its types are never instantiated on a fresh
-    /// process's first open.
+    /// What the store keeps of its deployment's layers (the environment's and the key files'): where each value
+    /// comes from, the problems reported (each once while it lasts), the files watched. A class, held only by a
+    /// store that has such a layer: the state of every other store holds a nil reference, and its types are
+    /// never instantiated on a fresh process's first open.
     final class EnvironmentState: @unchecked Sendable {
         // @unchecked: read and changed only under the store's lock.
         var origins: [String: EnvironmentLayer.Origin] = [:]
         var problems: [EnvironmentLayer.Problem] = []
         var watchedFiles: [String] = []
+        var keyFileOrigins: [String: String] = [:]
+        var keyFileProblems: [EnvironmentLayer.Problem] = []
+        var watchedKeyFiles: [String] = []
+    }
+
+    /// What a rebuild found new in the deployment's layers: problems to report, files to watch.
+    struct DeploymentNews {
+        var environmentProblems: [EnvironmentLayer.Problem] = []
+        var environmentFiles: [String] = []
+        var keyFileProblems: [EnvironmentLayer.Problem] = []
+        var keyFiles: [String] = []
     }
 
     /// The environment layer's values for the keys of `volatiles` and `persistent` (the sources of a rebuild)
     /// and of the application domain's published schema; nil when the store has no environment layer.
     func materializeEnvironment(
-        volatiles: VolatileDomains, persistent: [String: PersistentDomain]
+        volatiles: VolatileDomains, persistent: [String: PersistentDomain], schema: DomainSchema?
     ) -> EnvironmentLayer.Materialized? {
         guard let environment else { return nil }
         // An array, not a set: duplicates cost the materialisation nothing (it groups the names by variable).
@@ -547,10 +589,6 @@ extension Defaults {
         for domain in persistent.values where domain.inSearchList {
             for item in domain.files { known += item.file.contents.keys }
         }
-        // A broken schema types nothing: its own problem is reported where schemas are read.
-        let schema = try? DomainSchema.find(
-            domain: configuration.applicationDomain, in: configuration.locations.schemaDirectories,
-            on: configuration.fileSystem)
         if let schema { known += schema.keys.keys }
         return environment.materialize(
             knownKeys: known, schema: schema, fileSystem: configuration.fileSystem,
@@ -581,13 +619,14 @@ extension Defaults {
         for file in files { ReaderAnnouncer.shared.pin(file, keys: keys, by: ObjectIdentifier(self)) }
     }
 
-    /// Watches the files `_FILE` variables name: a rotated secret rebuilds the view from the layer read again.
-    func watchEnvironmentFiles(_ paths: [String]) {
+    /// Watches the files of the deployment's layers (`_FILE` variables' files, key files and the `..data` of a
+    /// directory of them): a change rebuilds the view from the layer read again, attributed to `domain`.
+    func watchDeploymentFiles(_ paths: [String], rebuilding domain: String) {
         guard let fileWatcher, !paths.isEmpty else { return }
         let logger = configuration.logger
         for path in paths {
             fileWatcher.watch(path, owner: environmentFileWatches, logger: logger) { [weak self] _ in
-                self?.rebuildMerged(changedDomain: DomainName.environment)
+                self?.rebuildMerged(changedDomain: domain)
             }
         }
     }

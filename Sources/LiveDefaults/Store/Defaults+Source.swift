@@ -10,6 +10,8 @@ public enum DefaultsValueSource: Sendable, Hashable, CustomStringConvertible {
     case environmentVariable(String)
     /// The file a `_FILE` environment variable names: the variable and the file's path.
     case environmentFile(variable: String, path: String)
+    /// A file of one of the store's directories of key files (``Defaults/Configuration/keyFileDirectories``).
+    case keyFile(path: String)
     /// A domain's file in one of its layers (the application domain, a suite, the global domain).
     case file(domain: String, layer: PreferenceLayer, path: String)
     /// A volatile domain other than those above (a language's, one a program set), by name.
@@ -24,6 +26,7 @@ public enum DefaultsValueSource: Sendable, Hashable, CustomStringConvertible {
         case .argument: "the command line (NSArgumentDomain)"
         case .environmentVariable(let name): "environment variable \(name)"
         case .environmentFile(let variable, let path): "the file \(path), named by environment variable \(variable)"
+        case .keyFile(let path): "the key file \(path)"
         case .file(let domain, let layer, let path): "\(domain) \(layer.rawValue) (\(path))"
         case .volatileDomain(let name): "volatile domain \(name)"
         case .registration: "the registered default (NSRegistrationDomain)"
@@ -51,6 +54,9 @@ extension Defaults {
                     switch name {
                     case DomainName.argument: return .argument
                     case DomainName.registration: return .registration
+                    case DomainName.keyFiles:
+                        guard let path = state.environment?.keyFileOrigins[key] else { return .volatileDomain(name) }
+                        return .keyFile(path: path)
                     case DomainName.environment:
                         switch state.environment?.origins[key] {
                         case .file(let variable, let path): return .environmentFile(variable: variable, path: path)

@@ -40,6 +40,9 @@ public final class Defaults: Sendable {
     public static let argumentDomain = DomainName.argument
     /// `NSRegistrationDomain`.
     public static let registrationDomain = DomainName.registration
+    /// The volatile domain of the store's directories of key files, when its configuration names some
+    /// (``Configuration/keyFileDirectories``): `LiveDefaultsKeyFileDomain`, below the application domain.
+    public static let keyFileDomain = DomainName.keyFiles
     /// The volatile domain of the store's environment variables, when its configuration names a prefix
     /// (``Configuration/environmentPrefix``): `LiveDefaultsEnvironmentDomain`, below the argument domain.
     public static let environmentDomain = DomainName.environment
@@ -315,6 +318,8 @@ public final class Defaults: Sendable {
     /// The environment variables that set keys (``Configuration/environmentPrefix``); nil when the configuration
     /// names no prefix or no variable has it.
     let environment: EnvironmentLayer?
+    /// The directories of key files (``Configuration/keyFileDirectories``); nil when the configuration names none.
+    let keyFiles: KeyFileLayer?
     /// The owner of the watches of the files `_FILE` variables name (see ``awaitedLayerWatches``).
     let environmentFileWatches = AwaitedLayerWatches()
     /// The owner given to files created for another user (see ``init(user:)``).
@@ -345,6 +350,13 @@ public final class Defaults: Sendable {
     init(validated configuration: Configuration, fileOwner: (UserID, GroupID)?) {
         self.configuration = configuration
         self.fileOwner = fileOwner
+        keyFiles =
+            configuration.keyFileDirectories.isEmpty
+            ? nil
+            : KeyFileLayer(
+                directories: configuration.keyFileDirectories.map {
+                    $0.hasPrefix("/") ? $0 : CurrentProcess.workingDirectory + "/" + $0
+                })
         environment = configuration.environmentPrefix.flatMap { prefix in
             EnvironmentLayer(
                 prefix: prefix,

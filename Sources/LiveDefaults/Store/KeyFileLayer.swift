@@ -1,0 +1,119 @@
+/// The key-file layer of a store with ``Defaults/Configuration/keyFileDirectories``: directories of one file per
+/// key, as a Kubernetes ConfigMap or Secret mounts them (`kubectl create configmap api --from-literal=RateLimit=200`
+/// gives a file `RateLimit` holding `200`), systemd's `$CREDENTIALS_DIRECTORY` and Docker's `/run/secrets` lay
+/// them out. A volatile domain (``DomainName/keyFiles``) directly below the application domain's files and above
+/// the suites, the global domain and the registration domain: a deployment's base that `defaults write` overrides.
+///
+/// **Keys.** Each regular file of a directory is a key, its name the key's name; hidden files (a leading `.`:
+/// Kubernetes' `..data` and its time-stamped directories) are not keys. The first directory that has a key wins.
+/// Its value is the file's text, typed and checked as the environment layer's are (``EnvironmentLayer``: by the
+/// published schema, else old-style arrays and dictionaries, else a string), one trailing newline dropped; a file
+/// that cannot be a value (a FIFO, a directory, too large, not UTF-8, a loop of links) or that the schema refuses
+/// is left out and reported once while it lasts.
+///
+/// **One version at a time.** A directory with `..data` (Kubernetes' atomic writer) is read through the one
+/// directory `..data` names when the read starts: every key of one update together, never some keys of two. The
+/// writer swaps `..data` to a new directory and then removes the old one, so a file that vanishes under the read
+/// sends it back to the new `..data` (up to ``readAttempts`` times). A directory without it is read file by file.
+struct KeyFileLayer: Sendable {
+    /// The directories, absolute, in precedence order.
+    let directories: [String]
+
+    /// How many times a read starts again when the version it reads is replaced under it.
+    static let readAttempts = 8
+    /// The most files a directory may hold: more are left out, reported.
+    static let maximumFiles = 4096
+
+    /// What the layer holds now.
+    struct Read: Sendable {
+        var values: [String: PropertyList] = [:]
+        /// The file each key's value came from.
+        var origins: [String: String] = [:]
+        var problems: [EnvironmentLayer.Problem] = []
+        /// The paths to watch: each directory's `..data`, and each key's file.
+        var watched: [String] = []
+    }
+
+    /// The layer's keys and values, typed by `schema`.
+    func read(schema: DomainSchema?, fileSystem: any DefaultsFileSystem) -> Read {
+        var result = Read()
+        for directory in directories {
+            let one = Self.read(directory: directory, schema: schema, fileSystem: fileSystem)
+            for (key, value) in one.values where result.values[key] == nil {
+                result.values[key] = value
+                result.origins[key] = one.origins[key]
+            }
+            result.problems += one.problems
+            result.watched += one.watched
+        }
+        return result
+    }
+
+    /// One directory's keys.
+    static func read(directory: String, schema: DomainSchema?, fileSystem: any DefaultsFileSystem) -> Read {
+        let data = directory + "/..data"
+        var attempt = 0
+        while true {
+            attempt += 1
+            var result = Read()
+            result.watched.append(data)
+            // The version `..data` names, if it is a Kubernetes volume: its files are read there.
+            let version: String? =
+                fileSystem.isSymbolicLink(data)
+                ? (try? fileSystem.readLink(data)).map { $0.hasPrefix("/") ? $0 : directory + "/" + $0 } : nil
+            let source = version ?? directory
+            var names = fileSystem.namesInDirectory(source).filter { !$0.hasPrefix(".") }.sorted()
+            if names.count > maximumFiles {
+                result.problems.append(
+                    EnvironmentLayer.Problem(
+                        variable: directory, key: nil,
+                        reason:
+                            "\(names.count) files, more than the \(maximumFiles) a directory of keys may hold; the first \(maximumFiles) by name are read"
+                    ))
+                names = Array(names.prefix(maximumFiles))
+            }
+            var replaced = false
+            for name in names {
+                let file = source + "/" + name
+                // The user-visible path is watched (a write in place, a plain directory's replaced file).
+                result.watched.append(directory + "/" + name)
+                switch EnvironmentLayer.readValueFile(file, on: fileSystem) {
+                case .success(let text):
+                    switch EnvironmentLayer.value(text, for: schema?.keys[name]) {
+                    case .success(let value):
+                        if let violation = schema?.violation(forKey: name, value: value) {
+                            result.problems.append(
+                                EnvironmentLayer.Problem(
+                                    variable: directory + "/" + name, key: name, reason: "\(violation)"))
+                        } else {
+                            result.values[name] = value
+                            result.origins[name] = directory + "/" + name
+                        }
+                    case .failure(let reason):
+                        result.problems.append(
+                            EnvironmentLayer.Problem(
+                                variable: directory + "/" + name, key: name, reason: reason.description))
+                    }
+                case .failure(let reason):
+                    // Gone under the read: the writer swapped `..data` to a newer version; read that one.
+                    if version != nil, !fileSystem.exists(file), attempt < readAttempts {
+                        replaced = true
+                        break
+                    }
+                    result.problems.append(
+                        EnvironmentLayer.Problem(
+                            variable: directory + "/" + name, key: name, reason: reason.description))
+                }
+                if replaced { break }
+            }
+            if replaced { continue }
+            // The version read is still the current one, or the read starts again.
+            if let version, attempt < readAttempts,
+                (try? fileSystem.readLink(data)).map({ $0.hasPrefix("/") ? $0 : directory + "/" + $0 }) != version
+            {
+                continue
+            }
+            return result
+        }
+    }
+}
