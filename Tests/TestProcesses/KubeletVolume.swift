@@ -27,12 +27,28 @@ public struct KubeletVolume: Sendable {
             "    \(Self.pythonString(name)): bytes.fromhex('\(text.utf8.map { String(format: "%02x", $0) }.joined())'),"
         }.joined(separator: "\n")
         try Self.runPython(
-            """
-            import os, shutil, time
-            volume = \(Self.pythonString(path))
-            files = {
-            \(payload)
-            }
+            Self.writer + """
+                update(\(Self.pythonString(path)), {
+                \(payload)
+                })
+                """)
+    }
+
+    /// `count` updates in a row, in one process, as fast as the atomic writer goes: update n gives every one of
+    /// `keys` the text `n`.
+    public func numberedUpdates(_ count: Int, keys: [String]) throws {
+        try Self.runPython(
+            Self.writer + """
+                for n in range(1, \(count) + 1):
+                    update(\(Self.pythonString(path)), {name: str(n).encode() for name in [\(keys.map(Self.pythonString).joined(separator: ", "))]})
+                """)
+    }
+
+    /// The atomic writer, as a Python function `update(volume, files)`: a new time-stamped directory with every
+    /// file, `..data` swapped to it by rename, a link per key, links of dropped keys and the old directory removed.
+    static let writer = """
+        import os, shutil, time
+        def update(volume, files):
             os.makedirs(volume, exist_ok=True)
             data = os.path.join(volume, '..data')
             old = os.readlink(data) if os.path.islink(data) else None
@@ -55,38 +71,8 @@ public struct KubeletVolume: Sendable {
                     os.unlink(os.path.join(volume, name))
             if old is not None and old != stamp:
                 shutil.rmtree(os.path.join(volume, old), ignore_errors=True)
-            """)
-    }
 
-    /// `count` updates in a row, in one process, as fast as the atomic writer goes: update n gives every one of
-    /// `keys` the text `n` (the volume must have had one update before).
-    public func numberedUpdates(_ count: Int, keys: [String]) throws {
-        try Self.runPython(
-            """
-            import os
-            volume = \(Self.pythonString(path))
-            keys = [\(keys.map(Self.pythonString).joined(separator: ", "))]
-            data = os.path.join(volume, '..data')
-            for n in range(1, \(count) + 1):
-                old = os.readlink(data)
-                stamp = '..swap_%06d' % n
-                directory = os.path.join(volume, stamp)
-                os.mkdir(directory, 0o755)
-                for name in keys:
-                    with open(os.path.join(directory, name), 'w') as f:
-                        f.write(str(n))
-                os.symlink(stamp, os.path.join(volume, '..data_tmp'))
-                os.rename(os.path.join(volume, '..data_tmp'), data)
-                for name in keys:
-                    link = os.path.join(volume, name)
-                    if not os.path.lexists(link):
-                        os.symlink(os.path.join('..data', name), link)
-                old_path = os.path.join(volume, old)
-                for name in os.listdir(old_path):
-                    os.unlink(os.path.join(old_path, name))
-                os.rmdir(old_path)
-            """)
-    }
+        """
 
     /// Removes the whole volume (as when its pod's volume is torn down).
     public func remove() throws {

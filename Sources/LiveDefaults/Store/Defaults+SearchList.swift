@@ -417,18 +417,14 @@ extension Defaults {
             if let environmentLayer {
                 state.volatileDomains[DomainName.environment] = environmentLayer.values
                 record.origins = environmentLayer.origins
-                news.environmentProblems = environmentLayer.problems.filter { !record.problems.contains($0) }
-                record.problems = environmentLayer.problems
-                news.environmentFiles = environmentLayer.files.filter { !record.watchedFiles.contains($0) }
-                record.watchedFiles += news.environmentFiles
+                (news.environmentProblems, news.environmentFiles) = record.environment.take(
+                    problems: environmentLayer.problems, watched: environmentLayer.files)
             }
             if let keyFileLayer {
                 state.volatileDomains[DomainName.keyFiles] = keyFileLayer.values
                 record.keyFileOrigins = keyFileLayer.origins
-                news.keyFileProblems = keyFileLayer.problems.filter { !record.keyFileProblems.contains($0) }
-                record.keyFileProblems = keyFileLayer.problems
-                news.keyFiles = keyFileLayer.watched.filter { !record.watchedKeyFiles.contains($0) }
-                record.watchedKeyFiles += news.keyFiles
+                (news.keyFileProblems, news.keyFiles) = record.keyFiles.take(
+                    problems: keyFileLayer.problems, watched: keyFileLayer.watched)
             }
             flattenSearchList(&state)
             return (applied, news)
@@ -560,11 +556,28 @@ extension Defaults {
     final class EnvironmentState: @unchecked Sendable {
         // @unchecked: read and changed only under the store's lock.
         var origins: [String: EnvironmentLayer.Origin] = [:]
-        var problems: [EnvironmentLayer.Problem] = []
-        var watchedFiles: [String] = []
         var keyFileOrigins: [String: String] = [:]
-        var keyFileProblems: [EnvironmentLayer.Problem] = []
-        var watchedKeyFiles: [String] = []
+        var environment = Reported()
+        var keyFiles = Reported()
+    }
+
+    /// One layer's problems reported and files watched: each problem reported once while it lasts, each file
+    /// watched once.
+    struct Reported {
+        var problems: [EnvironmentLayer.Problem] = []
+        var watched: [String] = []
+
+        /// The layer read again found `problems` and `watched`: which problems are new (to report) and which
+        /// files are new (to watch).
+        mutating func take(problems found: [EnvironmentLayer.Problem], watched paths: [String])
+            -> ([EnvironmentLayer.Problem], [String])
+        {
+            let newProblems = found.filter { !problems.contains($0) }
+            problems = found
+            let newPaths = paths.filter { !watched.contains($0) }
+            watched += newPaths
+            return (newProblems, newPaths)
+        }
     }
 
     /// What a rebuild found new in the deployment's layers: problems to report, files to watch.
