@@ -34,11 +34,16 @@ func runChild(_ arguments: [String]) -> Never {
             if arguments[0] == "--child-memory" { print(residentBytes() - before) }
             withExtendedLifetime(store) {}
         case "environment", "environment-none":
-            // As `live`, configured as a deployment's program is: with an environment prefix (`environment`), in a
-            // process whose environment holds 200 variables of it, or the same process without the prefix set
-            // (`environment-none`): what the environment layer adds to opening.
+            // As `live`, configured as a deployment's program is: with an environment prefix and a directory of
+            // key files (`environment`), in a process whose environment holds 200 variables of the prefix, or the
+            // same process without either set (`environment-none`): what the deployment's layers add to opening.
             var configuration = Defaults.Configuration(applicationDomain: domain)
-            if mode == "environment" { configuration.environmentPrefix = "BENCH_" }
+            if mode == "environment" {
+                configuration.environmentPrefix = "BENCH_"
+                if let keys = getenv("LIVEDEFAULTS_BENCH_KEYS") {
+                    configuration.keyFileDirectories = [String(cString: keys)]
+                }
+            }
             guard let store = try? Defaults(configuration: configuration) else { exit(3) }
             value = store.integer(forKey: key)
             elapsed = now() - start

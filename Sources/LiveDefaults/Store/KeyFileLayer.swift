@@ -30,7 +30,7 @@ struct KeyFileLayer: Sendable {
         /// The file each key's value came from.
         var origins: [String: String] = [:]
         var problems: [EnvironmentLayer.Problem] = []
-        /// The paths to watch: each directory's `..data`, and each key's file.
+        /// The paths to watch: each directory's `..data`, and each key's file in a directory without it.
         var watched: [String] = []
     }
 
@@ -75,8 +75,9 @@ struct KeyFileLayer: Sendable {
             var replaced = false
             for name in names {
                 let file = source + "/" + name
-                // The user-visible path is watched (a write in place, a plain directory's replaced file).
-                result.watched.append(directory + "/" + name)
+                // A plain directory's files are watched each (a write in place, a file replaced); a volume's
+                // update always swaps `..data`, which is watched already.
+                if version == nil { result.watched.append(directory + "/" + name) }
                 switch EnvironmentLayer.readValueFile(file, on: fileSystem) {
                 case .success(let text):
                     switch EnvironmentLayer.value(text, for: schema?.keys[name]) {

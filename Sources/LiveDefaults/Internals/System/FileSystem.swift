@@ -213,6 +213,14 @@ extension DefaultsFileSystem {
     /// a link into its volume's current version); opened without blocking, so a FIFO put in its place is
     /// reported, never waited on. Throws what the system said (a loop of links, no permission).
     package func readSmallFile(atPath path: String, maximumBytes: Int) throws(SystemError) -> SmallFile {
+        try readSmallFile(atPath: path, maximumBytes: maximumBytes, sizedByStatus: true)
+    }
+
+    /// ``readSmallFile(atPath:maximumBytes:)``, into a buffer of the size the file has (`sizedByStatus`) or of
+    /// the bound (a file that grew under the first read: the second read is bounded whatever the file does).
+    private func readSmallFile(atPath path: String, maximumBytes: Int, sizedByStatus: Bool) throws(SystemError)
+        -> SmallFile
+    {
         let descriptor: Int32
         do throws(SystemError) {
             descriptor = try open(path, [.readOnly, .nonBlocking], permissions: 0)
@@ -223,7 +231,10 @@ extension DefaultsFileSystem {
         let status = try status(ofDescriptor: descriptor)
         guard status.kind == .regular else { return .notRegular }
         guard status.stamp.size <= Int64(maximumBytes) else { return .tooLarge(status.stamp.size) }
-        var data = Data(count: maximumBytes + 1)
+        // The size it has, and one byte more to see its end (or that it grew): not the bound, which every small
+        // file would pay for in zeroed memory.
+        let capacity = sizedByStatus ? Int(clamping: max(status.stamp.size, 0)) : maximumBytes
+        var data = Data(count: capacity + 1)
         var total = 0
         var failure: SystemError?
         data.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) in
@@ -244,8 +255,11 @@ extension DefaultsFileSystem {
             }
         }
         if let failure { throw failure }
-        // Grown past the bound since the look at its size.
-        guard total <= maximumBytes else { return .tooLarge(Int64(total)) }
+        guard total < data.count else {
+            // Grown since the look at its size: read once more, into a buffer of the bound.
+            guard sizedByStatus else { return .tooLarge(Int64(total)) }
+            return try readSmallFile(atPath: path, maximumBytes: maximumBytes, sizedByStatus: false)
+        }
         return .contents(data.prefix(total))
     }
 
