@@ -358,11 +358,15 @@ case "typed-read":
 
 case "publish-schema":
     guard arguments.count == 3 else { fail("publish-schema <domain>") }
-    guard let config = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"],
-        ProcessInfo.processInfo.environment["XDG_DATA_HOME"] != nil
-            || ProcessInfo.processInfo.environment["LIVEDEFAULTS_SCHEMA_PATH"] != nil
+    let environment = ProcessInfo.processInfo.environment
+    // A home the test gave (`HOME` not the user database's) is not the real one either.
+    guard let config = environment["XDG_CONFIG_HOME"],
+        environment["XDG_DATA_HOME"]?.isEmpty == false || environment["LIVEDEFAULTS_SCHEMA_PATH"]?.isEmpty == false
+            || environment["HOME"].map({ $0 != NSHomeDirectory() }) == true
     else {
-        fail("publish-schema needs XDG_CONFIG_HOME and XDG_DATA_HOME or LIVEDEFAULTS_SCHEMA_PATH (never the real home)")
+        fail(
+            "publish-schema needs XDG_CONFIG_HOME and XDG_DATA_HOME, LIVEDEFAULTS_SCHEMA_PATH or a HOME of its own"
+                + " (never the real home)")
     }
     let defaults: Defaults
     do {

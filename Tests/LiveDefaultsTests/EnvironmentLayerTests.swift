@@ -255,6 +255,63 @@ struct EnvironmentLayerTests {
         }
     }
 
+    @Test("_FILE names: a known key ending in File keeps its variable; X_FILE_FILE is the file of X_FILE; conflicts")
+    func fileNames() throws {
+        let secret = directory.file("secret")
+        try Data("from file\n".utf8).write(to: URL(fileURLWithPath: secret))
+        try writeFile(["KeyFile": "on disk", "maxPool": 1, "MaxPool": 2])
+        let defaults = try store([
+            // A known key's own variable, not the file of `KEY`.
+            "MYSERVER_KEY_FILE": "/etc/key.pem",
+            // The file of `TOKEN`, and the file of `TOKEN_FILE` (a key nothing else names: TokenFile).
+            "MYSERVER_TOKEN_FILE": secret, "MYSERVER_TOKEN_FILE_FILE": secret,
+            // The file of a name two keys share: neither is set, reported once.
+            "MYSERVER_MAX_POOL_FILE": secret,
+        ])
+        #expect(defaults.string(forKey: "KeyFile") == "/etc/key.pem")
+        #expect(defaults.value(forKey: "Key") == nil)
+        #expect(defaults.string(forKey: "Token") == "from file")
+        #expect(defaults.string(forKey: "TokenFile") == "from file")
+        #expect(defaults.value(forKey: "maxPool") == .integer(1))
+        #expect(defaults.value(forKey: "MaxPool") == .integer(2))
+        #expect(
+            defaults.source(ofKey: "TokenFile") == .environmentFile(variable: "MYSERVER_TOKEN_FILE_FILE", path: secret))
+        #expect(defaults.source(ofKey: "KeyFile") == .environmentVariable("MYSERVER_KEY_FILE"))
+        #expect(defaults.synchronize())
+        let reports = reported
+        #expect(reports.count == 1 && reports[0].contains("keys MaxPool and maxPool both map to it"), "\(reports)")
+    }
+
+    @Test("the readers' announcement names what each store pins, described when written, at most 64 keys")
+    func announcedPins() throws {
+        try writeFile(["RateLimit": 1])
+        var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: Self.domain)
+        configuration.environmentPrefix = "MYSERVER_"
+        configuration.environmentVariables = ["MYSERVER_RATE_LIMIT": "200"]
+        let first = try Defaults(configuration: configuration)
+        var many: [String: String] = ["MYSERVER_RATE_LIMIT": "300"]
+        for index in 0..<100 { many["MYSERVER_SETTING_\(index)"] = "\(index)" }
+        configuration.environmentVariables = many
+        let second = try Defaults(configuration: configuration)
+        Defaults.waitForBackgroundRecords()
+        let mine = first.readers().filter { $0.processID == getpid() }
+        #expect(mine.count == 1)
+        let pinned = mine.first?.pinnedKeys ?? [:]
+        #expect(pinned.count == ReaderAnnouncements.maximumPinnedKeys)
+        #expect(pinned["RateLimit"] == "environment variable MYSERVER_RATE_LIMIT")
+        #expect(pinned["Setting_0"] == "environment variable MYSERVER_SETTING_0")
+        // The first by name: `Setting_99` sorts after the 63 kept with `RateLimit`.
+        #expect(pinned["Setting_99"] == nil)
+        // A store let go takes its pins with it.
+        withExtendedLifetime(second) {}
+        _ = consume second
+        Defaults.waitForBackgroundRecords()
+        #expect(
+            first.readers().first { $0.processID == getpid() }?.pinnedKeys == [
+                "RateLimit": "environment variable MYSERVER_RATE_LIMIT"
+            ])
+    }
+
     @Test("a secret rotated by rename and rewritten in place reaches a watching store, as a change of the key")
     func secretRotation() async throws {
         let secret = directory.file("api_key")

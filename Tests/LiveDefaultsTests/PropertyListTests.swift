@@ -345,6 +345,13 @@ struct PathComponentsTests {
         #expect(PathComponents.name(of: path) == (path as NSString).lastPathComponent, "\(path)")
     }
 
+    @Test("absolute(_:in:) keeps an absolute path and puts a relative one under the working directory")
+    func absolutePaths() {
+        #expect(PathComponents.absolute("/run/secrets/key", in: "/srv") == "/run/secrets/key")
+        #expect(PathComponents.absolute("secrets/key", in: "/srv") == "/srv/secrets/key")
+        #expect(PathComponents.absolute("key", in: "/") == "/key")
+    }
+
     @Test("joined(_:) is the parts one after another: empty, small, long, non-ASCII and bridged parts")
     func joinedParts() {
         let long = String(repeating: "directory/", count: 40)

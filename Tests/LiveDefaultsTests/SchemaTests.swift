@@ -178,7 +178,8 @@ struct SchemaTests {
     }
 
     @Test(
-        "a program publishes at $XDG_DATA_HOME/livedefaults/schemas by default, or where LIVEDEFAULTS_SCHEMA_PATH says")
+        "a program publishes at $XDG_DATA_HOME/livedefaults/schemas ($HOME/.local/share/…) by default, or where LIVEDEFAULTS_SCHEMA_PATH says"
+    )
     func defaultLocations() throws {
         let directory = TemporaryDirectory()
         let data = directory.file("data")
@@ -206,6 +207,17 @@ struct SchemaTests {
             ])
         #expect(second.status == 0)
         #expect(FileManager.default.fileExists(atPath: custom + "/com.example.published.plist"))
+        // Without XDG_DATA_HOME, `$HOME/.local/share`, as the XDG Base Directory specification says.
+        let home = directory.file("home")
+        let third = try runHelper(
+            ["publish-schema", "com.example.published"],
+            environment: [
+                "XDG_CONFIG_HOME": directory.path, "XDG_DATA_HOME": "", "LIVEDEFAULTS_SCHEMA_PATH": "", "HOME": home,
+            ])
+        #expect(third.status == 0)
+        #expect(
+            third.output.split(separator: "\n").map(String.init).contains(
+                home + "/.local/share/livedefaults/schemas/com.example.published.plist"))
     }
 
     // MARK: Writers

@@ -33,6 +33,13 @@ enum PathComponents {
         }
     }
 
+    /// `path` if it is absolute, else `path` under `workingDirectory` (``CurrentProcess/workingDirectory``): a
+    /// path an operator gives (a `_FILE` variable's, a directory of key files) read as a shell would.
+    static func absolute(_ path: String, in workingDirectory: String) -> String {
+        if path.hasPrefix("/") { return path }
+        return workingDirectory.hasSuffix("/") ? workingDirectory + path : workingDirectory + "/" + path
+    }
+
     /// The strings one after another, made in one allocation of the exact size: string interpolation
     /// reserves an estimate and appends piece by piece, and a store's open builds a path for each of its
     /// twelve layers.

@@ -90,7 +90,7 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// Where published key schemas are looked for, in order (the first `<domain>.plist` wins), and the
     /// first of them where ``Defaults/publishSchema(for:)`` writes: the directories of
     /// `LIVEDEFAULTS_SCHEMA_PATH` (colon-separated) when it is set, else
-    /// `$XDG_DATA_HOME/livedefaults/schemas` (`~/.local/share/livedefaults/schemas`) then
+    /// `$XDG_DATA_HOME/livedefaults/schemas` (`$HOME/.local/share/livedefaults/schemas`) then
     /// `/usr/share/livedefaults/schemas` (for schemas installed with a package). See Docs/Schema.md.
     ///
     /// The default list is worked out from the environment when it is read (publishing or checking a
@@ -146,6 +146,11 @@ public struct DefaultsLocations: Sendable, Hashable {
         let data: String
         if let configured = Environment.value("XDG_DATA_HOME"), configured.utf8.first == UInt8(ascii: "/") {
             data = configured
+        } else if let home = Environment.value("HOME"), home.utf8.first == UInt8(ascii: "/") {
+            // `$HOME`, as the XDG Base Directory specification says (the user database only without it): the
+            // schema directory is ours, not Foundation's, and a fresh process's first open that reads a schema
+            // (a store with an environment prefix or key files) reads no user database for it.
+            data = home + "/.local/share"
         } else {
             data = DefaultsLocations.currentHomeDirectory + "/.local/share"
         }

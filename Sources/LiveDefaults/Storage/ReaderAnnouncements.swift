@@ -195,9 +195,28 @@ final class ReaderAnnouncer: Sendable {
         var pins: Pins?
     }
 
-    /// The keys each store pins by its environment, by store. Changed only under the announcer's lock.
+    /// The keys each store pins by its environment, by store: each store's keys described when the announcement
+    /// is written, on the announcer's queue (describing a deployment's 200 variables is off the open that finds
+    /// them). Changed only under the announcer's lock.
     private final class Pins: @unchecked Sendable {
-        var byStore: [ObjectIdentifier: [String: String]] = [:]
+        var byStore: [ObjectIdentifier: Pinned] = [:]
+
+        /// One store's pins: their description, and the store's number for them (new pins, a new number).
+        struct Pinned {
+            var generation: UInt64
+            var keys: @Sendable () -> [String: String]
+        }
+
+        /// Every store's pinned keys (`stores`, taken from `byStore` under the lock, described outside it), each
+        /// with what sets it (the first store's word where two pin one key), at most
+        /// ``ReaderAnnouncements/maximumPinnedKeys`` of them, the first by name.
+        static func described(_ stores: [@Sendable () -> [String: String]]) -> [String: String] {
+            var pinned: [String: String] = [:]
+            for keys in stores { pinned.merge(keys()) { first, _ in first } }
+            guard pinned.count > ReaderAnnouncements.maximumPinnedKeys else { return pinned }
+            let kept = pinned.keys.sorted().prefix(ReaderAnnouncements.maximumPinnedKeys)
+            return Dictionary(uniqueKeysWithValues: kept.map { ($0, pinned[$0] ?? "") })
+        }
     }
 
     /// The announced files, and the work waiting for the queue.
@@ -254,14 +273,20 @@ final class ReaderAnnouncer: Sendable {
         if unpinned { changed(file) }
     }
 
-    /// The store `store` pins `keys` of `file` by its environment (nothing when empty): announced with the
-    /// file's next announcement, which is written soon.
-    func pin(_ file: DomainFile, keys: [String: String], by store: ObjectIdentifier) {
+    /// The store `store` pins keys of `file` by its environment — `keys` describes them, each with what sets it,
+    /// and `generation` numbers them (the store's next pins, the next number) — or no longer pins any (`keys`
+    /// nil): new pins are announced with the file's next announcement, which is written soon. Cheap when nothing
+    /// changed (a store tells every file at each rebuild): the description is made only when one is written.
+    func pin(
+        _ file: DomainFile, by store: ObjectIdentifier, generation: UInt64, keys: (@Sendable () -> [String: String])?
+    ) {
         let isNew = state.withLock { state -> Bool in
             let key = ObjectIdentifier(file)
-            guard let entry = state.entries[key], entry.pins?.byStore[store] ?? [:] != keys else { return false }
+            guard let entry = state.entries[key] else { return false }
+            guard let keys else { return entry.pins?.byStore.removeValue(forKey: store) != nil }
+            guard entry.pins?.byStore[store]?.generation != generation else { return false }
             let pins = entry.pins ?? Pins()
-            pins.byStore[store] = keys.isEmpty ? nil : keys
+            pins.byStore[store] = Pins.Pinned(generation: generation, keys: keys)
             state.entries[key]?.pins = pins
             return true
         }
@@ -338,7 +363,7 @@ final class ReaderAnnouncer: Sendable {
         else { return }
         let (applied, refused) = file.announcedVersions
         let now = Date().timeIntervalSince1970
-        let announcement = state.withLock { state -> ReaderAnnouncement? in
+        let taken = state.withLock { state -> (ReaderAnnouncement, [@Sendable () -> [String: String]])? in
             guard var entry = state.entries[key] else { return nil }
             if entry.applied != applied {
                 entry.applied = applied
@@ -351,21 +376,15 @@ final class ReaderAnnouncer: Sendable {
                     version: FileVersion.logNumber(refused.version), reason: refused.reason, time: now)
             }
             state.entries[key] = entry
-            var pinned: [String: String] = [:]
-            for keys in entry.pins?.byStore.values ?? [:].values { pinned.merge(keys) { first, _ in first } }
-            if pinned.count > ReaderAnnouncements.maximumPinnedKeys {
-                pinned = Dictionary(
-                    uniqueKeysWithValues: pinned.sorted { $0.key < $1.key }.prefix(
-                        ReaderAnnouncements.maximumPinnedKeys
-                    )
-                    .map { ($0.key, $0.value) })
-            }
-            return ReaderAnnouncement(
+            let announcement = ReaderAnnouncement(
                 pid: CurrentProcess.id, start: CurrentProcess.startTime,
                 executable: ChangeLog.thisProcess.executable, applied: applied, since: entry.since,
-                refused: entry.refused, pinned: pinned)
+                refused: entry.refused)
+            return (announcement, entry.pins.map { $0.byStore.values.map(\.keys) } ?? [])
         }
-        guard let announcement else { return }
+        guard let (unpinned, pins) = taken else { return }
+        var announcement = unpinned
+        if !pins.isEmpty { announcement.pinned = Pins.described(pins) }
         let path = Self.file(for: file.path)
         let fileSystem = file.fileSystem
         // Readable by others: `defaults readers` may run as another user (an operator's shell, root).

@@ -416,6 +416,8 @@ extension Defaults {
             var news = DeploymentNews()
             if let environmentLayer {
                 state.volatileDomains[DomainName.environment] = environmentLayer.values
+                if record.origins != environmentLayer.origins { record.pinsGeneration += 1 }
+                news.pinsGeneration = record.pinsGeneration
                 record.origins = environmentLayer.origins
                 (news.environmentProblems, news.environmentFiles) = record.environment.take(
                     problems: environmentLayer.problems, watched: environmentLayer.files)
@@ -430,7 +432,7 @@ extension Defaults {
             return (applied, news)
         }
         guard let (outcome, news) = outcome else { return false }
-        if let environmentLayer { announcePins(environmentLayer.origins) }
+        if let environmentLayer { announcePins(environmentLayer.origins, generation: news.pinsGeneration) }
         for problem in news.environmentProblems {
             record(.environmentValueIgnored(variable: problem.variable, key: problem.key, reason: problem.reason))
         }
@@ -556,6 +558,9 @@ extension Defaults {
     final class EnvironmentState: @unchecked Sendable {
         // @unchecked: read and changed only under the store's lock.
         var origins: [String: EnvironmentLayer.Origin] = [:]
+        /// Counts the changes of `origins`: the readers' announcements describe the keys pinned again only
+        /// when it moved.
+        var pinsGeneration: UInt64 = 0
         var keyFileOrigins: [String: String] = [:]
         var environment = Reported()
         var keyFiles = Reported()
@@ -586,6 +591,8 @@ extension Defaults {
         var environmentFiles: [String] = []
         var keyFileProblems: [EnvironmentLayer.Problem] = []
         var keyFiles: [String] = []
+        /// The number of the keys the environment sets (``EnvironmentState/pinsGeneration``).
+        var pinsGeneration: UInt64 = 0
     }
 
     /// The environment layer's values for the keys of `volatiles` and `persistent` (the sources of a rebuild)
@@ -614,31 +621,37 @@ extension Defaults {
         if environment != nil { rebuildMerged(changedDomain: DomainName.environment) }
     }
 
-    /// Tells the readers' announcements of the files this store watches which keys its environment pins, so that
-    /// `defaults write` of one of them can warn that this program will not see it.
-    func announcePins(_ origins: [String: EnvironmentLayer.Origin]) {
+    /// Tells the readers' announcements of the files this store watches which keys its environment pins (its
+    /// `generation` of them), so that `defaults write` of one of them can warn that this program will not see it.
+    /// The keys are described when an announcement is written, off the rebuild.
+    func announcePins(_ origins: [String: EnvironmentLayer.Origin], generation: UInt64) {
         guard fileWatcher != nil else { return }
-        var keys: [String: String] = [:]
-        for (key, origin) in origins {
-            switch origin {
-            case .variable(let variable): keys[key] = "environment variable \(variable)"
-            case .file(let variable, let path):
-                keys[key] = "the file \(path), named by environment variable \(variable)"
+        let describe: (@Sendable () -> [String: String])? =
+            origins.isEmpty
+            ? nil
+            : { @Sendable in
+                var keys: [String: String] = [:]
+                keys.reserveCapacity(origins.count)
+                for (key, origin) in origins { keys[key] = origin.source.description }
+                return keys
             }
-        }
         let files = state.withLock { state in
             state.search.persistent.values.filter(\.inSearchList).compactMap { $0.file(.currentUser) }
         }
-        for file in files { ReaderAnnouncer.shared.pin(file, keys: keys, by: ObjectIdentifier(self)) }
+        for file in files {
+            ReaderAnnouncer.shared.pin(file, by: ObjectIdentifier(self), generation: generation, keys: describe)
+        }
     }
 
     /// Watches the files of the deployment's layers (`_FILE` variables' files, key files and the `..data` of a
     /// directory of them): a change rebuilds the view from the layer read again, attributed to `domain`.
     func watchDeploymentFiles(_ paths: [String], rebuilding domain: String) {
         guard let fileWatcher, !paths.isEmpty else { return }
-        let logger = configuration.logger
+        // The logger made only if there is something to log (its first making costs a fresh process's open
+        // more than watching the files), from a copy of the configuration, not `self` (see `watch(_:)`).
+        let configuration = self.configuration
         for path in paths {
-            fileWatcher.watch(path, owner: environmentFileWatches, logger: logger) { [weak self] _ in
+            fileWatcher.watch(path, owner: environmentFileWatches, logger: configuration.logger) { [weak self] _ in
                 self?.rebuildMerged(changedDomain: domain)
             }
         }
@@ -651,7 +664,11 @@ extension Defaults {
         let current = state.volatileDomains[DomainName.environment] ?? [:]
         for delta in deltas where delta.old == nil && delta.new != nil && current[delta.key] == nil {
             guard let suffix = EnvironmentLayer.variableSuffix(forKey: delta.key) else { continue }
-            if environment.settings[suffix] != nil || environment.settings[suffix + "_FILE"] != nil { return true }
+            if environment.settings[suffix] != nil
+                || (environment.hasFileNames && environment.settings[suffix + "_FILE"] != nil)
+            {
+                return true
+            }
         }
         return false
     }

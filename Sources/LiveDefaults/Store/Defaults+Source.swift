@@ -58,11 +58,7 @@ extension Defaults {
                         guard let path = state.environment?.keyFileOrigins[key] else { return .volatileDomain(name) }
                         return .keyFile(path: path)
                     case DomainName.environment:
-                        switch state.environment?.origins[key] {
-                        case .file(let variable, let path): return .environmentFile(variable: variable, path: path)
-                        case .variable(let variable): return .environmentVariable(variable)
-                        case nil: return .volatileDomain(name)
-                        }
+                        return state.environment?.origins[key]?.source ?? .volatileDomain(name)
                     default: return .volatileDomain(name)
                     }
                 case .persistent(let name):
@@ -73,6 +69,16 @@ extension Defaults {
                 }
             }
             return nil
+        }
+    }
+}
+
+extension EnvironmentLayer.Origin {
+    /// The source a value of this origin has.
+    var source: DefaultsValueSource {
+        switch self {
+        case .variable(let variable): .environmentVariable(variable)
+        case .file(let variable, let path): .environmentFile(variable: variable, path: path)
         }
     }
 }

@@ -355,12 +355,14 @@ public final class Defaults: Sendable {
             ? nil
             : KeyFileLayer(
                 directories: configuration.keyFileDirectories.map {
-                    $0.hasPrefix("/") ? $0 : CurrentProcess.workingDirectory + "/" + $0
+                    PathComponents.absolute($0, in: CurrentProcess.workingDirectory)
                 })
         environment = configuration.environmentPrefix.flatMap { prefix in
-            EnvironmentLayer(
-                prefix: prefix,
-                environment: configuration.environmentVariables ?? Environment.variables(withPrefix: prefix))
+            if let variables = configuration.environmentVariables {
+                EnvironmentLayer(prefix: prefix, environment: variables)
+            } else {
+                EnvironmentLayer(prefix: prefix, settings: Environment.variables(withPrefix: prefix))
+            }
         }
         fileWatcher =
             configuration.fileSystem === SystemFileSystem.shared

@@ -32,31 +32,34 @@ struct EnvironmentLayer: Sendable {
         case file(variable: String, path: String)
     }
 
-    /// One variable name (less the prefix and any `_FILE`): its text, or the file that holds it, or both.
-    struct Setting: Sendable, Hashable {
-        var text: String?
-        var file: String?
-    }
-
     /// The largest file a `_FILE` variable may name.
     static let maximumFileSize = 1 << 20
 
     let prefix: String
-    /// The settings by name: `RATE_LIMIT`.
-    let settings: [String: Setting]
+    /// The variables' texts by name without the prefix (`RATE_LIMIT`, `API_KEY_FILE`). One dictionary of the
+    /// type the environment is read into: on a fresh process's first open each new generic type costs the
+    /// runtime a conformance scan, tens of microseconds.
+    let settings: [String: String]
+    /// Whether a name ends in `_FILE`: without one, no name is looked up with `_FILE` appended.
+    let hasFileNames: Bool
 
     /// The layer of the variables of `environment` that start with `prefix`; nil when none does (the store then
     /// has no environment layer at all).
     init?(prefix: String, environment: [String: String]) {
-        guard !prefix.isEmpty else { return nil }
-        var settings: [String: Setting] = [:]
+        var settings: [String: String] = [:]
         for (name, value) in environment where name.hasPrefix(prefix) && name.utf8.count > prefix.utf8.count {
-            let suffix = String(name.dropFirst(prefix.count))
-            settings[suffix, default: Setting()].text = value
+            settings[String(name.dropFirst(prefix.count))] = value
         }
-        guard !settings.isEmpty else { return nil }
+        self.init(prefix: prefix, settings: settings)
+    }
+
+    /// The layer of `settings`, variables' texts by name without `prefix` (``Environment/variables(withPrefix:)``
+    /// reads them so); nil when there are none or the prefix is empty.
+    init?(prefix: String, settings: [String: String]) {
+        guard !prefix.isEmpty, !settings.isEmpty else { return nil }
         self.prefix = prefix
         self.settings = settings
+        hasFileNames = settings.keys.contains { $0.hasSuffix("_FILE") }
     }
 
     /// A key's variable name without the prefix, in upper snake case: words split where a lower-case letter or a
@@ -97,25 +100,36 @@ struct EnvironmentLayer: Sendable {
     /// with an `_` kept where camel case would not split back into the same words (`A_B` → `A_B`, `PORT_2` →
     /// `Port_2`): the key's own variable name is always the one it came from.
     static func defaultKey(forSuffix suffix: String) -> String {
-        // On the bytes (ASCII case mapping): a fresh process names its variables without Unicode's tables.
+        // One pass over the bytes (ASCII case mapping), no array per word: a fresh process names its 200
+        // variables' keys with this at its first open.
         func isLetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= 97 && (byte | 0x20) <= 122 }
         func upper(_ byte: UInt8) -> UInt8 { byte >= 97 && byte <= 122 ? byte - 32 : byte }
         func lower(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte + 32 : byte }
+        let bytes = Array(suffix.utf8)
         var key: [UInt8] = []
+        key.reserveCapacity(bytes.count)
         var previousEndsInUpper = false
-        for word in suffix.utf8.split(separator: UInt8(ascii: "_")) {
-            guard let first = word.first else { continue }
-            var camel = [upper(first)]
-            camel += word.dropFirst().map(lower)
+        var start = 0
+        while start < bytes.count {
+            guard bytes[start] != UInt8(ascii: "_") else {
+                start += 1
+                continue
+            }
+            var end = start + 1
+            while end < bytes.count, bytes[end] != UInt8(ascii: "_") { end += 1 }
+            let first = bytes[start]
             if !key.isEmpty {
-                let second = camel.count > 1 ? camel[1] : nil
+                let second = end - start > 1 ? bytes[start + 1] : nil
                 // variableSuffix splits before a capital that follows a small letter or a digit, or that starts a
                 // word of two letters or more after a capital; before a digit, never.
                 let splits = isLetter(first) && (!previousEndsInUpper || second.map(isLetter) == true)
                 if !splits { key.append(UInt8(ascii: "_")) }
             }
-            key += camel
-            previousEndsInUpper = camel.last.map { $0 >= 65 && $0 <= 90 } ?? false
+            key.append(upper(first))
+            for index in (start + 1)..<end { key.append(lower(bytes[index])) }
+            // Only a word of one letter ends in a capital: the rest of a word is lower case.
+            previousEndsInUpper = end - start == 1 && isLetter(first)
+            start = end
         }
         return String(decoding: key, as: UTF8.self)
     }
@@ -139,83 +153,114 @@ struct EnvironmentLayer: Sendable {
     }
 
     /// The values of the variables, for a store that knows `knownKeys`, typed by `schema`; `_FILE` files read on
-    /// `fileSystem`.
+    /// `fileSystem`, relative paths against `workingDirectory`.
+    ///
+    /// Each variable once, in the environment's order, with no dictionary or array beyond the results: the work
+    /// of a fresh process's first open, which takes a runtime type instantiation for every new generic type.
     func materialize(
         knownKeys: some Sequence<String>, schema: DomainSchema?, fileSystem: any DefaultsFileSystem,
         workingDirectory: String
     ) -> Materialized {
-        var claimants: [String: [String]] = [:]
-        for key in knownKeys {
-            guard let suffix = Self.variableSuffix(forKey: key) else { continue }
-            claimants[suffix, default: []].append(key)
+        let claims = Claims(knownKeys: knownKeys, settings: settings, fileNames: hasFileNames)
+        // A `NAME_FILE` variable is the file of `NAME` unless a known key claims `NAME_FILE` as its own name.
+        func isFileVariable(_ suffix: String) -> Bool {
+            suffix.utf8.count > 5 && suffix.hasSuffix("_FILE") && claims.keys[suffix] == nil
+                && claims.conflicts?[suffix] == nil
         }
         var result = Materialized()
-        // Each name once: a `_FILE` variable is the file of its base name unless a known key claims it as is.
-        var resolved: [String: Setting] = [:]
-        var fileVariables: [String: String] = [:]
-        for (suffix, setting) in settings {
-            if suffix.hasSuffix("_FILE"), suffix.utf8.count > 5, claimants[suffix] == nil, let text = setting.text {
-                let base = String(suffix.dropLast(5))
-                resolved[base, default: Setting()].file = text
-                fileVariables[base] = prefix + suffix
-            } else {
-                resolved[suffix, default: Setting()].text = setting.text
-            }
-        }
-        for (suffix, setting) in resolved.sorted(by: { $0.key < $1.key }) {
-            let variable = prefix + suffix
-            var claimed: [String] = []
-            for key in claimants[suffix] ?? [] where !claimed.contains(key) { claimed.append(key) }
-            if claimed.count > 1 {
-                result.problems.append(
-                    Problem(
-                        variable: variable, key: nil,
-                        reason: "keys \(claimed.sorted().joined(separator: " and ")) both map to it; it sets neither"))
-                continue
-            }
-            let key = claimed.first ?? Self.defaultKey(forSuffix: suffix)
+        result.values.reserveCapacity(settings.count)
+        result.origins.reserveCapacity(settings.count)
+        for (name, setting) in settings {
+            let suffix: String
             let text: String
             let origin: Origin
-            switch (setting.text, setting.file) {
-            case (.some, .some):
-                result.problems.append(
-                    Problem(
-                        variable: variable, key: key,
-                        reason:
-                            "both \(variable) and \(fileVariables[suffix] ?? variable + "_FILE") are set; neither is used"
-                    ))
-                continue
-            case (let direct?, nil):
-                text = direct
-                origin = .variable(variable)
-            case (nil, let path?):
-                let fileVariable = fileVariables[suffix] ?? variable + "_FILE"
-                let absolute = path.hasPrefix("/") ? path : workingDirectory + "/" + path
+            if isFileVariable(name) {
+                suffix = String(name.dropLast(5))
+                let fileVariable = prefix + name
+                if let conflict = claims.conflict(suffix, variable: prefix + suffix) {
+                    result.problems.append(conflict)
+                    continue
+                }
+                if settings[suffix] != nil, !isFileVariable(suffix) {
+                    result.problems.append(
+                        Problem(
+                            variable: prefix + suffix, key: claims.keys[suffix] ?? Self.defaultKey(forSuffix: suffix),
+                            reason: "both \(prefix + suffix) and \(fileVariable) are set; neither is used"))
+                    continue
+                }
+                let absolute = PathComponents.absolute(setting, in: workingDirectory)
                 result.files.append(absolute)
                 switch Self.readValueFile(absolute, on: fileSystem) {
                 case .success(let contents):
                     text = contents
                     origin = .file(variable: fileVariable, path: absolute)
                 case .failure(let reason):
+                    let key = claims.keys[suffix] ?? Self.defaultKey(forSuffix: suffix)
                     result.problems.append(Problem(variable: fileVariable, key: key, reason: reason.description))
                     continue
                 }
-            case (nil, nil):
-                continue
-            }
-            switch Self.value(text, for: schema?.keys[key]) {
-            case .success(let value):
-                if let violation = schema?.violation(forKey: key, value: value) {
-                    result.problems.append(Problem(variable: variable, key: key, reason: "\(violation)"))
+            } else {
+                suffix = name
+                // Its `_FILE` variable is set too: reported once, where that variable is taken.
+                if hasFileNames, settings[name + "_FILE"] != nil, isFileVariable(name + "_FILE") { continue }
+                if let conflict = claims.conflict(suffix, variable: prefix + suffix) {
+                    result.problems.append(conflict)
                     continue
                 }
+                text = setting
+                origin = .variable(prefix + name)
+            }
+            let key = claims.keys[suffix] ?? Self.defaultKey(forSuffix: suffix)
+            switch Self.typedValue(text, key: key, schema: schema) {
+            case .success(let value):
                 result.values[key] = value
                 result.origins[key] = origin
             case .failure(let reason):
-                result.problems.append(Problem(variable: variable, key: key, reason: reason.description))
+                result.problems.append(Problem(variable: prefix + suffix, key: key, reason: reason.description))
             }
         }
+        // The environment's order is no order: problems and files sorted, so that reports repeat alike.
+        if result.problems.count > 1 { result.problems.sort { $0.variable < $1.variable } }
+        if result.files.count > 1 { result.files.sort() }
         return result
+    }
+
+    /// Which known key each variable name (without the prefix) of the layer sets: the one known key of that
+    /// upper-snake-case name; two or more keys of one name are a conflict, and the variable sets none of them.
+    struct Claims {
+        /// The one known key of a name, for the names the layer's variables use.
+        var keys: [String: String] = [:]
+        /// The keys of names that two or more known keys share; nil while none does (the usual case: its
+        /// dictionary type is then never instantiated).
+        var conflicts: [String: [String]]?
+
+        /// The claims of `knownKeys` on the names of `settings`, of which some end in `_FILE` when `fileNames`.
+        init(knownKeys: some Sequence<String>, settings: [String: String], fileNames: Bool) {
+            for key in knownKeys {
+                guard let suffix = EnvironmentLayer.variableSuffix(forKey: key),
+                    settings[suffix] != nil || (fileNames && settings[suffix + "_FILE"] != nil)
+                else { continue }
+                guard let claimed = keys[suffix] ?? conflicts?[suffix]?.first else {
+                    keys[suffix] = key
+                    continue
+                }
+                if claimed == key || conflicts?[suffix]?.contains(key) == true { continue }
+                var shared = conflicts?[suffix] ?? [claimed]
+                shared.append(key)
+                var all = conflicts ?? [:]
+                all[suffix] = shared
+                conflicts = all
+                keys.removeValue(forKey: suffix)
+            }
+        }
+
+        /// The problem of a name two or more known keys share, nil when it has at most one.
+        func conflict(_ suffix: String, variable: String) -> Problem? {
+            guard let shared = conflicts?[suffix] else { return nil }
+            return Problem(
+                variable: variable, key: nil,
+                reason: "keys \(shared.sorted().joined(separator: " and ")) both map to it; it sets neither")
+        }
     }
 
     /// The text of a value file: a regular file (never a FIFO or a device, which could block or never end) of at
@@ -240,7 +285,8 @@ struct EnvironmentLayer: Sendable {
             bytes = bytes.dropLast()
             if bytes.last == UInt8(ascii: "\r") { bytes = bytes.dropLast() }
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
+        // Validated from the contiguous bytes: through `Data`'s own sequence, a byte at a time.
+        guard let text = bytes.withUnsafeBytes({ String(validating: $0, as: UTF8.self) }) else {
             return .failure(Reason("the file \(path) is not UTF-8 text"))
         }
         return .success(text)
@@ -260,6 +306,18 @@ struct EnvironmentLayer: Sendable {
             let last = bytes.lastIndex(where: { !isSpace($0) })
         else { return "" }
         return String(text[first...last])
+    }
+
+    /// The value `text` stands for as `key`'s type in `schema`, checked by the schema as any write is: what the
+    /// environment's variables and the key files give a key.
+    static func typedValue(_ text: String, key: String, schema: DomainSchema?) -> Result<PropertyList, Reason> {
+        switch value(text, for: schema?.keys[key]) {
+        case .success(let value):
+            if let violation = schema?.violation(forKey: key, value: value) { return .failure(Reason("\(violation)")) }
+            return .success(value)
+        case .failure(let reason):
+            return .failure(reason)
+        }
     }
 
     /// The value `text` stands for as `schema`'s type, or, without one, an old-style array or dictionary when it

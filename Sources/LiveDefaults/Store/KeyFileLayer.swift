@@ -39,6 +39,11 @@ struct KeyFileLayer: Sendable {
         var result = Read()
         for directory in directories {
             let one = Self.read(directory: directory, schema: schema, fileSystem: fileSystem)
+            // The first directory's read as it is (the usual one directory: no second copy of its keys).
+            guard !result.values.isEmpty || !result.problems.isEmpty || !result.watched.isEmpty else {
+                result = one
+                continue
+            }
             for (key, value) in one.values where result.values[key] == nil {
                 result.values[key] = value
                 result.origins[key] = one.origins[key]
@@ -52,15 +57,19 @@ struct KeyFileLayer: Sendable {
     /// One directory's keys.
     static func read(directory: String, schema: DomainSchema?, fileSystem: any DefaultsFileSystem) -> Read {
         let data = directory + "/..data"
+        // The directory `..data` names (relative to the directory, as the kubelet writes it), nil when it is not a
+        // link: a plain directory of keys.
+        func currentVersion() -> String? {
+            guard fileSystem.isSymbolicLink(data), let target = try? fileSystem.readLink(data) else { return nil }
+            return target.hasPrefix("/") ? target : directory + "/" + target
+        }
         var attempt = 0
         while true {
             attempt += 1
             var result = Read()
             result.watched.append(data)
             // The version `..data` names, if it is a Kubernetes volume: its files are read there.
-            let version: String? =
-                fileSystem.isSymbolicLink(data)
-                ? (try? fileSystem.readLink(data)).map { $0.hasPrefix("/") ? $0 : directory + "/" + $0 } : nil
+            let version = currentVersion()
             let source = version ?? directory
             var names = fileSystem.namesInDirectory(source).filter { !$0.hasPrefix(".") }.sorted()
             if names.count > maximumFiles {
@@ -73,27 +82,23 @@ struct KeyFileLayer: Sendable {
                 names = Array(names.prefix(maximumFiles))
             }
             var replaced = false
+            result.values.reserveCapacity(names.count)
+            result.origins.reserveCapacity(names.count)
             for name in names {
                 let file = source + "/" + name
+                let shown = directory + "/" + name
                 // A plain directory's files are watched each (a write in place, a file replaced); a volume's
                 // update always swaps `..data`, which is watched already.
-                if version == nil { result.watched.append(directory + "/" + name) }
+                if version == nil { result.watched.append(shown) }
                 switch EnvironmentLayer.readValueFile(file, on: fileSystem) {
                 case .success(let text):
-                    switch EnvironmentLayer.value(text, for: schema?.keys[name]) {
+                    switch EnvironmentLayer.typedValue(text, key: name, schema: schema) {
                     case .success(let value):
-                        if let violation = schema?.violation(forKey: name, value: value) {
-                            result.problems.append(
-                                EnvironmentLayer.Problem(
-                                    variable: directory + "/" + name, key: name, reason: "\(violation)"))
-                        } else {
-                            result.values[name] = value
-                            result.origins[name] = directory + "/" + name
-                        }
+                        result.values[name] = value
+                        result.origins[name] = shown
                     case .failure(let reason):
                         result.problems.append(
-                            EnvironmentLayer.Problem(
-                                variable: directory + "/" + name, key: name, reason: reason.description))
+                            EnvironmentLayer.Problem(variable: shown, key: name, reason: reason.description))
                     }
                 case .failure(let reason):
                     // Gone under the read: the writer swapped `..data` to a newer version; read that one.
@@ -102,18 +107,13 @@ struct KeyFileLayer: Sendable {
                         break
                     }
                     result.problems.append(
-                        EnvironmentLayer.Problem(
-                            variable: directory + "/" + name, key: name, reason: reason.description))
+                        EnvironmentLayer.Problem(variable: shown, key: name, reason: reason.description))
                 }
                 if replaced { break }
             }
             if replaced { continue }
             // The version read is still the current one, or the read starts again.
-            if let version, attempt < readAttempts,
-                (try? fileSystem.readLink(data)).map({ $0.hasPrefix("/") ? $0 : directory + "/" + $0 }) != version
-            {
-                continue
-            }
+            if let version, attempt < readAttempts, currentVersion() != version { continue }
             return result
         }
     }

@@ -250,8 +250,11 @@ extension DefaultsFileSystem {
                     failure = error
                     return
                 }
-                if count == 0 { return }
                 total += count
+                // All the bytes its status gave, and fewer than asked for: the end, without a second call that
+                // reads nothing (a file that grows since is read again at its change's event, as any file
+                // rewritten in place; one short read before that size, as a FUSE file system may give, reads on).
+                if count == 0 || (sizedByStatus && total == capacity) { return }
             }
         }
         if let failure { throw failure }

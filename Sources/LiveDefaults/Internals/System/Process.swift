@@ -88,9 +88,10 @@ enum Environment {
         return String(cString: value)
     }
 
-    /// The variables whose names start with `prefix`, by name, read from `environ` (not through
-    /// `ProcessInfo`, whose first use costs a fresh process more than opening a store; nor a dictionary of the
-    /// whole environment): a prefix's few variables cost a scan of the names.
+    /// The variables whose names start with `prefix` and go on after it, by name without the prefix
+    /// (`MYSERVER_RATE_LIMIT` → `RATE_LIMIT`), read from `environ` (not through `ProcessInfo`, whose first use
+    /// costs a fresh process more than opening a store; nor a dictionary of the whole environment): a prefix's
+    /// few variables cost a scan of the names.
     static func variables(withPrefix prefix: String) -> [String: String] {
         let prefixBytes = Array(prefix.utf8)
         var found: [String: String] = [:]
@@ -102,8 +103,9 @@ enum Environment {
             defer { entry += 1 }
             let matches = prefixBytes.indices.allSatisfy { UInt8(bitPattern: pointer[$0]) == prefixBytes[$0] }
             guard matches else { continue }
-            let text = String(cString: pointer)
-            guard let equals = text.utf8.firstIndex(of: UInt8(ascii: "=")) else { continue }
+            // The rest of the entry: `NAME=value` less the prefix.
+            let text = String(cString: pointer + prefixBytes.count)
+            guard let equals = text.utf8.firstIndex(of: UInt8(ascii: "=")), equals != text.startIndex else { continue }
             found[String(text[..<equals])] = String(text[text.index(after: equals)...])
         }
         return found
