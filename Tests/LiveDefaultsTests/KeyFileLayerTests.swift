@@ -149,7 +149,7 @@ struct KeyFileLayerTests {
         #expect(reported.isEmpty, "\(reported)")
     }
 
-    @Test("a plain directory's file rewritten in place, and a key file replaced by rename, reach a watching store")
+    @Test("a plain directory's files rewritten in place, replaced, added and removed reach a watching store")
     func plainDirectoryLive() async throws {
         let keys = directory.file("keys")
         try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
@@ -164,5 +164,14 @@ struct KeyFileLayerTests {
         try handle.write(contentsOf: Data("3".utf8))
         try handle.close()
         #expect(await waitForValue(defaults, "RateLimit") { $0 == "3" })
+        // A key added later, by a write and by a rename, and one removed: each arrives at once.
+        try write("dark", to: keys + "/Theme")
+        #expect(await waitForValue(defaults, "Theme") { $0 == "dark" })
+        try write("hello", to: keys + "/.staged")
+        #expect(rename(keys + "/.staged", keys + "/Greeting") == 0)
+        #expect(await waitForValue(defaults, "Greeting") { $0 == "hello" })
+        #expect(unlink(keys + "/Theme") == 0)
+        #expect(await waitForValue(defaults, "Theme") { $0 == nil })
+        #expect(defaults.string(forKey: "RateLimit") == "3")
     }
 }

@@ -126,6 +126,45 @@ struct WatcherTests {
         withExtendedLifetime(watcher) {}
     }
 
+    @Test("Every name of a directory: new, replaced, rewritten and removed files of any name, awaited directory too")
+    func everyName() async throws {
+        let directory = TemporaryDirectory()
+        let watcher = FileWatcher()
+        let keys = directory.file("later/keys")
+        let heard = Lock<[Bool]>([])
+        final class Owner: Sendable {}
+        let owner = Owner()
+        let registered = FileWatcher.everyName(in: keys)
+        #expect(FileWatcher.isEveryName(registered) && FileWatcher.directory(ofRegistered: registered) == keys)
+        #expect(!FileWatcher.isEveryName("/") && FileWatcher.directory(ofRegistered: keys + "/A") == keys)
+        watcher.watch(registered, owner: owner, logger: Logger(label: "WatcherTests")) { event in
+            heard.withLock { $0.append(event.writtenInPlace) }
+        }
+        watcher.settle()
+        #expect(watcher.isWatching(registered))
+        // The directory does not exist yet: awaited, and its first file is heard.
+        try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
+        try Data("1".utf8).write(to: URL(fileURLWithPath: keys + "/A"))
+        // (Polled, where inotify is not built in: every poll is heard, as a look, not a write.)
+        #expect(await eventually { !heard.withLock { $0.isEmpty } })
+        let writes = heard.withLock { $0.count }
+        try Data("2".utf8).write(to: URL(fileURLWithPath: keys + "/.tmp"))
+        #expect(rename(keys + "/.tmp", keys + "/B") == 0)
+        #expect(await eventually { heard.withLock { $0.count } > writes + 1 })
+        let renamed = heard.withLock { $0.count }
+        #expect(Glibc.unlink(keys + "/A") == 0)
+        #expect(await eventually { heard.withLock { $0.count } > renamed })
+        // Undone: nothing more is heard.
+        watcher.unwatch(registered, owner: owner)
+        watcher.settle()
+        #expect(!watcher.isWatching(registered))
+        let before = heard.withLock { $0.count }
+        try Data("3".utf8).write(to: URL(fileURLWithPath: keys + "/C"))
+        watcher.settle()
+        #expect(heard.withLock { $0.count } == before)
+        withExtendedLifetime((watcher, owner)) {}
+    }
+
     @Test("A directory that does not exist yet is awaited, however deep")
     func directoryMissingAtStart() async throws {
         let directory = TemporaryDirectory()

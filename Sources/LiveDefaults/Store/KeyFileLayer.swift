@@ -14,7 +14,8 @@
 /// **One version at a time.** A directory with `..data` (Kubernetes' atomic writer) is read through the one
 /// directory `..data` names when the read starts: every key of one update together, never some keys of two. The
 /// writer swaps `..data` to a new directory and then removes the old one, so a file that vanishes under the read
-/// sends it back to the new `..data` (up to ``readAttempts`` times). A directory without it is read file by file.
+/// sends it back to the new `..data` (up to ``readAttempts`` times). A directory without it is read file by file,
+/// and every name in it is watched: a file added, removed, replaced or rewritten arrives live.
 struct KeyFileLayer: Sendable {
     /// The directories, absolute, in precedence order.
     let directories: [String]
@@ -30,7 +31,8 @@ struct KeyFileLayer: Sendable {
         /// The file each key's value came from.
         var origins: [String: String] = [:]
         var problems: [EnvironmentLayer.Problem] = []
-        /// The paths to watch: each directory's `..data`, and each key's file in a directory without it.
+        /// The paths to watch: a volume's `..data`, or every name of a directory without it
+        /// (``FileWatcher/everyName(in:)``: a file written, replaced, removed or added).
         var watched: [String] = []
     }
 
@@ -67,10 +69,12 @@ struct KeyFileLayer: Sendable {
         while true {
             attempt += 1
             var result = Read()
-            result.watched.append(data)
-            // The version `..data` names, if it is a Kubernetes volume: its files are read there.
+            // The version `..data` names, if it is a Kubernetes volume: its files are read there, and its update
+            // always swaps `..data`. A plain directory's files are written in place, replaced, removed and added
+            // by name: every name of it is watched (a new `..data` is one of them).
             let version = currentVersion()
             let source = version ?? directory
+            result.watched.append(version == nil ? FileWatcher.everyName(in: directory) : data)
             var names = fileSystem.namesInDirectory(source).filter { !$0.hasPrefix(".") }.sorted()
             if names.count > maximumFiles {
                 result.problems.append(
@@ -87,9 +91,6 @@ struct KeyFileLayer: Sendable {
             for name in names {
                 let file = source + "/" + name
                 let shown = directory + "/" + name
-                // A plain directory's files are watched each (a write in place, a file replaced); a volume's
-                // update always swaps `..data`, which is watched already.
-                if version == nil { result.watched.append(shown) }
                 switch EnvironmentLayer.readValueFile(file, on: fileSystem) {
                 case .success(let text):
                     switch EnvironmentLayer.typedValue(text, key: name, schema: schema) {

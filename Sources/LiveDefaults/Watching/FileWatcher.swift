@@ -104,13 +104,14 @@ package final class FileWatcher: Sendable {
         mutating func applyRequests() {
             for request in requests.takeAll() {
                 let path = request.path
-                let directory = PathComponents.directory(of: path)
+                let directory = FileWatcher.directory(ofRegistered: path)
                 var registrations = (files[directory]?[path] ?? []).filter { $0.owner != nil }
                 if let index = registrations.firstIndex(where: { $0.id == request.registration.id }) {
                     registrations[index].count += 1
                 } else {
                     registrations.append(request.registration)
-                    links.unresolved.insert(path)
+                    // Every name of a directory is no file: it has no chain of links to follow.
+                    if !FileWatcher.isEveryName(path) { links.unresolved.insert(path) }
                 }
                 files[directory, default: [:]][path] = registrations
             }
@@ -219,7 +220,7 @@ package final class FileWatcher: Sendable {
     /// the path has opened, as `defaults doctor` does.
     func status(ofPath path: String) -> FileWatchStatus {
         settle()
-        let directory = PathComponents.directory(of: path)
+        let directory = Self.directory(ofRegistered: path)
         let withoutInotify = descriptor < 0 ? inotifyUnavailable : nil
         return locked { state in
             let reason = state.polledDirectories[directory] ?? withoutInotify
@@ -236,6 +237,11 @@ package final class FileWatcher: Sendable {
     /// Watches a path (through its directory) for `owner`: `onChange` runs, on the watcher's thread, whenever
     /// the file may have changed on disk. Watching the same path for the same owner again counts: each call
     /// is undone by one ``unwatch(_:owner:)``. Trouble watching it (polling instead) goes to `logger`.
+    ///
+    /// A path that ends in `/` (``everyName(in:)``) is every name of that directory: a file written, replaced,
+    /// removed or newly put there, whatever its name (a directory of one file per key, where a new file is a new
+    /// key). The directory itself is followed as a registered file's directory is (awaited while it does not
+    /// exist), not through symbolic links: register every name of the directory a link resolves to.
     func watch(
         _ path: String, owner: AnyObject, logger: @autoclosure @escaping @Sendable () -> Logger,
         onChange: @escaping @Sendable (Event) -> Void
@@ -249,7 +255,7 @@ package final class FileWatcher: Sendable {
 
     /// Undoes one ``watch(_:owner:logger:onChange:)``; the directory's watch goes when nobody needs it.
     func unwatch(_ path: String, owner: AnyObject) {
-        let directory = PathComponents.directory(of: path)
+        let directory = Self.directory(ofRegistered: path)
         let id = ObjectIdentifier(owner)
         locked { state in
             guard var registrations = state.files[directory]?[path] else { return }
@@ -273,8 +279,24 @@ package final class FileWatcher: Sendable {
 
     /// Whether any live registrant watches the path (tests).
     func isWatching(_ path: String) -> Bool {
-        let directory = PathComponents.directory(of: path)
+        let directory = Self.directory(ofRegistered: path)
         return locked { $0.files[directory]?[path]?.contains { $0.owner != nil } ?? false }
+    }
+
+    /// The path that registers every name of `directory` (see ``watch(_:owner:logger:onChange:)``): the
+    /// directory and a `/`, which no file's path is.
+    static func everyName(in directory: String) -> String {
+        directory.hasSuffix("/") ? directory : directory + "/"
+    }
+
+    /// Whether a registered path stands for every name of its directory.
+    static func isEveryName(_ path: String) -> Bool {
+        path.utf8.count > 1 && path.hasSuffix("/")
+    }
+
+    /// The directory a registered path is kept under: a file's directory, or the directory whose every name it is.
+    static func directory(ofRegistered path: String) -> String {
+        isEveryName(path) ? String(path.dropLast()) : PathComponents.directory(of: path)
     }
 
     /// Waits until every registration made so far is in effect (watches added), for tests and benchmarks.
@@ -460,7 +482,7 @@ package final class FileWatcher: Sendable {
             let prefix = path == "/" ? "/" : path + "/"
             locked { state in
                 for (directory, files) in state.files where directory == path || directory.hasPrefix(prefix) {
-                    state.links.unresolved.formUnion(files.keys)
+                    state.links.unresolved.formUnion(files.keys.filter { !Self.isEveryName($0) })
                 }
             }
             let dependent = locked { $0.links.files(dependingOn: path) }
@@ -489,7 +511,9 @@ package final class FileWatcher: Sendable {
         locked { state in
             for (directory, chain) in directoryChains where state.links.setDirectory(directory, chain) {
                 // Every file in it resolves elsewhere now.
-                if let registered = state.files[directory] { pending.formUnion(registered.keys) }
+                if let registered = state.files[directory] {
+                    pending.formUnion(registered.keys.filter { !Self.isEveryName($0) })
+                }
             }
         }
         let plainDirectories = locked { state in
@@ -669,15 +693,17 @@ package final class FileWatcher: Sendable {
         var relinked: Set<String> = []
         for path in batch.touchedFiles where seen.insert(path).inserted {
             let event = Event(writtenInPlace: batch.writtenInPlace.contains(path))
-            let (direct, dependents, chained, isChained) = locked { state in
+            let (direct, dependents, chained, isChained, everyName) = locked { state in
                 let dependents = state.links.dependents[path] ?? []
+                let directory = PathComponents.directory(of: path)
                 return (
-                    Self.live(state.files[PathComponents.directory(of: path)]?[path]), dependents,
+                    Self.live(state.files[directory]?[path]), dependents,
                     dependents.flatMap { Self.live(state.files[PathComponents.directory(of: $0)]?[$0]) },
-                    state.links.files[path] != nil
+                    state.links.files[path] != nil,
+                    Self.live(state.files[directory]?[Self.everyName(in: directory)])
                 )
             }
-            for handler in direct + chained { handler(event) }
+            for handler in direct + chained + everyName { handler(event) }
             // A link or target on some chain changed: those chains are worked out again, and so is a
             // registered link. A plain file renamed into place costs one lstat, to see whether it is a link.
             relinked.formUnion(dependents)
