@@ -61,6 +61,32 @@ enum ReaderAnnouncements {
             && middle.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
     }
 
+    /// The process whose announcement `name` is (`<file>.<pid>.json`), nil for any other name.
+    static func process(ofAnnouncement name: String) -> Int32? {
+        guard name.hasSuffix(".json"), let dot = name.dropLast(5).lastIndex(of: ".") else { return nil }
+        let digits = name[name.index(after: dot)..<name.index(name.endIndex, offsetBy: -5)]
+        guard !digits.isEmpty, digits.utf8.count <= 10, digits.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
+            let pid = Int32(digits), pid > 0
+        else { return nil }
+        return pid
+    }
+
+    /// Removes from `directory` the announcements, of any domain file, of processes that no longer run: a
+    /// program killed or crashed leaves its file, which otherwise only a reader of that very domain file (`defaults
+    /// readers`, a `--wait`) takes away, and a directory of thousands makes every announcement slower. Whether the
+    /// process runs is its id's (a reused id keeps a file, which the readers' own check of the start time skips).
+    /// Returns the names removed.
+    @discardableResult
+    static func removeDead(inDirectory directory: String, on fileSystem: any DefaultsFileSystem) -> [String] {
+        var removed: [String] = []
+        for name in fileSystem.namesInDirectory(directory) {
+            guard let pid = process(ofAnnouncement: name), pid != CurrentProcess.id, !CurrentProcess.isRunning(pid)
+            else { continue }
+            if (try? fileSystem.remove("\(directory)/\(name)")) != nil { removed.append(name) }
+        }
+        return removed
+    }
+
     /// The announcements of the processes that read `path` now, by process id; a file of a process that no
     /// longer runs is not listed (and removed, when this process may), nor is one that does not read as an
     /// announcement.
@@ -390,7 +416,12 @@ final class ReaderAnnouncer: Sendable {
         // Readable by others: `defaults readers` may run as another user (an operator's shell, root).
         do throws(SystemError) {
             // Not the domain's directory: a file whose directory is gone is not announced.
-            try fileSystem.makeDirectoryIfMissing(PathComponents.directory(of: path), permissions: 0o755)
+            let directory = PathComponents.directory(of: path)
+            try fileSystem.makeDirectoryIfMissing(directory, permissions: 0o755)
+            // What dead processes left there, once per directory: temporaries and their announcements.
+            TemporarySweeps.shared.sweepOnce(directory, on: fileSystem) { directory, fileSystem in
+                ReaderAnnouncements.removeDead(inDirectory: directory, on: fileSystem)
+            }
             _ = try fileSystem.replaceAtomically(
                 path, with: ReaderAnnouncements.encode(announcement), owner: file.owner, readableByOthers: true,
                 flush: false)

@@ -11,10 +11,15 @@ final class TemporarySweeps: Sendable {
 
     private let swept = Lock(Set<String>())
 
-    /// Sweeps `directory` on `fileSystem` unless this process did already.
-    func sweepOnce(_ directory: String, on fileSystem: any DefaultsFileSystem) {
+    /// Sweeps `directory` on `fileSystem` unless this process did already; `also` runs with the first sweep, for
+    /// what else dead processes leave there (the readers' announcements: ``ReaderAnnouncements/removeDead(inDirectory:on:)``).
+    func sweepOnce(
+        _ directory: String, on fileSystem: any DefaultsFileSystem,
+        also: ((String, any DefaultsFileSystem) -> Void)? = nil
+    ) {
         let key = fileSystem.key(forPath: directory)
         guard swept.withLock({ $0.insert(key).inserted }) else { return }
         fileSystem.removeStaleTemporaries(inDirectory: directory)
+        also?(directory, fileSystem)
     }
 }
