@@ -211,6 +211,16 @@ struct IncrementalReadTests {
             if round > 1 { #expect(seen["Added\(round - 1)"] == .some(nil)) }
             #expect(store.dictionaryRepresentation().count == 2_001)
             #expect(file.isIndexed)
+            // The change log records the version with the old values the read replaced (kept as the changed
+            // entries' old values, not as a copy of the domain, and put together when recorded).
+            let logged = store.loggedChanges(inDomain: domain, limit: 3)
+            let old: PropertyList = round == 1 ? .integer(1000) : .integer(-(round - 1))
+            #expect(
+                logged.contains {
+                    $0.key == "Key1000" && $0.origin == .external && $0.old == .value(old)
+                        && $0.new == .value(.integer(-round))
+                }, "\(logged)")
+            #expect(logged.contains { $0.key == "Added\(round)" && $0.old == .absent && $0.new == .value("new") })
         }
         // This process's own write drops the index (the bytes are its own); the next read indexes again.
         store.set(7, forKey: "Own")
@@ -226,5 +236,9 @@ struct IncrementalReadTests {
         }
         #expect(seen["Own"] == .some(.integer(8)) && seen["Key3"] == .some(.integer(33)))
         #expect(file.isIndexed)
+        #expect(
+            store.loggedChanges(inDomain: domain, key: "Key3").first.map { [$0.old, $0.new] } == [
+                .value(.integer(3)), .value(.integer(33)),
+            ])
     }
 }

@@ -22,6 +22,16 @@ struct ReaderAnnouncementTests {
         }
     }
 
+    @Test("records are due 1 ms after a version, 20 ms within a burst (the last record under 10 ms old)")
+    func pacing() {
+        let now: UInt64 = 5_000_000_000
+        #expect(RecordPacing.due(now: now, lastWritten: nil) == now + 1_000_000)
+        #expect(RecordPacing.due(now: now, lastWritten: now - 9_999_999) == now + 20_000_000)
+        #expect(RecordPacing.due(now: now, lastWritten: now - 10_000_000) == now + 1_000_000)
+        // A clock that went back (another thread's reading, taken later, stored first) is no burst of the future.
+        #expect(RecordPacing.due(now: now, lastWritten: now + 5) == now + 1_000_000)
+    }
+
     @Test("the first announcement in a directory removes dead processes' announcements and temporaries")
     func deadProcessesSwept() throws {
         let directory = TemporaryDirectory()

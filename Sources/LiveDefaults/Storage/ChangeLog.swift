@@ -603,11 +603,65 @@ struct ChangeLog: Sendable, Equatable {
         return (try? fileSystem.append(refusalLine(refusal), toPath: path, owner: owner)) != nil
     }
 
-    /// The version a process held before the one it now reads: its digest and contents (for the old values of
-    /// the keys an external writer changed, when it is the version the log recorded last).
-    struct Held {
-        var version: UInt64
-        var contents: [String: PropertyList]
+    /// The version a process held before the one it now reads (for the old values of the keys an external
+    /// writer changed, when it is the version the log recorded last): whole, or as the old values of the keys an
+    /// incremental read changed (``changed(version:oldValues:)``), the rest being the new version's.
+    ///
+    /// Why the second form: an incremental read edits the held dictionary in place, and a copy of it kept for the
+    /// record made that edit copy the whole domain (10,000 keys) on the way to the observers; and the record then
+    /// compared every key of the two versions, sorted, on a core the next delivery wanted. The few changed keys'
+    /// old values are kept instead: they are the whole difference.
+    enum Held: Sendable {
+        case whole(version: UInt64, contents: [String: PropertyList])
+        /// The digest, and each changed key's old value (nil: it was not there); every other key as in the new
+        /// version.
+        case changed(version: UInt64, oldValues: [String: PropertyList?])
+
+        /// The version's digest.
+        var version: UInt64 {
+            switch self {
+            case .whole(let version, _), .changed(let version, _): version
+            }
+        }
+
+        /// The value `key` had, given the version read after it (`new`).
+        func value(ofKey key: String, new: [String: PropertyList]) -> PropertyList? {
+            switch self {
+            case .whole(_, let contents): contents[key]
+            case .changed(_, let oldValues): oldValues[key] ?? new[key]
+            }
+        }
+
+        /// The whole version, given the version read after it (`new`).
+        func contents(new: [String: PropertyList]) -> [String: PropertyList] {
+            switch self {
+            case .whole(_, let contents):
+                return contents
+            case .changed(_, let oldValues):
+                var old = new
+                for (key, value) in oldValues {
+                    if let value { old[key] = value } else { old.removeValue(forKey: key) }
+                }
+                return old
+            }
+        }
+
+        /// The changes from this version to `new`, in key order.
+        func changes(to new: [String: PropertyList]) -> [Change] {
+            switch self {
+            case .whole(_, let contents):
+                return ChangeLog.changes(ofKeys: Set(contents.keys).union(new.keys), from: contents, to: new)
+            case .changed(_, let oldValues):
+                var changes: [Change] = []
+                for key in oldValues.keys.sorted() {
+                    let old = oldValues[key] ?? nil
+                    guard old != new[key] else { continue }
+                    changes.append(
+                        Change(key: key, old: old.map(LoggedValue.init), new: new[key].map(LoggedValue.init)))
+                }
+                return changes
+            }
+        }
     }
 
     /// With the domain's file lock held and `version` (whose contents are `contents`) the file on disk: records
@@ -630,8 +684,7 @@ struct ChangeLog: Sendable, Equatable {
         let tail = tail(at: path, on: fileSystem)
         if tail == .recorded(version) { return false }
         if let held, tail == .recorded(held.version) {
-            let changes = changes(
-                ofKeys: Set(held.contents.keys).union(contents.keys), from: held.contents, to: contents)
+            let changes = held.changes(to: contents)
             if !changes.isEmpty {
                 // The last line is a recorded version, so no intent follows it: nobody announced this one.
                 let entry = Entry(time: time, origin: .external, writer: nil, version: version, changes: changes)
@@ -643,7 +696,7 @@ struct ChangeLog: Sendable, Equatable {
             guard let held, held.version != version else { return false }
             log = ChangeLog()
             log.lastVersion = held.version
-            log.lastKeys = keyDigests(of: held.contents)
+            log.lastKeys = keyDigests(of: held.contents(new: contents))
         } else {
             log = read(at: path, on: fileSystem)
             if log.lastVersion == version { return false }
@@ -658,7 +711,7 @@ struct ChangeLog: Sendable, Equatable {
             let old: LoggedValue? =
                 if lastKeys[key] == nil {
                     nil
-                } else if let held, held.version == lastVersion, let value = held.contents[key] {
+                } else if let held, held.version == lastVersion, let value = held.value(ofKey: key, new: contents) {
                     LoggedValue(value)
                 } else {
                     log.lastLoggedValue(ofKey: key, digest: lastKeys[key]) ?? .unknown

@@ -35,7 +35,7 @@ struct CurrentVersion {
 
         /// The version as the change log's recorder takes it (for the old values of what another writer
         /// changed), when its digest is known.
-        var forChangeLog: ChangeLog.Held? { digest.map { ChangeLog.Held(version: $0, contents: contents) } }
+        var forChangeLog: ChangeLog.Held? { digest.map { ChangeLog.Held.whole(version: $0, contents: contents) } }
     }
 
     enum Found {

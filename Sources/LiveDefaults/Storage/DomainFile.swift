@@ -305,18 +305,24 @@ final class DomainFile: Sendable {
             var held: ChangeLog.Held?
             var read: [String: PropertyList] = [:]
             let deltas: [KeyDelta] = state.change { state in
-                if recording, !firstLook, state.failure == nil {
-                    // The version before, for the old values of what an external writer changed.
-                    let version = state.stamp == nil ? 0 : state.digest
-                    held = version.map { ChangeLog.Held(version: $0, contents: state.disk) }
-                }
+                // The version before, for the old values of what an external writer changed.
+                let heldVersion: UInt64? =
+                    recording && !firstLook && state.failure == nil ? (state.stamp == nil ? 0 : state.digest) : nil
                 defer { if recording { read = state.disk } }
                 state.loaded = true
                 if case .success(let loaded?) = result, case .changed(let reread) = loaded.contents {
+                    // The old values of the entries read, not a copy of `disk`, which the apply edits in place.
+                    if let heldVersion {
+                        var oldValues: [String: PropertyList?] = [:]
+                        for key in reread.removedKeys { oldValues[key] = .some(state.disk[key]) }
+                        for (key, _) in reread.entries { oldValues[key] = .some(state.disk[key]) }
+                        held = .changed(version: heldVersion, oldValues: oldValues)
+                    }
                     // Only the entries that changed were read: the dictionaries are edited in place.
                     state.adopt(loaded.version, format: loaded.format, index: reread.index)
                     return Self.apply(reread, to: &state, reporting: !state.observers.isEmpty)
                 }
+                if let heldVersion { held = .whole(version: heldVersion, contents: state.disk) }
                 let before = state.contents
                 switch result {
                 case .success(let loaded):

@@ -47,10 +47,9 @@ final class ExternalVersionRecorder: Sendable {
     static let queue = DispatchQueue(label: "LiveDefaults.records", qos: .utility)
     private var queue: DispatchQueue { Self.queue }
 
-    /// How long after its delivery a version is recorded: long enough for the observers' tasks, woken by the
-    /// delivery, to run before the recorder takes a core (on a small machine they compete), short beside any
-    /// reason to read the log; versions of a burst within it are recorded once, as the newest.
-    static let delay: DispatchTimeInterval = .milliseconds(1)
+    /// When the last version was recorded (`DispatchTime` nanoseconds, 0: none yet): versions of a burst are
+    /// recorded once, as the newest, later (``RecordPacing``).
+    private let lastRecorded = Atomic<UInt64>(0)
 
     /// Records `request`'s version soon, on the recorder's queue.
     ///
@@ -64,9 +63,12 @@ final class ExternalVersionRecorder: Sendable {
         }
         let first = pending.withLock { $0.updateValue(request, forKey: key) == nil }
         guard first else { return }
-        queue.asyncAfter(deadline: .now() + Self.delay) {
+        let last = lastRecorded.load(ordering: .relaxed)
+        let due = RecordPacing.due(now: DispatchTime.now().uptimeNanoseconds, lastWritten: last == 0 ? nil : last)
+        queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due)) {
             guard let request = self.pending.withLock({ $0.removeValue(forKey: key) }) else { return }
             Self.record(request)
+            self.lastRecorded.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
         }
     }
 

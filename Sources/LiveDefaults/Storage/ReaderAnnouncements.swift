@@ -191,17 +191,6 @@ enum ReaderAnnouncements {
 final class ReaderAnnouncer: Sendable {
     static let shared = ReaderAnnouncer()
 
-    /// How long after a version its announcement is written, when the file's last announcement is older than
-    /// ``burstWindow``: soon (a `defaults write --wait` is waiting for it), yet after the observers' tasks, woken
-    /// by the delivery, had the cores.
-    static let delayNanoseconds: UInt64 = 1_000_000
-    /// How long after a version its announcement is written within a burst (versions less than ``burstWindow``
-    /// apart): once for the burst, as its last version, and out of the way of the next versions' deliveries (an
-    /// announcement written soon after each version of a burst competed with the next one's delivery; Docs/Benchmarks.md).
-    static let burstDelayNanoseconds: UInt64 = 20_000_000
-    /// Announcements closer than this are a burst.
-    static let burstWindow: UInt64 = 10_000_000
-
     private struct Entry {
         weak var file: DomainFile?
         /// How many watching stores hold the file.
@@ -325,8 +314,7 @@ final class ReaderAnnouncer: Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         let drainAt = state.withLock { state -> UInt64? in
             guard let entry = state.entries[key], entry.due == nil else { return nil }
-            let recent = entry.published && now &- entry.lastPublished < Self.burstWindow
-            let due = now &+ (recent ? Self.burstDelayNanoseconds : Self.delayNanoseconds)
+            let due = RecordPacing.due(now: now, lastWritten: entry.published ? entry.lastPublished : nil)
             state.entries[key]?.due = due
             return schedule(&state, at: due) ? due : nil
         }
