@@ -21,6 +21,58 @@ struct ChangeLogTests {
             })
     }
 
+    @Test("a held version: whole or as changed keys' old values, alike; a burst's versions combine to the first")
+    func heldVersions() {
+        let v0: [String: PropertyList] = ["A": 1, "B": 2, "C": 3]
+        let v1: [String: PropertyList] = ["A": 10, "B": 2, "D": 4]
+        let v2: [String: PropertyList] = ["A": 11, "B": 20, "D": 4]
+        func changed(_ old: [String: PropertyList], _ new: [String: PropertyList], version: UInt64) -> ChangeLog.Held {
+            var values: [String: PropertyList?] = [:]
+            for key in Set(old.keys).union(new.keys) where old[key] != new[key] { values[key] = .some(old[key]) }
+            return .changed(version: version, oldValues: values)
+        }
+        let expected = ChangeLog.changes(ofKeys: Set(v0.keys).union(v2.keys), from: v0, to: v2)
+        #expect(ChangeLog.Held.whole(version: 0, contents: v0).changes(to: v2) == expected)
+        #expect(changed(v0, v2, version: 0).changes(to: v2) == expected)
+        #expect(changed(v0, v2, version: 0).contents(new: v2) == v0)
+        #expect(changed(v0, v2, version: 0).value(ofKey: "C", new: v2) == 3)
+        #expect(changed(v0, v2, version: 0).value(ofKey: "D", new: v2) == nil)
+        #expect(changed(v0, v2, version: 0).value(ofKey: "D", new: v1) == nil)
+        // Version 0 held when version 1 was read; version 1 held when version 2 was: every form combines to 0.
+        let forms: [(ChangeLog.Held, ChangeLog.Held)] = [
+            (changed(v0, v1, version: 0), changed(v1, v2, version: 1)),
+            (.whole(version: 0, contents: v0), changed(v1, v2, version: 1)),
+            (changed(v0, v1, version: 0), .whole(version: 1, contents: v1)),
+            (.whole(version: 0, contents: v0), .whole(version: 1, contents: v1)),
+        ]
+        for (older, newer) in forms {
+            let combined = ChangeLog.Held.combining(older, olderVersion: 1, newer)
+            #expect(combined?.version == 0)
+            #expect(combined?.changes(to: v2) == expected, "\(older) then \(newer)")
+            #expect(combined?.contents(new: v2) == v0)
+        }
+        // The versions read, kept as their changed keys' new values, follow one another alike; the changes of a
+        // changed held version to a changed read one need no whole version.
+        func read(_ old: [String: PropertyList], _ new: [String: PropertyList]) -> ChangeLog.ReadVersion {
+            var values: [String: PropertyList?] = [:]
+            for key in Set(old.keys).union(new.keys) where old[key] != new[key] { values[key] = .some(new[key]) }
+            return .changed(newValues: values)
+        }
+        let both = read(v0, v1).followed(by: read(v1, v2))
+        let combined = ChangeLog.Held.combining(
+            changed(v0, v1, version: 0), olderVersion: 1, changed(v1, v2, version: 1))
+        #expect(combined?.changes(to: both, whole: { nil }) == expected)
+        #expect(ChangeLog.ReadVersion.whole(v1).followed(by: read(v1, v2)).whole == v2)
+        #expect(read(v0, v1).followed(by: .whole(v2)).whole == v2)
+        #expect(ChangeLog.Held.whole(version: 0, contents: v0).changes(to: read(v0, v2), whole: { nil }) == nil)
+        #expect(ChangeLog.Held.whole(version: 0, contents: v0).changes(to: read(v0, v2), whole: { v2 }) == expected)
+        // A version between them (this process's own write, logged by it): the newer alone; none held first: none.
+        let newer = changed(v1, v2, version: 7)
+        #expect(ChangeLog.Held.combining(changed(v0, v1, version: 0), olderVersion: 1, newer)?.version == 7)
+        #expect(ChangeLog.Held.combining(nil, olderVersion: 1, changed(v1, v2, version: 1)) == nil)
+        #expect(ChangeLog.Held.combining(changed(v0, v1, version: 0), olderVersion: 1, nil)?.version == 0)
+    }
+
     @Test("entries read back in order; the first starts with a checkpoint; the last version's keys are known")
     func roundTrip() throws {
         let directory = TemporaryDirectory()

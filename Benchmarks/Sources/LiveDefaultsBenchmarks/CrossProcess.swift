@@ -202,8 +202,14 @@ enum CrossProcess {
         while each < writes {
             let size = min(Self.block, writes - each)
             each += size
+            // Each watcher gets one write first, not counted: the first change after a watcher starts also waits
+            // for what starting takes (a store's watch is added on the watcher's thread after its open returns, a
+            // follower's task may be the first on its thread), once per block. The rows measure a running
+            // program's changes, and both sides alike.
             let floorArrivals = Arrivals()
             guard let raw = makeFloor(floorArrivals) else { return failed }
+            _ = pass(next...next, floorArrivals)
+            next += 1
             let floorBlock = pass(next...(next + size - 1), floorArrivals)
             raw.stop()
             floor.samples += floorBlock.samples
@@ -213,6 +219,8 @@ enum CrossProcess {
             guard let store = makeStore() else { return failed }
             let arrivals = Arrivals()
             let task = follow(store, arrivals)
+            _ = pass(next...next, arrivals)
+            next += 1
             let liveBlock = pass(next...(next + size - 1), arrivals)
             task.cancel()
             withExtendedLifetime(store) {}

@@ -603,6 +603,42 @@ struct ChangeLog: Sendable, Equatable {
         return (try? fileSystem.append(refusalLine(refusal), toPath: path, owner: owner)) != nil
     }
 
+    /// A version a process read, as its record needs it: whole, or the new values of the keys an incremental read
+    /// changed (nil: removed) — the keys of the ``Held/changed(version:oldValues:)`` version held before it; the
+    /// whole version is then read again from the file only if the record needs it (a log to start, a log whose
+    /// last version is not the one held). Keeping the whole dictionary for the record made the next incremental
+    /// read, which edits it in place, copy the whole domain on its way to the observers.
+    enum ReadVersion: Sendable {
+        case whole([String: PropertyList])
+        case changed(newValues: [String: PropertyList?])
+
+        /// The whole version, when it was kept.
+        var whole: [String: PropertyList]? {
+            if case .whole(let contents) = self { contents } else { nil }
+        }
+
+        /// The version read after `self` as `newer`, recorded as one (a burst's versions, recorded as the newest).
+        func followed(by newer: ReadVersion) -> ReadVersion {
+            switch (self, newer) {
+            case (_, .whole): newer
+            case (.changed(let first), .changed(let second)):
+                .changed(newValues: first.merging(second) { _, latest in latest })
+            case (.whole(let contents), .changed(let second)):
+                .whole(ChangeLog.apply(second, to: contents))
+            }
+        }
+    }
+
+    /// `contents` with `values` laid over it (nil: removed).
+    static func apply(_ values: [String: PropertyList?], to contents: [String: PropertyList]) -> [String: PropertyList]
+    {
+        var result = contents
+        for (key, value) in values {
+            if let value { result[key] = value } else { result.removeValue(forKey: key) }
+        }
+        return result
+    }
+
     /// The version a process held before the one it now reads (for the old values of the keys an external
     /// writer changed, when it is the version the log recorded last): whole, or as the old values of the keys an
     /// incremental read changed (``changed(version:oldValues:)``), the rest being the new version's.
@@ -638,12 +674,44 @@ struct ChangeLog: Sendable, Equatable {
             case .whole(_, let contents):
                 return contents
             case .changed(_, let oldValues):
-                var old = new
-                for (key, value) in oldValues {
-                    if let value { old[key] = value } else { old.removeValue(forKey: key) }
-                }
-                return old
+                return ChangeLog.apply(oldValues, to: new)
             }
+        }
+
+        /// The version `older` held before a version whose reading in turn held `newer`: the one held before both,
+        /// so that a burst's versions, recorded once as the newest, are compared with the version the log has
+        /// (without it the record read the whole log). Nil when `older` held none; `newer` when it does not follow
+        /// `olderVersion` (a version between them, such as this process's own write, was logged already).
+        static func combining(_ older: Held?, olderVersion: UInt64, _ newer: Held?) -> Held? {
+            guard let newer else { return older }
+            guard newer.version == olderVersion else { return newer }
+            guard let older else { return nil }
+            switch (older, newer) {
+            case (.whole, _):
+                return older
+            case (.changed(let version, let olderValues), .changed(_, let newerValues)):
+                // A key the first version changed had, before both, its first old value.
+                return .changed(version: version, oldValues: newerValues.merging(olderValues) { _, first in first })
+            case (.changed(let version, _), .whole(_, let between)):
+                return .whole(version: version, contents: older.contents(new: between))
+            }
+        }
+
+        /// The changes from this version to the one read after it, `read`, in key order; nil when they need the
+        /// whole version read and `whole` cannot give it.
+        func changes(to read: ReadVersion, whole: () -> [String: PropertyList]?) -> [Change]? {
+            if case .changed(_, let oldValues) = self, case .changed(let newValues) = read {
+                var changes: [Change] = []
+                for key in Set(oldValues.keys).union(newValues.keys).sorted() {
+                    let old = oldValues[key] ?? nil
+                    let new = newValues[key] ?? nil
+                    guard old != new else { continue }
+                    changes.append(Change(key: key, old: old.map(LoggedValue.init), new: new.map(LoggedValue.init)))
+                }
+                return changes
+            }
+            guard let new = read.whole ?? whole() else { return nil }
+            return changes(to: new)
         }
 
         /// The changes from this version to `new`, in key order.
@@ -681,16 +749,30 @@ struct ChangeLog: Sendable, Equatable {
         version: UInt64, contents: [String: PropertyList], held: Held?, at path: String, time: Date,
         owner: (UserID, GroupID)? = nil, on fileSystem: any DefaultsFileSystem
     ) -> Bool {
+        recordExternal(
+            version: version, read: .whole(contents), whole: { contents }, held: held, at: path, time: time,
+            owner: owner, on: fileSystem)
+    }
+
+    /// ``recordExternal(version:contents:held:at:time:owner:on:)`` of a version `read` as a record needs it;
+    /// `whole` gives the whole version when it was not kept (read again from the file: nil when it is no longer
+    /// that version, and nothing is recorded).
+    @discardableResult
+    static func recordExternal(
+        version: UInt64, read: ReadVersion, whole: () -> [String: PropertyList]?, held: Held?, at path: String,
+        time: Date, owner: (UserID, GroupID)? = nil, on fileSystem: any DefaultsFileSystem
+    ) -> Bool {
         let tail = tail(at: path, on: fileSystem)
         if tail == .recorded(version) { return false }
         if let held, tail == .recorded(held.version) {
-            let changes = held.changes(to: contents)
+            guard let changes = held.changes(to: read, whole: whole) else { return false }
             if !changes.isEmpty {
                 // The last line is a recorded version, so no intent follows it: nobody announced this one.
                 let entry = Entry(time: time, origin: .external, writer: nil, version: version, changes: changes)
                 return (try? fileSystem.append(line(entry), toPath: path, owner: owner)) != nil
             }
         }
+        guard let contents = read.whole ?? whole() else { return false }
         var log: ChangeLog
         if tail == .absent {
             guard let held, held.version != version else { return false }
@@ -698,7 +780,7 @@ struct ChangeLog: Sendable, Equatable {
             log.lastVersion = held.version
             log.lastKeys = keyDigests(of: held.contents(new: contents))
         } else {
-            log = read(at: path, on: fileSystem)
+            log = ChangeLog.read(at: path, on: fileSystem)
             if log.lastVersion == version { return false }
         }
         guard let lastKeys = log.lastKeys, let lastVersion = log.lastVersion else {

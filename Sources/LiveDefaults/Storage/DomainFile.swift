@@ -303,26 +303,36 @@ final class DomainFile: Sendable {
             let recording = recordingExternal && Self.mayNeedRecording(result, firstLook: firstLook)
             var report: DefaultsError?
             var held: ChangeLog.Held?
-            var read: [String: PropertyList] = [:]
+            var read = ChangeLog.ReadVersion.whole([:])
             let deltas: [KeyDelta] = state.change { state in
                 // The version before, for the old values of what an external writer changed.
                 let heldVersion: UInt64? =
                     recording && !firstLook && state.failure == nil ? (state.stamp == nil ? 0 : state.digest) : nil
-                defer { if recording { read = state.disk } }
                 state.loaded = true
                 if case .success(let loaded?) = result, case .changed(let reread) = loaded.contents {
-                    // The old values of the entries read, not a copy of `disk`, which the apply edits in place.
-                    if let heldVersion {
+                    // The old and new values of the entries read, not copies of `disk`, which the apply edits in
+                    // place (a copy kept for the record made the next apply copy the whole domain).
+                    if recording {
                         var oldValues: [String: PropertyList?] = [:]
-                        for key in reread.removedKeys { oldValues[key] = .some(state.disk[key]) }
-                        for (key, _) in reread.entries { oldValues[key] = .some(state.disk[key]) }
-                        held = .changed(version: heldVersion, oldValues: oldValues)
+                        var newValues: [String: PropertyList?] = [:]
+                        for key in reread.removedKeys {
+                            oldValues[key] = .some(state.disk[key])
+                            newValues[key] = .some(nil)
+                        }
+                        for (key, value) in reread.entries {
+                            oldValues[key] = .some(state.disk[key])
+                            newValues[key] = .some(value)
+                        }
+                        if let heldVersion { held = .changed(version: heldVersion, oldValues: oldValues) }
+                        read = .changed(newValues: newValues)
                     }
                     // Only the entries that changed were read: the dictionaries are edited in place.
                     state.adopt(loaded.version, format: loaded.format, index: reread.index)
                     return Self.apply(reread, to: &state, reporting: !state.observers.isEmpty)
                 }
                 if let heldVersion { held = .whole(version: heldVersion, contents: state.disk) }
+                // Read whole: `disk` is replaced, never edited in place, and the record may keep it.
+                defer { if recording { read = .whole(state.disk) } }
                 let before = state.contents
                 switch result {
                 case .success(let loaded):

@@ -25,7 +25,8 @@ final class ExternalVersionRecorder: Sendable {
         var lockPath: String
         /// The version read (nil: the file is gone).
         var version: FileVersion?
-        var contents: [String: PropertyList]
+        /// The version's contents, whole or as the keys an incremental read changed (``ChangeLog/ReadVersion``).
+        var contents: ChangeLog.ReadVersion
         /// The version the process held before (for the old values), when it held one.
         var held: ChangeLog.Held?
         /// Read by the process's first look at the file: a domain without a log is not started then.
@@ -61,7 +62,20 @@ final class ExternalVersionRecorder: Sendable {
         if !exitHandlerInstalled.exchange(true, ordering: .relaxed) {
             atexit { ExternalVersionRecorder.shared.waitUntilIdle() }
         }
-        let first = pending.withLock { $0.updateValue(request, forKey: key) == nil }
+        let first = pending.withLock { pending -> Bool in
+            guard let older = pending[key] else {
+                pending[key] = request
+                return true
+            }
+            // A burst: the newest version, compared with the version held before the burst.
+            var merged = request
+            let olderVersion = FileVersion.logNumber(older.version)
+            merged.held = ChangeLog.Held.combining(older.held, olderVersion: olderVersion, request.held)
+            // Versions that follow one another: the newer's changed keys on top of the older's.
+            if request.held?.version == olderVersion { merged.contents = older.contents.followed(by: request.contents) }
+            pending[key] = merged
+            return false
+        }
         guard first else { return }
         let last = lastRecorded.load(ordering: .relaxed)
         let due = RecordPacing.due(now: DispatchTime.now().uptimeNanoseconds, lastWritten: last == 0 ? nil : last)
@@ -130,7 +144,18 @@ final class ExternalVersionRecorder: Sendable {
             return
         }
         ChangeLog.recordExternal(
-            version: number, contents: request.contents, held: request.held, at: log, time: request.time,
-            owner: request.owner, on: fileSystem)
+            version: number, read: request.contents, whole: { Self.wholeVersion(of: request) }, held: request.held,
+            at: log, time: request.time, owner: request.owner, on: fileSystem)
+    }
+
+    /// The whole version `request` names, read again from its file (under the lock), when the request kept only
+    /// the keys an incremental read changed; nil when the file no longer holds that version or is no dictionary.
+    static func wholeVersion(of request: Request) -> [String: PropertyList]? {
+        guard let version = request.version,
+            let file = try? request.fileSystem.read(atPath: request.path),
+            FileVersion.digest(of: file.data) == version.digest,
+            case .dictionary(let contents) = try? PropertyList.decode(file.data).value
+        else { return nil }
+        return contents
     }
 }
