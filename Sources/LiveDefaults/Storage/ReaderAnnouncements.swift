@@ -240,7 +240,10 @@ final class ReaderAnnouncer: Sendable {
     /// thousand stores made and dropped in a row) left that many blocks waiting, and libdispatch keeps what it
     /// allocated for them cached, which the resource-hygiene test saw as memory kept.
     private struct Announcements {
-        var entries: [ObjectIdentifier: Entry] = [:]
+        /// By the file's key (``DefaultsFileSystem/key(forPath:)``): a dictionary keyed by `ObjectIdentifier`
+        /// weighed on a fresh process's first open, the runtime instantiating its storage type with a scan of
+        /// every loaded conformance for `Hashable` (Docs/Benchmarks.md); `String`'s is known by then.
+        var entries: [String: Entry] = [:]
         /// When the pending drain runs (`DispatchTime`'s nanoseconds), if one is on the queue.
         var drainAt: UInt64?
         /// Announcements of files let go, to take away.
@@ -254,9 +257,11 @@ final class ReaderAnnouncer: Sendable {
     /// A watching store holds `file`: announce it (the first holder).
     func start(_ file: DomainFile) {
         let first = state.withLock { state in
-            let key = ObjectIdentifier(file)
+            let key = Self.key(file)
             if state.entries[key] != nil {
                 state.entries[key]?.holders += 1
+                // The file of a path, made again after its last holder went: the entry follows the live one.
+                if state.entries[key]?.file !== file { state.entries[key]?.file = file }
                 return false
             }
             state.entries[key] = Entry(file: file, holders: 1)
@@ -271,7 +276,7 @@ final class ReaderAnnouncer: Sendable {
         let path = Self.file(for: file.path)
         let fileSystem = file.fileSystem
         let (drainNow, unpinned) = state.withLock { state -> (Bool, Bool) in
-            let key = ObjectIdentifier(file)
+            let key = Self.key(file)
             guard var entry = state.entries[key] else { return (false, false) }
             entry.holders -= 1
             let unpinned = entry.pins?.byStore.removeValue(forKey: store) != nil
@@ -296,7 +301,7 @@ final class ReaderAnnouncer: Sendable {
         _ file: DomainFile, by store: ObjectIdentifier, generation: UInt64, keys: (@Sendable () -> [String: String])?
     ) {
         let isNew = state.withLock { state -> Bool in
-            let key = ObjectIdentifier(file)
+            let key = Self.key(file)
             guard let entry = state.entries[key] else { return false }
             guard let keys else { return entry.pins?.byStore.removeValue(forKey: store) != nil }
             guard entry.pins?.byStore[store]?.generation != generation else { return false }
@@ -310,7 +315,7 @@ final class ReaderAnnouncer: Sendable {
 
     /// `file` adopted or refused a version: its announcement is written soon, if it is announced.
     func changed(_ file: DomainFile) {
-        let key = ObjectIdentifier(file)
+        let key = Self.key(file)
         let now = DispatchTime.now().uptimeNanoseconds
         let drainAt = state.withLock { state -> UInt64? in
             guard let entry = state.entries[key], entry.due == nil else { return nil }
@@ -344,7 +349,7 @@ final class ReaderAnnouncer: Sendable {
             state.drainAt = nil
             let removals = state.removals
             state.removals = []
-            var ready: [ObjectIdentifier] = []
+            var ready: [String] = []
             var next: UInt64?
             for (key, entry) in state.entries {
                 guard let due = entry.due else { continue }
@@ -368,7 +373,12 @@ final class ReaderAnnouncer: Sendable {
             + ReaderAnnouncements.name(forDomainFile: path, pid: CurrentProcess.id)
     }
 
-    private func publish(_ key: ObjectIdentifier) {
+    /// The key of `file`'s entry: its path, and its file system when it is not the system's.
+    private static func key(_ file: DomainFile) -> String {
+        file.fileSystem.key(forPath: file.path)
+    }
+
+    private func publish(_ key: String) {
         guard
             let file = state.withLock({ state -> DomainFile? in
                 state.entries[key]?.due = nil

@@ -4,9 +4,9 @@
 ///
 /// Soon: a `defaults write --wait` waits for the announcement, yet after the observers' tasks, woken by the
 /// delivery, had the cores. Within a burst (versions less than ``burstWindow`` apart), later and once, as its last
-/// version: a record written 1 ms after each version of a back-to-back series ran during the next version's
-/// delivery, and took a core from it on a small machine (measured: another process's write reached its observer
-/// at p99 1.25–1.48 ms with the records at 1 ms, 0.30–0.35 ms with them out of the way; Docs/Benchmarks.md).
+/// version: records written soon after each version of a back-to-back series ran during the next version's
+/// delivery and took a core from it on a small machine, which the cross-process rows' p99 showed
+/// (Docs/Benchmarks.md).
 enum RecordPacing {
     /// How long after a version its record is written, outside a burst (nanoseconds).
     static let delayNanoseconds: UInt64 = 1_000_000

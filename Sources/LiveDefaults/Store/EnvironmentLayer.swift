@@ -38,7 +38,7 @@ struct EnvironmentLayer: Sendable {
     let prefix: String
     /// The variables' texts by name without the prefix (`RATE_LIMIT`, `API_KEY_FILE`). One dictionary of the
     /// type the environment is read into: on a fresh process's first open each new generic type costs the
-    /// runtime a conformance scan, tens of microseconds.
+    /// runtime a conformance scan (Docs/Benchmarks.md).
     let settings: [String: String]
     /// Whether a name ends in `_FILE`: without one, no name is looked up with `_FILE` appended.
     let hasFileNames: Bool
