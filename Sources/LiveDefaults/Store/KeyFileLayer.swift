@@ -39,10 +39,10 @@ struct KeyFileLayer: Sendable {
     /// The layer's keys and values, typed by `schema`.
     func read(schema: DomainSchema?, fileSystem: any DefaultsFileSystem) -> Read {
         var result = Read()
-        for (index, directory) in directories.enumerated() {
+        for directory in directories {
             let one = Self.read(directory: directory, schema: schema, fileSystem: fileSystem)
             // The first directory's read as it is (the usual one directory: no second copy of its keys).
-            guard index > 0 else {
+            guard !result.values.isEmpty || !result.problems.isEmpty || !result.watched.isEmpty else {
                 result = one
                 continue
             }
