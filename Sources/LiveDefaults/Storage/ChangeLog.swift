@@ -680,10 +680,16 @@ struct ChangeLog: Sendable, Equatable {
 
         /// The version `older` held before a version whose reading in turn held `newer`: the one held before both,
         /// so that a burst's versions, recorded once as the newest, are compared with the version the log has
-        /// (without it the record read the whole log). Nil when `older` held none; `newer` when it does not follow
-        /// `olderVersion` (a version between them, such as this process's own write, was logged already).
+        /// (without it the record read the whole log). Nil when `older` held none, or held the changed form and
+        /// `newer` none; `newer` when it does not follow `olderVersion` (a version between them, such as this
+        /// process's own write, was logged already).
         static func combining(_ older: Held?, olderVersion: UInt64, _ newer: Held?) -> Held? {
-            guard let newer else { return older }
+            // Without the newer's held version the older's changed form has nothing to be laid over: it describes
+            // the older read, not the newer one. Only a whole version stands alone.
+            guard let newer else {
+                if case .whole = older { return older }
+                return nil
+            }
             guard newer.version == olderVersion else { return newer }
             guard let older else { return nil }
             switch (older, newer) {
