@@ -707,14 +707,9 @@ struct ChangeLog: Sendable, Equatable {
         /// whole version read and `whole` cannot give it.
         func changes(to read: ReadVersion, whole: () -> [String: PropertyList]?) -> [Change]? {
             if case .changed(_, let oldValues) = self, case .changed(let newValues) = read {
-                var changes: [Change] = []
-                for key in Set(oldValues.keys).union(newValues.keys).sorted() {
-                    let old = oldValues[key] ?? nil
-                    let new = newValues[key] ?? nil
-                    guard old != new else { continue }
-                    changes.append(Change(key: key, old: old.map(LoggedValue.init), new: new.map(LoggedValue.init)))
-                }
-                return changes
+                return ChangeLog.changes(
+                    ofKeys: Set(oldValues.keys).union(newValues.keys), old: { oldValues[$0] ?? nil },
+                    new: { newValues[$0] ?? nil })
             }
             guard let new = read.whole ?? whole() else { return nil }
             return changes(to: new)
@@ -726,14 +721,7 @@ struct ChangeLog: Sendable, Equatable {
             case .whole(_, let contents):
                 return ChangeLog.changes(ofKeys: Set(contents.keys).union(new.keys), from: contents, to: new)
             case .changed(_, let oldValues):
-                var changes: [Change] = []
-                for key in oldValues.keys.sorted() {
-                    let old = oldValues[key] ?? nil
-                    guard old != new[key] else { continue }
-                    changes.append(
-                        Change(key: key, old: old.map(LoggedValue.init), new: new[key].map(LoggedValue.init)))
-                }
-                return changes
+                return ChangeLog.changes(ofKeys: oldValues.keys, old: { oldValues[$0] ?? nil }, new: { new[$0] })
             }
         }
     }
@@ -829,9 +817,19 @@ struct ChangeLog: Sendable, Equatable {
     static func changes(
         ofKeys keys: some Sequence<String>, from old: [String: PropertyList], to new: [String: PropertyList]
     ) -> [Change] {
+        changes(ofKeys: keys, old: { old[$0] }, new: { new[$0] })
+    }
+
+    /// ``changes(ofKeys:from:to:)`` with each version's value of a key given by a lookup (a version kept as the
+    /// changed keys' values: ``Held``, ``ReadVersion``).
+    static func changes(
+        ofKeys keys: some Sequence<String>, old: (String) -> PropertyList?, new: (String) -> PropertyList?
+    ) -> [Change] {
         var changes: [Change] = []
-        for key in keys.sorted() where old[key] != new[key] {
-            changes.append(Change(key: key, old: old[key].map(LoggedValue.init), new: new[key].map(LoggedValue.init)))
+        for key in keys.sorted() {
+            let (before, after) = (old(key), new(key))
+            guard before != after else { continue }
+            changes.append(Change(key: key, old: before.map(LoggedValue.init), new: after.map(LoggedValue.init)))
         }
         return changes
     }

@@ -310,25 +310,20 @@ final class DomainFile: Sendable {
                     recording && !firstLook && state.failure == nil ? (state.stamp == nil ? 0 : state.digest) : nil
                 state.loaded = true
                 if case .success(let loaded?) = result, case .changed(let reread) = loaded.contents {
+                    let diskChanges = Self.diskChanges(of: reread)
                     // The old and new values of the entries read, not copies of `disk`, which the apply edits in
                     // place (a copy kept for the record made the next apply copy the whole domain).
                     if recording {
-                        var oldValues: [String: PropertyList?] = [:]
-                        var newValues: [String: PropertyList?] = [:]
-                        for key in reread.removedKeys {
-                            oldValues[key] = .some(state.disk[key])
-                            newValues[key] = .some(nil)
+                        if let heldVersion {
+                            var oldValues: [String: PropertyList?] = [:]
+                            for key in diskChanges.keys { oldValues[key] = .some(state.disk[key]) }
+                            held = .changed(version: heldVersion, oldValues: oldValues)
                         }
-                        for (key, value) in reread.entries {
-                            oldValues[key] = .some(state.disk[key])
-                            newValues[key] = .some(value)
-                        }
-                        if let heldVersion { held = .changed(version: heldVersion, oldValues: oldValues) }
-                        read = .changed(newValues: newValues)
+                        read = .changed(newValues: diskChanges)
                     }
                     // Only the entries that changed were read: the dictionaries are edited in place.
                     state.adopt(loaded.version, format: loaded.format, index: reread.index)
-                    return Self.apply(reread, to: &state, reporting: !state.observers.isEmpty)
+                    return Self.apply(diskChanges, to: &state, reporting: !state.observers.isEmpty)
                 }
                 if let heldVersion { held = .whole(version: heldVersion, contents: state.disk) }
                 // Read whole: `disk` is replaced, never edited in place, and the record may keep it.
@@ -821,14 +816,20 @@ final class DomainFile: Sendable {
         return result
     }
 
-    /// Applies a version read as changed entries to `disk` and `contents`, editing both in place (the whole
-    /// domain is not copied), and returns the keys whose effective value changed (none when not `reporting`).
-    private static func apply(
-        _ reread: XMLDictionaryIndex.Reread, to state: inout State, reporting: Bool
-    ) -> [KeyDelta] {
+    /// The entries a version read as changed entries changes on disk: each key's new value, nil when removed.
+    private static func diskChanges(of reread: XMLDictionaryIndex.Reread) -> [String: PropertyList?] {
         var diskChanges: [String: PropertyList?] = [:]
         for key in reread.removedKeys { diskChanges[key] = .some(nil) }
         for (key, value) in reread.entries { diskChanges[key] = value }
+        return diskChanges
+    }
+
+    /// Applies a version read as changed entries (``diskChanges(of:)``) to `disk` and `contents`, editing both in
+    /// place (the whole domain is not copied), and returns the keys whose effective value changed (none when not
+    /// `reporting`).
+    private static func apply(
+        _ diskChanges: [String: PropertyList?], to state: inout State, reporting: Bool
+    ) -> [KeyDelta] {
         let before = reporting ? diskChanges.keys.map { ($0, state.contents[$0]) } : []
         // Without edits of this process in flight, `contents` is `disk` (usually the same storage): release
         // it so that `disk` is edited in place, then share it again.

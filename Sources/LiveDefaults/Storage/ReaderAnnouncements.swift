@@ -55,20 +55,26 @@ enum ReaderAnnouncements {
 
     /// Whether `name` is an announcement for the domain file named `file`: `<file>.<digits>.json`.
     static func isAnnouncement(_ name: String, of file: String) -> Bool {
-        guard name.hasPrefix(file + "."), name.hasSuffix(".json") else { return false }
-        let middle = name.utf8.dropFirst(file.utf8.count + 1).dropLast(5)
-        return !middle.isEmpty && middle.count <= 10
-            && middle.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        parts(ofAnnouncement: name)?.file == file[...]
     }
 
     /// The process whose announcement `name` is (`<file>.<pid>.json`), nil for any other name.
     static func process(ofAnnouncement name: String) -> Int32? {
-        guard name.hasSuffix(".json"), let dot = name.dropLast(5).lastIndex(of: ".") else { return nil }
-        let digits = name[name.index(after: dot)..<name.index(name.endIndex, offsetBy: -5)]
-        guard !digits.isEmpty, digits.utf8.count <= 10, digits.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
-            let pid = Int32(digits), pid > 0
-        else { return nil }
+        guard let digits = parts(ofAnnouncement: name)?.digits, let pid = Int32(digits), pid > 0 else { return nil }
         return pid
+    }
+
+    /// The domain file's name and the digits of an announcement's name `<file>.<digits>.json` (one to ten
+    /// digits), nil for any other name.
+    private static func parts(ofAnnouncement name: String) -> (file: Substring, digits: Substring)? {
+        guard name.hasSuffix(".json") else { return nil }
+        let stem = name.dropLast(5)
+        guard let dot = stem.lastIndex(of: ".") else { return nil }
+        let digits = stem[stem.index(after: dot)...]
+        guard !digits.isEmpty, digits.utf8.count <= 10, digits.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
+            return nil
+        }
+        return (stem[..<dot], digits)
     }
 
     /// Removes from `directory` the announcements, of any domain file, of processes that no longer run: a

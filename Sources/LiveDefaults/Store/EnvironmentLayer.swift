@@ -46,6 +46,7 @@ struct EnvironmentLayer: Sendable {
     /// The layer of the variables of `environment` that start with `prefix`; nil when none does (the store then
     /// has no environment layer at all).
     init?(prefix: String, environment: [String: String]) {
+        guard !prefix.isEmpty else { return nil }
         var settings: [String: String] = [:]
         for (name, value) in environment where name.hasPrefix(prefix) && name.utf8.count > prefix.utf8.count {
             settings[String(name.dropFirst(prefix.count))] = value
@@ -164,27 +165,29 @@ struct EnvironmentLayer: Sendable {
         let claims = Claims(knownKeys: knownKeys, settings: settings, fileNames: hasFileNames)
         // A `NAME_FILE` variable is the file of `NAME` unless a known key claims `NAME_FILE` as its own name.
         func isFileVariable(_ suffix: String) -> Bool {
-            suffix.utf8.count > 5 && suffix.hasSuffix("_FILE") && claims.keys[suffix] == nil
-                && claims.conflicts?[suffix] == nil
+            suffix.utf8.count > 5 && suffix.hasSuffix("_FILE") && !claims.isClaimed(suffix)
         }
         var result = Materialized()
         result.values.reserveCapacity(settings.count)
         result.origins.reserveCapacity(settings.count)
         for (name, setting) in settings {
-            let suffix: String
+            let isFile = isFileVariable(name)
+            let suffix = isFile ? String(name.dropLast(5)) : name
+            // Its `_FILE` variable is set too: reported once, where that variable is taken.
+            if !isFile, hasFileNames, settings[name + "_FILE"] != nil, isFileVariable(name + "_FILE") { continue }
+            if let conflict = claims.conflict(suffix, variable: prefix + suffix) {
+                result.problems.append(conflict)
+                continue
+            }
+            let key = claims.keys[suffix] ?? Self.defaultKey(forSuffix: suffix)
             let text: String
             let origin: Origin
-            if isFileVariable(name) {
-                suffix = String(name.dropLast(5))
+            if isFile {
                 let fileVariable = prefix + name
-                if let conflict = claims.conflict(suffix, variable: prefix + suffix) {
-                    result.problems.append(conflict)
-                    continue
-                }
                 if settings[suffix] != nil, !isFileVariable(suffix) {
                     result.problems.append(
                         Problem(
-                            variable: prefix + suffix, key: claims.keys[suffix] ?? Self.defaultKey(forSuffix: suffix),
+                            variable: prefix + suffix, key: key,
                             reason: "both \(prefix + suffix) and \(fileVariable) are set; neither is used"))
                     continue
                 }
@@ -195,22 +198,13 @@ struct EnvironmentLayer: Sendable {
                     text = contents
                     origin = .file(variable: fileVariable, path: absolute)
                 case .failure(let reason):
-                    let key = claims.keys[suffix] ?? Self.defaultKey(forSuffix: suffix)
                     result.problems.append(Problem(variable: fileVariable, key: key, reason: reason.description))
                     continue
                 }
             } else {
-                suffix = name
-                // Its `_FILE` variable is set too: reported once, where that variable is taken.
-                if hasFileNames, settings[name + "_FILE"] != nil, isFileVariable(name + "_FILE") { continue }
-                if let conflict = claims.conflict(suffix, variable: prefix + suffix) {
-                    result.problems.append(conflict)
-                    continue
-                }
                 text = setting
                 origin = .variable(prefix + name)
             }
-            let key = claims.keys[suffix] ?? Self.defaultKey(forSuffix: suffix)
             switch Self.typedValue(text, key: key, schema: schema) {
             case .success(let value):
                 result.values[key] = value
@@ -252,6 +246,11 @@ struct EnvironmentLayer: Sendable {
                 conflicts = all
                 keys.removeValue(forKey: suffix)
             }
+        }
+
+        /// Whether a known key, or more than one, has the name `suffix`.
+        func isClaimed(_ suffix: String) -> Bool {
+            keys[suffix] != nil || conflicts?[suffix] != nil
         }
 
         /// The problem of a name two or more known keys share, nil when it has at most one.

@@ -39,10 +39,10 @@ struct KeyFileLayer: Sendable {
     /// The layer's keys and values, typed by `schema`.
     func read(schema: DomainSchema?, fileSystem: any DefaultsFileSystem) -> Read {
         var result = Read()
-        for directory in directories {
+        for (index, directory) in directories.enumerated() {
             let one = Self.read(directory: directory, schema: schema, fileSystem: fileSystem)
             // The first directory's read as it is (the usual one directory: no second copy of its keys).
-            guard !result.values.isEmpty || !result.problems.isEmpty || !result.watched.isEmpty else {
+            guard index > 0 else {
                 result = one
                 continue
             }
