@@ -66,10 +66,15 @@ struct ChangeLogTests {
         #expect(read(v0, v1).followed(by: .whole(v2)).whole == v2)
         #expect(ChangeLog.Held.whole(version: 0, contents: v0).changes(to: read(v0, v2), whole: { nil }) == nil)
         #expect(ChangeLog.Held.whole(version: 0, contents: v0).changes(to: read(v0, v2), whole: { v2 }) == expected)
-        // A version between them (this process's own write, logged by it): the newer alone; none held first: none.
+        // A version between them (this process's own write, logged by it): the newer alone. None held before the
+        // older (a first look): the older version, as the newer held it, is the base.
         let newer = changed(v1, v2, version: 7)
         #expect(ChangeLog.Held.combining(changed(v0, v1, version: 0), olderVersion: 1, newer)?.version == 7)
-        #expect(ChangeLog.Held.combining(nil, olderVersion: 1, changed(v1, v2, version: 1)) == nil)
+        let firstLookThen = ChangeLog.Held.combining(nil, olderVersion: 1, changed(v1, v2, version: 1))
+        #expect(firstLookThen?.version == 1)
+        #expect(firstLookThen?.contents(new: v2) == v1)
+        let fromV1 = ChangeLog.changes(ofKeys: Set(v1.keys).union(v2.keys), from: v1, to: v2)
+        #expect(firstLookThen?.changes(to: v2) == fromV1)
         // The newer held none (it was read after a version that failed to parse): a whole older version stands,
         // a changed one (relative to the older read) cannot be laid over the newer read.
         #expect(ChangeLog.Held.combining(.whole(version: 0, contents: v0), olderVersion: 1, nil)?.version == 0)

@@ -82,6 +82,32 @@ struct ChangeLogTruthTests {
         #expect(summary(ChangeLog.read(at: logPath)) == ["A -→1 \(me)", "A 1→3 external"])
     }
 
+    /// The first look's record is still waiting when the next version is read (the recorder's queue held, as a
+    /// busy machine holds it): the two requests combine, and the change is recorded from the first version read,
+    /// as it is when they are recorded one by one. Small: read whole; large: read through the index (the held
+    /// version is then the changed keys' old values).
+    @Test(
+        "a change read right after the first look at a domain with no log is recorded, the two reads' records combined",
+        arguments: [1, 2_000])
+    func firstLookThenChangeCombined(keys: Int) throws {
+        var contents = Dictionary(uniqueKeysWithValues: (0..<keys).map { ("Key\($0)", PropertyList.integer($0)) })
+        let first = try writeExternally(contents)
+        let reader = DomainFile(path: path)
+        ExternalVersionRecorder.queue.suspend()
+        reader.loadIfNeeded()
+        #expect(reader.isIndexed == (keys > 1), "a large XML file is read through its index the next time")
+        contents["Key0"] = "changed"
+        let second = try writeExternally(contents)
+        reader.reload(verifyContents: true)
+        ExternalVersionRecorder.queue.resume()
+        ExternalVersionRecorder.shared.waitUntilIdle()
+        let log = ChangeLog.read(at: logPath)
+        #expect(summary(log) == ["Key0 0→changed external"])
+        let firstLine = try Data(contentsOf: URL(fileURLWithPath: logPath)).prefix { $0 != UInt8(ascii: "\n") }
+        #expect(ChangeLog(parsing: firstLine).lastVersion == first, "the first version read is the base")
+        #expect(ChangeLog.tail(at: logPath) == .recorded(second))
+    }
+
     @Test("a writer stopped between its intent and its rename leaves no change; the next writer logs only its own")
     func intentThatNeverLanded() throws {
         try writeThroughLibrary(["A": 1])

@@ -4,7 +4,9 @@ import TestProcesses
 
 /// What a long-running program gets back when its stores go: a helper process makes and drops thousands of
 /// stores (each followed by a subscription that waits for the store's write), after a warm-up round of the same
-/// size, and reports its heap in use, file descriptors and inotify watches before and after the measured round.
+/// size, and reports its heap in use, file descriptors and inotify watches before and after each of two measured
+/// rounds. The heap's bound is on the smaller of the two rounds' growth: a store's leftovers grow both, while a
+/// one-off allocation on a path only a loaded machine's timing takes (once, under a full suite) grows one.
 ///
 /// The heap is glibc's count of bytes handed out and not freed, so the bound is on what the library keeps, not
 /// on pages the allocator caches. A store per distinct domain kept about 1.2 KB each when every domain ever
@@ -16,7 +18,7 @@ import TestProcesses
 /// Swift's cooperative pool the three cases held both of CI's threads and starved the tests that await streams.
 @Suite("resource hygiene", .blockingWork)
 struct ResourceHygieneTests {
-    static let stores = 1_000
+    static let stores = 750
     static let bytesPerStore = 64
     static let allowance = 128 * 1024
 
@@ -34,16 +36,20 @@ struct ResourceHygieneTests {
             guard fields.count == 4 else { continue }
             figures[String(fields[0])] = fields.dropFirst().compactMap { Int($0) }
         }
-        guard let before = figures["before"], let after = figures["after"], before.count == 3, after.count == 3
+        guard let before = figures["before"], let first = figures["after1"], let second = figures["after2"],
+            [before, first, second].allSatisfy({ $0.count == 3 })
         else {
             Issue.record("no figures in \(output)")
             return
         }
-        let grown = after[0] - before[0]
+        // What the library keeps per store grows the heap in both rounds; the smaller growth is the bound's.
+        let grown = min(first[0] - before[0], second[0] - first[0])
         #expect(
             grown <= Self.bytesPerStore * Self.stores + Self.allowance,
             "\(kind): the heap grew by \(grown) bytes over \(Self.stores) stores (\(grown / Self.stores) a store)")
-        #expect(after[1] <= before[1], "\(kind): file descriptors \(before[1]) → \(after[1])")
-        #expect(after[2] <= before[2], "\(kind): inotify watches \(before[2]) → \(after[2])")
+        for after in [first, second] {
+            #expect(after[1] <= before[1], "\(kind): file descriptors \(before[1]) → \(after[1])")
+            #expect(after[2] <= before[2], "\(kind): inotify watches \(before[2]) → \(after[2])")
+        }
     }
 }

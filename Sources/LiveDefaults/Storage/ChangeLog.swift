@@ -680,9 +680,12 @@ struct ChangeLog: Sendable, Equatable {
 
         /// The version `older` held before a version whose reading in turn held `newer`: the one held before both,
         /// so that a burst's versions, recorded once as the newest, are compared with the version the log has
-        /// (without it the record read the whole log). Nil when `older` held none, or held the changed form and
-        /// `newer` none; `newer` when it does not follow `olderVersion` (a version between them, such as this
-        /// process's own write, was logged already).
+        /// (without it the record read the whole log). `newer` when `older` held none (the older was the process's
+        /// first look at the file, or read after a version that failed to parse): the older version itself is then
+        /// the base, as it would have been had the two been recorded one by one; without it a domain with no log
+        /// yet got no record at all of a change seen right after it was opened. Also `newer` when it does not follow
+        /// `olderVersion` (a version between them, such as this process's own write, was logged already). Nil when
+        /// `older` held the changed form and `newer` none.
         static func combining(_ older: Held?, olderVersion: UInt64, _ newer: Held?) -> Held? {
             // Without the newer's held version the older's changed form has nothing to be laid over: it describes
             // the older read, not the newer one. Only a whole version stands alone.
@@ -690,8 +693,7 @@ struct ChangeLog: Sendable, Equatable {
                 if case .whole = older { return older }
                 return nil
             }
-            guard newer.version == olderVersion else { return newer }
-            guard let older else { return nil }
+            guard newer.version == olderVersion, let older else { return newer }
             switch (older, newer) {
             case (.whole, _):
                 return older
