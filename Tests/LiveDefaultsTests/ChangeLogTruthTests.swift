@@ -93,13 +93,17 @@ struct ChangeLogTruthTests {
         var contents = Dictionary(uniqueKeysWithValues: (0..<keys).map { ("Key\($0)", PropertyList.integer($0)) })
         let first = try writeExternally(contents)
         let reader = DomainFile(path: path)
-        ExternalVersionRecorder.queue.suspend()
-        reader.loadIfNeeded()
-        #expect(reader.isIndexed == (keys > 1), "a large XML file is read through its index the next time")
-        contents["Key0"] = "changed"
-        let second = try writeExternally(contents)
-        reader.reload(verifyContents: true)
-        ExternalVersionRecorder.queue.resume()
+        let second: UInt64
+        do {
+            // Resumed whatever happens: the records of every test in this process wait on this queue.
+            ExternalVersionRecorder.queue.suspend()
+            defer { ExternalVersionRecorder.queue.resume() }
+            reader.loadIfNeeded()
+            #expect(reader.isIndexed == (keys > 1), "a large XML file is read through its index the next time")
+            contents["Key0"] = "changed"
+            second = try writeExternally(contents)
+            reader.reload(verifyContents: true)
+        }
         ExternalVersionRecorder.shared.waitUntilIdle()
         let log = ChangeLog.read(at: logPath)
         #expect(summary(log) == ["Key0 0→changed external"])
