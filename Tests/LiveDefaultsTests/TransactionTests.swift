@@ -334,10 +334,14 @@ struct TransactionTests {
             }
         }
         reader.start()
+        // Subscribed before the writer starts: a task scheduled late on a busy machine would otherwise subscribe
+        // after the last version arrived, and wait for a change that never comes.
+        let snapshots = defaults.updates(of: Keys.pairA, Keys.pairB, emitCurrentValue: false).makeAsyncIterator()
         let watcher = Task {
             var seen = 0
             var mixed = 0
-            for await snapshot in defaults.updates(of: Keys.pairA, Keys.pairB, emitCurrentValue: false) {
+            var snapshots = snapshots
+            while let snapshot = await snapshots.next() {
                 seen += 1
                 if snapshot[Keys.pairA] != snapshot[Keys.pairB] { mixed += 1 }
                 if snapshot[Keys.pairA] == count { break }

@@ -144,6 +144,31 @@ struct TypedObservationTests {
         #expect(fourth[.rateLimit] == 10)
     }
 
+    /// A program makes the iterator, starts what will change the keys, and only then awaits: the change must not be
+    /// taken for the state to start from (it was, when the baseline was read at the first `next()`, and the stream
+    /// then waited for a change that had already come). The timeout only keeps a failure from hanging the suite.
+    @Test("Changes only: a change made after the iterator is made and before the first next() is delivered")
+    func changeBeforeFirstNext() async throws {
+        let directory = TemporaryDirectory()
+        let defaults = try directory.store("com.example.early")
+        let iterator = defaults.updates(of: .rateLimit, .theme, emitCurrentValue: false).makeAsyncIterator()
+        defaults[.rateLimit] = 7
+        let first = await withTaskGroup(of: DefaultsSnapshot?.self) { group in
+            group.addTask {
+                var iterator = iterator
+                return await iterator.next()
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(30))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        #expect(first?[.rateLimit] == 7)
+    }
+
     @Test("A list of keys made at run time: snapshot(of:) and updates(of:) take an array")
     func keysListedAtRunTime() async throws {
         let directory = TemporaryDirectory()

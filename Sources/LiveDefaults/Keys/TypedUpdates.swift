@@ -68,7 +68,8 @@ struct SnapshotCursor: StreamCursor {
     mutating func next() async -> DefaultsSnapshot? {
         guard let subscription else { return nil }
         if last == nil, let store = store.store {
-            // The state when iteration started, delivered first or used to drop an unchanged first signal.
+            // The state when iteration started, delivered first (changes only: the baseline was taken when the
+            // iterator was made).
             let current = store.values(forKeys: keys)
             last = current
             if pendingFirst {
@@ -131,7 +132,8 @@ extension Defaults {
     ///
     /// Each snapshot is taken under the store's lock, so it never mixes the state before a change of one key
     /// with the state after a simultaneous change of another. The first snapshot is the current state (unless
-    /// `emitCurrentValue` is false). A slow consumer gets the newest snapshot, never a queue; equal consecutive
+    /// `emitCurrentValue` is false: then the first change after the iterator was made, even one made before the
+    /// first `next()`). A slow consumer gets the newest snapshot, never a queue; equal consecutive
     /// snapshots are dropped. Keys of other suites are read from this store's search list.
     public func updates(of keys: DefaultsKeys..., emitCurrentValue: Bool = true) -> DefaultsStream<DefaultsSnapshot> {
         updates(of: keys, emitCurrentValue: emitCurrentValue)
@@ -148,9 +150,12 @@ extension Defaults {
         let store = WeakStore(self)
         let names = keys.map(\.name)
         return DefaultsStream {
-            SnapshotCursor(
-                subscription: store.store?.subscribeSignal(forKeys: names), keys: names, store: store,
-                pendingFirst: emitCurrentValue)
+            let subscription = store.store?.subscribeSignal(forKeys: names)
+            // Changes only: compared with the state when the iterator was made (after subscribing), so that a
+            // change made before the first `next()` is delivered, not taken for the state to start from.
+            let baseline = emitCurrentValue ? nil : store.store?.values(forKeys: names)
+            return SnapshotCursor(
+                subscription: subscription, keys: names, store: store, pendingFirst: emitCurrentValue, last: baseline)
         }
     }
 }
