@@ -458,10 +458,10 @@ enum ExampleKeys {
 }
 
 /// The `hygiene` mode: rounds of stores made, followed, written and dropped, with the process's resources
-/// printed before and after each of two measured rounds. A warm-up round of the same kind first, so that what is
+/// printed before the measured rounds and after each. A warm-up round of the same kind first, so that what is
 /// made once per process (the watcher's thread and instance, the background writer, the runtime's metadata and
-/// caches) is in every figure; two measured rounds, because what the library keeps for each store grows the heap
-/// in both, while what is made once on a path only a busy machine's timing takes shows in one alone.
+/// caches) is in every figure; more than one measured round, because what the library keeps for each store grows
+/// the heap in every round, while what is made once on a path only a busy machine's timing takes shows in one.
 func hygiene(kind: String, count: Int) async -> Never {
     guard ["distinct", "same", "subscriptions"].contains(kind) else { fail("unknown kind \(kind)") }
     let kept = kind == "subscriptions" ? Defaults(suiteName: "com.acme.tenant.kept") : nil

@@ -4,9 +4,9 @@ import TestProcesses
 
 /// What a long-running program gets back when its stores go: a helper process makes and drops thousands of
 /// stores (each followed by a subscription that waits for the store's write), after a warm-up round of the same
-/// size, and reports its heap in use, file descriptors and inotify watches before and after each of two measured
-/// rounds. The heap's bound is on the smaller of the two rounds' growth: a store's leftovers grow both, while a
-/// one-off allocation on a path only a loaded machine's timing takes (once, under a full suite) grows one.
+/// size, and reports its heap in use, file descriptors and inotify watches before the measured rounds and after
+/// each. The heap's bound is on the smallest round's growth: a store's leftovers grow every round, while a
+/// one-off allocation on a path only a loaded machine's timing takes (under a full suite) grows one.
 ///
 /// The heap is glibc's count of bytes handed out and not freed, so the bound is on what the library keeps, not
 /// on pages the allocator caches. A store per distinct domain kept about 1.2 KB each when every domain ever
@@ -42,7 +42,7 @@ struct ResourceHygieneTests {
             Issue.record("no figures in \(output)")
             return
         }
-        // What the library keeps per store grows the heap in both rounds; the smaller growth is the bound's.
+        // What the library keeps per store grows the heap in every round; the smallest growth is the bound's.
         let grown = min(first[0] - before[0], second[0] - first[0])
         #expect(
             grown <= Self.bytesPerStore * Self.stores + Self.allowance,

@@ -62,20 +62,16 @@ struct SnapshotCursor: StreamCursor {
     let subscription: SignalSubscription?
     let keys: [String]
     let store: WeakStore
-    var pendingFirst: Bool
+    /// The state last delivered, or the baseline changes are compared with (changes only: taken when the iterator
+    /// was made). Nil until the first `next()` when the state then is to be delivered first.
     var last: [String: PropertyList]?
 
     mutating func next() async -> DefaultsSnapshot? {
         guard let subscription else { return nil }
         if last == nil, let store = store.store {
-            // The state when iteration started, delivered first (changes only: the baseline was taken when the
-            // iterator was made).
             let current = store.values(forKeys: keys)
             last = current
-            if pendingFirst {
-                pendingFirst = false
-                return DefaultsSnapshot(values: current, store: self.store)
-            }
+            return DefaultsSnapshot(values: current, store: self.store)
         }
         while await subscription.buffer.next() {
             guard let store = store.store else { break }
@@ -154,8 +150,7 @@ extension Defaults {
             // Changes only: compared with the state when the iterator was made (after subscribing), so that a
             // change made before the first `next()` is delivered, not taken for the state to start from.
             let baseline = emitCurrentValue ? nil : store.store?.values(forKeys: names)
-            return SnapshotCursor(
-                subscription: subscription, keys: names, store: store, pendingFirst: emitCurrentValue, last: baseline)
+            return SnapshotCursor(subscription: subscription, keys: names, store: store, last: baseline)
         }
     }
 }

@@ -682,8 +682,8 @@ struct ChangeLog: Sendable, Equatable {
         /// so that a burst's versions, recorded once as the newest, are compared with the version the log has
         /// (without it the record read the whole log). `newer` when `older` held none (the older was the process's
         /// first look at the file, or read after a version that failed to parse): the older version itself is then
-        /// the base, as it would have been had the two been recorded one by one; without it a domain with no log
-        /// yet got no record at all of a change seen right after it was opened. Also `newer` when it does not follow
+        /// the base, as it would have been had the two been recorded one by one, and a domain with no log yet
+        /// starts its log from it. Also `newer` when it does not follow
         /// `olderVersion` (a version between them, such as this process's own write, was logged already). Nil when
         /// `older` held the changed form and `newer` none.
         static func combining(_ older: Held?, olderVersion: UInt64, _ newer: Held?) -> Held? {
