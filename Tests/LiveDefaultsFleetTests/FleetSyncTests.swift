@@ -91,10 +91,14 @@
             let first = DefaultsKey<Int>("PairA", default: 0)
             let second = DefaultsKey<Int>("PairB", default: 0)
             let count = 300
+            // Subscribed before the writer starts: a task scheduled late on a busy machine would otherwise subscribe
+            // after the versions arrived and see none.
+            let snapshots = observer.updates(of: first, second, emitCurrentValue: false).makeAsyncIterator()
             let watcher = Task {
                 var seen = 0
                 var mixed = 0
-                for await snapshot in observer.updates(of: first, second, emitCurrentValue: false) {
+                var snapshots = snapshots
+                while let snapshot = await snapshots.next() {
                     seen += 1
                     if snapshot[first] != snapshot[second] { mixed += 1 }
                     if snapshot[first] == count && snapshot[second] == count { break }

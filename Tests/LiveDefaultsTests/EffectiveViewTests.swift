@@ -7,7 +7,9 @@ import Testing
 /// filter and the streams in step, and a full view computed from older sources is refused.
 @Suite struct EffectiveViewTests {
     private func makeView() -> EffectiveView {
-        EffectiveView(readSlots: ScalarReadSlots(), missingKeys: MissingKeyFilter(), valueCache: ValueReadCache())
+        EffectiveView(
+            readSlots: ScalarReadSlots(), missingKeys: MissingKeyFilter(), valueCache: ValueReadCache(),
+            gate: ViewGate())
     }
 
     @Test func aFullViewComputedBeforeANewerChangeIsRefused() {

@@ -106,7 +106,14 @@ public func residentBytes() -> Int {
 /// A duration in nanoseconds, printed with a unit people read at a glance (ns, µs, ms).
 public func format(_ nanoseconds: Double) -> String {
     if nanoseconds.isNaN { return "—" }
+    if nanoseconds < 0 { return "-" + format(-nanoseconds) }
     if nanoseconds >= 1_000_000 { return String(format: "%.2f ms", nanoseconds / 1_000_000) }
     if nanoseconds >= 1_000 { return String(format: "%.2f µs", nanoseconds / 1_000) }
     return String(format: "%.1f ns", nanoseconds)
+}
+
+/// A difference from a reference, signed: "+ " and the duration, or "- " and it when below the reference (a
+/// floor measured in the same run can come out above the row it is the floor of, on a noisy machine).
+public func formatOffset(_ nanoseconds: Double) -> String {
+    nanoseconds < 0 ? "- " + format(-nanoseconds) : "+ " + format(nanoseconds)
 }

@@ -517,7 +517,7 @@ for count in [10, 10_000] where wanted("cross-process") {
             foundation: .notApplicable, dconf: signal,
             checks: [.atMost(goalOverhead, measured: overhead, "floor + ≤ \(format(goalOverhead)) at the median")],
             note:
-                "floor + \(format(overhead)) at the median (goal: ≤ \(format(goalOverhead)), p99 ≤ \(format(goalP99)): "
+                "floor \(formatOffset(overhead)) at the median (goal: ≤ \(format(goalOverhead)), p99 ≤ \(format(goalP99)): "
                 + "\(overhead <= goalOverhead && latency.live.p99 <= goalP99 ? "met" : "NOT met")); lost \(latency.lost); "
                 + "dconf: its changed signal on a database of \(count) keys; Foundation never sees it without synchronize()"
         ))
@@ -546,7 +546,7 @@ if wanted("cross-process") {
                 floorNote: "the same writer, watched by the raw floor",
                 live: "\(who) writes → observer here, 10 keys, \(log)",
                 checks: [.atMost(100_000, measured: overhead, "floor + ≤ 100.00 µs at the median")],
-                note: "floor + \(format(overhead)) at the median (goal: ≤ 100.00 µs, p99 ≤ 1.00 ms: "
+                note: "floor \(formatOffset(overhead)) at the median (goal: ≤ 100.00 µs, p99 ≤ 1.00 ms: "
                     + "\(overhead <= 100_000 && latency.live.p99 <= 1_000_000 ? "met" : "NOT met")); lost \(latency.lost)"
             )
         }
@@ -576,9 +576,9 @@ if wanted("cross-process") {
                         50_000, measured: overhead - (overheads[false] ?? overhead),
                         "a validator adds ≤ 50.00 µs at the median")
                 ] : [],
-            note: "floor + \(format(overhead)) at the median"
+            note: "floor \(formatOffset(overhead)) at the median"
                 + (validated
-                    ? "; the validator adds \(format(overhead - (overheads[false] ?? overhead))) (goal ≤ 50.00 µs: "
+                    ? "; the validator adds \(formatOffset(overhead - (overheads[false] ?? overhead))) (goal ≤ 50.00 µs: "
                         + "\(overhead - (overheads[false] ?? overhead) <= 50_000 ? "met" : "NOT met"))" : "")
                 + "; lost \(latency.lost)")
     }
@@ -593,7 +593,7 @@ if wanted("cross-process") {
         latency, floor: "raw inotify floor: another process commits a 2-key transaction → read the file here",
         floorNote: "from before the writer's transaction (flock, re-read, fdatasync, rename) to the file read here",
         live: "another process commits a 2-key transaction → snapshot observer here (`updates(of:)`)",
-        note: "floor + \(format(latency.live.median - latency.floor.median)) at the median; lost \(latency.lost); "
+        note: "floor \(formatOffset(latency.live.median - latency.floor.median)) at the median; lost \(latency.lost); "
             + "Foundation has no transactions and never sees another process without synchronize()")
     printProgress()
 }
@@ -612,7 +612,7 @@ if wanted("volume-swap") {
         Row(
             name: "another process swaps a volume's ..data (kubelet) → observer here, 10 keys", live: swap.live,
             foundation: .notApplicable, dconf: .notApplicable,
-            note: "managed directory = a ConfigMap-style volume; floor + \(format(overhead)) at the median; "
+            note: "managed directory = a ConfigMap-style volume; floor \(formatOffset(overhead)) at the median; "
                 + "lost \(swap.lost); Foundation and dconf never see it"))
     printProgress()
 }

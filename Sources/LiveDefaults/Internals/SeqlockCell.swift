@@ -28,12 +28,19 @@ struct SeqlockCell {
     /// the read.
     @inlinable @inline(__always)
     func read() -> (tag: UInt64, payload: UInt64)? {
+        consistently { tag in (tag, (control + 1).pointee.load(ordering: .relaxed)) }
+    }
+
+    /// What `body` reads (given the cell's tag), when no write of this cell began or ended while it read; nil
+    /// otherwise. `body` reads only atomics: the payload, or memory the cell's writes guard (``ViewGate``).
+    @inlinable @inline(__always)
+    func consistently<Result>(_ body: (_ tag: UInt64) -> Result) -> Result? {
         let before = control.pointee.load(ordering: .acquiring)
         guard before & 1 == 0 else { return nil }
-        let payload = (control + 1).pointee.load(ordering: .relaxed)
+        let result = body((before >> 1) & Self.tagMask)
         atomicMemoryFence(ordering: .acquiring)
         guard control.pointee.load(ordering: .relaxed) == before else { return nil }
-        return ((before >> 1) & Self.tagMask, payload)
+        return result
     }
 
     /// The tag of the last write, for the writer (under its owner's lock).

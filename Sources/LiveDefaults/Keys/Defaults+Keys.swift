@@ -38,7 +38,8 @@ extension Defaults {
     func read<Value>(_ key: DefaultsKey<Value>) -> Value {
         let stored: PropertyList
         // A scalar or a missing key: from the key's slot, without the lock (``ScalarReadSlots``).
-        switch readSlots.read(key.slot) {
+        // Nil also while a change of the view is under way (``ViewGate``): then filled under the lock.
+        switch viewGate.read({ readSlots.read(key.slot) }) ?? nil {
         case (.missing, _)?:
             return key.defaultValue
         case (.other, _)?:

@@ -105,17 +105,19 @@ extension Defaults {
         case value(PropertyList?)
     }
 
-    /// One probe of the value cache, then the filter, then the lock (``value(forKey:)``'s order).
+    /// One probe of the value cache, then the filter, then the lock (``value(forKey:)``'s order, under the same
+    /// ``ViewGate``).
     @inline(__always)
     private func scalarRead(forKey key: String) -> ScalarRead {
         let hash = FastHash.hash(key)
-        switch valueCache.raw(key, hash: hash) {
-        case .scalar(let tag, let payload): return .scalar(tag, payload)
-        case .boxed(let value): return .value(value)
-        case .unknown:
-            guard missingKeys.mayContain(hash: hash) else { return .absent }
-            return .value(lockedValue(forKey: key, hash: hash))
-        }
+        let fast: ScalarRead? = viewGate.read {
+            switch valueCache.raw(key, hash: hash) {
+            case .scalar(let tag, let payload): return .scalar(tag, payload)
+            case .boxed(let value): return .value(value)
+            case .unknown: return missingKeys.mayContain(hash: hash) ? nil : .absent
+            }
+        }.flatMap { $0 }
+        return fast ?? .value(lockedValue(forKey: key, hash: hash))
     }
 
     /// The URL: a string is a file path (`~` expanded; a string with a scheme, `https://…`, is that URL);

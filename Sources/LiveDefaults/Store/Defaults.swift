@@ -315,6 +315,8 @@ public final class Defaults: Sendable {
     /// The effective values of the keys read so far, for untyped reads without the lock (see
     /// ``ValueReadCache``); written only by the ``EffectiveView``.
     let valueCache = ValueReadCache()
+    /// Around every change of the view, so that the three above are read as whole versions (see ``ViewGate``).
+    @usableFromInline let viewGate = ViewGate()
     /// The environment variables that set keys (``Configuration/environmentPrefix``); nil when the configuration
     /// names no prefix or no variable has it.
     let environment: EnvironmentLayer?
@@ -367,7 +369,9 @@ public final class Defaults: Sendable {
         fileWatcher =
             configuration.fileSystem === SystemFileSystem.shared
             ? configuration.watching.watcher(automatic: configuration.watcher) : nil
-        var initial = State(view: EffectiveView(readSlots: readSlots, missingKeys: missingKeys, valueCache: valueCache))
+        var initial = State(
+            view: EffectiveView(
+                readSlots: readSlots, missingKeys: missingKeys, valueCache: valueCache, gate: viewGate))
         initial.volatileDomains[DomainName.argument] = Defaults.parseArguments(configuration.arguments)
         initial.volatileDomains[DomainName.registration] = [:]
         state = Lock(initial)
@@ -459,8 +463,11 @@ public final class Defaults: Sendable {
     /// of a mostly empty table more); the first read of a key looks it up under the lock and caches it.
     public func value(forKey key: String) -> PropertyList? {
         let hash = FastHash.hash(key)
-        if case .known(let value) = valueCache.lookup(key, hash: hash) { return value }
-        guard missingKeys.mayContain(hash: hash) else { return nil }
+        let fast: PropertyList?? = viewGate.read {
+            if case .known(let value) = valueCache.lookup(key, hash: hash) { return .some(value) }
+            return missingKeys.mayContain(hash: hash) ? nil : .some(nil)
+        }.flatMap { $0 }
+        if let fast { return fast }
         return lockedValue(forKey: key, hash: hash)
     }
 

@@ -104,11 +104,14 @@ struct EffectiveView {
     let readSlots: ScalarReadSlots
     let missingKeys: MissingKeyFilter
     let valueCache: ValueReadCache
+    /// Around every change of the three above: lock-free readers see whole versions.
+    let gate: ViewGate
 
-    init(readSlots: ScalarReadSlots, missingKeys: MissingKeyFilter, valueCache: ValueReadCache) {
+    init(readSlots: ScalarReadSlots, missingKeys: MissingKeyFilter, valueCache: ValueReadCache, gate: ViewGate) {
         self.readSlots = readSlots
         self.missingKeys = missingKeys
         self.valueCache = valueCache
+        self.gate = gate
     }
 
     // MARK: Changing the view
@@ -119,9 +122,15 @@ struct EffectiveView {
     /// - Returns: nil, having changed nothing, for a full view computed at an older generation.
     mutating func apply(_ change: Change) -> Applied? {
         defer { valueCache.releaseRetired() }
-        var applied = Applied()
         if case .all(_, _, let basedOn) = change, basedOn != generation { return nil }
         beginBatch()
+        let gate = gate
+        return gate.changing(&self) { $0.applyUngated(change) }
+    }
+
+    /// ``apply(_:)``'s work, while lock-free readers give up.
+    private mutating func applyUngated(_ change: Change) -> Applied {
+        var applied = Applied()
         switch change {
         case .keys(let keys, let domain, let origin):
             for resolved in keys { apply(resolved, domain: domain, origin: origin, to: &applied) }
