@@ -153,18 +153,9 @@ struct TypedObservationTests {
         let defaults = try directory.store("com.example.early")
         let iterator = defaults.updates(of: .rateLimit, .theme, emitCurrentValue: false).makeAsyncIterator()
         defaults[.rateLimit] = 7
-        let first = await withTaskGroup(of: DefaultsSnapshot?.self) { group in
-            group.addTask {
-                var iterator = iterator
-                return await iterator.next()
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(30))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+        let first = await withTimeout {
+            var iterator = iterator
+            return await iterator.next()
         }
         #expect(first?[.rateLimit] == 7)
     }

@@ -504,17 +504,8 @@ func waitForValue(
     _ defaults: Defaults, _ key: String, timeout: Duration = .seconds(30),
     _ predicate: @escaping @Sendable (PropertyList?) -> Bool
 ) async -> Bool {
-    await withTaskGroup(of: Bool.self) { group in
-        group.addTask {
-            for await value in defaults.updates(forKey: key) where predicate(value) { return true }
-            return false
-        }
-        group.addTask {
-            try? await Task.sleep(for: timeout)
-            return false
-        }
-        let result = await group.next() ?? false
-        group.cancelAll()
-        return result
-    }
+    await withTimeout(timeout) {
+        for await value in defaults.updates(forKey: key) where predicate(value) { return true }
+        return false
+    } ?? false
 }

@@ -127,3 +127,20 @@ public func eventually(timeout: Double = 30, _ condition: () -> Bool) async -> B
     }
     return condition()
 }
+
+/// What `operation` returns, or nil when it has not returned within `timeout` (it is then cancelled): for a test
+/// that awaits a stream, so that a failure ends the test instead of hanging the suite.
+public func withTimeout<Result: Sendable>(
+    _ timeout: Duration = .seconds(30), _ operation: @escaping @Sendable () async -> Result?
+) async -> Result? {
+    await withTaskGroup(of: Result?.self) { group in
+        group.addTask { await operation() }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+}
