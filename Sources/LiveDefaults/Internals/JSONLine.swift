@@ -82,13 +82,44 @@ struct JSONLine {
     /// A string of `data` in base64 (RFC 4648's alphabet, padded, no line breaks), its bytes appended as
     /// Foundation encodes them, without a `String` between (the change log writes two per changed key), and
     /// nothing in the alphabet needs escaping.
+    ///
+    /// Encoded here, three bytes to four characters: `base64EncodedData()` makes a `Data` per value, and
+    /// appending a `Data` to the bytes goes through its iterator a byte at a time — most of the time a line of
+    /// many changed keys took.
     mutating func base64(_ data: Data) {
         separate()
         bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: data.base64EncodedData())
+        data.withUnsafeBytes { (input: UnsafeRawBufferPointer) in
+            let start = bytes.count
+            bytes.append(contentsOf: repeatElement(UInt8(ascii: "="), count: (input.count + 2) / 3 * 4))
+            bytes.withUnsafeMutableBufferPointer { output in
+                Self.base64Alphabet.withUnsafeBufferPointer { alphabet in
+                    var index = 0
+                    var out = start
+                    while index + 3 <= input.count {
+                        let word = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+                        output[out] = alphabet[Int(word >> 18)]
+                        output[out + 1] = alphabet[Int(word >> 12 & 63)]
+                        output[out + 2] = alphabet[Int(word >> 6 & 63)]
+                        output[out + 3] = alphabet[Int(word & 63)]
+                        index += 3
+                        out += 4
+                    }
+                    // One or two bytes left: two or three characters, the rest stays padding.
+                    let left = input.count - index
+                    guard left > 0 else { return }
+                    let word = UInt32(input[index]) << 16 | (left == 2 ? UInt32(input[index + 1]) << 8 : 0)
+                    output[out] = alphabet[Int(word >> 18)]
+                    output[out + 1] = alphabet[Int(word >> 12 & 63)]
+                    if left == 2 { output[out + 2] = alphabet[Int(word >> 6 & 63)] }
+                }
+            }
+        }
         bytes.append(UInt8(ascii: "\""))
         needsComma = true
     }
+
+    private static let base64Alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
     mutating func integer(_ value: some BinaryInteger) {
         separate()

@@ -70,10 +70,20 @@ enum BinaryPropertyListWriter {
     private static func write(_ entries: some Collection<Entry>, top: Int, into output: inout [UInt8]) {
         let referenceSize = byteWidth(UInt64(entries.count))
         output.append(contentsOf: BinaryPropertyListReader.magic)
-        var offsets: [Int] = []
-        offsets.reserveCapacity(entries.count)
+        // On the stack when small (the change log encodes every changed value on its own, one entry each).
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: entries.count) { offsets in
+            write(entries, top: top, referenceSize: referenceSize, offsets: offsets, into: &output)
+        }
+    }
+
+    private static func write(
+        _ entries: some Collection<Entry>, top: Int, referenceSize: Int, offsets: UnsafeMutableBufferPointer<Int>,
+        into output: inout [UInt8]
+    ) {
+        var written = 0
         for entry in entries {
-            offsets.append(output.count)
+            offsets[written] = output.count
+            written += 1
             switch entry {
             case .scalar(let value):
                 writeScalar(value, into: &output)
@@ -88,8 +98,10 @@ enum BinaryPropertyListWriter {
         }
         let tableOffset = output.count
         let offsetSize = byteWidth(UInt64(tableOffset))
-        for offset in offsets { writeBigEndian(UInt64(offset), size: offsetSize, into: &output) }
-        output.append(contentsOf: [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(referenceSize)])
+        for offset in offsets[..<written] { writeBigEndian(UInt64(offset), size: offsetSize, into: &output) }
+        output.append(contentsOf: repeatElement(0, count: 6))
+        output.append(UInt8(offsetSize))
+        output.append(UInt8(referenceSize))
         writeBigEndian(UInt64(entries.count), size: 8, into: &output)
         writeBigEndian(UInt64(top), size: 8, into: &output)
         writeBigEndian(UInt64(tableOffset), size: 8, into: &output)
