@@ -165,6 +165,90 @@ struct ReplacementTests {
         #expect(events.versions.withLock { $0 } == [2])
     }
 
+    /// A file system that replaces the domain file by a new, still empty one right after a `stat` of it, once
+    /// armed: what a watcher's reload meets when its event is handled late, after the next `unlink` + `create`.
+    final class ReplacedAfterStat: DefaultsFileSystem, @unchecked Sendable {
+        let base = InMemoryFileSystem()
+        let path: String
+        let armed = Lock(false)
+
+        init(path: String) { self.path = path }
+
+        func status(atPath path: String, followingLinks: Bool) throws(SystemError) -> FileStatus {
+            let status = try base.status(atPath: path, followingLinks: followingLinks)
+            let replacing =
+                path == self.path
+                && armed.withLock { armed in
+                    defer { armed = false }
+                    return armed
+                }
+            if replacing {
+                try base.unlink(path)
+                try base.place(Data(), at: path)
+            }
+            return status
+        }
+        func open(_ path: String, _ options: FileOpenOptions, permissions: UInt32) throws(SystemError) -> Int32 {
+            try base.open(path, options, permissions: permissions)
+        }
+        func close(_ descriptor: Int32) { base.close(descriptor) }
+        func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64?)
+            throws(SystemError) -> Int
+        { try base.read(descriptor, into: buffer, at: offset) }
+        func write(_ descriptor: Int32, from buffer: UnsafeRawBufferPointer) throws(SystemError) -> Int {
+            try base.write(descriptor, from: buffer)
+        }
+        func status(ofDescriptor descriptor: Int32) throws(SystemError) -> FileStatus {
+            try base.status(ofDescriptor: descriptor)
+        }
+        func synchronize(_ descriptor: Int32, dataOnly: Bool) throws(SystemError) {
+            try base.synchronize(descriptor, dataOnly: dataOnly)
+        }
+        func rename(_ source: String, to destination: String) throws(SystemError) {
+            try base.rename(source, to: destination)
+        }
+        func unlink(_ path: String) throws(SystemError) { try base.unlink(path) }
+        func makeDirectory(_ path: String, permissions: UInt32) throws(SystemError) {
+            try base.makeDirectory(path, permissions: permissions)
+        }
+        func lock(_ descriptor: Int32, waiting: Bool) throws(SystemError) {
+            try base.lock(descriptor, waiting: waiting)
+        }
+        func readLink(_ path: String, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
+            try base.readLink(path, into: buffer)
+        }
+        func scanDirectory(_ path: String, until stop: (UnsafeRawBufferPointer) -> Bool) throws(SystemError) -> Bool {
+            try base.scanDirectory(path, until: stop)
+        }
+        func changeOwner(_ descriptor: Int32, user: UInt32, group: UInt32) throws(SystemError) {
+            try base.changeOwner(descriptor, user: user, group: group)
+        }
+        func canSearch(_ path: String) -> Bool { base.canSearch(path) }
+    }
+
+    @Test("A watcher's late reload whose stat still sees the held version but reads its empty replacement defers")
+    func replacedBetweenStatAndRead() throws {
+        let path = "/config/\(Self.domain).plist"
+        let fileSystem = ReplacedAfterStat(path: path)
+        try fileSystem.base.place(Data(try Self.version(1).utf8), at: path)
+        let clock = ManualDefaultsClock()
+        let file = DomainFile(path: path, clock: clock, fileSystem: fileSystem)
+        file.loadIfNeeded()
+        let events = FileEvents(file)
+        // The event of a write already read (its version is held), handled after the next replacement began.
+        fileSystem.armed.withLock { $0 = true }
+        file.reload(verifyContents: true, deferringRemoval: true)
+        #expect(events.removals.withLock { $0 }.isEmpty, "the empty replacement read as every key removed")
+        #expect(clock.pendingDelays.contains(RemovalSettling.interval), "a look at the file scheduled instead")
+        #expect(file.contents["Keep"] == .string("same"))
+        // The replacement is written: its own event reads it as one change.
+        try fileSystem.base.place(Data(try Self.version(2).utf8), at: path)
+        file.reload(verifyContents: true, deferringRemoval: true)
+        #expect(events.versions.withLock { $0 } == [2])
+        for _ in 0..<RemovalSettling.looks { clock.advanceAndWait(by: RemovalSettling.interval) }
+        #expect(events.removals.withLock { $0 }.isEmpty)
+    }
+
     @Test("The settling rule: which look comes next, and when a gone or empty file defers")
     func settlingRule() {
         func stamp(_ inode: UInt64, size: Int64) -> FileStamp {

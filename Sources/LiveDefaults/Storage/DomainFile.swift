@@ -300,6 +300,14 @@ final class DomainFile: Sendable {
                         path, on: fileSystem, knownCorrupt: corruptStamp, clock: clock, indexing: true,
                         previous: previous)
                 }
+            // The stamp above may be of a version already replaced: the file read is then the next one, which the
+            // settling rule judges in its turn (gone, or created again and not yet written, is not a removal).
+            if judged == nil, deferringRemoval, loaded, let known, case .success(let read) = result,
+                RemovalSettling.defers(held: known, current: read.map { $0.version.stamp })
+            {
+                scheduleRemovalCheck(look: 1)
+                return []
+            }
             let recording = recordingExternal && Self.mayNeedRecording(result, firstLook: firstLook)
             var report: DefaultsError?
             var held: ChangeLog.Held?
