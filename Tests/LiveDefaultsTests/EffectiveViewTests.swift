@@ -22,11 +22,11 @@ import Testing
         #expect(view.generation != computedAt)
         let stale = view.apply(.all(["A": 5], domain: "d", basedOn: computedAt))
         #expect(stale == nil)
-        #expect(view.merged == ["A": 1, "B": 2])
+        #expect(view.merged.dictionary == ["A": 1, "B": 2])
         // Computed again from the current sources, it is taken.
         let current = view.apply(.all(["A": 5, "B": 2], domain: "d", basedOn: view.generation))
         #expect(current != nil)
-        #expect(view.merged == ["A": 5, "B": 2])
+        #expect(view.merged.dictionary == ["A": 5, "B": 2])
     }
 
     @Test func aKeyResolvedToItsCurrentValueIsNoChange() {

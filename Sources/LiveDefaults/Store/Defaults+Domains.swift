@@ -204,13 +204,13 @@ extension Defaults {
 
     /// Every key and effective value of the search list, as ``object(forKey:)`` would return them.
     public func dictionaryRepresentation() -> [String: Any] {
-        state.withLock { $0.view.merged }.mapValues(\.foundationValue)
+        state.withLock { $0.view.merged }.dictionary.mapValues(\.foundationValue)
     }
 
     /// Every key and effective value of the search list as ``PropertyList`` values, as ``value(forKey:)``
     /// returns them.
     public func dictionaryRepresentationValues() -> [String: PropertyList] {
-        state.withLock { $0.view.merged }
+        state.withLock { $0.view.merged }.dictionary
     }
 
     // MARK: Forced (managed) keys

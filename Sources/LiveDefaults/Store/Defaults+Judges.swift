@@ -59,7 +59,7 @@ extension Defaults {
     func verdict(on candidate: [String: PropertyList], for file: DomainFile) -> String? {
         let (values, judges) = state.withLock { state -> ([String: PropertyList], [Judge]) in
             guard let judges = state.validation?.judges, !judges.isEmpty else { return ([:], []) }
-            var values = state.view.merged
+            var values = state.view.merged.dictionary
             for key in Set(file.contents.keys).union(candidate.keys) {
                 values[key] = resolve(key, state, replacing: file, with: candidate[key])
             }

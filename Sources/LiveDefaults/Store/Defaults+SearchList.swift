@@ -449,16 +449,17 @@ extension Defaults {
     /// The merged view of layers given in precedence order (first wins).
     ///
     /// Starts from the largest layer as it is (sharing its storage, no copy while nothing else changes it)
-    /// and resolves only the keys of the other layers: opening a 10,000-key domain then costs no 10,000
-    /// insertions, and the view takes no memory of its own until something overrides the large layer.
-    /// The layers are `.volatile` sources, the dictionaries themselves.
-    static func merge(_ layers: [Source]) -> [String: PropertyList] {
+    /// and resolves only the keys of the other layers, kept beside it (``MergedValues``): opening a 10,000-key
+    /// domain then costs no 10,000 insertions and no copy, and the view takes no memory of its own beyond the
+    /// keys the other layers add or override. The layers are `.volatile` sources, the dictionaries themselves.
+    static func merge(_ layers: [Source]) -> MergedValues {
         func contents(_ index: Int) -> [String: PropertyList] {
             if case .volatile(let contents) = layers[index] { return contents }
             return [:]
         }
         guard let largest = layers.indices.max(by: { contents($0).count < contents($1).count }) else { return [:] }
-        var merged = contents(largest)
+        let base = contents(largest)
+        var overlay: [String: PropertyList] = [:]
         for index in layers.indices where index != largest {
             for key in contents(index).keys {
                 var effective: PropertyList?
@@ -469,10 +470,10 @@ extension Defaults {
                     }
                 }
                 guard let effective else { continue }
-                if merged[key] != effective { merged[key] = effective }
+                if base[key] != effective { overlay[key] = effective }
             }
         }
-        return merged
+        return MergedValues(base: base, overlay: overlay)
     }
 
     /// Recomputes ``SearchList/forcedFiles``, ``SearchList/sources`` and the application files from the search list.

@@ -30,7 +30,7 @@ struct EffectiveView {
         case key(ResolvedKey, domain: String, origin: KeyChange.Origin)
         /// The whole view, computed from the sources as they were at generation `basedOn`: the search list, a
         /// volatile domain or the registration domain changed (attributed to `domain`).
-        case all([String: PropertyList], domain: String, basedOn: Int)
+        case all(MergedValues, domain: String, basedOn: Int)
     }
 
     /// What applying a change did.
@@ -86,7 +86,7 @@ struct EffectiveView {
     }
 
     /// The effective value of every key: what ``Defaults/value(forKey:)`` returns.
-    private(set) var merged: [String: PropertyList] = [:]
+    private(set) var merged = MergedValues()
     /// Counts changes of ``merged``; a full rebuild computed at an older generation is refused.
     private(set) var generation = 0
     /// The ``KeyChange/batch`` of the changes the last ``apply(_:)`` (or ``beginBatch()``) delivered.
@@ -141,7 +141,7 @@ struct EffectiveView {
         case .all(let view, let domain, _):
             generation &+= 1
             let before = merged
-            missingKeys.insert(all: view.keys)
+            missingKeys.insert(all: view)
             merged = view
             valueCache.refresh(from: view)
             for index in slotsByName.indices {
@@ -154,7 +154,7 @@ struct EffectiveView {
             // Nobody to tell (always so when the store opens): no need to compare the two views.
             applied.changed = true
             guard subscribers.count > 0 else { return applied }
-            let deltas = KeyDelta.between(before, view)
+            let deltas = KeyDelta.between(before.dictionary, view.dictionary)
             applied.changed = !deltas.isEmpty
             for delta in deltas {
                 let change = KeyChange(
@@ -199,7 +199,7 @@ struct EffectiveView {
     /// After keys changed one by one: a new generation, and a filter large enough for the view.
     private mutating func keysChanged() {
         generation &+= 1
-        missingKeys.grow(toHold: merged.keys)
+        missingKeys.grow(toHold: merged)
     }
 
     /// Fills a typed key's read slot with what a typed read of the key returns (once; ``apply(_:)`` keeps it

@@ -241,7 +241,7 @@ final class ValueReadCache: @unchecked Sendable {
     }
 
     /// Rewrites every cached key from a new view (the search list or a volatile domain changed).
-    func refresh(from view: [String: PropertyList]) {
+    func refresh(from view: MergedValues) {
         let table = current.load(ordering: .relaxed).takeUnretainedValue()
         guard table.used > 0 else { return }
         for index in 0...table.mask where table.hash(index) != 0 {
