@@ -185,6 +185,53 @@ struct WatcherTests {
     }
 
     @Test(
+        "The library's own replace is heard as a replacement, not as a write in place that must be read back",
+        .enabled(if: inotifyIsCompiledIn, "inotify's own behaviour: this build polls (LIVEDEFAULTS_POLLING_ONLY)")
+    )
+    func ownReplaceIsNotAWriteInPlace() async throws {
+        let directory = TemporaryDirectory()
+        let watcher = FileWatcher()
+        let path = directory.file("com.example.replaced.plist")
+        try directory.write("com.example.replaced.plist", SearchListTests.xml(["Key": "first"]))
+        let heard = Lock<[Bool]>([])
+        final class Owner: Sendable {}
+        let owner = Owner()
+        watcher.watch(path, owner: owner, logger: Logger(label: "WatcherTests")) { event in
+            heard.withLock { $0.append(event.writtenInPlace) }
+        }
+        watcher.settle()
+        // A write in place closes the file under its name: its stamp may not change, so it is read back.
+        let descriptor = open(path, O_WRONLY | O_TRUNC)
+        #expect(descriptor >= 0)
+        let bytes = Array(try SearchListTests.xml(["Key": "second"]).utf8)
+        #expect(Glibc.write(descriptor, bytes, bytes.count) == bytes.count)
+        close(descriptor)
+        #expect(await eventually { heard.withLock { $0.contains(true) } }, "the test's contrast: a write in place")
+        watcher.settle()
+        heard.withLock { $0.removeAll() }
+        // Every write of the library: a new file renamed over the name, closed before the rename (closed after
+        // it, the close was heard under the name as a write in place, and every watcher read the file back).
+        for round in 0..<20 {
+            _ = try SystemFileSystem.shared.replaceAtomically(
+                path, with: Data(try SearchListTests.xml(["Key": .integer(round)]).utf8))
+        }
+        // A file of the same directory written last: its event comes after every event of the replaces.
+        let marker = Lock(false)
+        let markerOwner = Owner()
+        watcher.watch(directory.file("marker"), owner: markerOwner, logger: Logger(label: "WatcherTests")) { _ in
+            marker.withLock { $0 = true }
+        }
+        watcher.settle()
+        try directory.write("marker", "done")
+        #expect(await eventually { marker.withLock { $0 } })
+        #expect(heard.withLock { $0.count } > 0)
+        #expect(!heard.withLock { $0 }.contains(true), "a replace heard as a write in place")
+        withExtendedLifetime(markerOwner) {}
+        withExtendedLifetime(owner) {}
+        withExtendedLifetime(watcher) {}
+    }
+
+    @Test(
         "A kernel queue overflow rescans every file",
         .enabled(if: inotifyIsCompiledIn, "inotify's own behaviour: this build polls (LIVEDEFAULTS_POLLING_ONLY)")
     )

@@ -408,12 +408,11 @@ extension DefaultsFileSystem {
         } catch {
             throw SystemError(errno: error.errno, operation: "create temporary file")
         }
+        var open = true
         var succeeded = false
         defer {
-            if !succeeded {
-                close(descriptor)
-                try? unlink(temporary)
-            }
+            if open { close(descriptor) }
+            if !succeeded { try? unlink(temporary) }
         }
         var failure: SystemError?
         data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
@@ -429,11 +428,15 @@ extension DefaultsFileSystem {
             }
         }
         let stamp = try stamp(descriptor: descriptor)
+        // Closed before the rename: closed after it, the close is reported by inotify under the domain's name as
+        // a write in place (IN_CLOSE_WRITE), and the writer's own watcher, which holds the version's stamp
+        // already, read the file back to compare its bytes.
+        open = false
+        close(descriptor)
         do throws(SystemError) { try rename(temporary, to: path) } catch {
             throw SystemError(errno: error.errno, operation: "rename")
         }
         succeeded = true
-        close(descriptor)
         // The rename itself made durable: what `synchronize()` promises across a power loss.
         if flush { flushDirectory(directory) }
         return stamp
