@@ -219,13 +219,39 @@ final class ReaderAnnouncer: Sendable {
     /// The keys each store pins by its environment, by store: each store's keys described when the announcement
     /// is written, on the announcer's queue (describing a deployment's 200 variables is off the open that finds
     /// them). Changed only under the announcer's lock.
+    ///
+    /// A list, not a dictionary keyed by the store's `ObjectIdentifier`: a process has a store or two per file,
+    /// and that dictionary's storage type, instantiated on the open that finds a deployment's variables, cost the
+    /// runtime a scan of every loaded conformance for `Hashable` (see ``Announcements/entries``).
     private final class Pins: @unchecked Sendable {
-        var byStore: [ObjectIdentifier: Pinned] = [:]
+        private(set) var byStore: [Pinned] = []
 
         /// One store's pins: their description, and the store's number for them (new pins, a new number).
         struct Pinned {
+            var store: ObjectIdentifier
             var generation: UInt64
             var keys: @Sendable () -> [String: String]
+        }
+
+        /// The generation of `store`'s pins, if it pins keys.
+        func generation(of store: ObjectIdentifier) -> UInt64? {
+            byStore.first { $0.store == store }?.generation
+        }
+
+        /// Sets `store`'s pins.
+        func set(_ pinned: Pinned) {
+            if let index = byStore.firstIndex(where: { $0.store == pinned.store }) {
+                byStore[index] = pinned
+            } else {
+                byStore.append(pinned)
+            }
+        }
+
+        /// Takes `store`'s pins away; whether it had any.
+        func remove(_ store: ObjectIdentifier) -> Bool {
+            guard let index = byStore.firstIndex(where: { $0.store == store }) else { return false }
+            byStore.remove(at: index)
+            return true
         }
 
         /// Every store's pinned keys (`stores`, taken from `byStore` under the lock, described outside it), each
@@ -285,7 +311,7 @@ final class ReaderAnnouncer: Sendable {
             let key = Self.key(file)
             guard var entry = state.entries[key] else { return (false, false) }
             entry.holders -= 1
-            let unpinned = entry.pins?.byStore.removeValue(forKey: store) != nil
+            let unpinned = entry.pins?.remove(store) ?? false
             if entry.holders > 0 {
                 state.entries[key] = entry
                 return (false, unpinned)
@@ -309,10 +335,10 @@ final class ReaderAnnouncer: Sendable {
         let isNew = state.withLock { state -> Bool in
             let key = Self.key(file)
             guard let entry = state.entries[key] else { return false }
-            guard let keys else { return entry.pins?.byStore.removeValue(forKey: store) != nil }
-            guard entry.pins?.byStore[store]?.generation != generation else { return false }
+            guard let keys else { return entry.pins?.remove(store) ?? false }
+            guard entry.pins?.generation(of: store) != generation else { return false }
             let pins = entry.pins ?? Pins()
-            pins.byStore[store] = Pins.Pinned(generation: generation, keys: keys)
+            pins.set(Pins.Pinned(store: store, generation: generation, keys: keys))
             state.entries[key]?.pins = pins
             return true
         }
@@ -410,7 +436,7 @@ final class ReaderAnnouncer: Sendable {
                 pid: CurrentProcess.id, start: CurrentProcess.startTime,
                 executable: ChangeLog.thisProcess.executable, applied: applied, since: entry.since,
                 refused: entry.refused)
-            return (announcement, entry.pins.map { $0.byStore.values.map(\.keys) } ?? [])
+            return (announcement, entry.pins.map { $0.byStore.map(\.keys) } ?? [])
         }
         guard let (unpinned, pins) = taken else { return }
         var announcement = unpinned
