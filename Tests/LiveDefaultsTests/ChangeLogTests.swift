@@ -222,6 +222,41 @@ struct ChangeLogTests {
         #expect(log.lastKeys == ChangeLog.keyDigests(of: contents))
     }
 
+    @Test(
+        "a rewrite keeps exactly the newest whole lines that fit in half the bound, a line ending at its edge too",
+        arguments: [0, 1, 2, 7])
+    func rewriteKeepsTheNewestHalf(slack: Int) throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file(".halved.plist.log")
+        let contents: [String: PropertyList] = ["Key": "new"]
+        let half = ChangeLog.bound(keys: contents.count) / 2
+        // The newest lines take half the bound less `slack` bytes, newlines included; the line before them does
+        // not fit; older lines fill the log to just under its bound.
+        var kept: [Data] = []
+        var total = 0
+        while total < half - slack {
+            let length = min(999, half - slack - total - 1)
+            kept.append(Data(repeating: UInt8(ascii: "k"), count: length))
+            total += length + 1
+        }
+        var log = Data()
+        while log.count + 5001 + total < ChangeLog.bound(keys: contents.count) - 100 {
+            log.append(Data(repeating: UInt8(ascii: "o"), count: 999) + Data("\n".utf8))
+        }
+        log.append(Data(repeating: UInt8(ascii: "b"), count: 5000) + Data("\n".utf8))
+        for line in kept { log.append(line + Data("\n".utf8)) }
+        try log.write(to: URL(fileURLWithPath: path))
+        ChangeLog.append(
+            entry([("Key", "old", "new")], version: 2), contents: contents, previous: ["Key": "old"],
+            previousVersion: 1, at: path)
+        let lines = try #require(FileManager.default.contents(atPath: path)).split(separator: UInt8(ascii: "\n"))
+            .map { Data($0) }
+        #expect(Array(lines.prefix(kept.count)) == kept, "the newest lines that fit, whole and all of them")
+        // Then this write's entry and the checkpoint, nothing else.
+        #expect(lines.count == kept.count + 2)
+        #expect(ChangeLog.read(at: path).lastVersion == 2)
+    }
+
     @Test("a program's writes are logged under the file lock: each version, its changed keys, old and new, and who")
     func programWrites() throws {
         let directory = TemporaryDirectory()

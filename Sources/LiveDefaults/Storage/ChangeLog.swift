@@ -522,7 +522,9 @@ struct ChangeLog: Sendable, Equatable {
         at path: String, adding line: Data, version: UInt64, contents: [String: PropertyList], bound: Int,
         owner: (UserID, GroupID)?, on fileSystem: any DefaultsFileSystem
     ) throws(SystemError) {
-        let old = fileSystem.readTail(atPath: path, maximumBytes: maximumReadSize) ?? Data()
+        // Only the lines that fit in half the bound are kept: the log's last `bound / 2` bytes hold them all, and
+        // one byte more shows whether the first of them starts a line (a log past the bound is not read whole).
+        let old = fileSystem.readTail(atPath: path, maximumBytes: min(maximumReadSize, bound / 2 + 1)) ?? Data()
         var kept: [Data.SubSequence] = []
         var total = 0
         for range in lineRanges(of: old).reversed() {

@@ -361,6 +361,10 @@ extension DefaultsFileSystem {
     private func openAndLock(_ path: String, waiting: Bool) throws(SystemError) -> Int32 {
         let descriptor: Int32
         do throws(SystemError) {
+            // Opened for writing although nothing is written: on NFS and SMB `flock` is emulated by a byte-range
+            // lock, and an exclusive one needs a descriptor open for writing (flock(2)). Its close is an
+            // IN_CLOSE_WRITE for every watcher of the directory; a lock opened read-only would spare them that
+            // wake-up and lose the lock on those file systems.
             descriptor = try open(path, [.readWrite, .create], permissions: 0o600)
         } catch {
             throw SystemError(errno: error.errno, operation: "open lock file")
