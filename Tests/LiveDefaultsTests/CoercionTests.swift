@@ -202,6 +202,27 @@ struct CoercionTests {
         #expect(defaults.integer(forKey: "Int") == 0)
     }
 
+    @Test("A value of any Foundation type, passed as Any, is stored as its own type says (NSNumber's Booleans too)")
+    func untypedValues() throws {
+        let cases: [(Any, PropertyList)] = [
+            (7, .integer(7)), ("s", .string("s")), (true, .bool(true)), (2.25, .real(2.25)),
+            (Substring("sub"), .string("sub")), (Float(1.5), .real(1.5)), (Int32(-3), .integer(-3)),
+            (NSNumber(value: true), .bool(true)), (NSNumber(value: 5), .integer(5)),
+            (NSNumber(value: 0.5), .real(0.5)), (NSString(string: "ns"), .string("ns")),
+            (Data([1]), .data(Data([1]))), (["a", 1] as [Any], ["a", 1]),
+        ]
+        for (value, expected) in cases {
+            #expect(try Defaults.storedValue(forFoundationValue: value) == expected, "\(type(of: value))")
+        }
+        // The same through a transaction's `set(_: Any?, forKey:)`.
+        let directory = TemporaryDirectory()
+        let defaults = try directory.store()
+        try defaults.transaction { tx in
+            for (index, (value, _)) in cases.enumerated() { tx.set(value as Any?, forKey: "Key\(index)") }
+        }
+        for (index, (_, expected)) in cases.enumerated() { #expect(defaults.value(forKey: "Key\(index)") == expected) }
+    }
+
     @Test("URLs: file URLs stored as tilde-abbreviated paths, other URLs archived, ~ expanded on read")
     func urls() throws {
         let directory = TemporaryDirectory()

@@ -546,6 +546,15 @@ public final class Defaults: Sendable {
     /// How a Foundation-typed value is stored: a `URL` or `NSURL` as ``set(_:forKey:)-(URL?,_)`` stores it (a
     /// file URL as its path, any other as a keyed archive), anything else as its property list.
     static func storedValue(forFoundationValue value: Any) throws(PropertyListError) -> PropertyList {
+        // The common exact types first, told by their type alone: for them the casts below (to `URL`, `NSURL`,
+        // then `PropertyList(foundationValue:)`'s) are dynamic casts that all fail but one, worked out by the
+        // runtime for every value of a transaction. A bridged `NSNumber` is none of these types: it takes the
+        // casts, which tell a Boolean from a number.
+        let type = type(of: value)
+        if type == Int.self, let integer = value as? Int { return .integer(integer) }
+        if type == String.self, let string = value as? String { return .string(string) }
+        if type == Bool.self, let bool = value as? Bool { return .bool(bool) }
+        if type == Double.self, let real = value as? Double { return .real(real) }
         if let url = value as? URL ?? (value as? NSURL)?.absoluteURL {
             guard let stored = Coercion.storedValue(for: url) else {
                 throw .notAPropertyListValue("the URL \(url) (it could not be archived)")
