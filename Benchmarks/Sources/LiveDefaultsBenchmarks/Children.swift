@@ -73,6 +73,17 @@ func runChild(_ arguments: [String]) -> Never {
             else { exit(3) }
             value = integer
             elapsed = now() - start
+        case "keyfiles-floor":
+            // The floor of the deployment's key files: each regular file of the directory (its `..data`
+            // version, as the layer reads a kubelet's volume) read with open/fstat/read/close, nothing parsed,
+            // no store: what reading the files costs by itself, against the goal's budget.
+            guard let keys = getenv("LIVEDEFAULTS_BENCH_KEYS").map({ String(cString: $0) }),
+                let version = realpath(keys + "/..data", nil)
+            else { exit(3) }
+            let bytes = readKeyFilesFloor(String(cString: version))
+            free(version)
+            elapsed = now() - start
+            value = (bytes ?? 0) > 0 ? Int(key.dropFirst(3)) ?? 0 : 0
         case "foundation":
             guard let store = UserDefaults(suiteName: domain + ".foundation") else { exit(3) }
             value = store.integer(forKey: key)
@@ -143,6 +154,21 @@ func runChild(_ arguments: [String]) -> Never {
 }
 
 /// The floors' read: the file's bytes (open/fstat/read), parsed by the library's reader, the key's integer.
+/// Reads every file of `directory` whose name does not start with a dot, as ``withFileBytes(_:_:)`` reads one;
+/// returns the bytes read, nil when the directory cannot be listed.
+private func readKeyFilesFloor(_ directory: String) -> Int? {
+    guard let stream = opendir(directory) else { return nil }
+    var names: [String] = []
+    while let entry = readdir(stream) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if !name.hasPrefix(".") { names.append(name) }
+    }
+    closedir(stream)
+    var total = 0
+    for name in names { total += withFileBytes(directory + "/" + name) { $0.count } ?? 0 }
+    return total
+}
+
 private func floorRead(_ path: String, _ key: String) -> Int? {
     guard let data = withFileBytes(path, { Data($0) }),
         case .dictionary(let entries)? = try? PropertyList.decode(data).value,
