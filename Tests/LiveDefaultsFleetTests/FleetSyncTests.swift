@@ -4,6 +4,8 @@
     import Testing
     import TestProcesses
 
+    @testable import LiveDefaultsFleet
+
     #if canImport(Glibc)
         import Glibc
     #endif
@@ -262,6 +264,42 @@
                 a.contents(domain) == expected && b.contents(domain) == expected
             }
             #expect(a.log.contains("conflict on \(domain) Contested"))
+        }
+
+        @Test(
+            "an agent killed before its push's answer: its value back from etcd is no conflict, the local change since is pushed"
+        )
+        func killedBeforeTheAnswer() async throws {
+            let (cluster, a, b) = try twoHostsInStep()
+            for key in ["Mine", "Theirs"] { try b.defaults("write", domain, key, "v1") }
+            await expectEventually("both keys on host A", hosts: [a, b], cluster: cluster) {
+                a.contents(domain).count == 2
+            }
+            #expect(a.stopAgent(signal: SIGKILL)?.reason == .uncaughtSignal)
+            // What A's agent left when it was killed waiting for the answer to its push of Mine = a-2: the value
+            // in etcd, in its state as in doubt. Beside it, B's change of Theirs, which A never pushed.
+            for (key, value) in ["Mine": "a-2", "Theirs": "b-2"] {
+                let bytes = try FleetLayout.encode(.string(value))
+                try cluster.etcdctl(["put", etcdKey + key, String(decoding: bytes, as: UTF8.self)])
+            }
+            do {
+                let file = try MirrorStateFile(directory: a.directory + "/.livedefaults-sync", domain: domain)
+                var state = try #require(file.load(prefix: "/livedefaults/"))
+                state.pushing(.string("a-2"), forKey: "Mine")
+                try file.save(state)
+            }
+            // A's programs went on writing while the agent was away.
+            try a.defaults("write", domain, "Mine", "a-3")
+            try a.defaults("write", domain, "Theirs", "a-3")
+
+            try a.startAgent([domain], etcd: cluster.endpoints)
+            let expected: [String: PropertyList] = ["Mine": .string("a-3"), "Theirs": .string("b-2")]
+            await expectEventually("A's later change pushed, B's change taken", hosts: [a, b], cluster: cluster) {
+                a.contents(domain) == expected && b.contents(domain) == expected
+            }
+            #expect(a.log.contains("\(domain) Mine: etcd's value is this host's own push"))
+            #expect(!a.log.contains("conflict on \(domain) Mine"))
+            #expect(a.log.contains("conflict on \(domain) Theirs"))
         }
 
         @Test("a corrupt local file is not taken for deletions: the fleet keeps its keys and the file is restored")

@@ -70,10 +70,20 @@
                 case (true, _):
                     guard let etcd else {
                         // Deleted in etcd (takeFromEtcd logs a conflict when the key changed here too).
-                        takeFromEtcd(key: key, value: nil, revision: revision, into: &writes)
+                        takeFromEtcd(key: key, value: nil, revision: revision, into: &writes, toPush: &toPush)
                         continue
                     }
+                    let ownPush = state.isOwnPush(etcd.value, forKey: key)
+                    state.settlePushes(forKey: key)
                     guard let value = etcd.value else { continue }  // unreadable in etcd: logged, left alone
+                    if ownPush {
+                        // Pushed by this agent before it stopped, the answer never read: a local change since is
+                        // pushed on top of it.
+                        logger.info("\(domain) \(key): etcd's value is this host's own push, whose answer was lost")
+                        state.keys[key] = MirrorState.Entry(revision: etcd.revision, value: value)
+                        if local[key] != value { toPush.insert(key) }
+                        continue
+                    }
                     if localChanged, !firstSync, local[key] != value {
                         logConflict(
                             "conflict on \(domain) \(key): changed here while offline and in etcd; etcd wins", key: key)

@@ -215,7 +215,7 @@
                         logger.info("connected to etcd again at \(client.endpointName(watchEndpoint)) for \(domain)")
                         failures = 0
                     }
-                    applyWatched(batch.eventsInOrder, progress: batch.progressRevision)
+                    dirty.formUnion(applyWatched(batch.eventsInOrder, progress: batch.progressRevision))
                 }
                 if batch.watchGeneration == generation, !batch.targetEvents.isEmpty || batch.targetProgress != nil {
                     do throws(FleetError) {
@@ -462,8 +462,12 @@
         /// Takes the watched events into the agreement and the domain's file: every value of the batch (all the
         /// events of each etcd revision it holds: another host's transaction) in one local transaction, one
         /// version of the file, so that programs on this host never see part of a change.
-        private func applyWatched(_ events: [EtcdEvent], progress: Int64?) {
+        ///
+        /// - Returns: The keys to push: those whose event was this host's own push in doubt and whose local value
+        ///   changed again since.
+        func applyWatched(_ events: [EtcdEvent], progress: Int64?) -> Set<String> {
             var writes = LocalWrites()
+            var toPush = Set<String>()
             for event in events {
                 guard let kv = event.kv, let etcdKey = kv.key, let revision = kv.mod_revision?.value else { continue }
                 state.revision = max(state.revision, revision)
@@ -474,10 +478,13 @@
                 }
                 if let known = state.keys[key], known.revision >= revision { continue }  // our own push, echoed
                 if event.type == "DELETE" {
-                    takeFromEtcd(key: key, value: nil, revision: revision, into: &writes)
+                    takeFromEtcd(key: key, value: nil, revision: revision, into: &writes, toPush: &toPush)
                 } else {
-                    guard let value = decodeValue(kv.value, key: key, revision: revision) else { continue }
-                    takeFromEtcd(key: key, value: value, revision: revision, into: &writes)
+                    guard let value = decodeValue(kv.value, key: key, revision: revision) else {
+                        state.settlePushes(forKey: key)
+                        continue
+                    }
+                    takeFromEtcd(key: key, value: value, revision: revision, into: &writes, toPush: &toPush)
                 }
             }
             writeLocal(writes)
@@ -485,6 +492,7 @@
                 // A progress notification: nothing up to this revision concerns the domain.
                 state.revision = max(state.revision, progress)
             }
+            return toPush
         }
 
         func decodeValue(_ bytes: Data?, key: String, revision: Int64) -> PropertyList? {
@@ -516,13 +524,30 @@
         ///
         /// A value the local schema refuses is not taken: the local value stays and becomes the agreement at that
         /// revision (so it is not pushed back over etcd's either); the next valid value from etcd is taken.
-        func takeFromEtcd(key: String, value: PropertyList?, revision: Int64, into writes: inout LocalWrites) {
+        ///
+        /// A value this host pushed without learning the outcome (``MirrorState/inDoubt``) is its own change come
+        /// back: it becomes the agreement, and a local value changed since it is not replaced but added to
+        /// `toPush`, as a local change made on top of it.
+        func takeFromEtcd(
+            key: String, value: PropertyList?, revision: Int64, into writes: inout LocalWrites,
+            toPush: inout Set<String>
+        ) {
+            let ownPush = state.isOwnPush(value, forKey: key)
+            state.settlePushes(forKey: key)
             if isTargeted(key) {
                 // This host holds its own value: etcd's becomes the agreement, taken when the target goes.
                 state.keys[key] = MirrorState.Entry(revision: revision, value: value)
                 return
             }
             let local = writes.value(of: key) ?? localValue(key)
+            if ownPush {
+                logger.info(
+                    "\(domain) \(key): etcd's revision \(revision) is this host's own push, whose answer was lost")
+                state.keys[key] = MirrorState.Entry(revision: revision, value: value)
+                conflictsAwaitingValue.remove(key)
+                if local != value { toPush.insert(key) }
+                return
+            }
             if let violation = schemaRefusal(key: key, value: value) {
                 logError(
                     "etcd's value of \(domain) \(key) (revision \(revision)) is refused by the local schema, so the local value stays: \(violation)"
@@ -671,12 +696,27 @@
                 encoded.append((key, value))
             }
             guard !operations.isEmpty else { return true }
+            // In the file before the request goes out: an agent killed while it waits knows, once restarted, the
+            // values etcd may have taken from it.
+            for (key, value) in encoded { state.pushing(value, forKey: key) }
+            saveState()
             let answer = try await client.txn(EtcdTxnRequest(compare: compares, success: operations, failure: []))
-            guard answer.succeeded == true else {
+            let applied = answer.succeeded == true
+            for (key, value) in encoded { state.answered(value, forKey: key, applied: applied) }
+            guard applied else {
                 if items.count == 1 {
-                    logConflict(
-                        "conflict on \(domain) \(items[0].key): etcd changed it since the last agreement; etcd's value wins",
-                        key: items[0].key, seenByPush: true)
+                    let key = items[0].key
+                    if state.inDoubt[key] != nil {
+                        // The change may be an earlier push of this host whose answer was lost: the watch brings
+                        // it, and tells.
+                        logger.info(
+                            "\(domain) \(key): etcd changed it since the last agreement, perhaps with this host's earlier push; waiting for etcd's value"
+                        )
+                    } else {
+                        logConflict(
+                            "conflict on \(domain) \(key): etcd changed it since the last agreement; etcd's value wins",
+                            key: key, seenByPush: true)
+                    }
                 }
                 return false
             }

@@ -46,8 +46,39 @@
         /// before the value reaches the domain's file, so that a restarted agent never takes a target's value
         /// for a local change to push.
         var targets: [String: PropertyList] = [:]
+        /// Values (nil: a deletion) this host pushed without learning whether etcd applied them: the request
+        /// failed after it was sent (a lost answer, a member killed or quorum lost mid-request, the agent
+        /// killed while it waited), and etcd may apply such a transaction all the same. Recorded before the
+        /// request goes out and kept in the file, so that when one of them comes back — through the watch, or
+        /// at a restarted agent's reconciliation — it is known as this host's own change whose answer was lost,
+        /// not another host's: a local change made after it is pushed instead of losing to it as a conflict.
+        var inDoubt: [String: [PropertyList?]] = [:]
 
         static let formatVersion = 1
+
+        /// Records a value about to be pushed for a key (before its request is sent).
+        mutating func pushing(_ value: PropertyList?, forKey key: String) {
+            if inDoubt[key]?.contains(value) != true { inDoubt[key, default: []].append(value) }
+        }
+
+        /// Whether etcd's value of a key (nil: deleted) is one this host pushed and never learnt the fate of.
+        func isOwnPush(_ value: PropertyList?, forKey key: String) -> Bool {
+            inDoubt[key]?.contains(value) ?? false
+        }
+
+        /// Forgets a key's pushes in doubt once etcd changed the key: each of them held only while the key kept
+        /// the revision it was pushed against, so one is that change or none can ever apply.
+        mutating func settlePushes(forKey key: String) {
+            inDoubt[key] = nil
+        }
+
+        /// Forgets a value pushed for a key whose answer came: `applied` (the transaction held, so the pushes
+        /// before it can no longer apply) forgets all of the key's; a refusal only that value.
+        mutating func answered(_ value: PropertyList?, forKey key: String, applied: Bool) {
+            guard !applied else { return settlePushes(forKey: key) }
+            inDoubt[key]?.removeAll { $0 == value }
+            if inDoubt[key]?.isEmpty == true { inDoubt[key] = nil }
+        }
 
         init(prefix: String) {
             self.prefix = prefix
@@ -68,6 +99,11 @@
             ]
             if let clusterID { root["Cluster"] = .string(String(clusterID)) }
             if !targets.isEmpty { root["Targets"] = .dictionary(targets) }
+            if !inDoubt.isEmpty {
+                // Each value as a dictionary, so that a deletion (no "Value") has a place in the list.
+                root["InDoubt"] = .dictionary(
+                    inDoubt.mapValues { values in .array(values.map { .dictionary($0.map { ["Value": $0] } ?? [:]) }) })
+            }
             return try PropertyList.dictionary(root).encoded(as: .binary)
         }
 
@@ -83,6 +119,17 @@
             state.revision = Int64(revision)
             if case .string(let text)? = root["Cluster"] { state.clusterID = UInt64(text) }
             if case .dictionary(let targets)? = root["Targets"] { state.targets = targets }
+            if case .dictionary(let inDoubt)? = root["InDoubt"] {
+                for (key, item) in inDoubt {
+                    guard case .array(let values) = item else { return nil }
+                    var pushed: [PropertyList?] = []
+                    for value in values {
+                        guard case .dictionary(let fields) = value else { return nil }
+                        pushed.append(fields["Value"])
+                    }
+                    state.inDoubt[key] = pushed
+                }
+            }
             for (key, item) in entries {
                 guard case .dictionary(let fields) = item, case .integer(let revision)? = fields["Revision"],
                     revision > 0
