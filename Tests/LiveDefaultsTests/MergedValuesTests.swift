@@ -52,6 +52,20 @@ import Testing
         #expect(Defaults.merge([]).isEmpty)
     }
 
+    @Test func theDeltasBetweenTwoViewsAreThoseOfTheirOneDictionaries() {
+        let large = Dictionary(uniqueKeysWithValues: (0..<50).map { ("Key\($0)", PropertyList.integer($0)) })
+        var changed = large
+        changed["Key3"] = "three"
+        changed["Key4"] = nil
+        let before = MergedValues(base: large, overlay: ["Key1": "argument", "Only": 1, "Gone": 2])
+        let after = MergedValues(base: changed, overlay: ["Key1": "argument", "Only": 5, "New": 3])
+        func sorted(_ deltas: [KeyDelta]) -> [KeyDelta] { deltas.sorted { $0.key < $1.key } }
+        let expected = KeyDelta.between(before.dictionary, after.dictionary)
+        #expect(sorted(KeyDelta.between(before, after)) == sorted(expected))
+        #expect(Set(expected.map(\.key)) == ["Key3", "Key4", "Only", "Gone", "New"])
+        #expect(KeyDelta.between(after, after).isEmpty)
+    }
+
     @Test func theMissingKeyFilterHoldsTheKeysOfBothParts() {
         let filter = MissingKeyFilter()
         let base = Dictionary(uniqueKeysWithValues: (0..<500).map { ("Key\($0)", PropertyList.integer($0)) })

@@ -9,18 +9,23 @@ import Testing
 /// "absent" for a key that is there.
 @Suite("Reads of missing keys without the lock")
 struct MissingKeyFilterTests {
+    /// A view holding `keys` (the filter is given views' keys).
+    static func view(_ keys: [String]) -> MergedValues {
+        MergedValues(Dictionary(uniqueKeysWithValues: keys.map { ($0, PropertyList.integer(0)) }))
+    }
+
     @Test("The filter holds every key it was given, across growth, and rejects most others")
     func filter() {
         let filter = MissingKeyFilter()
         #expect(filter.mayContain("anything"), "no table yet: everything may be present")
-        filter.insert(all: (0..<10).map { "Key\($0)" })
+        filter.insert(all: Self.view((0..<10).map { "Key\($0)" }))
         for index in 0..<10 { #expect(filter.mayContain("Key\(index)")) }
         let strangers = (0..<1_000).filter { filter.mayContain("Other\($0)") }.count
         #expect(strangers < 50, "a 1,024-bit table with 10 keys lets few strangers through (\(strangers))")
         // One by one past the table's size, then grown to hold them: nothing inserted is ever lost.
         let many = (0..<20_000).map { "Many\($0)" }
         for key in many { filter.insert(key) }
-        filter.grow(toHold: many + (0..<10).map { "Key\($0)" })
+        filter.grow(toHold: Self.view(many + (0..<10).map { "Key\($0)" }))
         #expect(many.allSatisfy(filter.mayContain))
         #expect((0..<10).allSatisfy { filter.mayContain("Key\($0)") })
         let after = (0..<1_000).filter { filter.mayContain("Other\($0)") }.count

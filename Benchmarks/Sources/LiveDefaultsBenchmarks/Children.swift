@@ -153,7 +153,6 @@ func runChild(_ arguments: [String]) -> Never {
     }
 }
 
-/// The floors' read: the file's bytes (open/fstat/read), parsed by the library's reader, the key's integer.
 /// Reads every file of `directory` whose name does not start with a dot, as ``withFileBytes(_:_:)`` reads one;
 /// returns the bytes read, nil when the directory cannot be listed.
 private func readKeyFilesFloor(_ directory: String) -> Int? {
@@ -169,6 +168,7 @@ private func readKeyFilesFloor(_ directory: String) -> Int? {
     return total
 }
 
+/// The floors' read: the file's bytes (open/fstat/read), parsed by the library's reader, the key's integer.
 private func floorRead(_ path: String, _ key: String) -> Int? {
     guard let data = withFileBytes(path, { Data($0) }),
         case .dictionary(let entries)? = try? PropertyList.decode(data).value,

@@ -213,7 +213,7 @@ for count in [10, 10_000] where wanted("writes") {
         }
         // The goal is the 10-key domain's: a large domain's write is dominated by encoding it, which the floor
         // (the bytes written, nothing made) does not do. Its two sides are measured in turns, round after round:
-        // this disk's flushes drift between two rows measured a minute apart by more than the goal's margin.
+        // a disk's flushes drift between rows measured at different times by more than the goal's margin.
         if count == 10 {
             let (write, floor) = harness.measureInterleaved(
                 iterations: flushes / 2, rounds: smoke ? 3 : 21,

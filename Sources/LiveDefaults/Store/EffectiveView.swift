@@ -154,7 +154,7 @@ struct EffectiveView {
             // Nobody to tell (always so when the store opens): no need to compare the two views.
             applied.changed = true
             guard subscribers.count > 0 else { return applied }
-            let deltas = KeyDelta.between(before.dictionary, view.dictionary)
+            let deltas = KeyDelta.between(before, view)
             applied.changed = !deltas.isEmpty
             for delta in deltas {
                 let change = KeyChange(

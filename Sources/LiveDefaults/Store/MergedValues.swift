@@ -77,3 +77,19 @@ struct MergedValues: ExpressibleByDictionaryLiteral {
         overlay = [:]
     }
 }
+
+extension KeyDelta {
+    /// The keys whose values differ between two views, looked up part by part: neither view is made one
+    /// dictionary (a rebuild that streams follow would otherwise copy a large domain twice to compare it).
+    static func between(_ old: MergedValues, _ new: MergedValues) -> [KeyDelta] {
+        var deltas: [KeyDelta] = []
+        new.forEachKey { key in
+            let value = new[key]
+            if old[key] != value { deltas.append(KeyDelta(key: key, old: old[key], new: value)) }
+        }
+        old.forEachKey { key in
+            if new[key] == nil { deltas.append(KeyDelta(key: key, old: old[key], new: nil)) }
+        }
+        return deltas
+    }
+}

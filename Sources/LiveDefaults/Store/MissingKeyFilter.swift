@@ -67,36 +67,16 @@ final class MissingKeyFilter: @unchecked Sendable {
     /// Replaces the table by a larger one holding every key when the view has outgrown it (keys added one by
     /// one, as a domain replaced by a much larger one arrives). Only under the owning store's lock.
     func grow(toHold view: MergedValues) {
-        grow(count: view.count, view.forEachKey)
-    }
-
-    /// ``grow(toHold:)`` for a plain collection of keys.
-    func grow<Keys: Collection<String>>(toHold keys: Keys) {
-        grow(count: keys.count) { body in for key in keys { body(key) } }
+        guard let table = current.load(ordering: .acquiring), Self.size(for: view.count) > Self.size(of: table) else {
+            return
+        }
+        insert(all: view)
     }
 
     /// Adds every key of a new merged view, first replacing the table by a larger one when the view has
-    /// outgrown it. Only under the owning store's lock.
+    /// outgrown it; a new table is published only once it holds them all. Only under the owning store's lock.
     func insert(all view: MergedValues) {
-        insert(count: view.count, view.forEachKey)
-    }
-
-    /// ``insert(all:)`` for a plain collection of keys.
-    func insert<Keys: Collection<String>>(all keys: Keys) {
-        insert(count: keys.count) { body in for key in keys { body(key) } }
-    }
-
-    private func grow(count: Int, _ forEachKey: ((String) -> Void) -> Void) {
-        guard let table = current.load(ordering: .acquiring), Self.size(for: count) > Self.size(of: table) else {
-            return
-        }
-        insert(count: count, forEachKey)
-    }
-
-    /// Every key given by `forEachKey` (`count` of them) added, in a larger table published only once it holds
-    /// them all, when the current one is too small for them.
-    private func insert(count: Int, _ forEachKey: ((String) -> Void) -> Void) {
-        let wanted = Self.size(for: count)
+        let wanted = Self.size(for: view.count)
         let existing = current.load(ordering: .acquiring)
         let table: Table
         if let existing, Self.size(of: existing) >= wanted {
@@ -108,7 +88,7 @@ final class MissingKeyFilter: @unchecked Sendable {
             (table + 1).initialize(to: Atomic(existing.map { UInt64(UInt(bitPattern: $0)) } ?? 0))
             for index in Self.header..<(words + Self.header) { (table + index).initialize(to: Atomic(0)) }
         }
-        forEachKey { Self.add($0, to: table) }
+        view.forEachKey { Self.add($0, to: table) }
         if table != existing { current.store(table, ordering: .releasing) }
     }
 
