@@ -135,11 +135,14 @@
             }
             let files = Dictionary(uniqueKeysWithValues: hosts.map { ($0.name, Self.strings($0.contents(domain))) })
             let verdict = SoakChecker.check(operations: operations, history: revisions, etcd: etcdValues, files: files)
+            // Pushes whose answer was lost and which etcd applied all the same, known as the host's own when they
+            // came back (Docs/Fleet.md, "A lost answer is no conflict").
+            let ownPushes = hosts.reduce(0) { $0 + $1.log.components(separatedBy: "is this host's own push").count - 1 }
 
             print(
                 """
                 soak: \(operations.count) acknowledged operations by 3 writers on \(keys) keys in \(Int(seconds)) s \
-                (\(history.changes.count) etcd revisions); faults: \(agents.paused) agent pauses, \
+                (\(history.changes.count) etcd revisions, \(ownPushes) pushes that lost their answer came back); faults: \(agents.paused) agent pauses, \
                 \(agents.killedAgents) agent kills, \(members.killedMembers) member kills, \
                 \(members.quorumLosses) quorum losses; converged: \(converged) in \
                 \(String(format: "%.2f", convergence)) s; writes: \(verdict.reachedEtcd) reached etcd, \
