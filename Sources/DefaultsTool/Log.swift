@@ -13,7 +13,7 @@ struct Log: ParsableCommand {
             library or this command (local: executable, pid, uid), or the fleet agent (fleet: its etcd \
             revision). A version nobody recorded — an editor, another tool — is recorded as external by the \
             first LiveDefaults process that reads it, with the keys that changed. The log lives beside the \
-            domain's file and keeps its newest 256 KiB or so (Docs/OnDisk.md). A version a reading program's \
+            domain's file and keeps its newest 128 to 512 KiB (Docs/OnDisk.md). A version a reading program's \
             validator refused is followed by who refused it and why. Keys the published schema marks \
             secret print as <secret> unless --show-secrets is given.
             """)

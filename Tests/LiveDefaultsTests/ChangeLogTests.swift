@@ -223,19 +223,21 @@ struct ChangeLogTests {
     }
 
     @Test(
-        "a rewrite keeps exactly the newest whole lines that fit in half the bound, a line ending at its edge too",
+        "a rewrite keeps exactly the newest whole lines that fit in a quarter of the bound, a line ending at its edge too",
         arguments: [0, 1, 2, 7])
-    func rewriteKeepsTheNewestHalf(slack: Int) throws {
+    func rewriteKeepsTheNewestQuarter(slack: Int) throws {
         let directory = TemporaryDirectory()
-        let path = directory.file(".halved.plist.log")
+        let path = directory.file(".quartered.plist.log")
         let contents: [String: PropertyList] = ["Key": "new"]
-        let half = ChangeLog.bound(keys: contents.count) / 2
-        // The newest lines take half the bound less `slack` bytes, newlines included; the line before them does
+        let bound = ChangeLog.bound(keys: contents.count)
+        let keep = ChangeLog.keptSize(bound: bound)
+        #expect(keep == bound / 4 && keep >= 128 << 10, "at least 128 KiB of history stays")
+        // The newest lines take the kept size less `slack` bytes, newlines included; the line before them does
         // not fit; older lines fill the log to just under its bound.
         var kept: [Data] = []
         var total = 0
-        while total < half - slack {
-            let length = min(999, half - slack - total - 1)
+        while total < keep - slack {
+            let length = min(999, keep - slack - total - 1)
             kept.append(Data(repeating: UInt8(ascii: "k"), count: length))
             total += length + 1
         }

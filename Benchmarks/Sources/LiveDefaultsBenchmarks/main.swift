@@ -338,6 +338,37 @@ if wanted("transactions") {
                 },
                 foundation: .notApplicable, dconf: .notApplicable,
                 note: "readers may see some keys before the others"))
+        if keys == 100 {
+            // What the change log adds to a transaction of many keys (each key's old and new value in its entry),
+            // in alternating rounds, as for the one-key write above; the rounds without it write a domain of
+            // their own of the same size (writes that skip the log leave versions it never recorded).
+            let unlogged = populatedStores(11, variant: ".unlogged").0
+            _ = try? unlogged.transaction { tx in
+                for name in names { tx.set(0, forKey: name) }
+            }
+            let (logged, unloggedTiming) = harness.measureInterleaved(
+                iterations: flushes / 2, rounds: rounds,
+                {
+                    Defaults.changeLogEnabled = true
+                    return commit()
+                },
+                {
+                    Defaults.changeLogEnabled = false
+                    value += 1
+                    _ = try? unlogged.transaction { tx in
+                        for name in names { tx.set(value, forKey: name) }
+                    }
+                    return value
+                })
+            Defaults.changeLogEnabled = true
+            for (timing, variant) in [(logged, "change log on"), (unloggedTiming, "change log off")] {
+                rows.append(
+                    Row(
+                        name: "transaction of 100 keys, \(variant)", live: timing, foundation: .notApplicable,
+                        dconf: .notApplicable,
+                        note: "rounds alternating on/off, two domains of this size (Defaults.changeLogEnabled)"))
+            }
+        }
         // The same bytes as the transaction wrote, replaced as every write replaces them.
         if let bytes = FileManager.default.contents(atPath: "\(directory)/com.example.bench.n11.plist") {
             let floorPath = "\(directory)/transaction-floor-\(keys)"

@@ -26,9 +26,10 @@ import Synchronization
 /// never a value), and a log that cannot be read or written never stops a write — its unreadable lines are
 /// skipped and a write that cannot append says nothing.
 struct ChangeLog: Sendable, Equatable {
-    /// The size beyond which the oldest entries are dropped (the log is rewritten with its newest half), for a
-    /// domain of up to about 1,300 keys; a larger domain's bound is four of its checkpoints (``bound(keys:)``).
-    static let maximumSize = 256 << 10
+    /// The size beyond which the oldest entries are dropped (the log is rewritten with its newest quarter,
+    /// ``keptSize(bound:)``), for a domain of up to about 1,300 keys; a larger domain's bound is eight of its
+    /// checkpoints (``bound(keys:)``).
+    static let maximumSize = 512 << 10
     /// The most a reader takes of a log (its end): a log grown past any bound by a hostile writer costs no more.
     static let maximumReadSize = 16 << 20
     /// Values whose binary encoding is larger are logged as their digest, type and size, not whole.
@@ -433,18 +434,19 @@ struct ChangeLog: Sendable, Equatable {
         "\(PathComponents.directory(of: path))/.\(PathComponents.name(of: path)).log"
     }
 
-    /// The size past which the log of a domain of `keys` keys is rewritten: ``maximumSize``, or four
-    /// checkpoints of the domain when that is more (a checkpoint line takes about 48 bytes a key; a bound
-    /// smaller than two of them would rewrite the log at every write).
+    /// The size past which the log of a domain of `keys` keys is rewritten: ``maximumSize``, or eight
+    /// checkpoints of the domain when that is more (a checkpoint line takes about 48 bytes a key; a rewrite
+    /// keeps a quarter of the bound and adds a checkpoint, and a bound that those two filled would rewrite the
+    /// log at every write).
     static func bound(keys: Int) -> Int {
-        let checkpoints = keys.multipliedReportingOverflow(by: 4 * 48)
+        let checkpoints = keys.multipliedReportingOverflow(by: 8 * 48)
         return min(maximumReadSize / 2, max(maximumSize, checkpoints.overflow ? Int.max : checkpoints.partialValue))
     }
 
     /// Appends `entry`, the version whose contents are `contents`, written over `previous` (the version whose
     /// digest is `previousVersion`; 0 when there was no file). Call it with the domain's file lock held, so that
     /// entries are in the order of the versions. A log that does not exist yet starts with a checkpoint of
-    /// `previous`; a log past its ``bound(keys:)`` is rewritten with its newer half of entries and a checkpoint
+    /// `previous`; a log past its ``bound(keys:)`` is rewritten with its newest entries (``keptSize(bound:)``) and a checkpoint
     /// of `contents`. Failures are returned for the caller to ignore or report: the write they describe has
     /// happened.
     ///
@@ -516,19 +518,30 @@ struct ChangeLog: Sendable, Equatable {
         checkpointLine(version: version, keys: keyDigests(of: previous))
     }
 
-    /// Rewrites the log with the newer entries that fit in half of `bound`, `line`, and a checkpoint of
+    /// What a rewrite keeps of a log whose bound is `bound`: its newest lines that fit in a quarter of it.
+    ///
+    /// A quarter of a larger bound rather than half of a smaller one: the log keeps at least as much history,
+    /// and a rewrite copies what it keeps, so each byte appended pays for a third of a byte copied instead of a
+    /// whole one. That copy (read, written, renamed) is what a write of many keys, whose entries are long,
+    /// paid most for beside the entry itself.
+    static func keptSize(bound: Int) -> Int {
+        bound / 4
+    }
+
+    /// Rewrites the log with the newer entries that fit in ``keptSize(bound:)``, `line`, and a checkpoint of
     /// `contents` (the version `line` recorded, `version`), replacing the file at once.
     private static func rewrite(
         at path: String, adding line: Data, version: UInt64, contents: [String: PropertyList], bound: Int,
         owner: (UserID, GroupID)?, on fileSystem: any DefaultsFileSystem
     ) throws(SystemError) {
-        // Only the lines that fit in half the bound are kept: the log's last `bound / 2` bytes hold them all, and
+        // Only the lines that fit in the kept size are kept: the log's last that many bytes hold them all, and
         // one byte more shows whether the first of them starts a line (a log past the bound is not read whole).
-        let old = fileSystem.readTail(atPath: path, maximumBytes: min(maximumReadSize, bound / 2 + 1)) ?? Data()
+        let keep = keptSize(bound: bound)
+        let old = fileSystem.readTail(atPath: path, maximumBytes: min(maximumReadSize, keep + 1)) ?? Data()
         var kept: [Data.SubSequence] = []
         var total = 0
         for range in lineRanges(of: old).reversed() {
-            guard total + range.count + 1 <= bound / 2 else { break }
+            guard total + range.count + 1 <= keep else { break }
             kept.append(old[range])
             total += range.count + 1
         }
