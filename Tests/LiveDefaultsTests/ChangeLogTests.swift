@@ -1,4 +1,6 @@
 import Foundation
+import LiveDefaultsTesting
+import Logging
 import Testing
 
 @testable import LiveDefaults
@@ -257,6 +259,35 @@ struct ChangeLogTests {
         // Then this write's entry and the checkpoint, nothing else.
         #expect(lines.count == kept.count + 2)
         #expect(ChangeLog.read(at: path).lastVersion == 2)
+    }
+
+    @Test("a write opens its change log once, for its intent and its entry, and asks its size of the descriptor")
+    func oneOpenOfTheLogAWrite() throws {
+        let memory = InMemoryFileSystem()
+        let faulty = FaultInjectingFileSystem(wrapping: memory)
+        var configuration = Defaults.Configuration.rooted(at: "/home", applicationDomain: "com.example.appends")
+        configuration.fileSystem = faulty
+        configuration.clock = ManualDefaultsClock()
+        configuration.logger = Logger(label: "appends") { _ in SwiftLogNoOpLogHandler() }
+        let defaults = try Defaults(configuration: configuration)
+        let logPath = "/home/.com.example.appends.plist.log"
+        // The first write looks at the log's end first (the version it replaces may need recording); the next
+        // ones know the log holds the version they replace.
+        for value in ["first", "second", "third"] {
+            faulty.resetCount()
+            defaults.set(value, forKey: "Key")
+            #expect(defaults.synchronize())
+            #expect(memory.openDescriptorCount == 0, "the log is closed after the write")
+            guard value != "first" else { continue }
+            let logCalls = faulty.calls.filter { $0.hasSuffix(" " + logPath) }
+            #expect(logCalls == ["open " + logPath], "\(faulty.calls)")
+        }
+        // The first write started the log (a checkpoint of the version before it); each landed with its entry.
+        let log = ChangeLog.read(at: logPath, on: memory)
+        #expect(
+            log.entries.map { $0.changes.map(\.new) }
+                == ["first", "second", "third"].map { [ChangeLog.LoggedValue(.string($0))] })
+        #expect(log.intents.isEmpty, "every intent was followed by its entry")
     }
 
     @Test("a program's writes are logged under the file lock: each version, its changed keys, old and new, and who")

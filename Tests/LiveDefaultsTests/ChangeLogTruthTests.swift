@@ -120,7 +120,7 @@ struct ChangeLogTruthTests {
         let never = ChangeLog.Entry(
             time: Date(), origin: .local, writer: stopped, version: 0xDEAD,
             changes: [ChangeLog.Change(key: "A", old: ChangeLog.LoggedValue(1), new: ChangeLog.LoggedValue(42))])
-        #expect(ChangeLog.appendIntent(never, previous: ["A": 1], previousVersion: 0, at: logPath).error == nil)
+        #expect(ChangeLog.appendIntent(never, previous: ["A": 1], previousVersion: 0, at: logPath) == nil)
         // A reader of the domain finds nothing to record; the next writer logs its own change only.
         let reader = DomainFile(path: path)
         reader.loadIfNeeded()
@@ -140,7 +140,7 @@ struct ChangeLogTruthTests {
         let landed = ChangeLog.Entry(
             time: Date(), origin: .local, writer: stopped, version: version,
             changes: [ChangeLog.Change(key: "A", old: ChangeLog.LoggedValue(1), new: ChangeLog.LoggedValue(2))])
-        #expect(ChangeLog.appendIntent(landed, previous: ["A": 1], previousVersion: 0, at: logPath).error == nil)
+        #expect(ChangeLog.appendIntent(landed, previous: ["A": 1], previousVersion: 0, at: logPath) == nil)
         _ = try SystemFileSystem.shared.replaceAtomically(path, with: data)
         // The next process that reads it records it, as the stopped writer's.
         let reader = DomainFile(path: path)

@@ -445,26 +445,26 @@ struct ChangeLog: Sendable, Equatable {
 
     /// Appends `entry`, the version whose contents are `contents`, written over `previous` (the version whose
     /// digest is `previousVersion`; 0 when there was no file). Call it with the domain's file lock held, so that
-    /// entries are in the order of the versions. A log that does not exist yet starts with a checkpoint of
-    /// `previous`; a log past its ``bound(keys:)`` is rewritten with its newest entries (``keptSize(bound:)``) and a checkpoint
+    /// entries are in the order of the versions. A log that does not exist yet (or is empty) starts with a
+    /// checkpoint of `previous`; a log past its ``bound(keys:)`` is rewritten with its newest entries (``keptSize(bound:)``) and a checkpoint
     /// of `contents`. Failures are returned for the caller to ignore or report: the write they describe has
     /// happened.
     ///
-    /// - Parameter knownSize: the log's size, when the caller knows it (it appended the intent just before,
-    ///   under the same lock): one `stat` a write rather than two.
+    /// - Parameter opened: the log, when the caller has it open (it appended the write's intent through it,
+    ///   under the same lock): one `open` and one `close` a write rather than two.
     @discardableResult
     static func append(
         _ entry: Entry, contents: [String: PropertyList], previous: [String: PropertyList], previousVersion: UInt64,
-        at path: String, owner: (UserID, GroupID)? = nil, knownSize: Int? = nil,
+        at path: String, owner: (UserID, GroupID)? = nil, through opened: AppendingFile? = nil,
         on fileSystem: any DefaultsFileSystem = SystemFileSystem.shared
     ) -> SystemError? {
         let line = line(entry)
         do throws(SystemError) {
-            let found: Int?
-            if let knownSize { found = knownSize } else { found = try fileSystem.size(atPath: path) }
-            guard let size = found else {
-                try fileSystem.append(
-                    startLine(previous: previous, version: previousVersion) + line, toPath: path, owner: owner)
+            let file: AppendingFile
+            if let opened { file = opened } else { file = try AppendingFile(path: path, owner: owner, on: fileSystem) }
+            let size = try file.size()
+            guard size > 0 else {
+                try file.append(startLine(previous: previous, version: previousVersion) + line)
                 return nil
             }
             let bound = bound(keys: contents.count)
@@ -474,42 +474,43 @@ struct ChangeLog: Sendable, Equatable {
                     on: fileSystem)
                 return nil
             }
-            try fileSystem.append(line, toPath: path, owner: owner)
+            try file.append(line)
             return nil
         } catch {
             return error
         }
     }
 
-    /// Appends the intent of the version `entry` records (``intentLine(_:)``), before the writer renames it into
-    /// place, with the domain's file lock held; a log that does not exist yet starts with a checkpoint of
-    /// `previous` (whose digest is `previousVersion`), as ``append(_:contents:previous:previousVersion:at:owner:)``
-    /// would start it. Failures are returned for the caller to ignore: the intent only names a writer.
+    /// Appends the intent of the version `entry` records (``intentLine(_:)``) to the open log `file`, before the
+    /// writer renames the version into place, with the domain's file lock held; a log that is new (or empty)
+    /// starts with a checkpoint of `previous` (whose digest is `previousVersion`), as
+    /// ``append(_:contents:previous:previousVersion:at:owner:through:on:)`` would start it. Failures are returned
+    /// for the caller to ignore: the intent only names a writer.
+    @discardableResult
+    static func appendIntent(
+        _ entry: Entry, previous: [String: PropertyList], previousVersion: UInt64, to file: AppendingFile
+    ) -> SystemError? {
+        let line = intentLine(entry)
+        do throws(SystemError) {
+            let isNew = try file.size() == 0
+            try file.append(isNew ? startLine(previous: previous, version: previousVersion) + line : line)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// ``appendIntent(_:previous:previousVersion:to:)`` to the log at `path`, opened for it.
     @discardableResult
     static func appendIntent(
         _ entry: Entry, previous: [String: PropertyList], previousVersion: UInt64, at path: String,
         owner: (UserID, GroupID)? = nil, on fileSystem: any DefaultsFileSystem = SystemFileSystem.shared
-    ) -> IntentAppend {
-        let line = intentLine(entry)
+    ) -> SystemError? {
         do throws(SystemError) {
-            let size = try fileSystem.size(atPath: path)
-            let data = size == nil ? startLine(previous: previous, version: previousVersion) + line : line
-            try fileSystem.append(data, toPath: path, owner: owner)
-            return .appended(sizeAfter: (size ?? 0) + data.count)
+            let file = try AppendingFile(path: path, owner: owner, on: fileSystem)
+            return appendIntent(entry, previous: previous, previousVersion: previousVersion, to: file)
         } catch {
-            return .failed(error)
-        }
-    }
-
-    /// What appending an intent came to.
-    enum IntentAppend {
-        /// Appended; the log's size now, which the entry's append is told.
-        case appended(sizeAfter: Int)
-        case failed(SystemError)
-
-        var error: SystemError? {
-            if case .failed(let error) = self { return error }
-            return nil
+            return error
         }
     }
 

@@ -18,8 +18,8 @@ struct WriteLogging {
     let fileSystem: any DefaultsFileSystem
     let owner: (UserID, GroupID)?
     let time: Date
-    /// The log's size after this write's intent, handed to the entry's append: one `stat` of the log a write.
-    private var sizeAfterIntent: Int?
+    /// The log, opened for the intent and kept open for the entry: one `open` and one `close` of it a write.
+    private var log: AppendingFile?
 
     init(domainFile path: String, on fileSystem: any DefaultsFileSystem, owner: (UserID, GroupID)?, time: Date) {
         logPath = ChangeLog.path(forDomainFile: path)
@@ -50,9 +50,9 @@ struct WriteLogging {
         let entry = ChangeLog.Entry(
             time: time, origin: writer.revision == nil ? .local : .fleet, writer: writer, version: version,
             changes: changes)
-        let intent = ChangeLog.appendIntent(
-            entry, previous: base, previousVersion: baseVersion, at: logPath, owner: owner, on: fileSystem)
-        if case .appended(let size) = intent { sizeAfterIntent = size }
+        // A log that cannot be opened is tried again by the entry's append (the intent only names a writer).
+        log = try? AppendingFile(path: logPath, owner: owner, on: fileSystem)
+        if let log { ChangeLog.appendIntent(entry, previous: base, previousVersion: baseVersion, to: log) }
         return entry
     }
 
@@ -64,6 +64,6 @@ struct WriteLogging {
     ) -> Bool {
         ChangeLog.append(
             entry, contents: contents, previous: base, previousVersion: baseVersion, at: logPath, owner: owner,
-            knownSize: sizeAfterIntent, on: fileSystem) == nil
+            through: log, on: fileSystem) == nil
     }
 }

@@ -172,7 +172,7 @@ extension DefaultsFileSystem {
     }
 
     /// Writes all of `buffer` at the descriptor's position, retrying an interrupted or partial write.
-    private func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer, operation: String)
+    func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer, operation: String)
         throws(SystemError)
     {
         var written = 0
@@ -190,23 +190,11 @@ extension DefaultsFileSystem {
     }
 
     /// Appends `data` to a file in one `write` (created with mode 0600 when absent; `O_APPEND`, so that
-    /// appends of processes holding the same lock land whole and in order). Not flushed to the disk.
+    /// appends of processes holding the same lock land whole and in order). Not flushed to the disk. Not
+    /// through a symbolic link, nor blocking on a FIFO: the logs appended to are beside files other writers
+    /// control.
     func append(_ data: Data, toPath path: String, owner: (UserID, GroupID)? = nil) throws(SystemError) {
-        // Not through a symbolic link, nor blocking on a FIFO: the logs appended to are beside files other
-        // writers control.
-        let descriptor: Int32
-        do throws(SystemError) {
-            descriptor = try open(path, [.writeOnly, .append, .create, .noFollow, .nonBlocking], permissions: 0o600)
-        } catch {
-            throw SystemError(errno: error.errno, operation: "open for appending")
-        }
-        defer { close(descriptor) }
-        if let (uid, gid) = owner { try? changeOwner(descriptor, user: uid, group: gid) }
-        var failure: SystemError?
-        data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
-            do throws(SystemError) { try writeAll(descriptor, buffer, operation: "append") } catch { failure = error }
-        }
-        if let failure { throw failure }
+        try AppendingFile(path: path, owner: owner, on: self).append(data)
     }
 
     /// A regular file of at most `maximumBytes` bytes, whole, following symbolic links (a Kubernetes secret is
