@@ -458,7 +458,19 @@ struct ChangeLog: Sendable, Equatable {
         at path: String, owner: (UserID, GroupID)? = nil, through opened: AppendingFile? = nil,
         on fileSystem: any DefaultsFileSystem = SystemFileSystem.shared
     ) -> SystemError? {
-        let line = line(entry)
+        append(
+            line: line(entry), version: entry.version, contents: contents, previous: previous,
+            previousVersion: previousVersion, at: path, owner: owner, through: opened, on: fileSystem)
+    }
+
+    /// ``append(_:contents:previous:previousVersion:at:owner:through:on:)`` with the entry's line made already
+    /// (``line(_:)``); `version` is the version it records.
+    @discardableResult
+    static func append(
+        line: Data, version: UInt64, contents: [String: PropertyList], previous: [String: PropertyList],
+        previousVersion: UInt64, at path: String, owner: (UserID, GroupID)? = nil,
+        through opened: AppendingFile? = nil, on fileSystem: any DefaultsFileSystem = SystemFileSystem.shared
+    ) -> SystemError? {
         do throws(SystemError) {
             let file: AppendingFile
             if let opened { file = opened } else { file = try AppendingFile(path: path, owner: owner, on: fileSystem) }
@@ -470,7 +482,7 @@ struct ChangeLog: Sendable, Equatable {
             let bound = bound(keys: contents.count)
             if size + line.count > bound {
                 try rewrite(
-                    at: path, adding: line, version: entry.version, contents: contents, bound: bound, owner: owner,
+                    at: path, adding: line, version: version, contents: contents, bound: bound, owner: owner,
                     on: fileSystem)
                 return nil
             }
@@ -843,13 +855,22 @@ struct ChangeLog: Sendable, Equatable {
     static func changes(
         ofKeys keys: some Sequence<String>, old: (String) -> PropertyList?, new: (String) -> PropertyList?
     ) -> [Change] {
-        var changes: [Change] = []
-        for key in keys.sorted() {
-            let (before, after) = (old(key), new(key))
-            guard before != after else { continue }
-            changes.append(Change(key: key, old: before.map(LoggedValue.init), new: after.map(LoggedValue.init)))
-        }
-        return changes
+        changes(ofChangedKeys: changedKeys(ofKeys: keys, old: old, new: new), old: old, new: new)
+    }
+
+    /// Those of `keys` whose value differs between two versions (or is in one only), in key order: what
+    /// ``changes(ofKeys:old:new:)`` logs, without encoding a value.
+    static func changedKeys(
+        ofKeys keys: some Sequence<String>, old: (String) -> PropertyList?, new: (String) -> PropertyList?
+    ) -> [String] {
+        keys.sorted().filter { old($0) != new($0) }
+    }
+
+    /// The changes of keys known to have changed (``changedKeys(ofKeys:old:new:)``), each value as logged.
+    static func changes(
+        ofChangedKeys keys: [String], old: (String) -> PropertyList?, new: (String) -> PropertyList?
+    ) -> [Change] {
+        keys.map { key in Change(key: key, old: old(key).map(LoggedValue.init), new: new(key).map(LoggedValue.init)) }
     }
 
     /// The last value of `key` an entry logged, if it is the one whose digest is `digest`.

@@ -141,7 +141,7 @@ struct DomainWrite {
 
     /// The entry of a version that landed, appended (step 8's end).
     private func confirm(
-        _ entry: ChangeLog.Entry?, _ logging: WriteLogging?, giving contents: [String: PropertyList],
+        _ entry: WriteLogging.Announced?, _ logging: WriteLogging?, giving contents: [String: PropertyList],
         over base: [String: PropertyList], _ baseVersion: UInt64
     ) -> WrittenVersion.LogRecord {
         guard let entry, let logging else { return .unchanged }

@@ -36,34 +36,54 @@ struct WriteLogging {
             version: version, contents: contents, held: held, at: logPath, time: time, owner: owner, on: fileSystem)
     }
 
+    /// A write's entry, announced: the version it records, and its line, made while the version is written.
+    struct Announced {
+        let version: UInt64
+        fileprivate let line: OverlappedWork<Data>
+    }
+
+    /// From how many changed keys an entry's line is made on another thread while the version is written and
+    /// flushed (its values encoded, the line written), rather than after: for fewer, the other thread's
+    /// wake-up would cost about what it saves.
+    static let overlappedKeys = 32
+
     /// Step 2: the entry of the version about to be written (`version`, 0 for a removal; the keys `edits`
     /// change over `base`), announced as an intent; nil when no key changes (nothing is logged).
+    ///
+    /// The intent names no key, so only the changed keys are found here; their values are encoded into the
+    /// entry's line while the version is written and flushed (``OverlappedWork``), on another thread for a write
+    /// of many keys: that work, most of what the log costs such a write, then overlaps the wait for the disk.
     mutating func announce(
         _ edits: DomainEdits, over base: [String: PropertyList], baseVersion: UInt64,
         giving contents: [String: PropertyList], version: UInt64
-    ) -> ChangeLog.Entry? {
+    ) -> Announced? {
         let keys = edits.replacement.map { Set($0.keys).union(base.keys) } ?? Set(edits.keys.keys)
-        let changes = ChangeLog.changes(ofKeys: keys, from: base, to: contents)
-        guard !changes.isEmpty else { return nil }
+        let changed = ChangeLog.changedKeys(ofKeys: keys, old: { base[$0] }, new: { contents[$0] })
+        guard !changed.isEmpty else { return nil }
         var writer = ChangeLog.thisProcess
         writer.revision = ChangeLogAttribution.fleetRevision
-        let entry = ChangeLog.Entry(
+        let header = ChangeLog.Entry(
             time: time, origin: writer.revision == nil ? .local : .fleet, writer: writer, version: version,
-            changes: changes)
+            changes: [])
+        let line = OverlappedWork(overlapping: changed.count >= Self.overlappedKeys) {
+            var entry = header
+            entry.changes = ChangeLog.changes(ofChangedKeys: changed, old: { base[$0] }, new: { contents[$0] })
+            return ChangeLog.line(entry)
+        }
         // A log that cannot be opened is tried again by the entry's append (the intent only names a writer).
         log = try? AppendingFile(path: logPath, owner: owner, on: fileSystem)
-        if let log { ChangeLog.appendIntent(entry, previous: base, previousVersion: baseVersion, to: log) }
-        return entry
+        if let log { ChangeLog.appendIntent(header, previous: base, previousVersion: baseVersion, to: log) }
+        return Announced(version: version, line: line)
     }
 
     /// Step 3: appends the entry of the version now in place. Returns whether it was appended (the writer then
     /// knows the log holds its version).
     func confirm(
-        _ entry: ChangeLog.Entry, giving contents: [String: PropertyList], over base: [String: PropertyList],
+        _ announced: Announced, giving contents: [String: PropertyList], over base: [String: PropertyList],
         baseVersion: UInt64
     ) -> Bool {
         ChangeLog.append(
-            entry, contents: contents, previous: base, previousVersion: baseVersion, at: logPath, owner: owner,
-            through: log, on: fileSystem) == nil
+            line: announced.line.value(), version: announced.version, contents: contents, previous: base,
+            previousVersion: baseVersion, at: logPath, owner: owner, through: log, on: fileSystem) == nil
     }
 }
