@@ -153,33 +153,32 @@ struct FaultSuiteTests {
         Scenario(
             name: "the change log rewritten at its bound",
             prepare: { fileSystem in
-                // Writes of one key until the next entry takes the log past its bound: entries of one size, values
-                // as long as "old" and "new", so that the write of "old" below stays within it and the act's does not.
-                let store = try store(on: fileSystem)
+                // The log brought to its bound at once: one line of padding (which its readers skip) before the
+                // write of "old", so that this write stays within the bound and the act's write of "new" takes the
+                // log past it. Each write's growth (its intent and entry) is measured first, on a copy.
                 let logPath = ChangeLog.path(forDomainFile: path)
-                let bound = ChangeLog.bound(keys: 2)
+                let store = try store(on: fileSystem)
                 store.set(1, forKey: "A")
-                var round = 0
-                var entry = 0
-                while true {
-                    let before = (try fileSystem.size(atPath: logPath)) ?? 0
-                    store.set("o\(String(round % 10))d", forKey: "K")
-                    guard store.synchronize() else {
-                        throw DefaultsError.writeFailed(
-                            path: path, errno: 0, message: "prepare: \(store.lastError.map { "\($0)" } ?? "")")
-                    }
-                    let size = (try fileSystem.size(atPath: logPath)) ?? 0
-                    // The last write's intent and entry: the first write's also started the log.
-                    if size > before { entry = size - before }
-                    round += 1
-                    if size + 2 * entry > bound { break }
+                _ = store.synchronize()
+                let trial = fileSystem.copy()
+                let trialStore = try Self.store(on: trial)
+                var growth = 0
+                for value in ["old", "new"] {
+                    let before = try trial.size(atPath: logPath) ?? 0
+                    trialStore.set(value, forKey: "K")
+                    _ = trialStore.synchronize()
+                    growth += (try trial.size(atPath: logPath) ?? 0) - before
                 }
+                var log = fileSystem.contents(atPath: logPath) ?? Data()
+                let padding = ChangeLog.bound(keys: 2) - log.count - growth
+                log.append(Data(repeating: UInt8(ascii: "x"), count: padding) + Data("\n".utf8))
+                try fileSystem.place(log, at: logPath)
                 store.set("old", forKey: "K")
                 _ = store.synchronize()
             }, before: .dictionary(old), after: .dictionary(["A": 1, "K": "new"]), act: setAndSynchronize),
     ]
 
-    /// What each scenario starts from, prepared once (the log at its bound takes a thousand writes).
+    /// What each scenario starts from, prepared once.
     static let preparedFiles = Lock([String: InMemoryFileSystem]())
 
     /// A fresh file system holding what `scenario` starts from.
