@@ -164,30 +164,20 @@ for count in [10, 10_000] where wanted("writes") {
     // The rounds without the log write a domain of their own of the same size: writes that skip the log leave
     // versions it never recorded, which the next logged write of that domain would record as external.
     let unloggedStore = populatedStores(count, variant: ".unlogged").0
-    let (logged, unlogged) = harness.measureInterleaved(
-        iterations: flushes / 2, rounds: smoke ? 3 : 21,
-        {
-            Defaults.changeLogEnabled = true
+    measureChangeLogOnAndOff(
+        "write + flush to disk, \(count) keys", iterations: flushes / 2, rounds: smoke ? 3 : 21,
+        logged: {
             value += 1
             live.set(value, forKey: "Flushed")
             live.synchronize()
             return value
         },
-        {
-            Defaults.changeLogEnabled = false
+        unlogged: {
             value += 1
             unloggedStore.set(value, forKey: "Flushed")
             unloggedStore.synchronize()
             return value
         })
-    Defaults.changeLogEnabled = true
-    for (timing, variant) in [(logged, "change log on"), (unlogged, "change log off")] {
-        rows.append(
-            Row(
-                name: "write + flush to disk, \(count) keys, \(variant)", live: timing, foundation: .notApplicable,
-                dconf: .notApplicable,
-                note: "rounds alternating on/off, two domains of this size (Defaults.changeLogEnabled)"))
-    }
     // The physical floor of a durable write of the same bytes, in the same run: the domain file's bytes as
     // LiveDefaults writes them, written and flushed with nothing else around (no lock file, no re-read).
     if let bytes = FileManager.default.contents(atPath: "\(directory)/com.example.bench.n\(count).plist") {
@@ -346,28 +336,15 @@ if wanted("transactions") {
             _ = try? unlogged.transaction { tx in
                 for name in names { tx.set(0, forKey: name) }
             }
-            let (logged, unloggedTiming) = harness.measureInterleaved(
-                iterations: flushes / 2, rounds: rounds,
-                {
-                    Defaults.changeLogEnabled = true
-                    return commit()
-                },
-                {
-                    Defaults.changeLogEnabled = false
+            measureChangeLogOnAndOff(
+                "transaction of 100 keys", iterations: flushes / 2, rounds: rounds, logged: commit,
+                unlogged: {
                     value += 1
                     _ = try? unlogged.transaction { tx in
                         for name in names { tx.set(value, forKey: name) }
                     }
                     return value
                 })
-            Defaults.changeLogEnabled = true
-            for (timing, variant) in [(logged, "change log on"), (unloggedTiming, "change log off")] {
-                rows.append(
-                    Row(
-                        name: "transaction of 100 keys, \(variant)", live: timing, foundation: .notApplicable,
-                        dconf: .notApplicable,
-                        note: "rounds alternating on/off, two domains of this size (Defaults.changeLogEnabled)"))
-            }
         }
         // The same bytes as the transaction wrote, replaced as every write replaces them.
         if let bytes = FileManager.default.contents(atPath: "\(directory)/com.example.bench.n11.plist") {
@@ -856,6 +833,31 @@ func transactionGoals(keys: Int, transaction: Double, oneKey: Double) -> [Goal] 
         foundation.synchronize()
     }
     return (live, foundation)
+}
+
+/// The same write with the change log on (`logged`) and off (`unlogged`, on a domain of its own of the same
+/// size: writes that skip the log leave versions it never recorded), in alternating rounds: two rows, `name`
+/// with "change log on" and "change log off".
+@MainActor func measureChangeLogOnAndOff(
+    _ name: String, iterations: Int, rounds: Int, logged: () -> Int, unlogged: () -> Int
+) {
+    let (on, off) = harness.measureInterleaved(
+        iterations: iterations, rounds: rounds,
+        {
+            Defaults.changeLogEnabled = true
+            return logged()
+        },
+        {
+            Defaults.changeLogEnabled = false
+            return unlogged()
+        })
+    Defaults.changeLogEnabled = true
+    for (timing, variant) in [(on, "change log on"), (off, "change log off")] {
+        rows.append(
+            Row(
+                name: "\(name), \(variant)", live: timing, foundation: .notApplicable, dconf: .notApplicable,
+                note: "rounds alternating on/off, two domains of this size (Defaults.changeLogEnabled)"))
+    }
 }
 
 @MainActor func printProgress() {
