@@ -77,11 +77,9 @@
                     state.settlePushes(forKey: key)
                     guard let value = etcd.value else { continue }  // unreadable in etcd: logged, left alone
                     if ownPush {
-                        // Pushed by this agent before it stopped, the answer never read: a local change since is
-                        // pushed on top of it.
-                        logger.info("\(domain) \(key): etcd's value is this host's own push, whose answer was lost")
-                        state.keys[key] = MirrorState.Entry(revision: etcd.revision, value: value)
-                        if local[key] != value { toPush.insert(key) }
+                        // Pushed by this agent before it stopped, the answer never read.
+                        adoptOwnPush(
+                            key: key, value: value, revision: etcd.revision, local: local[key], toPush: &toPush)
                         continue
                     }
                     if localChanged, !firstSync, local[key] != value {

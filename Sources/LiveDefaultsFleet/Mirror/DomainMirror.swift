@@ -541,12 +541,7 @@
             }
             let local = writes.value(of: key) ?? localValue(key)
             if ownPush {
-                logger.info(
-                    "\(domain) \(key): etcd's revision \(revision) is this host's own push, whose answer was lost")
-                state.keys[key] = MirrorState.Entry(revision: revision, value: value)
-                conflictsAwaitingValue.remove(key)
-                if local != value { toPush.insert(key) }
-                return
+                return adoptOwnPush(key: key, value: value, revision: revision, local: local, toPush: &toPush)
             }
             if let violation = schemaRefusal(key: key, value: value) {
                 logError(
@@ -564,6 +559,19 @@
                     key: key)
             }
             writes.set(value, forKey: key)
+        }
+
+        /// Takes etcd's value of a key (nil: deleted) at `revision`, found to be this host's own push whose answer
+        /// was lost (``MirrorState/isOwnPush(_:forKey:)``), as the agreement; a local value changed since it is not
+        /// replaced but added to `toPush`, as a local change made on top of it.
+        func adoptOwnPush(
+            key: String, value: PropertyList?, revision: Int64, local: PropertyList?, toPush: inout Set<String>
+        ) {
+            logger.info(
+                "\(domain) \(key): etcd's value is this host's own push, whose answer was lost (revision \(revision))")
+            state.keys[key] = MirrorState.Entry(revision: revision, value: value)
+            conflictsAwaitingValue.remove(key)
+            if local != value { toPush.insert(key) }
         }
 
         func localValue(_ key: String) -> PropertyList? {
