@@ -29,6 +29,8 @@ struct MetricsTests {
         // No file at all: nothing read, nothing changed — and every series there, at 0.
         let defaults = try Defaults(configuration: .rooted(at: directory.path, applicationDomain: domain))
         _ = defaults.integer(forKey: "RateLimit")
+        // Made by the watcher's thread right after the open (see `DefaultsMetrics`): its queue, run to here.
+        defaults.fileWatcher?.settle()
         let labels = [("domain", domain)]
         for origin in ["local", "fleet", "external"] {
             #expect(
@@ -42,6 +44,34 @@ struct MetricsTests {
                     .totalValue == 0)
         }
         #expect(try metrics.expectGauge("livedefaults_last_known_good", labels).lastValue == 0)
+        withExtendedLifetime(defaults) {}
+    }
+
+    @Test("an open's reports wait for its end and are made in order; a store that does not watch makes them itself")
+    func openReportsWait() throws {
+        let metrics = Self.metrics
+        let domain = "com.example.metrics.order.\(UUID().uuidString.prefix(8))"
+        let labels = [("domain", domain)]
+        // Inside an open (on this thread): kept waiting, not made.
+        DefaultsMetrics.deferringReports {
+            DefaultsMetrics.report { Gauge(label: "livedefaults_last_known_good", dimensions: labels).record(1) }
+            DefaultsMetrics.report {
+                Counter(label: "livedefaults_reloads_total", dimensions: labels).increment()
+            }
+        }
+        #expect(throws: (any Error).self) { try metrics.expectGauge("livedefaults_last_known_good", labels) }
+        // Another report, outside any open: the waiting ones first, then its own (the gauge ends at its value).
+        DefaultsMetrics.report { Gauge(label: "livedefaults_last_known_good", dimensions: labels).record(0) }
+        #expect(try metrics.expectGauge("livedefaults_last_known_good", labels).values == [1, 0])
+        #expect(total("livedefaults_reloads_total", labels) == 1)
+
+        // A store without a watcher: its open's series exist when the open returns.
+        let directory = TemporaryDirectory()
+        let unwatched = "com.example.metrics.unwatched.\(UUID().uuidString.prefix(8))"
+        var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: unwatched)
+        configuration.watching = .off
+        let defaults = try Defaults(configuration: configuration)
+        #expect(try metrics.expectCounter("livedefaults_reloads_total", [("domain", unwatched)]).totalValue == 0)
         withExtendedLifetime(defaults) {}
     }
 

@@ -9,7 +9,58 @@ import Foundation
 /// program that bootstraps its backend after opening its stores (configuration first, then metrics) still
 /// gets them — a metric made before the bootstrap stays a no-op for good. Events are reloads, writes and
 /// refusals, each of which costs a file's read or write already; reads and `set` report nothing.
+///
+/// **A store's open does not wait for swift-metrics.** Every metric is made through `MetricsSystem.factory`, whose
+/// first use in a process makes its task-local override (the runtime instantiates its types): a tenth of a fresh
+/// process's open (Docs/Integrations.md, "Metrics"). The reports of the
+/// files a store reads while it opens (``deferringReports(_:)``: the series at their initial values, the first
+/// reloads) are handed to the watcher's thread, which makes them right after the open; a store that does not
+/// watch makes them at the end of its open. Every other report first makes those still waiting (``report(_:)``),
+/// so that a domain's series change in the order their events happened.
 enum DefaultsMetrics {
+    /// Reports deferred by the opens of this process, oldest first, not yet made.
+    private static let waiting = Lock<(@Sendable () -> Void)?>(nil)
+    /// How deeply this thread is inside store opens (``deferringReports(_:)``).
+    private static let openingDepth = ThreadLocalWord()
+
+    /// Runs `open`, a store's opening of its files, with the reports made on this thread meanwhile kept waiting
+    /// (see the type's documentation); they are made by ``makeWaitingReports()``.
+    static func deferringReports<Result>(_ open: () -> Result) -> Result {
+        let depth = openingDepth.value
+        openingDepth.value = depth + 1
+        defer { openingDepth.value = depth }
+        return open()
+    }
+
+    /// Makes `report` now, after the reports still waiting; inside an open on this thread, keeps it waiting.
+    static func report(_ report: @escaping @Sendable () -> Void) {
+        if openingDepth.value > 0 {
+            waiting.withLock { waiting in
+                guard let earlier = waiting else {
+                    waiting = report
+                    return
+                }
+                waiting = { @Sendable in
+                    earlier()
+                    report()
+                }
+            }
+            return
+        }
+        makeWaitingReports()
+        report()
+    }
+
+    /// Makes the reports the opens of this process kept waiting, in their order (none: one lock).
+    static func makeWaitingReports() {
+        let reports = waiting.withLock { waiting in
+            defer { waiting = nil }
+            return waiting
+        }
+        // Outside the lock: a backend's factory is the program's code.
+        reports?()
+    }
+
     /// A domain's series at their initial values, when a process first looks at one of its files and a backend
     /// is bootstrapped: the counters at 0 for every origin and reason, `last_known_good` 0. Prometheus' own
     /// guidance: a counter that appears only at its first event cannot be alerted on (`increase(…) > 0` over a

@@ -403,18 +403,21 @@ final class DomainFile: Sendable {
     /// Reports a reload's outcome through swift-metrics (``DefaultsMetrics``), with no lock held: the
     /// backend's factory is the program's code.
     private func reportMetrics(_ events: [Event], readAVersion: Bool, firstLook: Bool) {
-        let domain = DefaultsMetrics.domain(ofFile: path)
-        if firstLook { DefaultsMetrics.opened(domain: domain) }
-        if readAVersion { DefaultsMetrics.reloaded(domain: domain, at: clock.now) }
-        for case .failed(let error) in events {
-            if error.code == .versionRefused {
-                DefaultsMetrics.versionRefused(domain: domain)
-            } else {
-                DefaultsMetrics.reloadFailed(domain: domain, servingLastKnownGood: error.keepsLastKnownGood)
+        let (path, time) = (path, clock.now)
+        DefaultsMetrics.report {
+            let domain = DefaultsMetrics.domain(ofFile: path)
+            if firstLook { DefaultsMetrics.opened(domain: domain) }
+            if readAVersion { DefaultsMetrics.reloaded(domain: domain, at: time) }
+            for case .failed(let error) in events {
+                if error.code == .versionRefused {
+                    DefaultsMetrics.versionRefused(domain: domain)
+                } else {
+                    DefaultsMetrics.reloadFailed(domain: domain, servingLastKnownGood: error.keepsLastKnownGood)
+                }
             }
-        }
-        for case .changed(let deltas, .external) in events {
-            DefaultsMetrics.changesApplied(deltas.count, domain: domain, origin: "external")
+            for case .changed(let deltas, .external) in events {
+                DefaultsMetrics.changesApplied(deltas.count, domain: domain, origin: "external")
+            }
         }
     }
 
@@ -546,7 +549,7 @@ final class DomainFile: Sendable {
     /// its caller throws.
     private func refusedChange(_ reason: String) -> DefaultsError {
         let domain = DefaultsMetrics.domain(ofFile: path)
-        DefaultsMetrics.versionRefused(domain: domain)
+        DefaultsMetrics.report { DefaultsMetrics.versionRefused(domain: domain) }
         return .changeRefused(path: path, domain: domain, reason: reason)
     }
 
@@ -704,13 +707,16 @@ final class DomainFile: Sendable {
         if let written {
             ReaderAnnouncer.shared.changed(self)
             // After the locks: the metrics backend's factory is the program's code.
-            let domain = DefaultsMetrics.domain(ofFile: path)
-            DefaultsMetrics.wrote(domain: domain, nanoseconds: written.nanoseconds)
             let origin = ChangeLogAttribution.fleetRevision == nil ? "local" : "fleet"
-            DefaultsMetrics.changesApplied(written.keys, domain: domain, origin: origin)
-            // Not reportMetrics: a commit's failure event is a file kept aside, not a failed reload.
-            for case .changed(let deltas, .external) in events {
-                DefaultsMetrics.changesApplied(deltas.count, domain: domain, origin: "external")
+            let path = path
+            DefaultsMetrics.report {
+                let domain = DefaultsMetrics.domain(ofFile: path)
+                DefaultsMetrics.wrote(domain: domain, nanoseconds: written.nanoseconds)
+                DefaultsMetrics.changesApplied(written.keys, domain: domain, origin: origin)
+                // Not reportMetrics: a commit's failure event is a file kept aside, not a failed reload.
+                for case .changed(let deltas, .external) in events {
+                    DefaultsMetrics.changesApplied(deltas.count, domain: domain, origin: "external")
+                }
             }
         }
         return try result.get()

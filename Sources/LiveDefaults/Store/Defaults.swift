@@ -376,9 +376,10 @@ public final class Defaults: Sendable {
         initial.volatileDomains[DomainName.registration] = [:]
         state = Lock(initial)
         // The watches are set up once the files are read, not beside the reading (see the watcher's
-        // `holdingReconciliation`).
+        // `holdingReconciliation`); so are the metrics of the files read (see `DefaultsMetrics`).
         if let fileWatcher {
-            fileWatcher.holdingReconciliation { rebuildSearchList() }
+            DefaultsMetrics.deferringReports { fileWatcher.holdingReconciliation { rebuildSearchList() } }
+            fileWatcher.perform { DefaultsMetrics.makeWaitingReports() }
         } else {
             rebuildSearchList()
         }
@@ -639,7 +640,8 @@ public final class Defaults: Sendable {
             // A value a typed key cannot read at all is refused for its type; one it reads but the key's range or
             // choices exclude, by the schema.
             let reason = violation.reason == .wrongType || violation.reason == .unreadable ? "type" : "schema"
-            DefaultsMetrics.refused(domain: error.domain ?? configuration.applicationDomain, reason: reason)
+            let domain = error.domain ?? configuration.applicationDomain
+            DefaultsMetrics.report { DefaultsMetrics.refused(domain: domain, reason: reason) }
         }
         let logger = configuration.logger
         let handler = configuration.errorHandler

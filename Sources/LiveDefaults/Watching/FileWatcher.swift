@@ -299,6 +299,12 @@ package final class FileWatcher: Sendable {
         isEveryName(path) ? String(path.dropLast()) : PathComponents.directory(of: path)
     }
 
+    /// Runs `job` on the watcher's thread, after the work queued before it (the reports of a store's open:
+    /// see ``DefaultsMetrics``).
+    func perform(_ job: @escaping @Sendable () -> Void) {
+        thread.enqueue(job)
+    }
+
     /// Waits until every registration made so far is in effect (watches added), for tests and benchmarks.
     func settle() {
         thread.sync()
@@ -789,7 +795,7 @@ package final class FileWatcher: Sendable {
             if mustStart { state.pollingStarted = true }
             return (added, makeLogger, mustStart, state.polledDirectories.count)
         }
-        if !added.isEmpty { DefaultsMetrics.watcherPolls(directories: polled) }
+        if !added.isEmpty { DefaultsMetrics.report { DefaultsMetrics.watcherPolls(directories: polled) } }
         // Made after the lock is released: a logging system's factory is user code.
         let logger = makeLogger?()
         // Inotify failing is a degraded mode the operator can fix (raise fs.inotify limits) and no caller is
