@@ -77,7 +77,7 @@ extension EnvironmentLayer.Origin {
     /// The source a value of this origin has.
     var source: DefaultsValueSource {
         switch self {
-        case .variable(let variable): .environmentVariable(variable)
+        case .variable(let prefix, let name): .environmentVariable(prefix + name)
         case .file(let variable, let path): .environmentFile(variable: variable, path: path)
         }
     }

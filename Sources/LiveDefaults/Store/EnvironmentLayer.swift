@@ -26,8 +26,9 @@ package import Foundation
 struct EnvironmentLayer: Sendable {
     /// Where a key's value comes from.
     enum Origin: Sendable, Hashable {
-        /// The variable's own text.
-        case variable(String)
+        /// The variable's own text: the variable is `prefix` + `name` (kept apart, not joined for every variable
+        /// of a fresh process's open: each join of a name longer than fifteen bytes is an allocation).
+        case variable(prefix: String, name: String)
         /// The file a `_FILE` variable names: the variable and the path.
         case file(variable: String, path: String)
     }
@@ -68,71 +69,109 @@ struct EnvironmentLayer: Sendable {
     /// → `API_KEY`), and at `.`, `-`, `_` and spaces; nil for a key with any other character (no variable can
     /// name it) or none.
     static func variableSuffix(forKey key: String) -> String? {
-        let bytes = Array(key.utf8)
+        // On the key's bytes in place, written straight into the string made: a fresh process's first open names
+        // every key it knows with this (see ``Claims``).
+        key.utf8.withContiguousStorageIfAvailable(variableSuffix(of:))
+            ?? Array(key.utf8).withUnsafeBufferPointer(variableSuffix(of:))
+    }
+
+    private static func variableSuffix(of bytes: UnsafeBufferPointer<UInt8>) -> String? {
         guard !bytes.isEmpty else { return nil }
         func isUpper(_ byte: UInt8) -> Bool { byte >= 65 && byte <= 90 }
         func isLower(_ byte: UInt8) -> Bool { byte >= 97 && byte <= 122 }
         func isDigit(_ byte: UInt8) -> Bool { byte >= 48 && byte <= 57 }
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count + 4)
-        for (index, byte) in bytes.enumerated() {
-            if byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-                || byte == UInt8(ascii: " ")
-            {
-                if let last = out.last, last != UInt8(ascii: "_") { out.append(UInt8(ascii: "_")) }
-                continue
-            }
-            guard isUpper(byte) || isLower(byte) || isDigit(byte) else { return nil }
-            if isUpper(byte), index > 0, let last = out.last, last != UInt8(ascii: "_") {
-                let previous = bytes[index - 1]
-                let next = index + 1 < bytes.count ? bytes[index + 1] : 0
-                if isLower(previous) || isDigit(previous) || (isUpper(previous) && isLower(next)) {
-                    out.append(UInt8(ascii: "_"))
+        var valid = true
+        // At most one `_` before each byte: twice the key's length.
+        let text = String(unsafeUninitializedCapacity: bytes.count * 2) { out -> Int in
+            var count = 0
+            var previous: UInt8 = 0
+            var index = bytes.startIndex
+            while index != bytes.endIndex {
+                let byte = bytes[index]
+                let nextIndex = bytes.index(after: index)
+                defer {
+                    previous = byte
+                    index = nextIndex
                 }
+                if byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+                    || byte == UInt8(ascii: " ")
+                {
+                    if count > 0, out[count - 1] != UInt8(ascii: "_") {
+                        out[count] = UInt8(ascii: "_")
+                        count += 1
+                    }
+                    continue
+                }
+                guard isUpper(byte) || isLower(byte) || isDigit(byte) else {
+                    valid = false
+                    return 0
+                }
+                if isUpper(byte), index != bytes.startIndex, count > 0, out[count - 1] != UInt8(ascii: "_") {
+                    let next = nextIndex != bytes.endIndex ? bytes[nextIndex] : 0
+                    if isLower(previous) || isDigit(previous) || (isUpper(previous) && isLower(next)) {
+                        out[count] = UInt8(ascii: "_")
+                        count += 1
+                    }
+                }
+                out[count] = isLower(byte) ? byte - 32 : byte
+                count += 1
             }
-            out.append(isLower(byte) ? byte - 32 : byte)
+            while count > 0, out[count - 1] == UInt8(ascii: "_") { count -= 1 }
+            return count
         }
-        while out.last == UInt8(ascii: "_") { out.removeLast() }
-        guard !out.isEmpty else { return nil }
-        return String(decoding: out, as: UTF8.self)
+        guard valid, !text.isEmpty else { return nil }
+        return text
     }
 
     /// The key a variable name sets when no known key has it: upper camel case (`RATE_LIMIT` → `RateLimit`),
     /// with an `_` kept where camel case would not split back into the same words (`A_B` → `A_B`, `PORT_2` →
     /// `Port_2`): the key's own variable name is always the one it came from.
     static func defaultKey(forSuffix suffix: String) -> String {
-        // One pass over the bytes (ASCII case mapping), no array per word: a fresh process names its 200
-        // variables' keys with this at its first open.
+        // One pass over the bytes in place (ASCII case mapping), written straight into the string made: a fresh
+        // process names its 200 variables' keys with this at its first open.
+        suffix.utf8.withContiguousStorageIfAvailable(defaultKey(of:))
+            ?? Array(suffix.utf8).withUnsafeBufferPointer(defaultKey(of:))
+    }
+
+    private static func defaultKey(of bytes: UnsafeBufferPointer<UInt8>) -> String {
         func isLetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= 97 && (byte | 0x20) <= 122 }
         func upper(_ byte: UInt8) -> UInt8 { byte >= 97 && byte <= 122 ? byte - 32 : byte }
         func lower(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte + 32 : byte }
-        let bytes = Array(suffix.utf8)
-        var key: [UInt8] = []
-        key.reserveCapacity(bytes.count)
-        var previousEndsInUpper = false
-        var start = 0
-        while start < bytes.count {
-            guard bytes[start] != UInt8(ascii: "_") else {
-                start += 1
-                continue
+        // Never longer than the name: each word loses its `_` separators and gains at most one.
+        return String(unsafeUninitializedCapacity: bytes.count) { key -> Int in
+            var count = 0
+            var previousEndsInUpper = false
+            var start = 0
+            while start < bytes.count {
+                guard bytes[start] != UInt8(ascii: "_") else {
+                    start += 1
+                    continue
+                }
+                var end = start + 1
+                while end < bytes.count, bytes[end] != UInt8(ascii: "_") { end += 1 }
+                let first = bytes[start]
+                if count > 0 {
+                    let second = end - start > 1 ? bytes[start + 1] : nil
+                    // variableSuffix splits before a capital that follows a small letter or a digit, or that
+                    // starts a word of two letters or more after a capital; before a digit, never.
+                    let splits = isLetter(first) && (!previousEndsInUpper || second.map(isLetter) == true)
+                    if !splits {
+                        key[count] = UInt8(ascii: "_")
+                        count += 1
+                    }
+                }
+                key[count] = upper(first)
+                count += 1
+                for index in (start + 1)..<end {
+                    key[count] = lower(bytes[index])
+                    count += 1
+                }
+                // Only a word of one letter ends in a capital: the rest of a word is lower case.
+                previousEndsInUpper = end - start == 1 && isLetter(first)
+                start = end
             }
-            var end = start + 1
-            while end < bytes.count, bytes[end] != UInt8(ascii: "_") { end += 1 }
-            let first = bytes[start]
-            if !key.isEmpty {
-                let second = end - start > 1 ? bytes[start + 1] : nil
-                // variableSuffix splits before a capital that follows a small letter or a digit, or that starts a
-                // word of two letters or more after a capital; before a digit, never.
-                let splits = isLetter(first) && (!previousEndsInUpper || second.map(isLetter) == true)
-                if !splits { key.append(UInt8(ascii: "_")) }
-            }
-            key.append(upper(first))
-            for index in (start + 1)..<end { key.append(lower(bytes[index])) }
-            // Only a word of one letter ends in a capital: the rest of a word is lower case.
-            previousEndsInUpper = end - start == 1 && isLetter(first)
-            start = end
+            return count
         }
-        return String(decoding: key, as: UTF8.self)
     }
 
     /// What the layer holds for the keys a store knows.
@@ -203,7 +242,7 @@ struct EnvironmentLayer: Sendable {
                 }
             } else {
                 text = setting
-                origin = .variable(prefix + name)
+                origin = .variable(prefix: prefix, name: name)
             }
             switch Self.typedValue(text, key: key, schema: schema) {
             case .success(let value):
@@ -301,6 +340,8 @@ struct EnvironmentLayer: Sendable {
     static func trimmed(_ text: String) -> String {
         func isSpace(_ byte: UInt8) -> Bool { byte == 32 || (byte >= 9 && byte <= 13) }
         let bytes = text.utf8
+        // The usual text has nothing to trim: itself, not a copy.
+        if let first = bytes.first, let last = bytes.last, !isSpace(first), !isSpace(last) { return text }
         guard let first = bytes.firstIndex(where: { !isSpace($0) }),
             let last = bytes.lastIndex(where: { !isSpace($0) })
         else { return "" }
