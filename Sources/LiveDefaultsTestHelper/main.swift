@@ -45,7 +45,9 @@
 //                                                  commit transactions setting PairA = PairB = 1 … count,
 //                                                  each one a transaction of both keys; with <pause>, after
 //                                                  that transaction wait for another line (so that a reader
-//                                                  sees a version between the first and the last)
+//                                                  sees a version between the first and the last); with
+//                                                  every:<n>, after every n-th but the last (a reader sees
+//                                                  count / n versions at least, however late it runs)
 //   tx-increment <dir> <domain> <key> <count>      wait for a line on standard input (after "ready"), then
 //                                                  count transactions of `tx[key] += 1` (typed Int, 0)
 //   soak-writer <dir> <domain> <host> <keys> <seconds> <seed> <log>
@@ -85,7 +87,8 @@ func store(_ directory: String, _ domain: String) -> Defaults {
 /// Prints "ready", waits for a line on standard input, then commits `count` transactions (rounds 1 … count)
 /// and exits: the cross-process transaction modes.
 func transactionsAfterInput(
-    _ defaults: Defaults, _ count: Int, pausingAfter pause: Int? = nil, _ body: (Int, DefaultsTransaction) -> Void
+    _ defaults: Defaults, _ count: Int, pausingAfter pause: Int? = nil, pausingEvery every: Int? = nil,
+    _ body: (Int, DefaultsTransaction) -> Void
 ) -> Never {
     print("ready")
     fflush(nil)
@@ -94,6 +97,7 @@ func transactionsAfterInput(
         for round in 1...max(count, 1) {
             try defaults.transaction { tx in body(round, tx) }
             if round == pause { _ = readLine() }
+            if let every, every > 0, round % every == 0, round < count { _ = readLine() }
         }
     } catch {
         fail("\(error)")
@@ -152,11 +156,13 @@ case "tx-pairs":
     guard (5...6).contains(arguments.count), let count = Int(arguments[4]) else {
         fail("tx-pairs <dir> <domain> <count> [<pause>]")
     }
-    let pause = arguments.count == 6 ? Int(arguments[5]) : nil
+    let option = arguments.count == 6 ? arguments[5] : nil
+    let every = option.flatMap { $0.hasPrefix("every:") ? Int($0.dropFirst(6)) : nil }
+    let pause = every == nil ? option.flatMap { Int($0) } : nil
     let defaults = store(arguments[2], arguments[3])
     let first = DefaultsKey<Int>("PairA", default: 0)
     let second = DefaultsKey<Int>("PairB", default: 0)
-    transactionsAfterInput(defaults, count, pausingAfter: pause) { round, tx in
+    transactionsAfterInput(defaults, count, pausingAfter: pause, pausingEvery: every) { round, tx in
         tx[first] = round
         tx[second] = round
     }
