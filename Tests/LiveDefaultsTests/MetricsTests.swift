@@ -22,16 +22,20 @@ struct MetricsTests {
     }
 
     @Test("every series of a domain exists at its initial value as soon as a store holds it, before any event")
-    func exportedFromTheStart() throws {
+    func exportedFromTheStart() async throws {
         let metrics = Self.metrics
         let directory = TemporaryDirectory()
         let domain = "com.example.metrics.start.\(UUID().uuidString.prefix(8))"
         // No file at all: nothing read, nothing changed — and every series there, at 0.
         let defaults = try Defaults(configuration: .rooted(at: directory.path, applicationDomain: domain))
         _ = defaults.integer(forKey: "RateLimit")
-        // Made by the watcher's thread right after the open (see `DefaultsMetrics`): its queue, run to here.
-        defaults.fileWatcher?.settle()
         let labels = [("domain", domain)]
+        // Made by the watcher's thread right after the open, or by any report of the process before that (see
+        // `DefaultsMetrics`).
+        #expect(
+            await eventually(timeout: 10) {
+                (try? metrics.expectGauge("livedefaults_last_known_good", labels)) != nil
+            })
         for origin in ["local", "fleet", "external"] {
             #expect(
                 try metrics.expectCounter("livedefaults_changes_total", labels + [("origin", origin)]).totalValue == 0)
@@ -52,16 +56,20 @@ struct MetricsTests {
         let metrics = Self.metrics
         let domain = "com.example.metrics.order.\(UUID().uuidString.prefix(8))"
         let labels = [("domain", domain)]
+        // Reports of its own, not the process's (other tests' stores make reports meanwhile, which make the
+        // process's waiting ones).
+        let waiting = WaitingReports()
         // Inside an open (on this thread): kept waiting, not made.
         DefaultsMetrics.deferringReports {
-            DefaultsMetrics.report { Gauge(label: "livedefaults_last_known_good", dimensions: labels).record(1) }
-            DefaultsMetrics.report {
-                Counter(label: "livedefaults_reloads_total", dimensions: labels).increment()
-            }
+            DefaultsMetrics.report(
+                { Gauge(label: "livedefaults_last_known_good", dimensions: labels).record(1) }, waiting: waiting)
+            DefaultsMetrics.report(
+                { Counter(label: "livedefaults_reloads_total", dimensions: labels).increment() }, waiting: waiting)
         }
         #expect(throws: (any Error).self) { try metrics.expectGauge("livedefaults_last_known_good", labels) }
         // Another report, outside any open: the waiting ones first, then its own (the gauge ends at its value).
-        DefaultsMetrics.report { Gauge(label: "livedefaults_last_known_good", dimensions: labels).record(0) }
+        DefaultsMetrics.report(
+            { Gauge(label: "livedefaults_last_known_good", dimensions: labels).record(0) }, waiting: waiting)
         #expect(try metrics.expectGauge("livedefaults_last_known_good", labels).values == [1, 0])
         #expect(total("livedefaults_reloads_total", labels) == 1)
 

@@ -15,16 +15,16 @@ import Foundation
 /// process's open (Docs/Integrations.md, "Metrics"). The reports of the
 /// files a store reads while it opens (``deferringReports(_:)``: the series at their initial values, the first
 /// reloads) are handed to the watcher's thread, which makes them right after the open; a store that does not
-/// watch makes them at the end of its open. Every other report first makes those still waiting (``report(_:)``),
-/// so that a domain's series change in the order their events happened.
+/// watch makes them at the end of its open. Every other report first makes those still waiting
+/// (``report(_:waiting:)``), so that a domain's series change in the order their events happened.
 enum DefaultsMetrics {
-    /// Reports deferred by the opens of this process, oldest first, not yet made.
-    private static let waiting = Lock<(@Sendable () -> Void)?>(nil)
+    /// Reports deferred by the opens of this process, not yet made.
+    static let waiting = WaitingReports()
     /// How deeply this thread is inside store opens (``deferringReports(_:)``).
     private static let openingDepth = ThreadLocalWord()
 
     /// Runs `open`, a store's opening of its files, with the reports made on this thread meanwhile kept waiting
-    /// (see the type's documentation); they are made by ``makeWaitingReports()``.
+    /// (see the type's documentation); ``WaitingReports/makeAll()`` makes them.
     static func deferringReports<Result>(_ open: () -> Result) -> Result {
         let depth = openingDepth.value
         openingDepth.value = depth + 1
@@ -32,41 +32,23 @@ enum DefaultsMetrics {
         return open()
     }
 
-    /// Makes `report` now, after the reports still waiting; inside an open on this thread, keeps it waiting.
-    static func report(_ report: @escaping @Sendable () -> Void) {
+    /// Makes `report` now, after the reports still `waiting`; inside an open on this thread, keeps it waiting.
+    static func report(_ report: @escaping @Sendable () -> Void, waiting: WaitingReports = waiting) {
         if openingDepth.value > 0 {
-            waiting.withLock { waiting in
-                guard let earlier = waiting else {
-                    waiting = report
-                    return
-                }
-                waiting = { @Sendable in
-                    earlier()
-                    report()
-                }
-            }
+            waiting.keep(report)
             return
         }
-        makeWaitingReports()
+        waiting.makeAll()
         report()
-    }
-
-    /// Makes the reports the opens of this process kept waiting, in their order (none: one lock).
-    static func makeWaitingReports() {
-        let reports = waiting.withLock { waiting in
-            defer { waiting = nil }
-            return waiting
-        }
-        // Outside the lock: a backend's factory is the program's code.
-        reports?()
     }
 
     /// A domain's series at their initial values, when a process first looks at one of its files and a backend
     /// is bootstrapped: the counters at 0 for every origin and reason, `last_known_good` 0. Prometheus' own
     /// guidance: a counter that appears only at its first event cannot be alerted on (`increase(…) > 0` over a
     /// missing series is nothing, and an absent series looks like a dead target). With no backend (the default)
-    /// this is one type check: a fresh process's open pays nothing for it. Not remembered per domain (a program
-    /// may open thousands): making a metric again is the backend's lookup.
+    /// this is one type check, once swift-metrics has been used in the process (its first use is the costly part,
+    /// which an open leaves to the watcher's thread). Not remembered per domain (a program may open thousands):
+    /// making a metric again is the backend's lookup.
     static func opened(domain: String) {
         guard !(MetricsSystem.factory is NOOPMetricsHandler) else { return }
         let labels = [("domain", domain)]
@@ -138,5 +120,35 @@ enum DefaultsMetrics {
     static func domain(ofFile path: String) -> String {
         let name = PathComponents.name(of: path)
         return name.hasSuffix(".plist") ? String(name.dropLast(6)) : name
+    }
+}
+
+/// Metrics reports kept for later (``DefaultsMetrics/deferringReports(_:)``), made in the order they were kept.
+final class WaitingReports: Sendable {
+    /// The reports kept, as one closure that makes them in order; nil when none waits.
+    private let reports = Lock<(@Sendable () -> Void)?>(nil)
+
+    /// Keeps `report` to be made after those kept before it.
+    func keep(_ report: @escaping @Sendable () -> Void) {
+        reports.withLock { reports in
+            guard let earlier = reports else {
+                reports = report
+                return
+            }
+            reports = { @Sendable in
+                earlier()
+                report()
+            }
+        }
+    }
+
+    /// Makes the reports kept so far, in their order (none: one lock).
+    func makeAll() {
+        let kept = reports.withLock { reports in
+            defer { reports = nil }
+            return reports
+        }
+        // Outside the lock: a backend's factory is the program's code.
+        kept?()
     }
 }

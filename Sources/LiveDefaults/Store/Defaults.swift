@@ -379,7 +379,7 @@ public final class Defaults: Sendable {
         // `holdingReconciliation`); so are the metrics of the files read (see `DefaultsMetrics`).
         if let fileWatcher {
             DefaultsMetrics.deferringReports { fileWatcher.holdingReconciliation { rebuildSearchList() } }
-            fileWatcher.perform { DefaultsMetrics.makeWaitingReports() }
+            fileWatcher.perform { DefaultsMetrics.waiting.makeAll() }
         } else {
             rebuildSearchList()
         }
