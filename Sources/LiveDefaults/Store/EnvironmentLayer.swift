@@ -71,8 +71,8 @@ struct EnvironmentLayer: Sendable {
     static func variableSuffix(forKey key: String) -> String? {
         // On the key's bytes in place, written straight into the string made: a fresh process's first open names
         // every key it knows with this (see ``Claims``).
-        key.utf8.withContiguousStorageIfAvailable(variableSuffix(of:))
-            ?? Array(key.utf8).withUnsafeBufferPointer(variableSuffix(of:))
+        var key = key
+        return key.withUTF8(variableSuffix(of:))
     }
 
     private static func variableSuffix(of bytes: UnsafeBufferPointer<UInt8>) -> String? {
@@ -84,15 +84,7 @@ struct EnvironmentLayer: Sendable {
         // At most one `_` before each byte: twice the key's length.
         let text = String(unsafeUninitializedCapacity: bytes.count * 2) { out -> Int in
             var count = 0
-            var previous: UInt8 = 0
-            var index = bytes.startIndex
-            while index != bytes.endIndex {
-                let byte = bytes[index]
-                let nextIndex = bytes.index(after: index)
-                defer {
-                    previous = byte
-                    index = nextIndex
-                }
+            for (index, byte) in bytes.enumerated() {
                 if byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
                     || byte == UInt8(ascii: " ")
                 {
@@ -106,8 +98,10 @@ struct EnvironmentLayer: Sendable {
                     valid = false
                     return 0
                 }
-                if isUpper(byte), index != bytes.startIndex, count > 0, out[count - 1] != UInt8(ascii: "_") {
-                    let next = nextIndex != bytes.endIndex ? bytes[nextIndex] : 0
+                // Something written before, not an `_`: the byte before this one is a letter or a digit.
+                if isUpper(byte), count > 0, out[count - 1] != UInt8(ascii: "_") {
+                    let previous = bytes[index - 1]
+                    let next = index + 1 < bytes.count ? bytes[index + 1] : 0
                     if isLower(previous) || isDigit(previous) || (isUpper(previous) && isLower(next)) {
                         out[count] = UInt8(ascii: "_")
                         count += 1
@@ -129,8 +123,8 @@ struct EnvironmentLayer: Sendable {
     static func defaultKey(forSuffix suffix: String) -> String {
         // One pass over the bytes in place (ASCII case mapping), written straight into the string made: a fresh
         // process names its 200 variables' keys with this at its first open.
-        suffix.utf8.withContiguousStorageIfAvailable(defaultKey(of:))
-            ?? Array(suffix.utf8).withUnsafeBufferPointer(defaultKey(of:))
+        var suffix = suffix
+        return suffix.withUTF8(defaultKey(of:))
     }
 
     private static func defaultKey(of bytes: UnsafeBufferPointer<UInt8>) -> String {
