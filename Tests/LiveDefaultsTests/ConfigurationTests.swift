@@ -109,8 +109,10 @@ struct ConfigurationTests {
         first = nil
         #expect(watcher.isWatching(path), "the other store still needs the file")
         second = nil
-        #expect(!watcher.isWatching(path))
+        // The watcher's thread may hold the file for a moment still (a reload or a report queued by the open, which
+        // keeps it alive until it ends): its queue drained, nothing does.
         watcher.settle()
+        #expect(!watcher.isWatching(path))
         #expect(watcher.watchCount == 0)
     }
 
