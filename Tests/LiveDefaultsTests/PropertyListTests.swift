@@ -33,6 +33,59 @@ struct PropertyListTests {
         #expect(value == Self.sample)
     }
 
+    @Test("XML is laid out as Foundation writes it: tabs, sorted keys, escapes, data in lines of 68")
+    func xmlLayout() throws {
+        let value = PropertyList.dictionary([
+            "Text": .string("a & b < c > d\te\nf\r\u{01}\u{1F}é😀"),
+            "Numbers": .array([
+                .integer(Int.min), .integer(-42), .integer(0), .integer(Int.max), .real(-0.5), .real(.infinity),
+                .bool(true), .bool(false),
+            ]),
+            "Bytes": .data(Data((0..<60).map { UInt8($0 * 4 % 256) })),
+            "When": .date(Date(timeIntervalSince1970: 1_234_567_890)),
+            "Empty": .dictionary(["List": .array([]), "Map": .dictionary([:])]),
+        ])
+        let expected = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+            <plist version="1.0">
+            <dict>
+            \t<key>Bytes</key>
+            \t<data>
+            \tAAQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8wMTI
+            \tzNDU2Nzg5Ojs
+            \t</data>
+            \t<key>Empty</key>
+            \t<dict>
+            \t\t<key>List</key>
+            \t\t<array/>
+            \t\t<key>Map</key>
+            \t\t<dict/>
+            \t</dict>
+            \t<key>Numbers</key>
+            \t<array>
+            \t\t<integer>-9223372036854775808</integer>
+            \t\t<integer>-42</integer>
+            \t\t<integer>0</integer>
+            \t\t<integer>9223372036854775807</integer>
+            \t\t<real>-0.5</real>
+            \t\t<real>+infinity</real>
+            \t\t<true/>
+            \t\t<false/>
+            \t</array>
+            \t<key>Text</key>
+            \t<string>a &amp; b &lt; c &gt; d\te
+            f&#xd;&#x1;&#x1f;é😀</string>
+            \t<key>When</key>
+            \t<date>2009-02-13T23:31:30Z</date>
+            </dict>
+            </plist>
+
+            """
+        #expect(String(decoding: try value.encoded(as: .xml), as: UTF8.self) == expected)
+        #expect(try PropertyList.decode(try value.encoded(as: .xml)).value == value)
+    }
+
     @Test("Binary round trip keeps every type")
     func binaryRoundTrip() throws {
         let data = try Self.sample.encoded(as: .binary)

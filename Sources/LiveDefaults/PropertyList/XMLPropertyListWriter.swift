@@ -7,7 +7,7 @@ import Foundation
 /// a binary file or a program can produce. Rather than write text that no reader accepts, the writer fails
 /// with ``PropertyListError/Code/unrepresentable`` naming where the value sits.
 enum XMLPropertyListWriter {
-    static let header = """
+    static let header: StaticString = """
         <?xml version="1.0" encoding="UTF-8"?>
         <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
         <plist version="1.0">
@@ -15,14 +15,17 @@ enum XMLPropertyListWriter {
         """
 
     static func data(from value: PropertyList) throws(PropertyListError) -> Data {
-        var output = header
+        // Written as UTF-8 bytes, not through `String` interpolation and appends: a domain's write encodes the
+        // whole file each time, and the string steps were most of the encoding's time.
+        var output = XMLOutput()
+        output.append(header)
         do throws(Unrepresentable) {
             try write(value, indent: 0, into: &output)
         } catch {
             throw .unrepresentable(keyPath: KeyPathComponent.text(error.path.reversed()), reason: error.reason)
         }
-        output += "</plist>\n"
-        return Data(output.utf8)
+        output.append("</plist>\n")
+        return Data(output.bytes)
     }
 
     /// The path is collected innermost first as the error leaves each container, so writing a value that
@@ -32,40 +35,53 @@ enum XMLPropertyListWriter {
         var path: [KeyPathComponent] = []
     }
 
-    private static func write(_ value: PropertyList, indent: Int, into output: inout String) throws(Unrepresentable) {
-        let tabs = String(repeating: "\t", count: indent)
+    private static func write(_ value: PropertyList, indent: Int, into output: inout XMLOutput)
+        throws(Unrepresentable)
+    {
+        output.tabs(indent)
         switch value {
         case .string(let string):
-            output += "\(tabs)<string>\(escaped(string))</string>\n"
+            output.append("<string>")
+            output.escaped(string)
+            output.append("</string>\n")
         case .integer(let integer):
-            output += "\(tabs)<integer>\(integer)</integer>\n"
+            output.append("<integer>")
+            output.decimal(integer)
+            output.append("</integer>\n")
         case .real(let real):
-            output += "\(tabs)<real>\(realText(real))</real>\n"
+            output.append("<real>")
+            output.append(realText(real))
+            output.append("</real>\n")
         case .bool(let bool):
-            output += bool ? "\(tabs)<true/>\n" : "\(tabs)<false/>\n"
+            output.append(bool ? "<true/>\n" : "<false/>\n")
         case .date(let date):
             guard let text = PropertyListDate.xmlText(date) else {
                 throw Unrepresentable(
                     reason: "the date \(PropertyListDate.isoText(date)) is outside the years 0000–9999 that an XML "
                         + "property list can hold (a binary one can)")
             }
-            output += "\(tabs)<date>\(text)</date>\n"
+            output.append("<date>")
+            output.append(text)
+            output.append("</date>\n")
         case .data(let data):
-            output += "\(tabs)<data>\n"
-            let encoded = data.base64EncodedString()
-            var index = encoded.startIndex
-            while index < encoded.endIndex {
-                let end = encoded.index(index, offsetBy: 68, limitedBy: encoded.endIndex) ?? encoded.endIndex
-                output += "\(tabs)\(encoded[index..<end])\n"
+            output.append("<data>\n")
+            let encoded = Array(data.base64EncodedString().utf8)
+            var index = 0
+            while index < encoded.count {
+                let end = min(index + 68, encoded.count)
+                output.tabs(indent)
+                output.bytes.append(contentsOf: encoded[index..<end])
+                output.bytes.append(0x0A)
                 index = end
             }
-            output += "\(tabs)</data>\n"
+            output.tabs(indent)
+            output.append("</data>\n")
         case .array(let elements):
             if elements.isEmpty {
-                output += "\(tabs)<array/>\n"
+                output.append("<array/>\n")
                 return
             }
-            output += "\(tabs)<array>\n"
+            output.append("<array>\n")
             for (index, element) in elements.enumerated() {
                 do throws(Unrepresentable) { try write(element, indent: indent + 1, into: &output) } catch {
                     var error = error
@@ -73,22 +89,27 @@ enum XMLPropertyListWriter {
                     throw error
                 }
             }
-            output += "\(tabs)</array>\n"
+            output.tabs(indent)
+            output.append("</array>\n")
         case .dictionary(let entries):
             if entries.isEmpty {
-                output += "\(tabs)<dict/>\n"
+                output.append("<dict/>\n")
                 return
             }
-            output += "\(tabs)<dict>\n"
+            output.append("<dict>\n")
             for (key, entry) in entries.sorted(by: { $0.key < $1.key }) {
-                output += "\(tabs)\t<key>\(escaped(key))</key>\n"
+                output.tabs(indent + 1)
+                output.append("<key>")
+                output.escaped(key)
+                output.append("</key>\n")
                 do throws(Unrepresentable) { try write(entry, indent: indent + 1, into: &output) } catch {
                     var error = error
                     error.path.append(.key(key))
                     throw error
                 }
             }
-            output += "\(tabs)</dict>\n"
+            output.tabs(indent)
+            output.append("</dict>\n")
         }
     }
 
@@ -97,31 +118,59 @@ enum XMLPropertyListWriter {
         if real.isInfinite { return real < 0 ? "-infinity" : "+infinity" }
         return "\(real)"
     }
+}
 
-    /// Escapes markup characters, and control characters (which XML 1.0 cannot carry literally) as
-    /// numeric references that Foundation's and this library's readers accept.
-    private static func escaped(_ text: String) -> String {
-        guard
-            text.utf8.contains(where: {
-                $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || ($0 < 0x20 && $0 != 0x09 && $0 != 0x0A)
-            })
-        else {
-            return text
-        }
-        var result = ""
-        result.reserveCapacity(text.utf8.count + 16)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
+/// The bytes of an XML property list as they are written: markup, tabs, decimal integers and escaped text
+/// appended to one growing array.
+private struct XMLOutput {
+    var bytes: [UInt8] = []
+
+    init() { bytes.reserveCapacity(1024) }
+
+    mutating func append(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func append(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    mutating func tabs(_ count: Int) {
+        for _ in 0..<count { bytes.append(0x09) }
+    }
+
+    /// `integer` in decimal, as `"\(integer)"` writes it (a minus sign, then the magnitude's digits).
+    mutating func decimal(_ integer: Int) {
+        if integer < 0 { bytes.append(0x2D) }
+        var magnitude = integer.magnitude
+        let start = bytes.count
+        repeat {
+            bytes.append(0x30 + UInt8(truncatingIfNeeded: magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        bytes[start...].reverse()
+    }
+
+    /// `text` with markup characters escaped, and control characters (which XML 1.0 cannot carry literally) as
+    /// numeric references that Foundation's and this library's readers accept. Every byte escaped is ASCII, so
+    /// the text's UTF-8 is walked byte by byte: a multi-byte character's bytes are all 0x80 or above.
+    mutating func escaped(_ text: String) {
+        for byte in text.utf8 {
+            switch byte {
+            case 0x26: append("&amp;")
+            case 0x3C: append("&lt;")
+            case 0x3E: append("&gt;")
             // A literal CR would be turned into LF by every conforming XML reader (line-end normalisation).
-            case "\t", "\n": result.unicodeScalars.append(scalar)
-            case _ where scalar.value < 0x20: result += "&#x\(String(scalar.value, radix: 16));"
-            default: result.unicodeScalars.append(scalar)
+            case 0x09, 0x0A: bytes.append(byte)
+            case _ where byte < 0x20:
+                append("&#x")
+                if byte >= 0x10 { bytes.append(0x31) }
+                let digit = byte & 0x0F
+                bytes.append(digit < 10 ? 0x30 + digit : 0x61 + digit - 10)
+                bytes.append(0x3B)
+            default: bytes.append(byte)
             }
         }
-        return result
     }
 }
 
