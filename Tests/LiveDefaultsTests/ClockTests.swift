@@ -81,6 +81,40 @@ struct ClockTests {
         #expect(posts.withLock { $0 } == 1, "one notification for the burst")
     }
 
+    @Test("while changes keep coming, didChangeNotification is posted 5 ms after the last post; after a quiet moment, 1 ms")
+    func notificationsSpaceASustainedStream() async throws {
+        let directory = TemporaryDirectory()
+        let clock = ManualDefaultsClock()
+        let defaults = try directory.store("com.example.clock.notify.sustained", clock: clock)
+        let posts = Lock(0)
+        let observer = NotificationCenter.default.addObserver(
+            forName: Defaults.didChangeNotification, object: defaults, queue: nil
+        ) { _ in posts.withLock { $0 += 1 } }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        func posted() -> Int {
+            Defaults.notificationQueue.sync {}
+            return posts.withLock { $0 }
+        }
+        defaults.set(1, forKey: "Counter")
+        clock.advanceAndWait(by: .milliseconds(1))
+        #expect(posted() == 1)
+        // The clock has not moved since that post: the next change's post waits the whole spacing.
+        defaults.set(2, forKey: "Counter")
+        clock.advanceAndWait(by: .microseconds(4_999))
+        #expect(posted() == 1, "not before the spacing")
+        clock.advanceAndWait(by: .microseconds(1))
+        #expect(posted() == 2)
+        // Quiet for longer than the spacing: a single change is posted 1 ms later again.
+        clock.advance(by: .milliseconds(10))
+        defaults.set(3, forKey: "Counter")
+        clock.advanceAndWait(by: .microseconds(999))
+        #expect(posted() == 2)
+        clock.advanceAndWait(by: .microseconds(1))
+        #expect(posted() == 3)
+        #expect(Defaults.notificationPacing.wait(sinceLast: 0.002) == .milliseconds(3))
+        #expect(Defaults.notificationPacing.wait(sinceLast: 0.0045) == .milliseconds(1))
+    }
+
     @Test("stores with different clocks or owners get files of their own, and meet through the disk")
     func filesFollowTheirStoresConfiguration() async throws {
         let registry = DomainFileRegistry()
@@ -161,12 +195,12 @@ struct ClockTests {
         #expect(clock.pendingDelays.contains(.microseconds(500)))
         // The rule itself: the rest of the spacing, never less than the delay; the delay after a quiet moment,
         // and for a clock that moved backwards.
-        #expect(BackgroundWriter.wait(sinceLastWrite: nil) == .microseconds(500))
-        #expect(BackgroundWriter.wait(sinceLastWrite: 0.001) == .milliseconds(4))
-        #expect(BackgroundWriter.wait(sinceLastWrite: 0.0049) == .microseconds(500))
-        #expect(BackgroundWriter.wait(sinceLastWrite: 0.006) == .microseconds(500))
-        #expect(BackgroundWriter.wait(sinceLastWrite: -1) == .microseconds(500))
-        #expect(BackgroundWriter.wait(sinceLastWrite: .nan) == .microseconds(500))
+        #expect(BackgroundWriter.pacing.wait(sinceLast: nil) == .microseconds(500))
+        #expect(BackgroundWriter.pacing.wait(sinceLast: 0.001) == .milliseconds(4))
+        #expect(BackgroundWriter.pacing.wait(sinceLast: 0.0049) == .microseconds(500))
+        #expect(BackgroundWriter.pacing.wait(sinceLast: 0.006) == .microseconds(500))
+        #expect(BackgroundWriter.pacing.wait(sinceLast: -1) == .microseconds(500))
+        #expect(BackgroundWriter.pacing.wait(sinceLast: .nan) == .microseconds(500))
     }
 
     @Test("a polling watcher checks its directories when its clock says, not before")

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Edits are coalesced: the first edit to a clean file schedules one write ``delay`` later on a single
 /// serial queue, and every edit made until then rides along. While edits keep coming, writes are spaced
-/// ``sustainedSpacing`` apart instead (see there). The delay is measured by the file's clock
+/// apart instead (``pacing``). The delay is measured by the file's clock
 /// (``DomainFile/clock``): files are grouped by clock, each group with its own scheduled write, so that a
 /// store on a `ManualDefaultsClock` writes when its test advances the clock. Files with unwritten edits
 /// are held strongly here, so edits survive the store that made them; at normal process exit an `atexit`
@@ -13,15 +13,15 @@ import Foundation
 final class BackgroundWriter: Sendable {
     static let shared = BackgroundWriter()
 
-    /// How long the writer waits for more edits before it writes. Short enough that another process sees
-    /// the change within a few milliseconds, long enough to turn a burst of sets into one file write.
-    static let delay: Duration = .microseconds(500)
-    /// The least time from the end of one write of a clock's group to the next, when an edit arrives within it:
-    /// a loop of `set`s is then written a few hundred times a second rather than after every ``delay``, whose
-    /// file rewrites, `fdatasync`s and watcher wake-ups would compete with the loop itself for a small
-    /// machine's cores (Docs/Benchmarks.md). A single `set` after a quiet moment is still written after
-    /// ``delay``; a stream of them reaches the disk and other processes at most this much late.
-    static let sustainedSpacing: Duration = .milliseconds(5)
+    /// When a write follows an edit: ``SustainedSpacing/delay`` after the first edit to a clean file (short
+    /// enough that another process sees the change within a few milliseconds, long enough to turn a burst of sets
+    /// into one file write); while edits keep coming, writes 5 ms apart, so that a loop of `set`s is written a few
+    /// hundred times a second rather than after every delay, whose file rewrites, `fdatasync`s and watcher
+    /// wake-ups would compete with the loop itself for a small machine's cores (Docs/Benchmarks.md). A stream of
+    /// sets reaches the disk and other processes at most the spacing late.
+    static let pacing = SustainedSpacing(delay: .microseconds(500), spacing: .milliseconds(5))
+    /// How long the writer waits for more edits after the first edit to a clean file.
+    static var delay: Duration { pacing.delay }
 
     private struct State {
         var dirty: [ObjectIdentifier: DomainFile] = [:]
@@ -58,19 +58,9 @@ final class BackgroundWriter: Sendable {
         }
         if mustInstall { atexit { _ = BackgroundWriter.shared.writeAll() } }
         if mustSchedule {
-            let wait = Self.wait(sinceLastWrite: lastWriteEnded.map { clock.now.timeIntervalSince($0) })
+            let wait = Self.pacing.wait(sinceLast: lastWriteEnded.map { clock.now.timeIntervalSince($0) })
             clock.schedule(after: wait, on: queue) { self.writeScheduled(group, clock: clock) }
         }
-    }
-
-    /// How long a newly scheduled write waits: ``delay``, or, when the group's last write ended less than
-    /// ``sustainedSpacing`` ago (`seconds`), the rest of that spacing.
-    static func wait(sinceLastWrite seconds: Double?) -> Duration {
-        // Bounded before it becomes a Duration: a clock's date can be anything (NaN, far future or past).
-        guard let seconds, seconds >= 0, seconds < Double(sustainedSpacing.components.seconds + 1) else { return delay }
-        let elapsed = Duration.seconds(seconds)
-        guard elapsed < sustainedSpacing else { return delay }
-        return max(delay, sustainedSpacing - elapsed)
     }
 
     /// When the last scheduled write of `clock`'s group ended, on that clock (nil before the first).

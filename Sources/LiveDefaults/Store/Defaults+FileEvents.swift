@@ -98,20 +98,29 @@ extension Defaults {
     ///
     /// The post waits ``notificationDelay`` rather than being queued at once: an immediate `async` wakes a
     /// thread for nearly every `set` (the queue drains faster than a loop of sets refills it), and a
-    /// wake-up costs more than the rest of a `set`.
+    /// wake-up costs more than the rest of a `set`. While changes keep coming, posts are spaced apart
+    /// (``notificationPacing``): a loop of `set` + `synchronize()` otherwise armed a timer, and woke the timer
+    /// thread, for every other write, on the writing thread's path.
     ///
     /// A caller that set ``notificationPending`` passes `clearingPending: true`, and the post clears it;
     /// a whole-domain call that found a post already pending schedules one of its own (false).
     func postDidChange(clearingPending: Bool = true) {
-        configuration.clock.schedule(after: Defaults.notificationDelay, on: Defaults.notificationQueue) {
-            [weak self] in
+        let clock = configuration.clock
+        let last = lastNotificationPosted.withLock { $0 }
+        let wait = Defaults.notificationPacing.wait(sinceLast: last.map { clock.now.timeIntervalSince($0) })
+        clock.schedule(after: wait, on: Defaults.notificationQueue) { [weak self] in
             guard let self else { return }
             if clearingPending { self.notificationPending.store(false, ordering: .sequentiallyConsistent) }
             NotificationCenter.default.post(name: Defaults.didChangeNotification, object: self)
+            let posted = clock.now
+            self.lastNotificationPosted.withLock { $0 = posted }
         }
     }
 
     static let notificationQueue = DispatchQueue(label: "LiveDefaults.notifications")
-    /// How long ``didChangeNotification`` waits for more changes to ride along.
-    static let notificationDelay: Duration = .milliseconds(1)
+    /// When ``didChangeNotification`` is posted after a change: 1 ms after a change that comes after a quiet
+    /// moment (more changes ride along), 5 ms after the last post while changes keep coming.
+    static let notificationPacing = SustainedSpacing(delay: .milliseconds(1), spacing: .milliseconds(5))
+    /// How long ``didChangeNotification`` waits for more changes to ride along after a quiet moment.
+    static var notificationDelay: Duration { notificationPacing.delay }
 }

@@ -31,7 +31,8 @@ public final class Defaults: Sendable {
     /// process or another.
     ///
     /// Unlike Foundation, which posts synchronously inside `set`, the post comes about a millisecond later
-    /// on a background queue, once for a burst of changes (posting costs more than a `set`). For each change
+    /// on a background queue, once for a burst of changes (posting costs more than a `set`); while changes keep
+    /// coming, posts are 5 ms apart. For each change
     /// with its old and new value, use ``changes()`` or ``updates(forKey:emitCurrentValue:)``.
     public static let didChangeNotification = Notification.Name("NSUserDefaultsDidChangeNotification")
     /// `NSGlobalDomain`.
@@ -296,6 +297,10 @@ public final class Defaults: Sendable {
     /// view changed first) and a change after schedules its own. An atomic: every `set` asks, and a loop of
     /// sets finds it set (a load, where a lock cost a fifth of a `set`'s time beyond the edit itself).
     let notificationPending = Atomic<Bool>(false)
+    /// When, on the store's clock, the last ``didChangeNotification`` post was made (nil before the first):
+    /// while changes keep coming, posts are spaced apart (``notificationPacing``). Asked only by the change that
+    /// schedules a post.
+    let lastNotificationPosted = Lock<Date?>(nil)
     /// Whether this store published a schema: until it does, a file's change asks nothing more (an atomic, so
     /// that the check costs a store that never publishes one a load, not a lock).
     let publishedSchema = Atomic<Bool>(false)
