@@ -54,21 +54,33 @@ public struct Harness: Sendable {
     public func measureInterleaved(
         iterations: Int? = nil, rounds: Int? = nil, _ first: () -> Int, _ second: () -> Int
     ) -> (Timing, Timing) {
+        let timings = withoutActuallyEscaping(first) { first in
+            withoutActuallyEscaping(second) { second in
+                measureInterleaved(iterations: iterations, rounds: rounds, [first, second])
+            }
+        }
+        return (timings[0], timings[1])
+    }
+
+    /// Times any number of cases in turns, round after round (each `iterations` times a round, in the order
+    /// given): ``measureInterleaved(iterations:rounds:_:_:)`` for a row read against more than one floor.
+    public func measureInterleaved(iterations: Int? = nil, rounds: Int? = nil, _ cases: [() -> Int]) -> [Timing] {
         let iterations = max(1, iterations ?? self.iterations)
         let rounds = max(3, rounds ?? self.rounds)
         var sink = 0
-        for _ in 0..<max(1, iterations / 10) { sink &+= first() &+ second() }
-        var samples: ([Double], [Double]) = ([], [])
+        for _ in 0..<max(1, iterations / 10) {
+            for body in cases { sink &+= body() }
+        }
+        var samples = [[Double]](repeating: [], count: cases.count)
         for _ in 0..<rounds {
-            var start = now()
-            for _ in 0..<iterations { sink &+= first() }
-            samples.0.append(Double(now() - start) / Double(iterations))
-            start = now()
-            for _ in 0..<iterations { sink &+= second() }
-            samples.1.append(Double(now() - start) / Double(iterations))
+            for (index, body) in cases.enumerated() {
+                let start = now()
+                for _ in 0..<iterations { sink &+= body() }
+                samples[index].append(Double(now() - start) / Double(iterations))
+            }
         }
         if sink == 0x5EED { print("") }  // keeps the optimiser from removing the loops
-        return (Self.summary(samples.0), Self.summary(samples.1))
+        return samples.map(Self.summary)
     }
 
     /// The median and 99th percentile of per-operation samples (nanoseconds).

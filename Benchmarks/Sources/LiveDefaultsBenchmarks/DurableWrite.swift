@@ -34,6 +34,20 @@ enum DurableWrite {
         return written
     }
 
+    /// ``replacingDurably(_:_:)`` under an exclusive `flock` of a lock file beside the target (opened for
+    /// writing each time, as the library's writes take it) and after a `stat` of the target: the least any write
+    /// costs that takes turns with writers in other processes and checks the version on disk before replacing
+    /// it (so that it never writes over another process's version unseen), before encoding anything.
+    static func replacingDurablyUnderLock(_ path: String, _ bytes: Data) -> Int {
+        let lock = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lock >= 0 else { return 0 }
+        defer { close(lock) }
+        flock(lock, LOCK_EX)
+        var status = stat()
+        guard stat(path, &status) == 0 || errno == ENOENT else { return 0 }
+        return replacingDurably(path, bytes) &+ Int(status.st_size)
+    }
+
     /// ``replacing(_:_:)`` with `fsync` in place of `fdatasync` (which skips the timestamps' metadata).
     static func replacingWithFsync(_ path: String, _ bytes: Data) -> Int {
         let temporary = path + ".tmp"
