@@ -81,7 +81,7 @@ struct ClockTests {
         #expect(posts.withLock { $0 } == 1, "one notification for the burst")
     }
 
-    @Test("while changes keep coming, didChangeNotification is posted 5 ms after the last post; after a quiet moment, 1 ms")
+    @Test("while changes keep coming, didChangeNotification waits 5 ms after the last post; after a quiet moment 1 ms")
     func notificationsSpaceASustainedStream() async throws {
         let directory = TemporaryDirectory()
         let clock = ManualDefaultsClock()
