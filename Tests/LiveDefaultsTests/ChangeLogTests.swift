@@ -417,6 +417,35 @@ struct ChangeLogTests {
         #expect(json.bytes == Array("\"\(Data(0...255).base64EncodedString())\"".utf8))
     }
 
+    @Test("integers and digests are spelled as description and String(radix: 16) spell them")
+    func digits() {
+        let integers: [Int] = [0, 7, -1, 10, -10, 4_294_967_296, Int.max, Int.min, Int.min + 1]
+        for value in integers {
+            var bytes: [UInt8] = [0x41]
+            bytes.appendDecimal(value)
+            #expect(bytes == [0x41] + Array(value.description.utf8), "\(value)")
+        }
+        for value in [Int32.min, Int32.max, -5] {
+            var bytes: [UInt8] = []
+            bytes.appendDecimal(value)
+            #expect(bytes == Array(value.description.utf8))
+        }
+        for value in [UInt64.max, 0, 255] {
+            var bytes: [UInt8] = []
+            bytes.appendDecimal(value)
+            #expect(bytes == Array(value.description.utf8))
+        }
+        var wide: [UInt8] = []
+        wide.appendDecimal(Int128.min)
+        #expect(wide == Array(Int128.min.description.utf8), "wider than 64 bits: through description")
+        for digest: UInt64 in [0, 0x1f, 0xdead_beef, 0x0123_4567_89ab_cdef, UInt64.max, 1 << 63] {
+            let text = FileVersion.hex(digest)
+            let plain = String(digest, radix: 16)
+            #expect(text == String(repeating: "0", count: 16 - plain.count) + plain)
+            #expect(FileVersion.number(hex: text) == digest)
+        }
+    }
+
     @Test("a line's text: members in sorted order, control characters escaped, other text as UTF-8")
     func lineText() {
         var json = JSONLine()

@@ -123,7 +123,7 @@ struct JSONLine {
 
     mutating func integer(_ value: some BinaryInteger) {
         separate()
-        bytes.append(contentsOf: value.description.utf8)
+        bytes.appendDecimal(value)
         needsComma = true
     }
 

@@ -46,7 +46,7 @@ enum XMLPropertyListWriter {
             output.append("</string>\n")
         case .integer(let integer):
             output.append("<integer>")
-            output.decimal(integer)
+            output.bytes.appendDecimal(integer)
             output.append("</integer>\n")
         case .real(let real):
             output.append("<real>")
@@ -137,18 +137,6 @@ private struct XMLOutput {
 
     mutating func tabs(_ count: Int) {
         for _ in 0..<count { bytes.append(0x09) }
-    }
-
-    /// `integer` in decimal, as `"\(integer)"` writes it (a minus sign, then the magnitude's digits).
-    mutating func decimal(_ integer: Int) {
-        if integer < 0 { bytes.append(0x2D) }
-        var magnitude = integer.magnitude
-        let start = bytes.count
-        repeat {
-            bytes.append(0x30 + UInt8(truncatingIfNeeded: magnitude % 10))
-            magnitude /= 10
-        } while magnitude > 0
-        bytes[start...].reverse()
     }
 
     /// `text` with markup characters escaped, and control characters (which XML 1.0 cannot carry literally) as

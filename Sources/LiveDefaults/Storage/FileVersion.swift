@@ -30,8 +30,14 @@ struct FileVersion: Hashable, Sendable {
     /// A digest as the change log, the readers' announcements and ``DefaultsReader`` spell it: 16 hexadecimal
     /// digits.
     static func hex(_ digest: UInt64) -> String {
-        let digits = String(digest, radix: 16)
-        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
+        // Sixteen digits written in place: a write's change log lines spell two or three digests each.
+        String(unsafeUninitializedCapacity: 16) { buffer in
+            for index in 0..<16 {
+                let nibble = UInt8(truncatingIfNeeded: digest >> UInt64(60 - 4 * index)) & 0x0F
+                buffer[index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+            }
+            return 16
+        }
     }
 
     /// The digest that ``hex(_:)`` spells as `text`; nil for any other text.
