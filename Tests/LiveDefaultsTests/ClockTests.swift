@@ -104,7 +104,7 @@ struct ClockTests {
         #expect(posted() == 1, "not before the spacing")
         clock.advanceAndWait(by: .microseconds(1))
         #expect(posted() == 2)
-        // Quiet for longer than the spacing: a single change is posted 1 ms later again.
+        // Quiet for longer than the spacing: a single change is posted after the delay again.
         clock.advance(by: .milliseconds(10))
         defaults.set(3, forKey: "Counter")
         clock.advanceAndWait(by: .microseconds(999))

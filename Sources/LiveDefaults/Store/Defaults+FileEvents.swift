@@ -118,8 +118,8 @@ extension Defaults {
     }
 
     static let notificationQueue = DispatchQueue(label: "LiveDefaults.notifications")
-    /// When ``didChangeNotification`` is posted after a change: 1 ms after a change that comes after a quiet
-    /// moment (more changes ride along), 5 ms after the last post while changes keep coming.
+    /// When ``didChangeNotification`` is posted after a change: a millisecond after a change that comes after a
+    /// quiet moment (more changes ride along), a few milliseconds after the last post while changes keep coming.
     static let notificationPacing = SustainedSpacing(delay: .milliseconds(1), spacing: .milliseconds(5))
     /// How long ``didChangeNotification`` waits for more changes to ride along after a quiet moment.
     static var notificationDelay: Duration { notificationPacing.delay }

@@ -32,7 +32,7 @@ public final class Defaults: Sendable {
     ///
     /// Unlike Foundation, which posts synchronously inside `set`, the post comes about a millisecond later
     /// on a background queue, once for a burst of changes (posting costs more than a `set`); while changes keep
-    /// coming, posts are 5 ms apart. For each change
+    /// coming, posts are a few milliseconds apart. For each change
     /// with its old and new value, use ``changes()`` or ``updates(forKey:emitCurrentValue:)``.
     public static let didChangeNotification = Notification.Name("NSUserDefaultsDidChangeNotification")
     /// `NSGlobalDomain`.
