@@ -111,6 +111,10 @@ func runChild(_ arguments: [String]) -> Never {
                 exit(3)
             }
             let typed = DefaultsKey<Int>(key, default: -1)
+            // The open's background work (the watcher's first look, the change log's record of the version read,
+            // the readers' announcement, each a moment later) done before the reads in both runs: else it fell
+            // inside one run's life and not the other's, by a few million instructions either way.
+            if count > 0 { Thread.sleep(forTimeInterval: 2) }
             let start = now()
             defer {
                 // Per read, in nanoseconds, on standard error (a cross-check of the harness's figures).
