@@ -39,13 +39,11 @@ enum DurableWrite {
     /// costs that takes turns with writers in other processes and checks the version on disk before replacing
     /// it (so that it never writes over another process's version unseen), before encoding anything.
     static func replacingDurablyUnderLock(_ path: String, _ bytes: Data) -> Int {
-        let lock = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lock >= 0 else { return 0 }
-        defer { close(lock) }
-        flock(lock, LOCK_EX)
-        var status = stat()
-        guard stat(path, &status) == 0 || errno == ENOENT else { return 0 }
-        return replacingDurably(path, bytes) &+ Int(status.st_size)
+        underLock(path) {
+            var status = stat()
+            guard stat(path, &status) == 0 || errno == ENOENT else { return 0 }
+            return replacingDurably(path, bytes) &+ Int(status.st_size)
+        }
     }
 
     /// ``replacing(_:_:)`` with `fsync` in place of `fdatasync` (which skips the timestamps' metadata).
@@ -86,10 +84,16 @@ enum DurableWrite {
     /// ``replacing(_:_:)`` under an exclusive `flock` of a lock file beside the target, opened each time (as
     /// every LiveDefaults write does, so that writers in other processes take turns).
     static func replacingUnderLock(_ path: String, _ bytes: Data) -> Int {
+        underLock(path) { replacing(path, bytes) }
+    }
+
+    /// `body` under an exclusive `flock` of a lock file beside `path`, opened for writing each time as the
+    /// library's writes take it; 0 when the lock file cannot be opened.
+    private static func underLock(_ path: String, _ body: () -> Int) -> Int {
         let lock = open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard lock >= 0 else { return 0 }
         defer { close(lock) }
         flock(lock, LOCK_EX)
-        return replacing(path, bytes)
+        return body()
     }
 }

@@ -9,8 +9,6 @@ import Foundation
 /// strings are escaped as RFC 8259 requires (quotation mark, reverse solidus, U+0000–U+001F), everything
 /// else is written as UTF-8.
 struct JSONLine {
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
     private(set) var bytes: [UInt8] = []
     /// Whether the next value or name follows another in the same object or array.
     private var needsComma = false
@@ -70,7 +68,7 @@ struct JSONLine {
                 case UInt8(ascii: "\t"): bytes.append(UInt8(ascii: "t"))
                 default:
                     bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-                    bytes.append(contentsOf: [Self.hexDigits[Int(byte >> 4)], Self.hexDigits[Int(byte & 15)]])
+                    bytes.append(contentsOf: [ASCIIDigits.hex(byte >> 4), ASCIIDigits.hex(byte)])
                 }
             }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<utf8.count]))

@@ -152,10 +152,9 @@ private struct XMLOutput {
             case 0x09, 0x0A: bytes.append(byte)
             case _ where byte < 0x20:
                 append("&#x")
-                if byte >= 0x10 { bytes.append(0x31) }
-                let digit = byte & 0x0F
-                bytes.append(digit < 10 ? 0x30 + digit : 0x61 + digit - 10)
-                bytes.append(0x3B)
+                if byte >= 0x10 { bytes.append(ASCIIDigits.hex(byte >> 4)) }
+                bytes.append(ASCIIDigits.hex(byte))
+                bytes.append(UInt8(ascii: ";"))
             default: bytes.append(byte)
             }
         }

@@ -14,11 +14,11 @@ final class BackgroundWriter: Sendable {
     static let shared = BackgroundWriter()
 
     /// When a write follows an edit: ``SustainedSpacing/delay`` after the first edit to a clean file (short
-    /// enough that another process sees the change within a few milliseconds, long enough to turn a burst of sets
-    /// into one file write); while edits keep coming, writes ``SustainedSpacing/spacing`` apart, so that a loop of
-    /// `set`s is written a few hundred times a second rather than after every delay, whose file rewrites, `fdatasync`s and watcher
-    /// wake-ups would compete with the loop itself for a small machine's cores (Docs/Benchmarks.md). A stream of
-    /// sets reaches the disk and other processes at most the spacing late.
+    /// enough that another process sees the change within a few milliseconds, long enough to turn a burst of
+    /// sets into one file write); while edits keep coming, writes ``SustainedSpacing/spacing`` apart, so that a
+    /// loop of `set`s is written a few hundred times a second rather than after every delay, whose file rewrites,
+    /// `fdatasync`s and watcher wake-ups would compete with the loop itself for a small machine's cores
+    /// (Docs/Benchmarks.md). A stream of sets reaches the disk and other processes at most the spacing late.
     static let pacing = SustainedSpacing(delay: .microseconds(500), spacing: .milliseconds(5))
     /// How long the writer waits for more edits after the first edit to a clean file.
     static var delay: Duration { pacing.delay }

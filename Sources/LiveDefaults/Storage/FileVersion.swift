@@ -33,8 +33,7 @@ struct FileVersion: Hashable, Sendable {
         // Sixteen digits written in place: a write's change log lines spell two or three digests each.
         String(unsafeUninitializedCapacity: 16) { buffer in
             for index in 0..<16 {
-                let nibble = UInt8(truncatingIfNeeded: digest >> UInt64(60 - 4 * index)) & 0x0F
-                buffer[index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+                buffer[index] = ASCIIDigits.hex(UInt8(truncatingIfNeeded: digest >> UInt64(60 - 4 * index)))
             }
             return 16
         }

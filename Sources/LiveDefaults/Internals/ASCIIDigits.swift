@@ -1,3 +1,13 @@
+/// Digits as ASCII bytes, for text written straight into bytes (the change log's lines, the XML writer, the
+/// digests' spelling) without making a `String` first.
+enum ASCIIDigits {
+    /// The lowercase hexadecimal digit of `nibble`'s low four bits.
+    static func hex(_ nibble: UInt8) -> UInt8 {
+        let value = nibble & 0x0F
+        return value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+    }
+}
+
 extension [UInt8] {
     /// Appends `value` in decimal, as `value.description` spells it (a minus sign, then the magnitude's digits),
     /// without making that `String`: the change log's lines and the XML writer put numbers into bytes on every
