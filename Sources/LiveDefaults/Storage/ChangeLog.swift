@@ -138,6 +138,16 @@ struct ChangeLog: Sendable, Equatable {
     /// holds no checkpoint (absent, or every line unreadable).
     var lastVersion: UInt64?
     var lastKeys: [String: UInt64]?
+    /// The checkpoints, oldest first, each with the number of entries before it: with the entries' new values
+    /// they say what every logged version held, key by key (``LoggedVersions``).
+    var checkpoints: [Checkpoint] = []
+
+    /// A checkpoint line: a version, each of its keys' value digests, and how many entries come before it.
+    struct Checkpoint: Sendable, Hashable {
+        var entriesBefore: Int
+        var version: UInt64
+        var keys: [String: UInt64]
+    }
 
     // MARK: Digests
 
@@ -382,6 +392,7 @@ struct ChangeLog: Sendable, Equatable {
                 guard valid else { continue }
                 keys = parsed
                 version = digest
+                checkpoints.append(Checkpoint(entriesBefore: entries.count, version: digest, keys: parsed))
                 // An intent announces a version not yet recorded: one recorded since is no longer pending.
                 intents.removeAll()
                 continue

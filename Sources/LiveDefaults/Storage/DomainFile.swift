@@ -54,13 +54,13 @@ final class DomainFile: Sendable {
     let fileSystem: any DefaultsFileSystem
 
     /// The file's state and the flags mirroring it, with one owner (see ``DomainFileState``).
-    private let state = DomainFileState()
+    let state = DomainFileState()
     /// Serialises this process's disk operations on the file (commit and reload); `flock` does the same
     /// between processes.
-    private let diskLock = CriticalSection()
+    let diskLock = CriticalSection()
     /// The events found under `diskLock` and not yet told to the observers (they are told after the lock
     /// is released): ``settle()`` waits for them.
-    private let deliveries = Deliveries()
+    let deliveries = Deliveries()
 
     /// The registry that made the file, which forgets it when it goes.
     private let registry: DomainFileRegistry?
@@ -157,6 +157,9 @@ final class DomainFile: Sendable {
                 verifyContents: verifyContents, deferringRemoval: deferringRemoval,
                 recordingExternal: recordingExternal, judged: nil)
         }
+        // A version refused or unreadable with none accepted before (a first look): the last known good is the
+        // change log's.
+        recoverFromLogIfNeeded()
     }
 
     /// A version read and judged (``reloadJudged(verifyContents:deferringRemoval:recordingExternal:)``), for the
@@ -802,7 +805,7 @@ final class DomainFile: Sendable {
     ///
     /// `then` runs after the observers were told and before the delivery is counted done, so that a thread that
     /// waits in ``settle()`` finds what it did (the change log's recorder given the version) done too.
-    private func deliver(_ events: [Event], then: (() -> Void)? = nil) {
+    func deliver(_ events: [Event], then: (() -> Void)? = nil) {
         guard !events.isEmpty else {
             then?()
             return
@@ -821,7 +824,7 @@ final class DomainFile: Sendable {
 
     // MARK: Helpers
 
-    private static func overlay(
+    static func overlay(
         _ disk: [String: PropertyList], _ inFlight: DomainEdits?, _ pending: DomainEdits
     ) -> [String: PropertyList] {
         var result = disk

@@ -102,6 +102,7 @@ extension DomainFile {
             failure = nil
             readGoodVersion = version != nil
             if rare?.fields.refused != nil { refused = nil }
+            if rare?.fields.fallback != nil { fallback = nil }
         }
 
         /// The stores' judges of the file's versions (``FileJudges``); empty for almost every file.
@@ -116,11 +117,19 @@ extension DomainFile {
             set { updateRare { $0.refused = newValue } }
         }
 
+        /// What `disk` holds instead of the file, when the file's version was never accepted by this process (its
+        /// first version refused, or unreadable): a version the change log gave back, or nothing (the layers
+        /// below). Nil when `disk` is a version of the file this process read or wrote.
+        var fallback: DomainFile.Fallback? {
+            get { rare?.fields.fallback }
+            set { updateRare { $0.fallback = newValue } }
+        }
+
         private mutating func updateRare(_ change: (inout RareFields) -> Void) {
             var fields = rare?.fields ?? RareFields()
             change(&fields)
             if fields.corruptStamp == nil && fields.index == nil && fields.loggedVersion == nil
-                && fields.judges.isEmpty && fields.refused == nil
+                && fields.judges.isEmpty && fields.refused == nil && fields.fallback == nil
             {
                 rare = nil
             } else if isKnownUniquelyReferenced(&rare) {
@@ -137,6 +146,7 @@ extension DomainFile {
         var loggedVersion: UInt64?
         var judges = FileJudges()
         var refused: FileJudges.Refusal?
+        var fallback: DomainFile.Fallback?
     }
 
     /// ``State``'s rarely set fields; copied on write (a `State` copied and changed does not change another).

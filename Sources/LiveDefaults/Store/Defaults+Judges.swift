@@ -14,16 +14,20 @@ extension Defaults {
             id += 1
             return id
         }
-        let files: [DomainFile] = state.withLock { state in
+        let (files, newlyJudged): ([DomainFile], Bool) = state.withLock { state in
             var validation = state.validation ?? StoreValidation()
             defer { state.validation = validation }
             validation.judges.append((id, judge))
-            guard validation.judgedFiles.isEmpty else { return [] }
+            guard validation.judgedFiles.isEmpty else { return (validation.judgedFiles, false) }
             let files = Array(state.search.persistent[configuration.applicationDomain]?.files.map(\.file) ?? [])
             validation.judgedFiles = files
-            return files
+            return (files, true)
         }
-        for file in files { startJudging(file) }
+        if newlyJudged {
+            for file in files { startJudging(file) }
+        }
+        // The versions served so far were judged without this judge: a version it refuses is served no more.
+        for file in files { file.judgeHeldVersion() }
         return id
     }
 

@@ -388,6 +388,8 @@ public final class Defaults: Sendable {
         } else {
             rebuildSearchList()
         }
+        // Before anyone can read: the versions read above are judged before the store is returned.
+        for validator in configuration.validators { addValidator(validator) }
     }
 
     /// A store for a suite, with the process's arguments and the current user's files: the suite takes the
