@@ -15,6 +15,7 @@ struct Delete: ParsableCommand {
     func run() {
         perform {
             let store = try DomainTarget(domain, host: host).store()
+            let before = try wait.versionBefore(in: store)
             guard let contents = try store.contents() else { throw ToolError("Domain (\(domain)) not found.") }
             if let key {
                 guard contents[key] != nil else {
@@ -25,7 +26,7 @@ struct Delete: ParsableCommand {
                 try store.replace(with: [:])
             }
             try store.commit()
-            try wait.waitForReaders(of: store)
+            try wait.waitForReaders(of: store, before: before)
         }
     }
 }

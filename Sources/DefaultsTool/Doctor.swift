@@ -51,6 +51,12 @@ struct Doctor: ParsableCommand {
                     key: key, files: report.files,
                     readers: store.defaults.readers(ofDomain: target.name, layer: target.layer))
             }
+            report.readers = ReadersReport(
+                domain: target.display,
+                readers: store.defaults.readers(ofDomain: target.name, layer: target.layer).filter {
+                    $0.processID != ProcessInfo.processInfo.processIdentifier
+                },
+                onDisk: store.defaults.versionOnDisk(ofDomain: target.name, layer: target.layer))
             report.recentChanges = RecentChanges(
                 domain: target.name,
                 changes: store.defaults.loggedChanges(
@@ -83,9 +89,12 @@ struct DoctorReport {
     var schemaProblem: String?
     /// The newest changes the domain's change log records (of the key, when one is asked about).
     var recentChanges: RecentChanges?
+    /// The programs reading the domain that do not run the version on disk.
+    var readers: ReadersReport?
 
     var problems: [String] {
         watcher.problems + files.flatMap(\.problems) + undeclared.map(\.problem) + (schemaProblem.map { [$0] } ?? [])
+            + (readers?.problems ?? [])
     }
 
     var text: String {
@@ -98,6 +107,7 @@ struct DoctorReport {
             for file in files { lines += file.lines }
         }
         if let key { lines.append(""); lines += key.lines }
+        if let readers, !readers.lines.isEmpty { lines.append(""); lines += readers.lines }
         if let recentChanges { lines.append(""); lines += recentChanges.lines }
         if let first = undeclared.first {
             lines.append("")
@@ -117,6 +127,7 @@ struct DoctorReport {
         var object: [String: Any] = ["watcher": watcher.jsonObject, "problems": problems]
         if !files.isEmpty { object["files"] = files.map(\.jsonObject) }
         if let key { object["key"] = key.jsonObject }
+        if let readers { object["readers"] = Output.jsonArray(readers: readers) }
         if !files.isEmpty { object["undeclaredKeys"] = undeclared.map(\.jsonObject) }
         if let recentChanges { object["recentChanges"] = recentChanges.jsonObject }
         return object
@@ -472,5 +483,67 @@ struct KeyReport {
             }
         }
         return object
+    }
+}
+
+/// The programs reading a domain that do not run its version on disk: one refused it (and runs the version before
+/// it, or its change log's last known good, or its defaults), or has not applied it yet.
+struct ReadersReport {
+    var domain: String
+    var readers: [DefaultsReader]
+    var onDisk: String?
+
+    /// Those that do not run the version on disk.
+    var elsewhere: [DefaultsReader] {
+        readers.filter { $0.version != onDisk || $0.fallback != nil }
+    }
+
+    var lines: [String] {
+        let elsewhere = elsewhere
+        guard !elsewhere.isEmpty else { return [] }
+        return ["programs reading \(domain) that do not run the version on disk (\(onDisk ?? "unreadable")):"]
+            + elsewhere.map { "  " + Self.line($0, onDisk: onDisk) }
+    }
+
+    /// "pid executable: running version X from the change log: the file's version Y is refused because …".
+    static func line(_ reader: DefaultsReader, onDisk: String?) -> String {
+        let name = "\(reader.processID) \(reader.executable)"
+        let running =
+            switch reader.fallback {
+            case .changeLog?: "running version \(reader.version) from the change log"
+            case .defaults?: "running the defaults (no version of the file it accepts)"
+            case nil: "running version \(reader.version)"
+            }
+        if let refusal = reader.refusal, refusal.version == onDisk {
+            return "\(name): \(running): the file's version \(refusal.version) is refused because \(refusal.reason)"
+        }
+        if reader.fallback != nil {
+            return "\(name): \(running): the file's version \(onDisk ?? "on disk") cannot be read"
+        }
+        return "\(name): \(running), not yet the version on disk"
+    }
+
+    /// A version on disk that a reader refuses is a problem: the file says one thing and the programs run
+    /// another, and whoever wrote it may believe it runs.
+    var problems: [String] {
+        readers.compactMap { reader in
+            guard let refusal = reader.refusal, refusal.version == onDisk else { return nil }
+            return "\(reader.processID) \(reader.executable) refuses the version of \(domain) on disk: \(refusal.reason)"
+        }
+    }
+}
+
+extension Output {
+    /// The readers of a doctor's report that do not run the version on disk, as JSON.
+    static func jsonArray(readers report: ReadersReport) -> [[String: Any]] {
+        report.elsewhere.map { reader in
+            var object: [String: Any] = [
+                "pid": Int(reader.processID), "executable": reader.executable, "version": reader.version,
+                "line": ReadersReport.line(reader, onDisk: report.onDisk),
+            ]
+            if let refusal = reader.refusal { object["refused"] = ["version": refusal.version, "reason": refusal.reason] }
+            if let fallback = reader.fallback { object["fallback"] = fallback == .changeLog ? "changeLog" : "defaults" }
+            return object
+        }
     }
 }

@@ -47,8 +47,8 @@ enum ArgumentRewriter {
         var tail = tail
         let candidates: [Int]
         if verb == "write" {
-            // The last word, or the one before a number, or before --no-validate.
-            candidates = tail.indices.reversed().filter { $0 >= tail.count - 3 }
+            // The last word, or the one before a number, or before --no-validate or --keep-refused.
+            candidates = tail.indices.reversed().filter { $0 >= tail.count - 4 }
         } else {
             candidates = Array(tail.indices.reversed())
         }
@@ -57,7 +57,7 @@ enum ArgumentRewriter {
             if let next, let seconds = Double(next), seconds.isFinite {
                 tail.replaceSubrange(index...(index + 1), with: ["--wait=\(next)"])
             } else {
-                if verb == "write", next != nil, next != "--no-validate" { continue }
+                if verb == "write", next != nil, next != "--no-validate", next != "--keep-refused" { continue }
                 tail[index] = "--wait=\(WaitOptions.defaultSeconds)"
             }
             break

@@ -39,9 +39,10 @@ struct Import: ParsableCommand {
             let target = try DomainTarget(domain, host: host)
             try target.check(contents, noValidate: validation.noValidate)
             let store = try target.store()
+            let before = try wait.versionBefore(in: store)
             try store.replace(with: contents)
             try store.commit()
-            try wait.waitForReaders(of: store)
+            try wait.waitForReaders(of: store, before: before)
         }
     }
 }

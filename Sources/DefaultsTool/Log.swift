@@ -90,7 +90,8 @@ enum ChangeLogText {
         if let pid = change.processID { details.append("pid \(pid)") }
         if let uid = change.userID { details.append("uid \(uid)") }
         if let revision = change.revision { details.append("revision \(revision)") }
-        return "\(change.origin.rawValue): \(executable) (\(details.joined(separator: ", ")))"
+        let reason = change.reason.map { " — \($0)" } ?? ""
+        return "\(change.origin.rawValue): \(executable) (\(details.joined(separator: ", ")))\(reason)"
     }
 
     static func describe(_ value: LoggedChange.Value, hidden: Bool) -> String {
@@ -124,6 +125,7 @@ enum ChangeLogText {
                 if let pid = change.processID { object["pid"] = Int(pid) }
                 if let uid = change.userID { object["uid"] = Int(uid) }
                 if let revision = change.revision { object["revision"] = revision }
+                if let reason = change.reason { object["reason"] = reason }
                 object["version"] = change.version
                 if !change.refusals.isEmpty {
                     object["refusals"] = change.refusals.map { refusal -> [String: Any] in

@@ -43,6 +43,7 @@ struct Merge: ParsableCommand {
             let target = try DomainTarget(domain, host: host)
             try target.check(contents, noValidate: validation.noValidate)
             let store = try target.store()
+            let before = try wait.versionBefore(in: store)
             // A file that cannot be read is never replaced behind the user's back (as write and import).
             _ = try store.contents()
             // A transaction whose write fails writes nothing and keeps nothing pending: it is run again (up to
@@ -63,7 +64,7 @@ struct Merge: ParsableCommand {
                 }
             }
             store.warnOfReportedErrors()
-            try wait.waitForReaders(of: store)
+            try wait.waitForReaders(of: store, before: before)
         }
     }
 

@@ -13,12 +13,16 @@ struct Readers: ParsableCommand {
             Every program that follows a domain through LiveDefaults (a server, defaults watch, the fleet agent) \
             announces the version of the domain's file it applied and the last version it refused, with the \
             reason (Defaults.addValidator). A version is named by its digest, as defaults log names it; "on disk" \
-            marks the version the file holds now. A process that has ended is never listed.
+            marks the version the file holds now. A process that accepted no version of the file since it started \
+            (the one on disk refused or unreadable) runs the newest version of the file's change log it accepts, \
+            marked "from the change log", or the defaults below the file. A process that has ended is never listed.
             """)
 
     @OptionGroup var host: HostOptions
     @Argument(help: "A domain name, -g, or a path to a plist file.") var domain: String
-    @Flag(help: "One JSON array: pid, executable, version, onDisk, since, refused (version, reason, time).")
+    @Flag(
+        help:
+            "One JSON array: pid, executable, version, onDisk, since, refused (version, reason, time), fallback (changeLog or defaults, when it runs no version of the file).")
     var json = false
 
     func run() {
@@ -45,7 +49,12 @@ struct Readers: ParsableCommand {
 
     /// One reader as a line: `pid executable: runs VERSION (on disk) since TIME; refused VERSION at TIME: reason`.
     static func line(_ reader: DefaultsReader, onDisk: String?) -> String {
-        let current = reader.version == onDisk ? " (on disk)" : " (not the version on disk)"
+        let current =
+            switch reader.fallback {
+            case .changeLog?: " from the change log (the file's version is not accepted)"
+            case .defaults?: " (no version of the file accepted: the defaults below it)"
+            case nil: reader.version == onDisk ? " (on disk)" : " (not the version on disk)"
+            }
         var line =
             "\(reader.processID) \(reader.executable): runs \(reader.version)\(current) since \(time(reader.since))"
         if let refused = reader.refusal {
@@ -63,6 +72,11 @@ struct Readers: ParsableCommand {
                 "pid": Int(reader.processID), "executable": reader.executable, "version": reader.version,
                 "onDisk": reader.version == onDisk, "since": time(reader.since),
             ]
+            switch reader.fallback {
+            case .changeLog?: object["fallback"] = "changeLog"
+            case .defaults?: object["fallback"] = "defaults"
+            case nil: break
+            }
             object["pinned"] = reader.pinnedKeys
             object["refused"] =
                 reader.refusal.map { refused -> Any in
@@ -75,7 +89,7 @@ struct Readers: ParsableCommand {
     }
 }
 
-/// `--wait [SECONDS]` of the verbs that write (`write`, `merge`, `delete`, `import`).
+/// `--wait [SECONDS]` and `--keep-refused` of the verbs that write (`write`, `merge`, `delete`, `import`).
 struct WaitOptions: ParsableArguments {
     /// How long `--wait` waits when no number follows it.
     static let defaultSeconds = 5.0
@@ -83,9 +97,14 @@ struct WaitOptions: ParsableArguments {
     @Option(
         name: .customLong("wait"),
         help: ArgumentHelp(
-            "After writing, wait up to SECONDS (default 5) for every process reading the domain to apply or refuse the version.",
+            "After writing, wait up to SECONDS (default 5) for every process reading the domain to apply or refuse the version; a refused version is put back to the one before.",
             valueName: "seconds"))
     var seconds: Double?
+
+    @Flag(
+        name: .customLong("keep-refused"),
+        help: "With --wait: keep a version a reader refused on disk rather than put back the one before it.")
+    var keepRefused = false
 
     func validate() throws {
         if let seconds, !(seconds.isFinite && seconds >= 0 && seconds <= 86_400) {
@@ -93,9 +112,18 @@ struct WaitOptions: ParsableArguments {
         }
     }
 
+    /// The domain's layer as it is before the verb writes, when `--wait` may have to put it back; nil otherwise.
+    func versionBefore(in store: ToolStore) throws -> [String: PropertyList]? {
+        guard seconds != nil, !keepRefused else { return nil }
+        return try store.contents() ?? [:]
+    }
+
     /// After `store` wrote its change: waits for the readers when asked to, prints one line per reader, and fails
-    /// when one refused the version or did not answer in time (the file keeps the new version either way).
-    func waitForReaders(of store: ToolStore) throws {
+    /// when one refused the version or did not answer in time. A refused version is put back to `before` (the
+    /// layer as it was before the write) unless `--keep-refused`: a refusal must not wait on disk for the next
+    /// start of a program, which would then run on the version before anyway (its change log's last known
+    /// good), while every other program ran the refused one.
+    func waitForReaders(of store: ToolStore, before: [String: PropertyList]?) throws {
         guard let seconds else { return }
         let version = store.defaults.heldVersion(ofDomain: store.target.name, layer: store.target.layer)
         let deadline = Date().addingTimeInterval(seconds)
@@ -109,6 +137,7 @@ struct WaitOptions: ParsableArguments {
             usleep(2_000)
         }
         var failed: [String] = []
+        var refusals: [String] = []
         for reader in readers {
             let name = "\(reader.processID) \(reader.executable)"
             if reader.version == version {
@@ -116,17 +145,53 @@ struct WaitOptions: ParsableArguments {
             } else if let refused = reader.refusal, refused.version == version {
                 emit("\(name): refused: \(refused.reason)")
                 failed.append("\(name) refused it (\(refused.reason))")
+                refusals.append("\(name) refused \(version): \(refused.reason)")
             } else {
                 emit("\(name): no answer")
                 failed.append("\(name) did not answer within \(seconds) s")
             }
         }
         if readers.isEmpty { emit("no process reads \(store.target.display)") }
-        if !failed.isEmpty {
-            throw ToolError(
-                "version \(version) of \(store.target.display) is on disk, but "
-                    + failed.joined(separator: "; ") + "; the file keeps the new version")
+        guard !failed.isEmpty else { return }
+        let problem = "version \(version) of \(store.target.display) was written, but " + failed.joined(separator: "; ")
+        guard !refusals.isEmpty, let before else {
+            let kept = refusals.isEmpty ? "" : " (--keep-refused)"
+            throw ToolError(problem + "; the file keeps the new version\(kept)")
         }
+        let putBack = try Self.putBack(
+            before, over: version, in: store, reason: "put back: " + refusals.joined(separator: "; "))
+        emit("put back the version before \(version): \(putBack)")
+        throw ToolError(problem + "; the version before it was put back (--keep-refused keeps a refused version)")
+    }
+
+    /// Writes `before` back over `version`, as one change logged with `reason`, only while the domain still holds
+    /// what this command wrote: a change another writer made since is never overwritten. Returns the version
+    /// put back.
+    static func putBack(
+        _ before: [String: PropertyList], over version: String, in store: ToolStore, reason: String
+    ) throws -> String {
+        let (defaults, target) = (store.defaults, store.target)
+        guard let written = try store.contents() else {
+            throw ToolError("\(target.display) is gone: nothing was put back")
+        }
+        do {
+            try Defaults.attributingWrites(reason: reason) {
+                try defaults.transaction(inDomain: target.name, layer: target.layer) { transaction in
+                    let keys = Set(written.keys).union(before.keys)
+                    guard keys.allSatisfy({ transaction.value(forKey: $0) == written[$0] }) else {
+                        throw ToolError(
+                            "\(target.display) changed again after version \(version) was written: nothing was put back"
+                        )
+                    }
+                    for key in keys where written[key] != before[key] { transaction.set(before[key], forKey: key) }
+                }
+            }
+        } catch let error as ToolError {
+            throw error
+        } catch {
+            throw ToolError("putting back the version before \(version) failed: \(error)")
+        }
+        return defaults.heldVersion(ofDomain: target.name, layer: target.layer)
     }
 }
 

@@ -17,7 +17,10 @@ struct Write: ParsableCommand {
             type, out of range, not one of the choices) is not written: exit status 1, with what the key \
             accepts; --no-validate (before the domain, or last) writes it anyway, with a warning. --wait [SECONDS] \
             (before the domain, or last) then waits for every process reading the domain to apply or refuse the \
-            new version: one line per process; exit status 1 when one refused it or did not answer.
+            new version: one line per process; exit status 1 when one refused it or did not answer. A version a \
+            reader refused does not wait on disk for the next start: the version before it is put back (one \
+            change, logged with the refusal as its reason) unless --keep-refused (before the domain, or last) \
+            keeps it.
             """)
 
     @OptionGroup var host: HostOptions
@@ -38,6 +41,8 @@ struct Write: ParsableCommand {
             while let last = words.last {
                 if last == "--no-validate" {
                     noValidate = true
+                } else if last == "--keep-refused" {
+                    wait.keepRefused = true
                 } else if last.hasPrefix("--wait="), let seconds = Double(last.dropFirst(7)) {
                     wait.seconds = seconds
                     try wait.validate()
@@ -46,6 +51,7 @@ struct Write: ParsableCommand {
                 }
                 words.removeLast()
             }
+            let before = try wait.versionBefore(in: store)
             var written: [String] = []
             switch words.count {
             case 0:
@@ -84,7 +90,7 @@ struct Write: ParsableCommand {
             }
             try store.commit()
             store.warnOfPinnedKeys(written)
-            try wait.waitForReaders(of: store)
+            try wait.waitForReaders(of: store, before: before)
         }
     }
 }

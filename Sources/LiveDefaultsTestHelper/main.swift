@@ -314,19 +314,24 @@ case "validate":
     guard arguments.count == 5, let limit = Int(arguments[4]) else { fail("validate <dir> <domain> <limit>") }
     var configuration = Defaults.Configuration.rooted(at: arguments[2], applicationDomain: arguments[3])
     configuration.errorHandler = { error in FileHandle.standardError.write(Data("error: \(error)\n".utf8)) }
-    let defaults: Defaults
-    do { defaults = try Defaults(configuration: configuration) } catch { fail("\(error)") }
     let minPool = DefaultsKey<Int>("MinPool", default: 1)
     let maxPool = DefaultsKey<Int>("MaxPool", default: 10)
     struct Refusal: Error, CustomStringConvertible { var description: String }
-    defaults.addValidator { candidate in
-        guard candidate[minPool] <= candidate[maxPool] else {
-            throw Refusal(description: "MinPool \(candidate[minPool]) is above MaxPool \(candidate[maxPool])")
+    // Given with the configuration: the first read already comes from a version the rule accepts.
+    configuration.validators = [
+        { candidate in
+            guard candidate[minPool] <= candidate[maxPool] else {
+                throw Refusal(description: "MinPool \(candidate[minPool]) is above MaxPool \(candidate[maxPool])")
+            }
+            guard candidate[maxPool] <= limit else {
+                throw Refusal(description: "MaxPool \(candidate[maxPool]) is above this program's limit of \(limit)")
+            }
         }
-        guard candidate[maxPool] <= limit else {
-            throw Refusal(description: "MaxPool \(candidate[maxPool]) is above this program's limit of \(limit)")
-        }
-    }
+    ]
+    let defaults: Defaults
+    do { defaults = try Defaults(configuration: configuration) } catch { fail("\(error)") }
+    // The first thing it serves, before anything else can happen: a refused value must never show, not once.
+    print("first MinPool \(defaults[minPool]) MaxPool \(defaults[maxPool])")
     print("ready")
     fflush(nil)
     // What the program serves, for each line read, until standard input ends (or the test kills it).

@@ -43,13 +43,20 @@ struct ReadersToolTests {
             process.waitUntilExit()
         }
 
+        /// What the helper served first, before anything could change ("first MinPool <n> MaxPool <n>").
+        private(set) var first: String?
+
         /// Asks the helper what it serves: its next line ("MinPool <n> MaxPool <n>"); the first call reads its
-        /// "ready" first.
+        /// first value and its "ready" first.
         func serves() -> String {
             try? input.fileHandleForWriting.write(contentsOf: Data("?\n".utf8))
             while true {
                 let line = readLine()
-                if line != "ready" { return line }
+                if line.hasPrefix("first ") {
+                    first = String(line.dropFirst(6))
+                } else if line != "ready" {
+                    return line
+                }
             }
         }
 
@@ -98,8 +105,9 @@ struct ReadersToolTests {
         #expect(
             result.output.split(separator: "\n").filter { $0.hasSuffix(": applied") }.count == 3, "\(result.output)")
 
-        // Refused by the strict program: non-zero, naming it and its reason; the others apply.
-        result = try sandbox.run("write", Self.domain, "MaxPool", "-int", "80", "--wait", "10")
+        // Refused by the strict program: non-zero, naming it and its reason; the others apply; kept on disk as
+        // asked (--keep-refused).
+        result = try sandbox.run("write", Self.domain, "MaxPool", "-int", "80", "--wait", "10", "--keep-refused")
         #expect(result.status != 0)
         #expect(result.output.contains("\(strict.pid) LiveDefaultsTestHelper: refused: MaxPool 80 is above"))
         #expect(result.output.contains("\(generous.pid) LiveDefaultsTestHelper: applied"))
@@ -145,10 +153,79 @@ struct ReadersToolTests {
         defer { [generous, strict].forEach { $0.stop() } }
         #expect(eventually { pids(sandbox) == Set([Int(generous.pid), Int(strict.pid)]) })
         // Two keys in one version: the strict program refuses MaxPool 60, so MinPool 10 does not reach it either.
-        let result = try sandbox.run("merge", Self.domain, "{ MinPool = 10; MaxPool = 60; }", "--wait")
+        let result = try sandbox.run(
+            "merge", Self.domain, "{ MinPool = 10; MaxPool = 60; }", "--wait", "--keep-refused")
         #expect(result.status != 0)
         #expect(strict.serves() == "MinPool 5 MaxPool 40")
         #expect(generous.serves() == "MinPool 10 MaxPool 60")
+    }
+
+    @Test("a version a reader refuses is put back to the one before it, as one change logged with the refusal")
+    func refusedVersionPutBack() throws {
+        let sandbox = Sandbox()
+        try sandbox.ok("merge", Self.domain, "{ MinPool = 5; MaxPool = 40; Banner = kept; }")
+        let generous = try validating(sandbox, limit: 100)
+        let strict = try validating(sandbox, limit: 50)
+        defer { [generous, strict].forEach { $0.stop() } }
+        #expect(eventually { pids(sandbox) == Set([Int(generous.pid), Int(strict.pid)]) })
+        let before = try sandbox.ok("export", Self.domain, "-")
+        let result = try sandbox.run("merge", Self.domain, "{ MinPool = 10; MaxPool = 60; }", "--wait", "10")
+        #expect(result.status != 0)
+        #expect(result.output.contains("\(strict.pid) LiveDefaultsTestHelper: refused: MaxPool 60 is above"))
+        #expect(result.output.contains("put back the version before"), "\(result.output)")
+        #expect(result.error.contains("the version before it was put back"), "\(result.error)")
+        #expect(try sandbox.ok("export", Self.domain, "-") == before, "the domain is as it was, every key")
+        // The put-back is one change, logged with the refusal as its reason.
+        let log = try sandbox.ok("log", Self.domain, "--json", "--limit", "2")
+        let logged = try #require(JSONSerialization.jsonObject(with: Data(log.utf8)) as? [String: Any])
+        let changes = try #require(logged["changes"] as? [[String: Any]])
+        #expect(Set(changes.map { $0["version"] as? String }).count == 1, "one version: \(log)")
+        let reason = try #require(changes.first?["reason"] as? String)
+        #expect(reason.hasPrefix("put back: \(strict.pid) LiveDefaultsTestHelper refused "), "\(reason)")
+        #expect(reason.contains("MaxPool 60 is above this program's limit of 50"), "\(reason)")
+        // Every reader runs the version put back.
+        #expect(eventually { generous.serves() == "MinPool 5 MaxPool 40" })
+        #expect(strict.serves() == "MinPool 5 MaxPool 40")
+    }
+
+    @Test("a program started on a refused version never serves it, not once: the log's last accepted, shown by readers and doctor")
+    func startedOnRefusedVersion() throws {
+        let sandbox = Sandbox()
+        try sandbox.ok("merge", Self.domain, "{ MinPool = 2; MaxPool = 20; }")
+        // Written while the program is down (no reader: nothing to wait for or put back).
+        try sandbox.ok("write", Self.domain, "MinPool", "-int", "60")
+        let program = try validating(sandbox, limit: 100)
+        defer { program.stop() }
+        #expect(program.serves() == "MinPool 2 MaxPool 20")
+        #expect(program.first == "MinPool 2 MaxPool 20", "the first read comes from a judged version")
+        #expect(eventually { pids(sandbox) == [Int(program.pid)] })
+        let text = try sandbox.ok("readers", Self.domain)
+        #expect(text.contains("from the change log") && text.contains("MinPool 60 is above MaxPool 20"), "\(text)")
+        let doctor = try sandbox.run("doctor", Self.domain)
+        #expect(doctor.status == 1, "a refused version on disk is a problem")
+        #expect(
+            doctor.output.contains("\(program.pid) LiveDefaultsTestHelper: running version ")
+                && doctor.output.contains(" from the change log: the file's version ")
+                && doctor.output.contains(" is refused because MinPool 60 is above MaxPool 20"), "\(doctor.output)")
+        // A restart changes nothing.
+        program.stop()
+        let again = try validating(sandbox, limit: 100)
+        defer { again.stop() }
+        #expect(again.serves() == "MinPool 2 MaxPool 20")
+        #expect(again.first == "MinPool 2 MaxPool 20")
+    }
+
+    @Test("a program started on a truncated file serves the last version that could be read")
+    func startedOnTruncatedFile() throws {
+        let sandbox = Sandbox()
+        try sandbox.ok("merge", Self.domain, "{ MinPool = 2; MaxPool = 20; }")
+        let path = sandbox.file("\(Self.domain).plist")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: path))
+        let program = try validating(sandbox, limit: 100)
+        defer { program.stop() }
+        #expect(program.serves() == "MinPool 2 MaxPool 20")
+        #expect(program.first == "MinPool 2 MaxPool 20")
     }
 
     @Test("a killed reader is forgotten and never waited for; a program that cannot announce still works")
@@ -199,6 +276,11 @@ struct ReadersToolTests {
         try sandbox.ok("write", Self.domain, "F", "-array", "--wait", "x")
         #expect(try sandbox.ok("read", Self.domain, "F").contains("--wait"))
         #expect(try sandbox.run("merge", Self.domain, "{ G = 1; }", "--wait", "-3").status != 0)
+        // --keep-refused, last or before the domain, with --wait before it or after it.
+        #expect(try sandbox.ok("write", Self.domain, "H", "-int", "1", "--wait", "--keep-refused").contains("no process reads"))
+        #expect(try sandbox.ok("write", Self.domain, "I", "-int", "1", "--keep-refused", "--wait", "1").contains("no process reads"))
+        #expect(try sandbox.ok("delete", "--keep-refused", Self.domain, "H", "--wait").contains("no process reads"))
+        #expect(try sandbox.ok("read", Self.domain, "I") == "1\n")
     }
 }
 

@@ -117,6 +117,9 @@ struct ChangeLog: Sendable, Equatable {
         /// a process that reads a version can tell whether the log recorded it.
         var version: UInt64
         var changes: [Change]
+        /// Why the writer made it, when it said (``ChangeLogAttribution/reason``): `defaults write --wait` putting
+        /// back a version a reader refused says which and why.
+        var reason: String? = nil
     }
 
     /// A reading process that refused a version (``Defaults/addValidator(_:)``).
@@ -249,6 +252,7 @@ struct ChangeLog: Sendable, Equatable {
                 }
             }
             json.member("origin", entry.origin.rawValue)
+            if let reason = entry.reason { json.member("reason", reason) }
             json.name("time")
             json.number(entry.time.timeIntervalSince1970)
             json.name("v")
@@ -411,7 +415,7 @@ struct ChangeLog: Sendable, Equatable {
             entries.append(
                 Entry(
                     time: Date(timeIntervalSince1970: time), origin: origin, writer: line.writer, version: digest,
-                    changes: changes))
+                    changes: changes, reason: line.reason))
             // What the last logged version held: the checkpoint with each later entry's new values on top.
             if keys != nil {
                 for change in changes {
@@ -900,4 +904,6 @@ struct ChangeLog: Sendable, Equatable {
 /// records the version as `fleet` with that revision.
 enum ChangeLogAttribution {
     @TaskLocal static var fleetRevision: Int64?
+    /// Why the writes made in a task are made, when the writer says (``Defaults/attributingWrites(reason:_:)``).
+    @TaskLocal static var reason: String?
 }

@@ -19,6 +19,17 @@ struct ReaderAnnouncement: Sendable, Equatable {
     /// The keys its environment sets (``Defaults/Configuration/environmentPrefix``), with what sets each
     /// ("environment variable MYSERVER_RATE_LIMIT"): a write of one to the file does not change what it reads.
     var pinned: [String: String] = [:]
+    /// What it runs instead of the file's version, when it accepted none of the file's (a version refused, or
+    /// unreadable, since it started): the change log's version `applied`, or the layers below the file.
+    var fallback: Fallback? = nil
+
+    /// What a reader runs instead of the file's version (``DomainFile/Fallback``).
+    enum Fallback: String, Sendable, Equatable {
+        /// The version `applied`, given back by the change log.
+        case log
+        /// Nothing of the file: the layers below it (its defaults).
+        case defaults
+    }
 
     /// A version a reader refused, and why.
     struct Refusal: Sendable, Equatable {
@@ -128,6 +139,7 @@ enum ReaderAnnouncements {
         json.object { json in
             json.member("applied", FileVersion.hex(announcement.applied))
             json.member("executable", announcement.executable)
+            if let fallback = announcement.fallback { json.member("fallback", fallback.rawValue) }
             json.name("pid")
             json.integer(announcement.pid)
             if !announcement.pinned.isEmpty {
@@ -172,6 +184,7 @@ enum ReaderAnnouncements {
             var since: Double
             var refused: Refused?
             var pinned: [String: String]?
+            var fallback: String?
         }
         guard let file = try? JSONDecoder().decode(File.self, from: data), file.v == formatVersion,
             let start = UInt64(file.start), let applied = FileVersion.number(hex: file.applied), file.since.isFinite
@@ -183,7 +196,8 @@ enum ReaderAnnouncements {
         }
         return ReaderAnnouncement(
             pid: file.pid, start: start, executable: file.executable, applied: applied, since: file.since,
-            refused: refusal, pinned: file.pinned ?? [:])
+            refused: refusal, pinned: file.pinned ?? [:],
+            fallback: file.fallback.flatMap(ReaderAnnouncement.Fallback.init(rawValue:)))
     }
 
     /// The most keys an announcement names as pinned: the file stays well within ``maximumFileSize``.
@@ -418,6 +432,7 @@ final class ReaderAnnouncer: Sendable {
             })
         else { return }
         let (applied, refused) = file.announcedVersions
+        let fallback = file.fallback.map { $0.logged == nil ? ReaderAnnouncement.Fallback.defaults : .log }
         let now = Date().timeIntervalSince1970
         let taken = state.withLock { state -> (ReaderAnnouncement, [@Sendable () -> [String: String]])? in
             guard var entry = state.entries[key] else { return nil }
@@ -435,7 +450,7 @@ final class ReaderAnnouncer: Sendable {
             let announcement = ReaderAnnouncement(
                 pid: CurrentProcess.id, start: CurrentProcess.startTime,
                 executable: ChangeLog.thisProcess.executable, applied: applied, since: entry.since,
-                refused: entry.refused)
+                refused: entry.refused, fallback: fallback)
             return (announcement, entry.pins.map { $0.byStore.map(\.keys) } ?? [])
         }
         guard let (unpinned, pins) = taken else { return }

@@ -64,7 +64,7 @@ struct WriteLogging {
         writer.revision = ChangeLogAttribution.fleetRevision
         let header = ChangeLog.Entry(
             time: time, origin: writer.revision == nil ? .local : .fleet, writer: writer, version: version,
-            changes: [])
+            changes: [], reason: ChangeLogAttribution.reason)
         let line = OverlappedWork(overlapping: changed.count >= Self.overlappedKeys) {
             var entry = header
             entry.changes = ChangeLog.changes(ofChangedKeys: changed, old: { base[$0] }, new: { contents[$0] })

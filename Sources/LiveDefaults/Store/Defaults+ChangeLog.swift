@@ -50,6 +50,9 @@ public struct LoggedChange: Sendable, Hashable {
     /// The reading processes whose validators refused that version (``Defaults/addValidator(_:)``), oldest
     /// first: each kept serving the version before it.
     public let refusals: [Refusal]
+    /// Why the writer made the version, when it said: `defaults write --wait` putting back a version a reader
+    /// refused logs "put back: <reader> refused <version>: <its reason>".
+    public var reason: String? = nil
 
     /// A reading process that refused the version, as the change log records it.
     public struct Refusal: Sendable, Hashable {
@@ -95,7 +98,7 @@ extension Defaults {
                         executable: entry.writer?.executable, processID: entry.writer?.pid,
                         userID: entry.writer?.uid, revision: entry.writer?.revision, key: change.key,
                         old: LoggedChange.Value(change.old), new: LoggedChange.Value(change.new),
-                        version: FileVersion.hex(entry.version), refusals: refusals))
+                        version: FileVersion.hex(entry.version), refusals: refusals, reason: entry.reason))
             }
         }
         return changes
@@ -109,6 +112,13 @@ extension Defaults {
         -> Result
     {
         try ChangeLogAttribution.$fleetRevision.withValue(revision, operation: body)
+    }
+
+    /// Runs `body` with the versions it writes on this task or thread logged with `reason` (`defaults log` shows it
+    /// beside each of their changes). As with ``attributingWrites(toFleetRevision:_:)``, only writes made before
+    /// `body` returns count.
+    package static func attributingWrites<Result>(reason: String, _ body: () throws -> Result) rethrows -> Result {
+        try ChangeLogAttribution.$reason.withValue(reason, operation: body)
     }
 
     /// Whether this process writes change logs (on unless a benchmark turns it off to measure its cost).

@@ -18,6 +18,18 @@ public struct DefaultsReader: Sendable, Hashable {
     /// ("environment variable MYSERVER_RATE_LIMIT"): a write of one of them to the file changes the file, not
     /// what this process reads.
     public let pinnedKeys: [String: String]
+    /// What it runs instead of the file's version, when it has accepted none of the file's versions since it
+    /// started (the one on disk refused by its validators, or unreadable): nil when it runs a version of the file.
+    public let fallback: Fallback?
+
+    /// What a reader runs instead of the file's version: the last known good across restarts.
+    public enum Fallback: Sendable, Hashable {
+        /// The version ``DefaultsReader/version``, given back by the file's change log: the newest its validators
+        /// accept.
+        case changeLog
+        /// Nothing of the file (the log has no version its validators accept): the layers below it, its defaults.
+        case defaults
+    }
 
     /// A version a reader refused, and why.
     public struct Refusal: Sendable, Hashable {
@@ -35,6 +47,7 @@ public struct DefaultsReader: Sendable, Hashable {
         version = FileVersion.hex(announcement.applied)
         since = Date(timeIntervalSince1970: announcement.since)
         pinnedKeys = announcement.pinned
+        fallback = announcement.fallback.map { $0 == .log ? .changeLog : .defaults }
         refusal = announcement.refused.map { refused in
             Refusal(
                 version: FileVersion.hex(refused.version), reason: refused.reason,
