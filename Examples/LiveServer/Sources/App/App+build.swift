@@ -48,6 +48,8 @@ public func buildApplication(
         logger.warning("the settings' schema could not be published: \(error)")
     }
     // The rule across settings (ServerRules): a version that breaks it is refused whole, wherever it comes from.
+    // Added, it judges the version the store holds before anything is served: a version refused while the server
+    // was down does not run after a restart (the store runs its change log's last accepted version instead).
     defaults.addValidator(ServerRules.check)
     let catalog = SettingsCatalog(defaults: defaults, keys: DefaultsKeys.serverSettings, logger: logger)
     let router = Router()
@@ -66,14 +68,24 @@ public func buildApplication(
         return json(changes.json(limit: limit))
     }
     // The last version of the domain this server refused, and why (its own announcement, Docs/OnDisk.md
-    // "Readers"; the page's "Last refused version"); null when it refused none.
+    // "Readers"; the page's "Last refused version"); null when it refused none. `running` says what it runs
+    // instead when it accepted no version of the file since it started (the file's version refused, or
+    // unreadable, when it started): its change log's last known good, or its defaults.
     router.get("refusal") { _, _ in
         let own = defaults.readers().first { $0.processID == ProcessInfo.processInfo.processIdentifier }
-        guard let refusal = own?.refusal else { return json(NSNull()) }
-        return json([
-            "version": refusal.version, "reason": refusal.reason,
-            "time": refusal.time.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)),
-        ])
+        guard let own, own.refusal != nil || own.fallback != nil else { return json(NSNull()) }
+        var object: [String: Any] = ["running": own.version]
+        switch own.fallback {
+        case .changeLog?: object["fallback"] = "changeLog"
+        case .defaults?: object["fallback"] = "defaults"
+        case nil: break
+        }
+        if let refusal = own.refusal {
+            object["version"] = refusal.version
+            object["reason"] = refusal.reason
+            object["time"] = refusal.time.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        }
+        return json(object)
     }
     if let metrics {
         router.get("metrics") { _, _ in

@@ -52,7 +52,8 @@ enum Page {
         <div id="log"></div>
         <h2>Last refused version</h2>
         <p class="sub">A version that breaks the server's rule across settings (an open server serves at most
-        10,000 requests a minute) is refused whole: the server keeps the settings it ran.</p>
+        10,000 requests a minute) is refused whole: the server keeps the settings it ran, and after a restart runs
+        the last version its change log holds that the rule accepts.</p>
         <p id="refusal">none</p>
         <h2>Recent changes</h2>
         <p class="sub">From the domain's change log: this page, the <code>defaults</code> command, the fleet
@@ -222,8 +223,12 @@ enum Page {
         }
         async function loadRefusal() {
           const refusal = await (await fetch("/refusal")).json();
-          document.getElementById("refusal").textContent = refusal === null ? "none"
-            : `${refusal.time}: version ${refusal.version} refused: ${refusal.reason}`;
+          if (refusal === null) { document.getElementById("refusal").textContent = "none"; return; }
+          const running = refusal.fallback === "changeLog" ? `running version ${refusal.running} from the log: `
+            : refusal.fallback === "defaults" ? "running the defaults (no version of the file is accepted): " : "";
+          document.getElementById("refusal").textContent = refusal.reason === undefined
+            ? `${running}the file's version cannot be read`
+            : `${running}the file's version ${refusal.version} is refused because ${refusal.reason} (${refusal.time})`;
         }
         async function start() {
           const schema = await (await fetch("/settings/schema")).json();

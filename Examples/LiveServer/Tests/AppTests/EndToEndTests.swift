@@ -145,6 +145,67 @@ struct EndToEndTests {
         return (server, String(address))
     }
 
+    @Test("a refused RateLimit never runs, not after a restart: /hello answers 429 past the accepted limit; the page says why")
+    func refusedRateLimitAcrossRestarts() throws {
+        let directory = TemporaryDirectory()
+        var (server, address) = try Self.startServer(in: directory)
+        defer { if server.isRunning { server.interrupt() } }
+        #expect(try Self.defaults(["write", "com.example.liveserver", "RateLimit", "-int", "5"], in: directory) == 0)
+        #expect(Self.eventually { (try? Self.get("\(address)/settings"))?.contains(#""RateLimit":5"#) == true })
+        // Refused by the server's rule while it runs, and kept on disk (no --wait puts it back).
+        #expect(try Self.defaults(["write", "com.example.liveserver", "RateLimit", "-int", "100000"], in: directory) == 0)
+        #expect(Self.eventually { (try? Self.get("\(address)/refusal"))?.contains("RateLimit 100000 needs") == true })
+        server.terminate()
+        server.waitUntilExit()
+        // And while it is stopped.
+        #expect(try Self.defaults(["write", "com.example.liveserver", "RateLimit", "-int", "20000"], in: directory) == 0)
+        (server, address) = try Self.startServer(in: directory)
+        // The rule holds from the first request: five answered, the sixth refused (the limit accepted last).
+        let statuses = try Self.statuses("\(address)/hello", count: 6)
+        #expect(statuses == [200, 200, 200, 200, 200, 429], "\(statuses)")
+        var refusal: [String: Any] = [:]
+        #expect(
+            Self.eventually {
+                let text = (try? Self.get("\(address)/refusal")) ?? ""
+                refusal = (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]) ?? [:]
+                return refusal["reason"] != nil
+            })
+        #expect(refusal["fallback"] as? String == "changeLog", "\(refusal)")
+        #expect((refusal["reason"] as? String)?.contains("RateLimit 20000 needs an APIKey") == true, "\(refusal)")
+        #expect(try Self.get("\(address)/settings").contains(#""RateLimit":5"#))
+    }
+
+    /// Polls `condition` until it holds, 30 s at most (the machine may be busy).
+    static func eventually(_ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
+    }
+
+    /// The HTTP status of `count` GET requests to `url`, one after another (Python's urllib).
+    static func statuses(_ url: String, count: Int) throws -> [Int] {
+        let script = """
+            import sys, urllib.request, urllib.error
+            for _ in range(int(sys.argv[2])):
+                try:
+                    print(urllib.request.urlopen(sys.argv[1], timeout=10).status)
+                except urllib.error.HTTPError as error:
+                    print(error.code)
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script, url, String(count)]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { Int($0) }
+    }
+
     @Test("SIGTERM with /events clients connected: the server exits 0 within a second, and the clients end")
     func shutdownWithClients() throws {
         let directory = TemporaryDirectory()
