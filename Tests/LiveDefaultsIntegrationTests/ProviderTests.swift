@@ -50,6 +50,31 @@ struct ProviderTests {
         try await ProviderCompatTest(provider: LiveDefaultsProvider(defaults: reopened)).runTest()
     }
 
+    @Test("a version the store's validators refuse is never served through the provider, not at start")
+    func refusedVersionNotServed() async throws {
+        let sandbox = Sandbox()
+        let domain = "com.example.config.judged"
+        let writer = try sandbox.store(domain)
+        writer.set(20, forKey: "MaxPool")
+        writer.set(2, forKey: "MinPool")
+        #expect(writer.synchronize())
+        writer.set(60, forKey: "MinPool")  // refused by the program below
+        #expect(writer.synchronize())
+        struct PoolError: Error {}
+        let minPool = DefaultsKey<Int>("MinPool", default: 1)
+        let maxPool = DefaultsKey<Int>("MaxPool", default: 10)
+        var configuration = Defaults.Configuration.rooted(at: sandbox.path, applicationDomain: domain)
+        configuration.validators = [
+            { candidate in guard candidate[minPool] <= candidate[maxPool] else { throw PoolError() } }
+        ]
+        let defaults = try Defaults(configuration: configuration)
+        defer { sandbox.remove(after: writer, defaults) }
+        let config = ConfigReader(provider: LiveDefaultsProvider(defaults: defaults))
+        #expect(config.int(forKey: "MinPool") == 2, "the change log's last accepted version")
+        #expect(config.int(forKey: "MaxPool") == 20)
+        #expect(defaults.lastError?.code == .versionRefused)
+    }
+
     @Test("the provider reads the environment layer as the store does: variables, secret files, typed by the schema")
     func environmentLayer() async throws {
         let sandbox = Sandbox()

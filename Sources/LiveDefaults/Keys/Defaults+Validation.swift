@@ -28,12 +28,20 @@ extension Defaults {
     ///   ``setPersistentDomainValues(_:forName:layer:)`` throw and change nothing. Its write is judged again
     ///   when another process's version came in between, on top of that version.
     ///
+    /// - **The version the store holds** is judged before this call returns. Refused, it is served no more: a
+    ///   version of the file that the program never accepted — refused now, refused or unreadable when the
+    ///   program started — gives way to the newest version of that file its change log gives back that the
+    ///   validators accept (the last known good across restarts), else to the layers below the file (its
+    ///   defaults). Reported as any refusal; ``readers(ofDomain:layer:)`` shows the program running the log's
+    ///   version (``DefaultsReader/fallback``). Give the validators in ``Configuration/validators`` for the
+    ///   program's first read to come from a judged version already.
+    ///
     /// Validators run with no lock of the library held, on the thread that found the version (the watcher's, or
-    /// the caller's for a change of this process): keep them quick and free of waits on other settings. Several
-    /// may be added; they are asked in the order they were added, and the first refusal counts. The version held
-    /// when the first validator is added is not judged (it is already served). Validators judge versions of the
-    /// files of the store's own domain (its application domain or suite, every layer in its search list); a
-    /// domain's file that is removed is not judged (the domain then reads its defaults).
+    /// the caller's for a change of this process or for this call): keep them quick and free of waits on other
+    /// settings. Several may be added; they are asked in the order they were added, and the first refusal counts.
+    /// Validators judge versions of the files of the store's own domain (its application domain or suite, every
+    /// layer in its search list); a domain's file that is removed is not judged (the domain then reads its
+    /// defaults), nor are the defaults themselves.
     ///
     /// - Returns: The validation, to ``DefaultsValidation/remove()`` it. A validator stays until it is removed
     ///   or its store goes away: dropping the returned value does not remove it (a validator is usually meant to
