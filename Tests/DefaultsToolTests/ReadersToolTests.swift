@@ -207,6 +207,11 @@ struct ReadersToolTests {
             doctor.output.contains("\(program.pid) LiveDefaultsTestHelper: running version ")
                 && doctor.output.contains(" from the change log: the file's version ")
                 && doctor.output.contains(" is refused because MinPool 60 is above MaxPool 20"), "\(doctor.output)")
+        // The refusal is in the change log, under the refused version, as any refusal is.
+        let log = try sandbox.ok("log", Self.domain, "MinPool", "--limit", "1")
+        #expect(
+            log.contains("2 → 60") && log.contains("refused by LiveDefaultsTestHelper (pid \(program.pid)")
+                && log.contains("MinPool 60 is above MaxPool 20"), "\(log)")
         // A restart changes nothing.
         program.stop()
         let again = try validating(sandbox, limit: 100)

@@ -136,6 +136,31 @@ struct MetricsTests {
             })
     }
 
+    @Test("a version refused when the program starts counts as a refused version")
+    func refusedAtStart() async throws {
+        _ = Self.metrics  // bootstrapped before the store reports
+        let directory = TemporaryDirectory()
+        let domain = "com.example.metrics.restart.\(UUID().uuidString.prefix(8))"
+        // Another process's writes, logged: an accepted version, then one the program below refuses.
+        let other = DomainFile(path: directory.file("\(domain).plist"))
+        try other.set(20, forKey: "MaxPool")
+        try other.commit()
+        try other.set(60, forKey: "MinPool")
+        try other.commit()
+        struct PoolError: Error {}
+        let minPool = DefaultsKey<Int>("MinPool", default: 1)
+        let maxPool = DefaultsKey<Int>("MaxPool", default: 10)
+        var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: domain)
+        configuration.validators = [{ guard $0[minPool] <= $0[maxPool] else { throw PoolError() } }]
+        let defaults = try Defaults(configuration: configuration)
+        #expect(defaults[minPool] == 1 && defaults[maxPool] == 20, "the log's version before the refused one")
+        #expect(
+            await eventually(timeout: 10) {
+                self.total("livedefaults_refused_versions_total", [("domain", domain)]) == 1
+            }, "\(self.total("livedefaults_refused_versions_total", [("domain", domain)]))")
+        withExtendedLifetime(defaults) {}
+    }
+
     @Test("a watcher that polls says how many directories it polls")
     func watcherMode() async throws {
         let metrics = Self.metrics

@@ -57,6 +57,7 @@ struct RestartTests {
         FileVersion.digest(of: try #require(memory.contents(atPath: Self.path)))
     }
 
+    /// The refusals the error handler heard of (after `synchronize()`: it is called on the store's queue).
     var refusals: [DefaultsError] { errors.withLock { $0 }.filter { $0.code == .versionRefused } }
 
     func file(of defaults: Defaults) throws -> DomainFile {
@@ -76,6 +77,7 @@ struct RestartTests {
         #expect(defaults.string(forKey: "Banner") == "good", "every key of the refused version is kept out")
         #expect(defaults.snapshot(of: Self.minPool, Self.maxPool)[Self.minPool] == 2)
         #expect(try file(of: defaults).fallback == DomainFile.Fallback(logged: good))
+        _ = defaults.synchronize()
         #expect(refusals.count == 1)
         #expect(refusals.first?.detail == "MinPool 60 is above MaxPool 20")
         #expect(defaults.lastError?.code == .versionRefused)
@@ -127,6 +129,7 @@ struct RestartTests {
         #expect(defaults[Self.minPool] == 1)
         #expect(defaults[Self.maxPool] == 10)
         #expect(try file(of: defaults).fallback == DomainFile.Fallback(logged: nil))
+        _ = defaults.synchronize()
         #expect(refusals.count == 1)
     }
 
@@ -165,6 +168,7 @@ struct RestartTests {
         #expect(defaults[Self.minPool] == 2)
         #expect(defaults[Self.maxPool] == 20)
         #expect(try file(of: defaults).fallback == DomainFile.Fallback(logged: good))
+        _ = defaults.synchronize()
         let failure = try #require(errors.withLock { $0 }.first)
         #expect(failure.code == .corruptFile)
         #expect(defaults.lastError?.keepsLastKnownGood == true)
