@@ -528,7 +528,8 @@ struct ReadersReport {
     var problems: [String] {
         readers.compactMap { reader in
             guard let refusal = reader.refusal, refusal.version == onDisk else { return nil }
-            return "\(reader.processID) \(reader.executable) refuses the version of \(domain) on disk: \(refusal.reason)"
+            return
+                "\(reader.processID) \(reader.executable) refuses the version of \(domain) on disk: \(refusal.reason)"
         }
     }
 }
@@ -541,7 +542,9 @@ extension Output {
                 "pid": Int(reader.processID), "executable": reader.executable, "version": reader.version,
                 "line": ReadersReport.line(reader, onDisk: report.onDisk),
             ]
-            if let refusal = reader.refusal { object["refused"] = ["version": refusal.version, "reason": refusal.reason] }
+            if let refusal = reader.refusal {
+                object["refused"] = ["version": refusal.version, "reason": refusal.reason]
+            }
             if let fallback = reader.fallback { object["fallback"] = fallback == .changeLog ? "changeLog" : "defaults" }
             return object
         }

@@ -22,7 +22,8 @@ struct Readers: ParsableCommand {
     @Argument(help: "A domain name, -g, or a path to a plist file.") var domain: String
     @Flag(
         help:
-            "One JSON array: pid, executable, version, onDisk, since, refused (version, reason, time), fallback (changeLog or defaults, when it runs no version of the file).")
+            "One JSON array: pid, executable, version, onDisk, since, refused (version, reason, time), fallback (changeLog or defaults, when it runs no version of the file)."
+    )
     var json = false
 
     func run() {

@@ -188,7 +188,9 @@ struct ReadersToolTests {
         #expect(strict.serves() == "MinPool 5 MaxPool 40")
     }
 
-    @Test("a program started on a refused version never serves it, not once: the log's last accepted, shown by readers and doctor")
+    @Test(
+        "a program started on a refused version never serves it, not once: the log's last accepted, shown by readers and doctor"
+    )
     func startedOnRefusedVersion() throws {
         let sandbox = Sandbox()
         try sandbox.ok("merge", Self.domain, "{ MinPool = 2; MaxPool = 20; }")
@@ -282,8 +284,12 @@ struct ReadersToolTests {
         #expect(try sandbox.ok("read", Self.domain, "F").contains("--wait"))
         #expect(try sandbox.run("merge", Self.domain, "{ G = 1; }", "--wait", "-3").status != 0)
         // --keep-refused, last or before the domain, with --wait before it or after it.
-        #expect(try sandbox.ok("write", Self.domain, "H", "-int", "1", "--wait", "--keep-refused").contains("no process reads"))
-        #expect(try sandbox.ok("write", Self.domain, "I", "-int", "1", "--keep-refused", "--wait", "1").contains("no process reads"))
+        #expect(
+            try sandbox.ok("write", Self.domain, "H", "-int", "1", "--wait", "--keep-refused").contains(
+                "no process reads"))
+        #expect(
+            try sandbox.ok("write", Self.domain, "I", "-int", "1", "--keep-refused", "--wait", "1").contains(
+                "no process reads"))
         #expect(try sandbox.ok("delete", "--keep-refused", Self.domain, "H", "--wait").contains("no process reads"))
         #expect(try sandbox.ok("read", Self.domain, "I") == "1\n")
     }

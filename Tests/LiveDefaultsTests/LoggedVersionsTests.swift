@@ -48,7 +48,9 @@ struct LoggedVersionsTests {
         #expect(versions.newest { $0.isEmpty } == .init(number: 0, contents: [:]))
         // Each version is asked once, newest first.
         var asked: [[String: PropertyList]] = []
-        _ = versions.newest { asked.append($0); return false }
+        _ = versions.newest {
+            asked.append($0); return false
+        }
         #expect(asked.count == 4)
     }
 

@@ -61,6 +61,26 @@ extension Defaults {
     }
 }
 
+extension Defaults.Configuration {
+    /// The store's validators (``Defaults/addValidator(_:)``), judges of a whole version of its domain, added
+    /// before the store is returned: a program's first read already comes from a version they accept. A
+    /// version on disk that they refuse is never served, not even at start: the store serves the newest
+    /// version of that file its change log gives back that they accept, else the layers below the file.
+    ///
+    /// ```swift
+    /// configuration.validators = [{ candidate in
+    ///     guard candidate[.minPool] <= candidate[.maxPool] else { throw PoolError.minAboveMax }
+    /// }]
+    /// ```
+    public var validators: [@Sendable (DefaultsSnapshot) throws -> Void] {
+        get { givenValidators.compactMap { $0 as? @Sendable (DefaultsSnapshot) throws -> Void } }
+        set {
+            givenValidators = newValue
+            validatorInstallers = newValue.map { validator in { store in store.addValidator(validator) } }
+        }
+    }
+}
+
 /// A validator added by ``Defaults/addValidator(_:)``, to remove it.
 public final class DefaultsValidation: Sendable {
     private let store: WeakStore

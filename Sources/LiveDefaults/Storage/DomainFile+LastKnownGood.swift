@@ -27,7 +27,8 @@ extension DomainFile {
     func judgeHeldVersion() {
         loadIfNeeded()
         for _ in 0..<Self.judgedReloadAttempts {
-            let (held, judges) = state.read { state -> ((stamp: FileStamp?, contents: [String: PropertyList])?, FileJudges) in
+            let (held, judges) = state.read {
+                state -> ((stamp: FileStamp?, contents: [String: PropertyList])?, FileJudges) in
                 // Only a version served: a file's own, or the log's. Nothing of the file served (no file, or the
                 // layers below a version refused or unreadable) is the defaults, which are not judged.
                 guard state.loaded, state.readGoodVersion else { return (nil, state.judges) }

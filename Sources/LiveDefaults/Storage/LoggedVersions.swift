@@ -70,6 +70,16 @@ struct LoggedVersions: Sendable {
         return nil
     }
 
+    /// What is wrong with the versions given back, nil when nothing is: each holds, for every key, a value whose
+    /// digest is the one the log gives for it (what the change log's fuzz target holds them to).
+    var problem: String? {
+        for (number, keys) in digests {
+            guard let contents = whole(keys) else { continue }
+            if ChangeLog.keyDigests(of: contents) != keys { return "version \(number) comes back with other values" }
+        }
+        return nil
+    }
+
     /// The values `keys` name, when every one is known.
     private func whole(_ keys: [String: UInt64]) -> [String: PropertyList]? {
         var contents: [String: PropertyList] = [:]

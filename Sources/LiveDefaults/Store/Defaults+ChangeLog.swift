@@ -52,7 +52,7 @@ public struct LoggedChange: Sendable, Hashable {
     public let refusals: [Refusal]
     /// Why the writer made the version, when it said: `defaults write --wait` putting back a version a reader
     /// refused logs "put back: <reader> refused <version>: <its reason>".
-    public var reason: String? = nil
+    package var reason: String? = nil
 
     /// A reading process that refused the version, as the change log records it.
     public struct Refusal: Sendable, Hashable {
@@ -157,6 +157,7 @@ extension Defaults {
                 return "a checkpoint does not read back as itself: \(version) \(keys) → \(again)"
             }
         }
+        if let problem = LoggedVersions(log).problem { return problem }
         return nil
     }
 }

@@ -52,17 +52,11 @@ extension Defaults {
         /// delays no change of any domain. ``Defaults/synchronize()`` and ``Defaults/flush()`` return after
         /// the errors found before them were handled (except when called from the handler itself).
         public var errorHandler: (@Sendable (DefaultsError) -> Void)?
-        /// The store's validators (``Defaults/addValidator(_:)``), judges of a whole version of its domain, added
-        /// before the store is returned: a program's first read already comes from a version they accept. A
-        /// version on disk that they refuse is never served, not even at start: the store serves the newest
-        /// version of that file its change log gives back that they accept, else the layers below the file.
-        ///
-        /// ```swift
-        /// configuration.validators = [{ candidate in
-        ///     guard candidate[.minPool] <= candidate[.maxPool] else { throw PoolError.minAboveMax }
-        /// }]
-        /// ```
-        public var validators: [@Sendable (DefaultsSnapshot) throws -> Void] = []
+        /// What adds the store's validators (``validators``, in the typed layer above) to a new store before it is
+        /// returned: the store calls them without knowing the validators' type.
+        package var validatorInstallers: [@Sendable (Defaults) -> Void] = []
+        /// The validators as given (``validators``), for its getter.
+        package var givenValidators: [any Sendable] = []
         /// Where the store logs (label `LiveDefaults` unless you pass your own). Conditions a caller also
         /// hears of through the API are logged at `.info`; a stored value a typed key cannot read, and a file
         /// that broke while the store keeps serving its last known good version, at `.notice`; trouble

@@ -389,7 +389,7 @@ public final class Defaults: Sendable {
             rebuildSearchList()
         }
         // Before anyone can read: the versions read above are judged before the store is returned.
-        for validator in configuration.validators { addValidator(validator) }
+        for install in configuration.validatorInstallers { install(self) }
     }
 
     /// A store for a suite, with the process's arguments and the current user's files: the suite takes the

@@ -145,7 +145,9 @@ struct EndToEndTests {
         return (server, String(address))
     }
 
-    @Test("a refused RateLimit never runs, not after a restart: /hello answers 429 past the accepted limit; the page says why")
+    @Test(
+        "a refused RateLimit never runs, not after a restart: /hello answers 429 past the accepted limit; the page says why"
+    )
     func refusedRateLimitAcrossRestarts() throws {
         let directory = TemporaryDirectory()
         var (server, address) = try Self.startServer(in: directory)
@@ -153,12 +155,14 @@ struct EndToEndTests {
         #expect(try Self.defaults(["write", "com.example.liveserver", "RateLimit", "-int", "5"], in: directory) == 0)
         #expect(Self.eventually { (try? Self.get("\(address)/settings"))?.contains(#""RateLimit":5"#) == true })
         // Refused by the server's rule while it runs, and kept on disk (no --wait puts it back).
-        #expect(try Self.defaults(["write", "com.example.liveserver", "RateLimit", "-int", "100000"], in: directory) == 0)
+        #expect(
+            try Self.defaults(["write", "com.example.liveserver", "RateLimit", "-int", "100000"], in: directory) == 0)
         #expect(Self.eventually { (try? Self.get("\(address)/refusal"))?.contains("RateLimit 100000 needs") == true })
         server.terminate()
         server.waitUntilExit()
         // And while it is stopped.
-        #expect(try Self.defaults(["write", "com.example.liveserver", "RateLimit", "-int", "20000"], in: directory) == 0)
+        #expect(
+            try Self.defaults(["write", "com.example.liveserver", "RateLimit", "-int", "20000"], in: directory) == 0)
         (server, address) = try Self.startServer(in: directory)
         // The rule holds from the first request: five answered, the sixth refused (the limit accepted last).
         let statuses = try Self.statuses("\(address)/hello", count: 6)
