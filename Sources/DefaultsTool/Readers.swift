@@ -98,13 +98,13 @@ struct WaitOptions: ParsableArguments {
     @Option(
         name: .customLong("wait"),
         help: ArgumentHelp(
-            "After writing, wait up to SECONDS (default 5) for every process reading the domain to apply or refuse the version; a refused version is put back to the one before.",
+            "After writing, wait up to SECONDS (default 5) for every process reading the domain to apply or refuse the version; a refused version is rolled back to the one before.",
             valueName: "seconds"))
     var seconds: Double?
 
     @Flag(
         name: .customLong("keep-refused"),
-        help: "With --wait: keep a version a reader refused on disk rather than put back the one before it.")
+        help: "With --wait: keep a version a reader refused on disk rather than roll back to the one before it.")
     var keepRefused = false
 
     func validate() throws {
@@ -120,7 +120,7 @@ struct WaitOptions: ParsableArguments {
     }
 
     /// After `store` wrote its change: waits for the readers when asked to, prints one line per reader, and fails
-    /// when one refused the version or did not answer in time. A refused version is put back to `before` (the
+    /// when one refused the version or did not answer in time. A refused version is rolled back to `before` (the
     /// layer as it was before the write) unless `--keep-refused`: a refusal must not wait on disk for the next
     /// start of a program, which would then run on the version before anyway (its change log's last known
     /// good), while every other program ran the refused one.
@@ -160,37 +160,41 @@ struct WaitOptions: ParsableArguments {
             throw ToolError(problem + "; the file keeps the new version\(kept)")
         }
         let putBack = try Self.putBack(
-            before, over: version, in: store, reason: "put back: " + refusals.joined(separator: "; "))
-        emit("put back the version before \(version): \(putBack)")
-        throw ToolError(problem + "; the version before it was put back (--keep-refused keeps a refused version)")
+            before, over: version, in: store, reason: "rolled back: " + refusals.joined(separator: "; "))
+        emit("rolled back to the version before \(version): \(putBack)")
+        throw ToolError(problem + "; rolled back to the version before it (--keep-refused keeps a refused version)")
     }
 
     /// Writes `before` back over `version`, as one change logged with `reason`, only while the domain still holds
     /// what this command wrote: a change another writer made since is never overwritten. Returns the version
-    /// put back.
+    /// rolled back to.
     static func putBack(
         _ before: [String: PropertyList], over version: String, in store: ToolStore, reason: String
     ) throws -> String {
         let (defaults, target) = (store.defaults, store.target)
-        guard let written = try store.contents() else {
-            throw ToolError("\(target.display) is gone: nothing was put back")
-        }
         do {
             try Defaults.attributingWrites(reason: reason) {
                 try defaults.transaction(inDomain: target.name, layer: target.layer) { transaction in
-                    let keys = Set(written.keys).union(before.keys)
-                    guard keys.allSatisfy({ transaction.value(forKey: $0) == written[$0] }) else {
+                    // The transaction read the file as it is now: still the version this command wrote, or a
+                    // newer one, which is never written over.
+                    guard defaults.heldVersion(ofDomain: target.name, layer: target.layer) == version,
+                        let written = defaults.persistentDomainValues(forName: target.name, layer: target.layer)
+                    else {
                         throw ToolError(
-                            "\(target.display) changed again after version \(version) was written: nothing was put back"
+                            "\(target.display) changed while it was being rolled back (after version \(version) was written): nothing was written"
                         )
                     }
-                    for key in keys where written[key] != before[key] { transaction.set(before[key], forKey: key) }
+                    for key in Set(written.keys).union(before.keys) where written[key] != before[key] {
+                        // Read first: the transaction writes only if the key still holds it when it commits.
+                        _ = transaction.value(forKey: key)
+                        transaction.set(before[key], forKey: key)
+                    }
                 }
             }
         } catch let error as ToolError {
             throw error
         } catch {
-            throw ToolError("putting back the version before \(version) failed: \(error)")
+            throw ToolError("rolling back to the version before \(version) failed: \(error)")
         }
         return defaults.heldVersion(ofDomain: target.name, layer: target.layer)
     }

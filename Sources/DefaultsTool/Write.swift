@@ -18,7 +18,7 @@ struct Write: ParsableCommand {
             accepts; --no-validate (before the domain, or last) writes it anyway, with a warning. --wait [SECONDS] \
             (before the domain, or last) then waits for every process reading the domain to apply or refuse the \
             new version: one line per process; exit status 1 when one refused it or did not answer. A version a \
-            reader refused does not wait on disk for the next start: the version before it is put back (one \
+            reader refused does not wait on disk for the next start: it is rolled back to the version before it (one \
             change, logged with the refusal as its reason) unless --keep-refused (before the domain, or last) \
             keeps it.
             """)

@@ -160,8 +160,8 @@ struct ReadersToolTests {
         #expect(generous.serves() == "MinPool 10 MaxPool 60")
     }
 
-    @Test("a version a reader refuses is put back to the one before it, as one change logged with the refusal")
-    func refusedVersionPutBack() throws {
+    @Test("a version a reader refuses is rolled back to the one before it, as one change logged with the refusal")
+    func refusedVersionRolledBack() throws {
         let sandbox = Sandbox()
         try sandbox.ok("merge", Self.domain, "{ MinPool = 5; MaxPool = 40; Banner = kept; }")
         let generous = try validating(sandbox, limit: 100)
@@ -172,8 +172,8 @@ struct ReadersToolTests {
         let result = try sandbox.run("merge", Self.domain, "{ MinPool = 10; MaxPool = 60; }", "--wait", "10")
         #expect(result.status != 0)
         #expect(result.output.contains("\(strict.pid) LiveDefaultsTestHelper: refused: MaxPool 60 is above"))
-        #expect(result.output.contains("put back the version before"), "\(result.output)")
-        #expect(result.error.contains("the version before it was put back"), "\(result.error)")
+        #expect(result.output.contains("rolled back to the version before"), "\(result.output)")
+        #expect(result.error.contains("rolled back to the version before it"), "\(result.error)")
         #expect(try sandbox.ok("export", Self.domain, "-") == before, "the domain is as it was, every key")
         // The put-back is one change, logged with the refusal as its reason.
         let log = try sandbox.ok("log", Self.domain, "--json", "--limit", "2")
@@ -181,9 +181,9 @@ struct ReadersToolTests {
         let changes = try #require(logged["changes"] as? [[String: Any]])
         #expect(Set(changes.map { $0["version"] as? String }).count == 1, "one version: \(log)")
         let reason = try #require(changes.first?["reason"] as? String)
-        #expect(reason.hasPrefix("put back: \(strict.pid) LiveDefaultsTestHelper refused "), "\(reason)")
+        #expect(reason.hasPrefix("rolled back: \(strict.pid) LiveDefaultsTestHelper refused "), "\(reason)")
         #expect(reason.contains("MaxPool 60 is above this program's limit of 50"), "\(reason)")
-        // Every reader runs the version put back.
+        // Every reader runs the version rolled back to.
         #expect(eventually { generous.serves() == "MinPool 5 MaxPool 40" })
         #expect(strict.serves() == "MinPool 5 MaxPool 40")
     }
@@ -194,7 +194,7 @@ struct ReadersToolTests {
     func startedOnRefusedVersion() throws {
         let sandbox = Sandbox()
         try sandbox.ok("merge", Self.domain, "{ MinPool = 2; MaxPool = 20; }")
-        // Written while the program is down (no reader: nothing to wait for or put back).
+        // Written while the program is down (no reader: nothing to wait for or roll back).
         try sandbox.ok("write", Self.domain, "MinPool", "-int", "60")
         let program = try validating(sandbox, limit: 100)
         defer { program.stop() }

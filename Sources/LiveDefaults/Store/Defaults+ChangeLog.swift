@@ -50,8 +50,8 @@ public struct LoggedChange: Sendable, Hashable {
     /// The reading processes whose validators refused that version (``Defaults/addValidator(_:)``), oldest
     /// first: each kept serving the version before it.
     public let refusals: [Refusal]
-    /// Why the writer made the version, when it said: `defaults write --wait` putting back a version a reader
-    /// refused logs "put back: <reader> refused <version>: <its reason>".
+    /// Why the writer made the version, when it said: `defaults write --wait` rolling back a version a reader
+    /// refused logs "rolled back: <reader> refused <version>: <its reason>".
     package var reason: String? = nil
 
     /// A reading process that refused the version, as the change log records it.
