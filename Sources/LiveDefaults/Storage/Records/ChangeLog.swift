@@ -1,0 +1,177 @@
+import Foundation
+import Synchronization
+
+/// A domain file's change log: which writer changed which keys, from what to what, and when (Docs/OnDisk.md,
+/// "The change log"). It lives beside the file (`.<file name>.log`, as the lock is `.<file name>.lock`), one
+/// JSON object per line, oldest first, and is bounded: past ``maximumSize`` the oldest entries are dropped.
+///
+/// Three kinds of line:
+/// - an **entry**: a version of the file someone wrote — when, the writer (its executable, process and user;
+///   the agent's etcd revision) or `external` when no LiveDefaults writer made it, the version's digest, and
+///   each key changed with its old and new value (a value larger than ``maximumValueBytes`` encoded is logged as
+///   its digest, type and size);
+/// - a **checkpoint**: a version's digest and the digest of each key's value in it. The log's last checkpoint
+///   with the entries after it say what the last logged version held, key by key, so that a process finding
+///   the file changed by someone else can tell which keys they changed;
+/// - an **intent**: the version a LiveDefaults writer is about to rename into place, and who it is, without
+///   keys. The writer appends it before its rename and the entry after it, both under the domain's file lock:
+///   an entry is only ever written for a version that landed, and a writer stopped between the rename and
+///   its entry leaves its intent, so that whoever records the version later (as one nobody logged) names the
+///   writer rather than `external`. An intent whose version never landed is never shown;
+/// - a **refusal**: a reading process whose validators refused a version of the file (it kept the version
+///   before): when, the version, the validator's reason, and the process. Appended by the refusing process, in
+///   the background; it records nothing of the file's contents, so the lines around it read as without it.
+///
+/// The log is a record, not the data: it is appended without `fdatasync` (a crash may lose its last lines,
+/// never a value), and a log that cannot be read or written never stops a write — its unreadable lines are
+/// skipped and a write that cannot append says nothing.
+struct ChangeLog: Sendable, Equatable {
+    /// The size beyond which the oldest entries are dropped (the log is rewritten with its newest quarter,
+    /// ``keptSize(bound:)``), for a domain of up to about 1,300 keys; a larger domain's bound is eight of its
+    /// checkpoints (``bound(keys:)``).
+    static let maximumSize = 512 << 10
+    /// The most a reader takes of a log (its end): a log grown past any bound by a hostile writer costs no more.
+    static let maximumReadSize = 16 << 20
+    /// Values whose binary encoding is larger are logged as their digest, type and size, not whole.
+    static let maximumValueBytes = 1024
+    /// The format of the lines this version writes; lines of another are skipped.
+    static let formatVersion = 1
+
+    /// Whether this process writes change logs: always, but for the benchmark that measures what the log costs
+    /// a write (``Defaults/changeLogIsEnabled``).
+    static let isEnabled = Atomic<Bool>(true)
+
+    /// Who made a version: a LiveDefaults writer in a process, or nobody known.
+    enum Origin: String, Sendable, Hashable, Codable {
+        /// A program through the library, or the `defaults` command.
+        case local
+        /// The fleet agent (`defaults sync`), applying etcd's change.
+        case fleet
+        /// No LiveDefaults writer: an editor, another tool; noticed by a process that read the new version.
+        case external
+    }
+
+    /// The process that wrote a version.
+    struct Writer: Sendable, Hashable, Codable {
+        var executable: String
+        var pid: Int32
+        var uid: UInt32
+        /// For the fleet agent: the etcd revision it applied.
+        var revision: Int64?
+    }
+
+    /// This process as a writer: its executable's name, process and effective user.
+    static let thisProcess = Writer(
+        executable: CurrentProcess.executablePath.map(PathComponents.name(of:)) ?? "?", pid: CurrentProcess.id,
+        uid: CurrentProcess.effectiveUserID, revision: nil)
+
+    /// A value as the log holds it: whole, or, when large, its digest, type and encoded size; or, for the old
+    /// value of an external change, unknown (the log held only its digest and the noticing process had no copy).
+    enum LoggedValue: Sendable, Hashable {
+        /// A value and its binary encoding (``ChangeLog/encode(_:)``), made once: the size check, the line and
+        /// the digest all need it.
+        case value(PropertyList, encoding: Data)
+        case summary(digest: UInt64, type: String, size: Int)
+        case unknown
+
+        /// The value as logged: whole when small enough, else summarised.
+        init(_ value: PropertyList) {
+            let encoded = ChangeLog.encode(value)
+            if encoded.count <= ChangeLog.maximumValueBytes {
+                self = .value(value, encoding: encoded)
+            } else {
+                self = .summary(digest: FastHash.hash(encoded), type: value.typeName, size: encoded.count)
+            }
+        }
+
+        /// The digest of the value's binary encoding, whichever way it is logged; nil when unknown.
+        var digest: UInt64? {
+            switch self {
+            case .value(_, let encoding): FastHash.hash(encoding)
+            case .summary(let digest, _, _): digest
+            case .unknown: nil
+            }
+        }
+    }
+
+    /// One key of a version: its value before and after (nil: absent).
+    struct Change: Sendable, Hashable {
+        var key: String
+        var old: LoggedValue?
+        var new: LoggedValue?
+    }
+
+    /// A writer's announcement of the version it is about to rename into place.
+    struct Intent: Sendable, Hashable {
+        var origin: Origin
+        var writer: Writer
+    }
+
+    /// One version someone wrote.
+    struct Entry: Sendable, Hashable {
+        var time: Date
+        var origin: Origin
+        /// Nil for an external change.
+        var writer: Writer?
+        /// The digest of the version's file, as the store computes it for every version it reads or writes:
+        /// a process that reads a version can tell whether the log recorded it.
+        var version: UInt64
+        var changes: [Change]
+        /// Why the writer made it, when it said (``ChangeLogAttribution/reason``): `defaults write --wait` putting
+        /// back a version a reader refused says which and why.
+        var reason: String? = nil
+    }
+
+    /// A reading process that refused a version (``Defaults/addValidator(_:)``).
+    struct Refusal: Sendable, Hashable {
+        var time: Date
+        var version: UInt64
+        var reason: String
+        var reader: Writer
+    }
+
+    /// The entries, oldest first.
+    var entries: [Entry] = []
+    /// The refusals, by the version refused, each version's oldest first.
+    var refusals: [UInt64: [Refusal]] = [:]
+    /// Who announced each version in an intent line after the last entry or checkpoint (origin and writer), by
+    /// the version's digest: the versions announced and not recorded since.
+    var intents: [UInt64: Intent] = [:]
+    /// The digest of the last version the log recorded, and each of its keys' value digests; nil when the log
+    /// holds no checkpoint (absent, or every line unreadable).
+    var lastVersion: UInt64?
+    var lastKeys: [String: UInt64]?
+    /// The checkpoints, oldest first, each with the number of entries before it: with the entries' new values
+    /// they say what every logged version held, key by key (``LoggedVersions``).
+    var checkpoints: [Checkpoint] = []
+
+    /// A checkpoint line: a version, each of its keys' value digests, and how many entries come before it.
+    struct Checkpoint: Sendable, Hashable {
+        var entriesBefore: Int
+        var version: UInt64
+        var keys: [String: UInt64]
+    }
+
+    // MARK: Digests
+
+    /// A value's binary property-list encoding (the same bytes for the same value in every process).
+    static func encode(_ value: PropertyList) -> Data {
+        (try? value.encoded(as: .binary)) ?? Data()
+    }
+
+    /// Each key's value digest.
+    static func keyDigests(of contents: [String: PropertyList]) -> [String: UInt64] {
+        contents.mapValues { FastHash.hash(encode($0)) }
+    }
+
+    init() {}
+}
+
+/// Who the writes made in a task are logged as, when not this process's own: the fleet agent applying etcd's
+/// change sets the revision it applies (``Defaults/attributingWrites(toFleetRevision:_:)``), and the log
+/// records the version as `fleet` with that revision.
+enum ChangeLogAttribution {
+    @TaskLocal static var fleetRevision: Int64?
+    /// Why the writes made in a task are made, when the writer says (``Defaults/attributingWrites(reason:_:)``).
+    @TaskLocal static var reason: String?
+}
