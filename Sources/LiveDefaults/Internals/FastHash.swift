@@ -2,7 +2,7 @@ import Foundation
 
 /// One fast, non-cryptographic 64-bit hash for the two places that need more speed than `Hasher` (SipHash)
 /// gives and face no adversary: the missing-key filter's key names (`Store/MissingKeyFilter.swift`) and the
-/// digest of a file's version (`Storage/DomainFile.swift`, where the file's stamp must match too before the
+/// digest of a file's version (`Storage/Read/DomainFile+Reload.swift`, where the file's stamp must match too before the
 /// digest is asked, and the change log's version numbers and value digests, `Storage/Records/ChangeLog.swift`).
 ///
 /// FNV-1a's prime eight bytes a step, each word folded with a multiply and a shift (wyhash style), the tail
