@@ -330,9 +330,11 @@ case "validate":
     ]
     let defaults: Defaults
     do { defaults = try Defaults(configuration: configuration) } catch { fail("\(error)") }
-    // The first thing it serves, before anything else can happen: a refused value must never show, not once.
-    print("first MinPool \(defaults[minPool]) MaxPool \(defaults[maxPool])")
+    // The first thing it serves, read before anything else can happen (a refused value must never show, not
+    // once), and told after "ready", the line every test reads first.
+    let first = "MinPool \(defaults[minPool]) MaxPool \(defaults[maxPool])"
     print("ready")
+    print("first \(first)")
     fflush(nil)
     // What the program serves, for each line read, until standard input ends (or the test kills it).
     while readLine() != nil {
