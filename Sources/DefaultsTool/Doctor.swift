@@ -545,7 +545,7 @@ extension Output {
             if let refusal = reader.refusal {
                 object["refused"] = ["version": refusal.version, "reason": refusal.reason]
             }
-            if let fallback = reader.fallback { object["fallback"] = fallback == .changeLog ? "changeLog" : "defaults" }
+            object["fallback"] = reader.fallback.map(Readers.jsonName)
             return object
         }
     }

@@ -67,17 +67,21 @@ struct Readers: ParsableCommand {
         return line
     }
 
+    /// A fallback as `readers --json` and `doctor --json` name it.
+    static func jsonName(_ fallback: DefaultsReader.Fallback) -> String {
+        switch fallback {
+        case .changeLog: "changeLog"
+        case .defaults: "defaults"
+        }
+    }
+
     static func json(_ readers: [DefaultsReader], onDisk: String?) -> String {
         let objects: [[String: Any]] = readers.map { reader in
             var object: [String: Any] = [
                 "pid": Int(reader.processID), "executable": reader.executable, "version": reader.version,
                 "onDisk": reader.version == onDisk, "since": time(reader.since),
             ]
-            switch reader.fallback {
-            case .changeLog?: object["fallback"] = "changeLog"
-            case .defaults?: object["fallback"] = "defaults"
-            case nil: break
-            }
+            object["fallback"] = reader.fallback.map(jsonName)
             object["pinned"] = reader.pinnedKeys
             object["refused"] =
                 reader.refusal.map { refused -> Any in

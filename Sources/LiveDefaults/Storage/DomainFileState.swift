@@ -125,6 +125,12 @@ extension DomainFile {
             set { updateRare { $0.fallback = newValue } }
         }
 
+        /// Whether `disk` must be given a fallback: a version of the file was read (or found unreadable) and
+        /// refused or could not be read, with no version of the file accepted before and no fallback chosen yet.
+        var needsFallback: Bool {
+            loaded && !readGoodVersion && fallback == nil && (failure != nil || refused != nil)
+        }
+
         private mutating func updateRare(_ change: (inout RareFields) -> Void) {
             var fields = rare?.fields ?? RareFields()
             change(&fields)

@@ -59,11 +59,7 @@ extension DomainFile {
                 return refusal
             }
             guard let refusal else { continue }
-            if let version = refusal?.version {
-                ExternalVersionRecorder.shared.submitRefusal(
-                    version: version.digest, reason: reason, path: path, lockPath: lockPath, time: clock.now,
-                    owner: owner, fileSystem: fileSystem)
-            }
+            if let version = refusal?.version { recordRefusal(of: version.digest, reason: reason) }
             deliver([.failed(refusedVersion(reason))])
             let path = path
             DefaultsMetrics.report { DefaultsMetrics.versionRefused(domain: DefaultsMetrics.domain(ofFile: path)) }
@@ -77,6 +73,13 @@ extension DomainFile {
         .versionRefused(path: path, domain: DefaultsMetrics.domain(ofFile: path), reason: reason)
     }
 
+    /// Records in the change log, in the background, that this process refused the version `digest`.
+    func recordRefusal(of digest: UInt64, reason: String) {
+        ExternalVersionRecorder.shared.submitRefusal(
+            version: digest, reason: reason, path: path, lockPath: lockPath, time: clock.now, owner: owner,
+            fileSystem: fileSystem)
+    }
+
     /// When the file holds no version this process accepted (its version refused, or unreadable, and none
     /// accepted before), serves the newest version the change log gives back that the judges accept, or nothing
     /// of the file when the log has none. The log is read and the judges asked with no lock held; the fallback is
@@ -84,9 +87,7 @@ extension DomainFile {
     func recoverFromLogIfNeeded() {
         for _ in 0..<Self.judgedReloadAttempts {
             let need = state.read { state -> (stamp: FileStamp?, refused: FileJudges.Refusal?, judges: FileJudges)? in
-                guard state.loaded, !state.readGoodVersion, state.fallback == nil,
-                    state.failure != nil || state.refused != nil
-                else { return nil }
+                guard state.needsFallback else { return nil }
                 return (state.stamp, state.refused, state.judges)
             }
             guard let need else { return }
@@ -96,9 +97,7 @@ extension DomainFile {
             let found = versions.newest(excluding: excluded) { need.judges.verdict(on: $0) == nil }
             let deltas: [KeyDelta]? = diskLock.withLock {
                 let deltas: [KeyDelta]? = state.change { state in
-                    guard state.stamp == need.stamp, !state.readGoodVersion, state.fallback == nil,
-                        state.failure != nil || state.refused != nil
-                    else { return nil }
+                    guard state.stamp == need.stamp, state.needsFallback else { return nil }
                     let before = state.contents
                     state.disk = found?.contents ?? [:]
                     state.digest = found.flatMap { $0.number == 0 ? nil : $0.number }

@@ -183,14 +183,9 @@ extension DomainFile {
                         return state.refused?.version != refusal.version
                     }
                     guard isNew else { return [] }
-                    ExternalVersionRecorder.shared.submitRefusal(
-                        version: judged.loaded.version.digest, reason: reason, path: path, lockPath: lockPath,
-                        time: clock.now, owner: owner, fileSystem: fileSystem)
+                    recordRefusal(of: judged.loaded.version.digest, reason: reason)
                     deliveries.begin()
-                    return [
-                        .failed(
-                            .versionRefused(path: path, domain: DefaultsMetrics.domain(ofFile: path), reason: reason))
-                    ]
+                    return [.failed(refusedVersion(reason))]
                 }
             }
             // Gone, or created again and not yet written (`install` and `git checkout` create the new file,
@@ -302,11 +297,12 @@ extension DomainFile {
     }
 
     /// The version this process applied (the change log's number: its digest, 0 for no file; nil before the
-    /// first look), and the version on disk it refused, if one is (``ReaderAnnouncer``).
-    var announcedVersions: (applied: UInt64, refused: FileJudges.Refusal?) {
+    /// first look), the version on disk it refused, if one is, and what it serves instead of the file's version,
+    /// if it serves a fallback (``ReaderAnnouncer``): one read of the state, so the three agree.
+    var announcedVersions: (applied: UInt64, refused: FileJudges.Refusal?, fallback: Fallback?) {
         state.read { state in
             // While a version is refused (or unreadable) the stamp is that version's; the digest stays the applied one's.
-            (state.refused == nil && state.stamp == nil ? 0 : state.digest ?? 0, state.refused)
+            (state.refused == nil && state.stamp == nil ? 0 : state.digest ?? 0, state.refused, state.fallback)
         }
     }
 

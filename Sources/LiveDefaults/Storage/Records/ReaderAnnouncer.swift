@@ -228,8 +228,8 @@ final class ReaderAnnouncer: Sendable {
                 return state.entries[key]?.file
             })
         else { return }
-        let (applied, refused) = file.announcedVersions
-        let fallback = file.fallback.map { $0.logged == nil ? ReaderAnnouncement.Fallback.defaults : .log }
+        let (applied, refused, held) = file.announcedVersions
+        let fallback = held.map { $0.logged == nil ? ReaderAnnouncement.Fallback.defaults : .log }
         let now = Date().timeIntervalSince1970
         let taken = state.withLock { state -> (ReaderAnnouncement, [@Sendable () -> [String: String]])? in
             guard var entry = state.entries[key] else { return nil }
