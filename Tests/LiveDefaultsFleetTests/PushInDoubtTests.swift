@@ -14,10 +14,11 @@
         @Test("a key's pushes in doubt: recorded once, forgotten on an answer or a change of the key, kept in the file")
         func bookkeeping() throws {
             var state = MirrorState(prefix: "/livedefaults/")
-            state.pushing(.string("v2"), forKey: "Limit")
-            state.pushing(.string("v2"), forKey: "Limit")
-            state.pushing(.string("v3"), forKey: "Limit")
-            state.pushing(nil, forKey: "Gone")
+            let recorded = [
+                state.pushing(.string("v2"), forKey: "Limit"), state.pushing(.string("v2"), forKey: "Limit"),
+                state.pushing(.string("v3"), forKey: "Limit"), state.pushing(nil, forKey: "Gone"),
+            ]
+            #expect(recorded == [true, false, true, true], "a value already in doubt is not recorded again")
             #expect(state.inDoubt["Limit"] == [.string("v2"), .string("v3")])
             #expect(state.isOwnPush(.string("v2"), forKey: "Limit") && state.isOwnPush(nil, forKey: "Gone"))
             #expect(!state.isOwnPush(.string("v4"), forKey: "Limit") && !state.isOwnPush(nil, forKey: "Limit"))
@@ -102,6 +103,57 @@
             #expect(mirror.state.inDoubt.isEmpty)
             // The host's later changes of its own keys stay; another host's change wins over a local one.
             #expect(host.contents(domain) == ["Mine": .string("v3"), "Gone": .string("g3"), "Theirs": .string("b-t2")])
+            await client.shutdown()
+        }
+
+        /// Under a quorum loss a push can time out and then apply late: the agent, seeing etcd still at the agreed
+        /// revision, pushes the same value again, and that second request is refused because the first one applied.
+        /// The refusal says nothing about the first request: the value stays in doubt, and when it comes back the
+        /// writer's later change is pushed on top of it (before, it lost as a conflict; the soak's checker found it).
+        @Test("the same value pushed again and refused, because its earlier push applied late, stays in doubt")
+        func retryRefusedByItsOwnEarlierPush() async throws {
+            let domain = "com.example.doubt"
+            let cluster = try EtcdCluster.started(members: 1)
+            let host = try FleetHost("retry")
+            let defaults = try host.store(domain)
+            let client = try EtcdClient(connection: try EtcdConnection(endpoints: cluster.endpoints))
+            let mirror = try DomainMirror(
+                domain: domain, store: defaults, client: client, layout: FleetLayout(),
+                stateDirectory: host.directory + "/.sync", logger: Logger(label: "test"),
+                timing: FleetSync.Timing(heartbeat: .milliseconds(200)))
+            let etcdKey = FleetLayout().etcdKey(domain: domain, key: "Limit")
+            _ = try cluster.etcdctl([
+                "put", etcdKey, String(decoding: try FleetLayout.encode(.string("v1")), as: UTF8.self),
+            ])
+            let agreed = try cluster.revision()
+            mirror.state.keys["Limit"] = MirrorState.Entry(revision: agreed, value: .string("v1"))
+            mirror.state.revision = agreed
+            // The first push of v2, its answer lost, applied by etcd after the agent's retry went out.
+            mirror.state.pushing(.string("v2"), forKey: "Limit")
+            _ = try cluster.etcdctl([
+                "put", etcdKey, String(decoding: try FleetLayout.encode(.string("v2")), as: UTF8.self),
+            ])
+            let late = try cluster.revision()
+            defaults.set("v2", forKey: "Limit")
+            try await defaults.flush()
+
+            try await mirror.push(["Limit"])
+            #expect(mirror.state.isOwnPush(.string("v2"), forKey: "Limit"), "refused by its own earlier push")
+            #expect(mirror.state.keys["Limit"]?.revision == agreed)
+
+            // The writer changes the key; then the watch brings the late push.
+            defaults.set("v3", forKey: "Limit")
+            try await defaults.flush()
+            let event = EtcdEvent(
+                kv: EtcdKeyValue(
+                    key: Data(etcdKey.utf8), value: try FleetLayout.encode(.string("v2")),
+                    mod_revision: EtcdInt64(late)))
+            let toPush = mirror.applyWatched([event], progress: nil)
+            #expect(toPush == ["Limit"], "the writer's later change is pushed on top of its own push")
+            try await mirror.push(toPush)
+            try await defaults.flush()
+            #expect(host.contents(domain) == ["Limit": .string("v3")])
+            #expect(try cluster.value(etcdKey).map { $0.contains("v3") } == true)
             await client.shutdown()
         }
     }

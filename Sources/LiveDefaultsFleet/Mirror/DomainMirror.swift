@@ -706,11 +706,13 @@
             guard !operations.isEmpty else { return true }
             // In the file before the request goes out: an agent killed while it waits knows, once restarted, the
             // values etcd may have taken from it.
-            for (key, value) in encoded { state.pushing(value, forKey: key) }
+            let newlyInDoubt = encoded.map { state.pushing($0.value, forKey: $0.key) }
             saveState()
             let answer = try await client.txn(EtcdTxnRequest(compare: compares, success: operations, failure: []))
             let applied = answer.succeeded == true
-            for (key, value) in encoded { state.answered(value, forKey: key, applied: applied) }
+            for ((key, value), new) in zip(encoded, newlyInDoubt) where applied || new {
+                state.answered(value, forKey: key, applied: applied)
+            }
             guard applied else {
                 if items.count == 1 {
                     let key = items[0].key

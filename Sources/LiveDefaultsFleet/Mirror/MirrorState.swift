@@ -56,9 +56,14 @@
 
         static let formatVersion = 1
 
-        /// Records a value about to be pushed for a key (before its request is sent).
-        mutating func pushing(_ value: PropertyList?, forKey key: String) {
-            if inDoubt[key]?.contains(value) != true { inDoubt[key, default: []].append(value) }
+        /// Records a value about to be pushed for a key (before its request is sent). False when it was in doubt
+        /// already: an earlier request of the same value may still apply, so a refusal of this one says nothing
+        /// about it (``answered(_:forKey:applied:)`` is then only for an applied answer).
+        @discardableResult
+        mutating func pushing(_ value: PropertyList?, forKey key: String) -> Bool {
+            guard inDoubt[key]?.contains(value) != true else { return false }
+            inDoubt[key, default: []].append(value)
+            return true
         }
 
         /// Whether etcd's value of a key (nil: deleted) is one this host pushed and never learnt the fate of.
@@ -73,7 +78,9 @@
         }
 
         /// Forgets a value pushed for a key whose answer came: `applied` (the transaction held, so the pushes
-        /// before it can no longer apply) forgets all of the key's; a refusal only that value.
+        /// before it can no longer apply) forgets all of the key's; a refusal only that value — and only when
+        /// this request put it in doubt: a value pushed again while an earlier request of it was in doubt may be
+        /// refused because that earlier request applied (a retry after a lost answer, under a quorum loss).
         mutating func answered(_ value: PropertyList?, forKey key: String, applied: Bool) {
             guard !applied else { return settlePushes(forKey: key) }
             inDoubt[key]?.removeAll { $0 == value }
