@@ -199,4 +199,8 @@ package final class FaultInjectingFileSystem: DefaultsFileSystem, @unchecked Sen
     package func canSearch(_ path: String) -> Bool {
         admit("access", path) == nil && base.canSearch(path)
     }
+
+    package func fileSystemType(atPath path: String) throws(SystemError) -> UInt {
+        try pass("statfs", path) { () throws(SystemError) in try base.fileSystemType(atPath: path) }
+    }
 }

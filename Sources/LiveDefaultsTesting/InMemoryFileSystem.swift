@@ -58,6 +58,8 @@ package final class InMemoryFileSystem: DefaultsFileSystem, @unchecked Sendable 
     /// The descriptor holding each node's `flock`.
     private var locks: [Int: Int32] = [:]
     private var clock = 0
+    /// The file-system types `statfs` reports, by mount point (``mount(type:at:)``).
+    private var mounts: [String: UInt] = [:]
     private static let root = 1
     /// As many links as the kernel follows before `ELOOP`.
     private static let maximumLinks = 40
@@ -383,6 +385,23 @@ package final class InMemoryFileSystem: DefaultsFileSystem, @unchecked Sendable 
 
     package func canSearch(_ path: String) -> Bool {
         (try? status(atPath: path, followingLinks: true).kind) == .directory
+    }
+
+    /// The type of the mount that holds `path` (``mount(type:at:)``); tmpfs's (`0x01021994`) elsewhere.
+    package func fileSystemType(atPath path: String) throws(SystemError) -> UInt {
+        _ = try status(atPath: path, followingLinks: true)
+        return try locked { () throws(SystemError) in
+            let holding = mounts.keys.filter { path == $0 || path.hasPrefix($0 == "/" ? "/" : $0 + "/") }
+            return holding.max { $0.count < $1.count }.flatMap { mounts[$0] } ?? 0x0102_1994
+        }
+    }
+
+    /// Makes `statfs` report `type` for `path` and everything below it: a network file system's mount (NFS's
+    /// `0x6969`), which a watcher polls.
+    package func mount(type: UInt, at path: String) {
+        condition.lock()
+        defer { condition.unlock() }
+        mounts[path] = type
     }
 
     // MARK: What a test does to it

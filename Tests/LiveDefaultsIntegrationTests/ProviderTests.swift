@@ -67,6 +67,9 @@ struct ProviderTests {
         configuration.validators = [
             { candidate in guard candidate[minPool] <= candidate[maxPool] else { throw PoolError() } }
         ]
+        // The program starts as another process would: a context of its own, so that it shares no file, writer
+        // or records with the writer above.
+        configuration.context = ProcessContext(fileSystem: ProcessContext.system.fileSystem)
         let defaults = try Defaults(configuration: configuration)
         defer { sandbox.remove(after: writer, defaults) }
         let config = ConfigReader(provider: LiveDefaultsProvider(defaults: defaults))

@@ -49,7 +49,7 @@ struct ChangeLogTruthTests {
         try writeThroughLibrary(["A": 1])
         let reader = DomainFile(path: path)
         reader.loadIfNeeded()
-        ExternalVersionRecorder.shared.waitUntilIdle()
+        StorageContext.system.recorder.waitUntilIdle()
         let logged = ChangeLog.tail(at: logPath)
         let seen = Lock<[(delta: [String], tail: ChangeLog.Tail)]>([])
         let token = reader.addObserver { event in
@@ -65,7 +65,7 @@ struct ChangeLogTruthTests {
         let held = try SystemFileSystem.shared.lockExclusively(reader.lockPath)
         try writeExternally(["A": 2])
         reader.reload(verifyContents: true)
-        ExternalVersionRecorder.shared.waitUntilIdle()
+        StorageContext.system.recorder.waitUntilIdle()
         #expect(seen.withLock { $0.map(\.delta) } == [["A 1→2"]])
         #expect(seen.withLock { $0.map(\.tail) } == [logged], "nothing was recorded before the observers were told")
         #expect(ChangeLog.tail(at: logPath) == logged, "the reader did not wait for the lock")
@@ -76,7 +76,7 @@ struct ChangeLogTruthTests {
         let version = try writeExternally(["A": 3])
         reader.reload(verifyContents: true)
         #expect(seen.withLock { $0.last?.tail } == logged, "told before it was recorded")
-        ExternalVersionRecorder.shared.waitUntilIdle()
+        StorageContext.system.recorder.waitUntilIdle()
         #expect(ChangeLog.tail(at: logPath) == .recorded(version))
         let me = ChangeLog.thisProcess.executable
         #expect(summary(ChangeLog.read(at: logPath)) == ["A -→1 \(me)", "A 1→3 external"])
@@ -96,15 +96,15 @@ struct ChangeLogTruthTests {
         let second: UInt64
         do {
             // Resumed whatever happens: the records of every test in this process wait on this queue.
-            ExternalVersionRecorder.queue.suspend()
-            defer { ExternalVersionRecorder.queue.resume() }
+            StorageContext.system.recordsQueue.suspend()
+            defer { StorageContext.system.recordsQueue.resume() }
             reader.loadIfNeeded()
             #expect(reader.isIndexed == (keys > 1), "a large XML file is read through its index the next time")
             contents["Key0"] = "changed"
             second = try writeExternally(contents)
             reader.reload(verifyContents: true)
         }
-        ExternalVersionRecorder.shared.waitUntilIdle()
+        StorageContext.system.recorder.waitUntilIdle()
         let log = ChangeLog.read(at: logPath)
         #expect(summary(log) == ["Key0 0→changed external"])
         let firstLine = try Data(contentsOf: URL(fileURLWithPath: logPath)).prefix { $0 != UInt8(ascii: "\n") }
@@ -120,11 +120,13 @@ struct ChangeLogTruthTests {
         let never = ChangeLog.Entry(
             time: Date(), origin: .local, writer: stopped, version: 0xDEAD,
             changes: [ChangeLog.Change(key: "A", old: ChangeLog.LoggedValue(1), new: ChangeLog.LoggedValue(42))])
-        #expect(ChangeLog.appendIntent(never, previous: ["A": 1], previousVersion: 0, at: logPath) == nil)
+        #expect(
+            ChangeLog.appendIntent(
+                never, previous: ["A": 1], previousVersion: 0, at: logPath, on: SystemFileSystem.shared) == nil)
         // A reader of the domain finds nothing to record; the next writer logs its own change only.
         let reader = DomainFile(path: path)
         reader.loadIfNeeded()
-        ExternalVersionRecorder.shared.waitUntilIdle()
+        StorageContext.system.recorder.waitUntilIdle()
         try writeThroughLibrary(["B": 1])
         let me = ChangeLog.thisProcess.executable
         #expect(summary(ChangeLog.read(at: logPath)) == ["A -→1 \(me)", "B -→1 \(me)"])
@@ -140,12 +142,14 @@ struct ChangeLogTruthTests {
         let landed = ChangeLog.Entry(
             time: Date(), origin: .local, writer: stopped, version: version,
             changes: [ChangeLog.Change(key: "A", old: ChangeLog.LoggedValue(1), new: ChangeLog.LoggedValue(2))])
-        #expect(ChangeLog.appendIntent(landed, previous: ["A": 1], previousVersion: 0, at: logPath) == nil)
+        #expect(
+            ChangeLog.appendIntent(
+                landed, previous: ["A": 1], previousVersion: 0, at: logPath, on: SystemFileSystem.shared) == nil)
         _ = try SystemFileSystem.shared.replaceAtomically(path, with: data)
         // The next process that reads it records it, as the stopped writer's.
         let reader = DomainFile(path: path)
         reader.loadIfNeeded()
-        ExternalVersionRecorder.shared.waitUntilIdle()
+        StorageContext.system.recorder.waitUntilIdle()
         let me = ChangeLog.thisProcess.executable
         #expect(summary(ChangeLog.read(at: logPath)) == ["A -→1 \(me)", "A 1→2 stopped-writer"])
         #expect(ChangeLog.read(at: logPath).entries.last?.origin == .local)
@@ -154,7 +158,7 @@ struct ChangeLogTruthTests {
         try writeExternally(["A": 2])
         let later = DomainFile(path: path)
         later.loadIfNeeded()
-        ExternalVersionRecorder.shared.waitUntilIdle()
+        StorageContext.system.recorder.waitUntilIdle()
         #expect(
             summary(ChangeLog.read(at: logPath)) == [
                 "A -→1 \(me)", "A 1→2 stopped-writer", "A 2→1 \(me)", "A 1→2 external",

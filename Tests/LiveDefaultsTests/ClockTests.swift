@@ -179,7 +179,7 @@ struct ClockTests {
         #expect(clock.pendingDelays.contains(.microseconds(500)))
         clock.advanceAndWait(by: .microseconds(500))
         #expect(try Self.written(domain, in: fileSystem) == .dictionary(["Written": 1]))
-        #expect(BackgroundWriter.shared.lastWriteEnded(on: clock) == clock.now)
+        #expect(StorageContext.system.writer.lastWriteEnded(on: clock) == clock.now)
         // The clock has not moved since that write ended: the next one waits the whole spacing.
         defaults.set(2, forKey: "Written")
         #expect(clock.pendingDelays.contains(.milliseconds(5)))
@@ -188,7 +188,7 @@ struct ClockTests {
         #expect(try Self.written(domain, in: fileSystem) == .dictionary(["Written": 1]), "not before the spacing")
         clock.advanceAndWait(by: .microseconds(1))
         #expect(try Self.written(domain, in: fileSystem) == .dictionary(["Written": 2]))
-        #expect(BackgroundWriter.shared.lastWriteEnded(on: clock) == clock.now)
+        #expect(StorageContext.system.writer.lastWriteEnded(on: clock) == clock.now)
         // Quiet for longer than the spacing: a single set is written after 0.5 ms again.
         clock.advance(by: .milliseconds(10))
         defaults.set(3, forKey: "Written")

@@ -39,7 +39,7 @@ struct ConfigurationTests {
         watcher.settle()
         #expect(watcher.isWatching(path))
         #expect(watcher.polledDirectories.contains(directory.path))
-        #expect(!FileWatcher.shared.isWatching(path))
+        #expect(!ProcessContext.system.watcher.isWatching(path))
         // Another process's write arrives through the injected, polling watcher.
         try PersistenceTests.python(WatcherTests.pythonRenameWrite(path, ["Key": "polled"]))
         #expect(await waitForValue(defaults, "Key") { $0 == "polled" })
@@ -55,7 +55,7 @@ struct ConfigurationTests {
         configuration.watching = .off
         let defaults = try Defaults(configuration: configuration)
         #expect(defaults.fileWatcher == nil)
-        #expect(!FileWatcher.shared.isWatching(path))
+        #expect(!ProcessContext.system.watcher.isWatching(path))
         #expect(defaults.string(forKey: "Key") == "first")
         // No watcher exists that could deliver the write: the store keeps what it read until asked to look.
         try PersistenceTests.python(WatcherTests.pythonRenameWrite(path, ["Key": "second", "Other": 1]))
@@ -81,18 +81,18 @@ struct ConfigurationTests {
         let other = try Defaults(configuration: configuration)
         let watcher = try #require(defaults.fileWatcher)
         #expect(watcher === other.fileWatcher)
-        #expect(watcher !== FileWatcher.shared)
+        #expect(watcher !== ProcessContext.system.watcher)
         #expect(watcher.pollInterval == .milliseconds(20))
         let path = directory.file("com.example.polled.plist")
         watcher.settle()
         #expect(watcher.polledDirectories.contains(directory.path))
-        #expect(!FileWatcher.shared.isWatching(path))
+        #expect(!ProcessContext.system.watcher.isWatching(path))
         try PersistenceTests.python(WatcherTests.pythonRenameWrite(path, ["Key": "polled"]))
         #expect(await waitForValue(defaults, "Key") { $0 == "polled" })
         // The default follows the configuration's watcher.
         var automatic = configuration
         automatic.watching = .automatic
-        #expect(try Defaults(configuration: automatic).fileWatcher === FileWatcher.shared)
+        #expect(try Defaults(configuration: automatic).fileWatcher === ProcessContext.system.watcher)
     }
 
     @Test("A store that goes away stops watching its files; two stores on one file share one registration")

@@ -186,7 +186,7 @@ struct FaultSuiteTests {
         if let template = preparedFiles.withLock({ $0[scenario.name] }) { return template.copy() }
         let fileSystem = InMemoryFileSystem()
         try scenario.prepare(fileSystem)
-        ExternalVersionRecorder.shared.waitUntilIdle()
+        StorageContext.system.recorder.waitUntilIdle()
         try #require(version(on: fileSystem) == scenario.before, "\(scenario): prepared wrongly")
         preparedFiles.withLock { $0[scenario.name] = fileSystem.copy() }
         return fileSystem.copy()
@@ -222,10 +222,10 @@ struct FaultSuiteTests {
         let faulty = FaultInjectingFileSystem(wrapping: memory)
         let writer = try store(on: faulty)
         _ = writer.persistentDomain(forName: domain)
-        ExternalVersionRecorder.shared.waitUntilIdle()
+        StorageContext.system.recorder.waitUntilIdle()
         if let fault { faulty.arm(fault, atCall: call) } else { faulty.resetCount() }
         let reported = scenario.act(writer)
-        ExternalVersionRecorder.shared.waitUntilIdle()
+        StorageContext.system.recorder.waitUntilIdle()
         let outcomes = powerLossOutcomes > 0 ? memory.powerLossOutcomes(limit: powerLossOutcomes) : []
         let label = "\(scenario), \(fault?.description ?? "no fault") at call \(call)"
         let found = version(on: memory)
@@ -286,7 +286,7 @@ struct FaultSuiteTests {
                     let writer = try Self.store(on: faulty)
                     #expect(scenario.act(writer), "\(scenario), \(fault) at \(call): the write tried again failed")
                     #expect(Self.version(on: memory) == scenario.after)
-                    ExternalVersionRecorder.shared.waitUntilIdle()
+                    StorageContext.system.recorder.waitUntilIdle()
                     #expect(try Self.loggedCount(scenario, on: memory) == 1, "\(scenario), \(fault) at \(call)")
                 }
             }

@@ -192,7 +192,7 @@ struct IncrementalReadTests {
         try Self.document(entries).write(to: URL(fileURLWithPath: path))
         let store = try directory.store(domain)
         #expect(store.integer(forKey: "Key1999") == 1999)
-        let file = DomainFileRegistry.shared.file(atPath: path)
+        let file = StorageContext.system.registry.file(atPath: path)
         #expect(file.isIndexed, "a large XML file read whole keeps its index")
 
         var changes = store.changes().makeAsyncIterator()

@@ -166,7 +166,7 @@ struct LockDisciplineTests {
         let group = DispatchGroup()
         for _ in 0..<3 {
             DispatchQueue.global().async(group: group) {
-                while !stop.load(ordering: .relaxed) { _ = BackgroundWriter.shared.writeAll() }
+                while !stop.load(ordering: .relaxed) { _ = StorageContext.system.writer.writeAll() }
             }
         }
         var reportedSuccess = 0

@@ -32,7 +32,7 @@ struct ProcessIdentityTests {
         try Data("x".utf8).write(to: URL(fileURLWithPath: plain + "/tool"))
         try Data().write(to: URL(fileURLWithPath: plain + "/tool.json"))
         try FileManager.default.createDirectory(atPath: plain + "/lib", withIntermediateDirectories: true)
-        #expect(MainBundleLayout.certainlyHasNoInfo(executablePath: plain + "/tool"))
+        #expect(MainBundleLayout.certainlyHasNoInfo(executablePath: plain + "/tool", on: SystemFileSystem.shared))
 
         // Each of these could give CoreFoundation an Info.plist: Foundation is asked.
         for name in [
@@ -43,14 +43,18 @@ struct ProcessIdentityTests {
             try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
             try Data().write(to: URL(fileURLWithPath: bundle + "/tool"))
             try Data().write(to: URL(fileURLWithPath: bundle + "/" + name))
-            #expect(!MainBundleLayout.certainlyHasNoInfo(executablePath: bundle + "/tool"), "\(name)")
+            #expect(
+                !MainBundleLayout.certainlyHasNoInfo(executablePath: bundle + "/tool", on: SystemFileSystem.shared),
+                "\(name)")
         }
         // A bundle's platform executables folder, a directory that cannot be listed, a relative path.
         let linux = directory.file("App/Linux")
         try FileManager.default.createDirectory(atPath: linux, withIntermediateDirectories: true)
-        #expect(!MainBundleLayout.certainlyHasNoInfo(executablePath: linux + "/tool"))
-        #expect(!MainBundleLayout.certainlyHasNoInfo(executablePath: directory.file("missing") + "/tool"))
-        #expect(!MainBundleLayout.certainlyHasNoInfo(executablePath: "tool"))
+        #expect(!MainBundleLayout.certainlyHasNoInfo(executablePath: linux + "/tool", on: SystemFileSystem.shared))
+        #expect(
+            !MainBundleLayout.certainlyHasNoInfo(
+                executablePath: directory.file("missing") + "/tool", on: SystemFileSystem.shared))
+        #expect(!MainBundleLayout.certainlyHasNoInfo(executablePath: "tool", on: SystemFileSystem.shared))
     }
 
     @Test("names that could hold an Info.plist, in any case; others pass without a copy")

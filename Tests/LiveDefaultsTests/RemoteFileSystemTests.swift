@@ -23,17 +23,19 @@ struct RemoteFileSystemTests {
             // Mount points with spaces are escaped as \040; those are skipped rather than unescaped.
             let point = String(fields[1])
             let type = String(fields[2])
-            guard !point.contains("\\"), RemoteFileSystem.typeNumber(ofFileSystemAt: point) != nil else { continue }
-            let name = RemoteFileSystem.name(ofFileSystemAt: point)
+            guard !point.contains("\\"), (try? SystemFileSystem.shared.fileSystemType(atPath: point)) != nil else {
+                continue
+            }
+            let name = RemoteFileSystem.name(ofFileSystemAt: point, on: SystemFileSystem.shared)
             #expect((name != nil) == Self.isRemote(type), "\(point) is \(type); detected \(name ?? "local")")
             checked += 1
         }
         #expect(checked > 0)
         // Known magic numbers of local file systems every Linux machine has.
-        #expect(RemoteFileSystem.typeNumber(ofFileSystemAt: "/proc") == 0x9FA0)
-        #expect(RemoteFileSystem.typeNumber(ofFileSystemAt: "/sys") == 0x6265_6572)
-        #expect(RemoteFileSystem.typeNumber(ofFileSystemAt: "/no/such/path") == nil)
-        #expect(RemoteFileSystem.name(ofFileSystemAt: "/no/such/path") == nil)
+        #expect((try? SystemFileSystem.shared.fileSystemType(atPath: "/proc")) == 0x9FA0)
+        #expect((try? SystemFileSystem.shared.fileSystemType(atPath: "/sys")) == 0x6265_6572)
+        #expect((try? SystemFileSystem.shared.fileSystemType(atPath: "/no/such/path")) == nil)
+        #expect(RemoteFileSystem.name(ofFileSystemAt: "/no/such/path", on: SystemFileSystem.shared) == nil)
     }
 
     @Test("LIVEDEFAULTS_WATCHER=inotify trusts inotify everywhere; otherwise the detection decides")
@@ -52,7 +54,8 @@ struct RemoteFileSystemTests {
         let directory = TemporaryDirectory()
         let remote = directory.path
         let watcher = FileWatcher(
-            pollInterval: .milliseconds(20), remoteFileSystem: { $0.hasPrefix(remote) ? "nfs" : nil })
+            pollInterval: .milliseconds(20), fileSystem: SystemFileSystem.shared,
+            remoteFileSystem: { $0.hasPrefix(remote) ? "nfs" : nil })
         let log = LogRecorder()
         var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: "com.example.nfs")
         configuration.watcher = watcher
@@ -122,7 +125,8 @@ struct RemoteFileSystemTests {
         bindfs.standardError = FileHandle.nullDevice
         try bindfs.run()
         let mounted = await eventually(timeout: 10) {
-            !bindfs.isRunning || RemoteFileSystem.name(ofFileSystemAt: mountPoint) == "fuse"
+            !bindfs.isRunning
+                || RemoteFileSystem.name(ofFileSystemAt: mountPoint, on: SystemFileSystem.shared) == "fuse"
         }
         guard mounted, bindfs.isRunning else {
             // bindfs comes with Scripts/install-dependencies; FUSE needs /dev/fuse and the right to mount.

@@ -224,6 +224,9 @@ struct ReplacementTests {
             try base.changeOwner(descriptor, user: user, group: group)
         }
         func canSearch(_ path: String) -> Bool { base.canSearch(path) }
+        func fileSystemType(atPath path: String) throws(SystemError) -> UInt {
+            try base.fileSystemType(atPath: path)
+        }
     }
 
     @Test("A watcher's late reload whose stat still sees the held version but reads its empty replacement defers")
@@ -232,7 +235,7 @@ struct ReplacementTests {
         let fileSystem = ReplacedAfterStat(path: path)
         try fileSystem.base.place(Data(try Self.version(1).utf8), at: path)
         let clock = ManualDefaultsClock()
-        let file = DomainFile(path: path, clock: clock, fileSystem: fileSystem)
+        let file = DomainFile(path: path, clock: clock, context: StorageContext(fileSystem: fileSystem))
         file.loadIfNeeded()
         let events = FileEvents(file)
         // The event of a write already read (its version is held), handled after the next replacement began.

@@ -47,7 +47,8 @@ struct RestartTests {
 
     /// Another process writes `values` over the file, as one version, logged.
     func write(_ values: [String: PropertyList?]) throws {
-        let other = DomainFile(path: Self.path, clock: ManualDefaultsClock(), fileSystem: memory)
+        let other = DomainFile(
+            path: Self.path, clock: ManualDefaultsClock(), context: StorageContext(fileSystem: memory))
         for (key, value) in values { try other.set(value, forKey: key) }
         try other.commit()
     }

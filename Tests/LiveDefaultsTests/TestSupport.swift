@@ -23,7 +23,7 @@ final class TemporaryDirectory: Sendable {
         if first {
             atexit {
                 // Pending writes first, or the writer's own exit handler would recreate the directories.
-                BackgroundWriter.shared.writeAll()
+                StorageContext.system.writer.writeAll()
                 for path in TemporaryDirectory.created.withLock({ $0 }) {
                     try? FileManager.default.removeItem(atPath: path)
                 }

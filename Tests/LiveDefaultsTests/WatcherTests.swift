@@ -171,7 +171,7 @@ struct WatcherTests {
         let root = directory.file("a/b/c")
         let defaults = try Defaults(configuration: .rooted(at: root, applicationDomain: "com.example.later"))
         #expect(defaults.object(forKey: "Key") == nil)
-        FileWatcher.shared.settle()
+        ProcessContext.system.watcher.settle()
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         try PersistenceTests.python(Self.pythonRenameWrite(root + "/com.example.later.plist", ["Key": "arrived"]))
         #expect(await waitForValue(defaults, "Key") { $0 == "arrived" })
@@ -331,7 +331,9 @@ struct WatcherTests {
     @Test("Past the watch limit, directories are polled instead, and changes still arrive")
     func watchLimitFallsBackToPolling() async throws {
         let directory = TemporaryDirectory()
-        let watcher = FileWatcher(pollInterval: .milliseconds(20), watchLimit: 0)
+        let watcher = FileWatcher(
+            pollInterval: .milliseconds(20), watchLimit: 0, fileSystem: SystemFileSystem.shared,
+            remoteFileSystem: { _ in nil })
         let path = directory.file("com.example.polled.plist")
         let file = DomainFile(path: path)
         file.loadIfNeeded()

@@ -15,11 +15,11 @@
 enum MainBundleLayout {
     /// Whether the executable at `executablePath` (absolute, as `/proc/self/exe` gives it) is certainly not
     /// in a bundle with an `Info.plist`.
-    static func certainlyHasNoInfo(executablePath: String) -> Bool {
+    static func certainlyHasNoInfo(executablePath: String, on fileSystem: any DefaultsFileSystem) -> Bool {
         guard executablePath.utf8.first == UInt8(ascii: "/") else { return false }
         let directory = PathComponents.directory(of: executablePath)
         if lowercasedASCII(PathComponents.name(of: directory).utf8).elementsEqual("linux".utf8) { return false }
-        return SystemFileSystem.shared.scanEntries(in: directory, until: mayHoldInfo) == false
+        return fileSystem.scanEntries(in: directory, until: mayHoldInfo) == false
     }
 
     /// The executable's file name: the last component of its path, which is what Foundation's

@@ -28,15 +28,6 @@ public struct SymlinkChain: Sendable, Hashable {
     /// The most links followed before giving up, as the kernel does (`ELOOP` after 40).
     static let maximumLinks = 40
 
-    /// Follows `path` one component at a time as the kernel would, recording every link met.
-    ///
-    /// A component that does not exist ends the walk: the rest of the path is appended as it is, and
-    /// ``target`` names a file that does not exist (a link that points nowhere). A relative path is taken
-    /// as it is, with no link recorded (the watcher watches it as given).
-    public static func resolve(_ path: String) -> SymlinkChain {
-        resolve(path, on: SystemFileSystem.shared)
-    }
-
     /// ``resolve(_:)`` on a store's file system.
     static func resolve(_ path: String, on fileSystem: any DefaultsFileSystem) -> SymlinkChain {
         guard path.hasPrefix("/") else { return SymlinkChain(links: [], target: path, problem: nil) }

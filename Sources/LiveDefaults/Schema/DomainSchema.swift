@@ -177,7 +177,7 @@ public struct DomainSchema: Sendable, Hashable {
     /// - Throws: ``SchemaFileError`` (with the file's path) when the first file found cannot be read or is
     ///   no schema of that domain; a broken schema is an error, never silently no schema.
     public static func find(domain: String, in directories: [String]) throws(SchemaFileError) -> DomainSchema? {
-        try find(domain: domain, in: directories, on: SystemFileSystem.shared)
+        try find(domain: domain, in: directories, on: StorageContext.system.fileSystem)
     }
 
     /// ``find(domain:in:)`` on a store's file system.
@@ -216,7 +216,7 @@ public struct DomainSchema: Sendable, Hashable {
     /// - Returns: the file's path.
     @discardableResult
     public func write(to directory: String) throws(DefaultsError) -> String {
-        try write(to: directory, on: SystemFileSystem.shared)
+        try write(to: directory, on: StorageContext.system.fileSystem)
     }
 
     /// ``write(to:)`` on a store's file system.

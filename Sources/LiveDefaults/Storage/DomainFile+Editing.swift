@@ -25,7 +25,7 @@ extension DomainFile {
             if old == value { return (nil, mustSchedule, IntrusiveList()) }
             return (KeyDelta(key: key, old: old, new: value), mustSchedule, state.observers)
         }
-        if mustSchedule { BackgroundWriter.shared.schedule(self) }
+        if mustSchedule { context.writer.schedule(self) }
         if let delta {
             let event = Event.changedKey(delta, .local)
             for entry in observers { entry.observer(event) }
@@ -47,7 +47,7 @@ extension DomainFile {
             state.contents = contents
             return KeyDelta.between(before, contents)
         }
-        BackgroundWriter.shared.schedule(self)
+        context.writer.schedule(self)
         if !deltas.isEmpty { notify(.changed(deltas, .local)) }
     }
 

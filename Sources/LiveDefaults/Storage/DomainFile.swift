@@ -62,17 +62,23 @@ final class DomainFile: Sendable {
     /// is released): ``settle()`` waits for them.
     let deliveries = Deliveries()
 
+    /// What the process holds for its files: the background writer, the records queue, the sweeps.
+    let context: StorageContext
     /// The registry that made the file, which forgets it when it goes.
     private let registry: DomainFileRegistry?
 
+    /// A file of `context` (on its file system unless `fileSystem` names another). Stores get theirs from the
+    /// context's registry; a file made here directly, in no registry, is one more reader or writer of its own
+    /// for the same path.
     init(
         path: String, owner: (UserID, GroupID)? = nil, clock: any DefaultsClock = SystemDefaultsClock.shared,
-        fileSystem: any DefaultsFileSystem = SystemFileSystem.shared, registry: DomainFileRegistry? = nil
+        fileSystem: (any DefaultsFileSystem)? = nil, context: StorageContext, registry: DomainFileRegistry? = nil
     ) {
         self.path = path
         self.owner = owner
         self.clock = clock
-        self.fileSystem = fileSystem
+        self.fileSystem = fileSystem ?? context.fileSystem
+        self.context = context
         self.registry = registry
     }
 

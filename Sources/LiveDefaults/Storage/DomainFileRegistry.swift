@@ -8,8 +8,6 @@
 /// through the disk, under the file lock, its changes reaching them through their watchers. So no store's
 /// configuration is silently replaced by another's, whichever opened the path first.
 final class DomainFileRegistry: Sendable {
-    static let shared = DomainFileRegistry()
-
     /// One open file of a path, with the file configuration that tells it from others of the same path: a node
     /// of the path's ``IntrusiveList`` (nearly always of one: a path opened with two configurations is rare;
     /// not an array: see there).
@@ -55,15 +53,16 @@ final class DomainFileRegistry: Sendable {
     /// The file at `path` for this owner, clock and file system: the one already open in the process with the
     /// same configuration, else a new one.
     func file(
-        atPath path: String, owner: (UserID, GroupID)? = nil, clock: any DefaultsClock = SystemDefaultsClock.shared,
-        fileSystem: any DefaultsFileSystem = SystemFileSystem.shared
+        atPath path: String, owner: (UserID, GroupID)? = nil, clock: any DefaultsClock,
+        fileSystem: any DefaultsFileSystem, context: StorageContext
     ) -> DomainFile {
         let clockID = ObjectIdentifier(clock)
         let fileSystemID = ObjectIdentifier(fileSystem)
         return files.withLock { files in
             let same = files.list(path).first(where: { $0.matches(owner, clockID, fileSystemID) })
             if let existing = same?.file { return existing }
-            let file = DomainFile(path: path, owner: owner, clock: clock, fileSystem: fileSystem, registry: self)
+            let file = DomainFile(
+                path: path, owner: owner, clock: clock, fileSystem: fileSystem, context: context, registry: self)
             // An entry of the same configuration whose file is going (its deinit has not yet forgotten it) takes
             // the new file.
             if let same {

@@ -265,7 +265,7 @@ public struct DefaultsLocations: Sendable, Hashable {
     /// The domains that have a file in the current user's directory, `NSGlobalDomain` for
     /// `.GlobalPreferences.plist`. Library files (locks, temporaries, files kept aside) are skipped.
     public func persistentDomainNames() -> [String] {
-        persistentDomainNames(on: SystemFileSystem.shared)
+        persistentDomainNames(on: StorageContext.system.fileSystem)
     }
 
     /// ``persistentDomainNames()`` on a store's file system.

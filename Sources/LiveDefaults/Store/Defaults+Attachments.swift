@@ -43,7 +43,7 @@ extension Defaults {
             file?.reload(verifyContents: event.writtenInPlace, deferringRemoval: true)
         }
         // A store that follows the file is one of its readers: it says which version it runs.
-        ReaderAnnouncer.shared.start(file)
+        configuration.context.storage.announcer.start(file)
     }
 
     /// Watches the path of an awaited layer for this store (``awaitedLayerWatches``).
@@ -59,9 +59,9 @@ extension Defaults {
     /// The file of one layer of a domain being attached: loaded, observed by this store and watched; a
     /// failure to read it recorded.
     func attachFile(_ layer: PreferenceLayer, of name: String, at path: String) -> PersistentDomain.LayerFile {
-        let file = DomainFileRegistry.shared.file(
+        let file = configuration.context.storage.registry.file(
             atPath: path, owner: fileOwner, clock: configuration.clock,
-            fileSystem: configuration.fileSystem)
+            fileSystem: configuration.fileSystem, context: configuration.context.storage)
         // Loaded before observing: the first load is not a change (the merged view is rebuilt next), and a
         // 10,000-key domain would otherwise be resolved key by key.
         file.loadIfNeeded()
@@ -78,7 +78,7 @@ extension Defaults {
             entry.file.removeObserver(entry.token)
             if let fileWatcher {
                 fileWatcher.unwatch(entry.file.path, owner: entry.file)
-                ReaderAnnouncer.shared.stop(entry.file, by: ObjectIdentifier(self))
+                configuration.context.storage.announcer.stop(entry.file, by: ObjectIdentifier(self))
             }
         }
         for layer in PreferenceLayer.searchOrder where domain.watchedAwaited & layer.awaitedBit != 0 {
@@ -149,9 +149,9 @@ extension Defaults {
     func attachAwaitedLayer(_ layer: PreferenceLayer, of name: String, deferred: Bool) -> DomainFile? {
         let configuration = self.configuration
         let path = configuration.locations.path(forDomain: name, layer: layer)
-        let file = DomainFileRegistry.shared.file(
+        let file = configuration.context.storage.registry.file(
             atPath: path, owner: fileOwner, clock: configuration.clock,
-            fileSystem: configuration.fileSystem)
+            fileSystem: configuration.fileSystem, context: configuration.context.storage)
         // A layer of the domain the store's validators judge: judged from its first version on.
         let judging = name == configuration.applicationDomain && state.withLock { $0.validation != nil }
         if judging { startJudging(file) }

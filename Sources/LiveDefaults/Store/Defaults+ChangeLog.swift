@@ -80,7 +80,7 @@ extension Defaults {
     ) -> [LoggedChange] {
         // A version found by the watcher's thread is handed to the recorder before its delivery counts as done.
         for file in allFiles() { file.settle() }
-        ExternalVersionRecorder.shared.waitUntilIdle()
+        configuration.context.storage.recorder.waitUntilIdle()
         let path = ChangeLog.path(forDomainFile: configuration.locations.path(forDomain: domain, layer: layer))
         var changes: [LoggedChange] = []
         let log = ChangeLog.read(at: path, on: configuration.fileSystem)
@@ -123,8 +123,8 @@ extension Defaults {
 
     /// Whether this process writes change logs (on unless a benchmark turns it off to measure its cost).
     package static var changeLogIsEnabled: Bool {
-        get { ChangeLog.isEnabled.load(ordering: .relaxed) }
-        set { ChangeLog.isEnabled.store(newValue, ordering: .relaxed) }
+        get { ProcessContext.system.changeLogIsEnabled }
+        set { ProcessContext.system.changeLogIsEnabled = newValue }
     }
 
     /// What is wrong with reading `data` as a change log, nil when nothing is: every entry read (and the last version's keys) is

@@ -80,7 +80,7 @@ extension Defaults {
         /// and starts the watcher's thread, which a program that opens its stores with
         /// ``Watching/off`` (the `defaults` command) never needs.
         package var watcher: FileWatcher {
-            get { chosenWatcher ?? .shared }
+            get { chosenWatcher ?? context.watcher }
             set { chosenWatcher = newValue }
         }
         private var chosenWatcher: FileWatcher?
@@ -98,10 +98,13 @@ extension Defaults {
         /// systems never share a file. A store on any file system but the system's does not watch (inotify and
         /// polling look at the system's files): it reads its files again on ``Defaults/synchronize()``.
         package var fileSystem: any DefaultsFileSystem {
-            get { chosenFileSystem ?? SystemFileSystem.shared }
+            get { chosenFileSystem ?? context.fileSystem }
             set { chosenFileSystem = newValue }
         }
         private var chosenFileSystem: (any DefaultsFileSystem)?
+        /// What the process holds once for all its stores (``ProcessContext``): the real process's unless a test
+        /// of this package gives another, which stands for another process on the same machine.
+        package var context: ProcessContext = .system
 
         /// How a store follows other processes' writes to its files.
         public enum Watching: Sendable, Hashable {
@@ -157,7 +160,8 @@ extension Defaults {
         /// does not follow. Asking Foundation costs a fresh process more than the rest of an open (see
         /// `MainBundleLayout`).
         @usableFromInline static var processApplicationDomain: String {
-            if let path = CurrentProcess.executablePath, MainBundleLayout.certainlyHasNoInfo(executablePath: path),
+            if let path = CurrentProcess.executablePath,
+                MainBundleLayout.certainlyHasNoInfo(executablePath: path, on: ProcessContext.system.fileSystem),
                 let name = MainBundleLayout.executableName(of: path)
             {
                 return name
@@ -332,23 +336,13 @@ private enum ArgumentText {
 
 extension Defaults.Configuration.Watching {
     /// The watcher a store configured so uses: `automatic` (the configuration's watcher) for
-    /// ``automatic``, one polling watcher per interval (made on first use, kept for the process) for
-    /// ``polling(interval:)``, none for ``off``.
-    func watcher(automatic: @autoclosure () -> FileWatcher) -> FileWatcher? {
+    /// ``automatic``, the context's polling watcher of the interval (made on first use, kept for the process)
+    /// for ``polling(interval:)``, none for ``off``.
+    func watcher(automatic: @autoclosure () -> FileWatcher, context: ProcessContext) -> FileWatcher? {
         switch self {
-        case .automatic: return automatic()
-        case .off: return nil
-        case .polling(let interval):
-            let interval = max(.milliseconds(1), interval)
-            return Self.pollingWatchers.withLock { watchers in
-                if let watcher = watchers[interval] { return watcher }
-                let watcher = FileWatcher(polling: true, pollInterval: interval)
-                watchers[interval] = watcher
-                return watcher
-            }
+        case .automatic: automatic()
+        case .off: nil
+        case .polling(let interval): context.pollingWatcher(interval: interval)
         }
     }
-
-    /// The polling watchers made for ``polling(interval:)``, by interval.
-    private static let pollingWatchers = Lock([Duration: FileWatcher]())
 }

@@ -7,7 +7,7 @@ extension Defaults {
     /// ``Configuration/Watching/automatic`` has opened (its registration takes effect on the watcher's thread;
     /// this waits for it).
     public static func watchStatus(ofPath path: String) -> FileWatchStatus {
-        FileWatcher.shared.status(ofPath: path)
+        ProcessContext.system.watcher.status(ofPath: path)
     }
 }
 
@@ -16,7 +16,6 @@ extension Defaults {
     /// versions this process read, and the readers' announcements. For a measurement of what the library keeps
     /// (the test helper's `hygiene`), which must not count a record still on its way.
     package static func waitForBackgroundRecords() {
-        ExternalVersionRecorder.shared.waitUntilIdle()
-        ReaderAnnouncer.shared.waitUntilIdle()
+        ProcessContext.system.waitForRecords()
     }
 }

@@ -256,8 +256,9 @@ extension Defaults {
         let uid = account.uid
         let gid = account.gid
         let directory = home + "/.config"
-        let probe = SystemFileSystem.shared.owner(ofPath: directory) != nil ? directory : home
-        guard CurrentProcess.effectiveUserID == uid || SystemFileSystem.shared.canSearch(probe) else { return nil }
+        let fileSystem = ProcessContext.system.fileSystem
+        let probe = fileSystem.owner(ofPath: directory) != nil ? directory : home
+        guard CurrentProcess.effectiveUserID == uid || fileSystem.canSearch(probe) else { return nil }
         var locations = DefaultsLocations.current
         locations.userDirectory = directory
         locations.userName = userName

@@ -89,7 +89,8 @@ extension Defaults {
             state.search.persistent.values.filter(\.inSearchList).compactMap { $0.file(.currentUser) }
         }
         for file in files {
-            ReaderAnnouncer.shared.pin(file, by: ObjectIdentifier(self), generation: generation, keys: describe)
+            configuration.context.storage.announcer.pin(
+                file, by: ObjectIdentifier(self), generation: generation, keys: describe)
         }
     }
 

@@ -8,10 +8,10 @@ extension Defaults {
         if let known { return known }
         // A write to a layer whose directory was missing: attached first, so that the store sees it.
         if awaited, let attached = attachAwaitedLayer(layer, of: domain, deferred: false) { return attached }
-        let file = DomainFileRegistry.shared.file(
+        let file = configuration.context.storage.registry.file(
             atPath: configuration.locations.path(forDomain: domain, layer: layer),
             owner: fileOwner, clock: configuration.clock,
-            fileSystem: configuration.fileSystem)
+            fileSystem: configuration.fileSystem, context: configuration.context.storage)
         let released: DomainFile? = recentFiles.withLock { recent in
             recent.removeAll { $0 === file }
             recent.append(file)

@@ -372,8 +372,8 @@ public final class Defaults: Sendable {
             }
         }
         fileWatcher =
-            configuration.fileSystem === SystemFileSystem.shared
-            ? configuration.watching.watcher(automatic: configuration.watcher) : nil
+            configuration.fileSystem === configuration.context.fileSystem
+            ? configuration.watching.watcher(automatic: configuration.watcher, context: configuration.context) : nil
         var initial = State(
             view: EffectiveView(
                 readSlots: readSlots, missingKeys: missingKeys, valueCache: valueCache, gate: viewGate))
@@ -603,7 +603,7 @@ public final class Defaults: Sendable {
     /// this store's failure. Failures of files this store does not observe are recorded here (the observed
     /// ones reached ``handle(_:domain:layer:)`` already).
     private func writeAllAndReload() -> [DefaultsError] {
-        let written = BackgroundWriter.shared.writeAll(on: configuration.fileSystem)
+        let written = configuration.context.storage.writer.writeAll(on: configuration.fileSystem)
         // Layers whose directory appeared since (a store that does not watch finds them only here).
         attachAppearedLayers()
         let files = allFiles()

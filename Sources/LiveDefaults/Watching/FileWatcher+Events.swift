@@ -69,7 +69,7 @@ extension FileWatcher {
                 batch.replaced.insert(path)
                 // A new file brings its close-after-write; a new symbolic link (symlink(2)) brings nothing more.
                 if kind.contains(.created) {
-                    if isFollowed(path) && SystemFileSystem.shared.isSymbolicLink(path) {
+                    if isFollowed(path) && fileSystem.isSymbolicLink(path) {
                         batch.touchedFiles.append(path)
                     }
                     return
@@ -115,7 +115,7 @@ extension FileWatcher {
     func followDirectoryChanges(_ batch: EventBatch) {
         let stale = locked { state in
             state.watchDescriptors.filter { path, wd in
-                batch.deadDescriptors.contains(wd) || !SystemFileSystem.shared.exists(path)
+                batch.deadDescriptors.contains(wd) || !fileSystem.exists(path)
             }
         }
         for (path, wd) in stale {
@@ -166,7 +166,7 @@ extension FileWatcher {
             // registered link. A plain file renamed into place costs one lstat, to see whether it is a link.
             relinked.formUnion(dependents)
             if isChained
-                || (!direct.isEmpty && batch.replaced.contains(path) && SystemFileSystem.shared.isSymbolicLink(path))
+                || (!direct.isEmpty && batch.replaced.contains(path) && fileSystem.isSymbolicLink(path))
             {
                 relinked.insert(path)
             }

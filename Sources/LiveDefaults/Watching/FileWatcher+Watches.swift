@@ -102,9 +102,9 @@ extension FileWatcher {
             return (plain, chained)
         }
         var wanted: [String: Set<String>] = [:]
-        for directory in plain { wanted[Self.nearestExisting(directory), default: []].insert(directory) }
+        for directory in plain { wanted[nearestExisting(directory), default: []].insert(directory) }
         for (directory, needed) in chained {
-            wanted[Self.nearestExisting(directory), default: []].formUnion(needed)
+            wanted[nearestExisting(directory), default: []].formUnion(needed)
         }
         return wanted
     }
@@ -223,7 +223,7 @@ extension FileWatcher {
         }
         let fileChains = pending.map { path -> (String, SymlinkChain?) in
             let directory = PathComponents.directory(of: path)
-            if plainDirectories.contains(directory) && !SystemFileSystem.shared.isSymbolicLink(path) {
+            if plainDirectories.contains(directory) && !fileSystem.isSymbolicLink(path) {
                 return (path, nil)
             }
             return (path, SymlinkChain.resolve(path))
@@ -240,10 +240,10 @@ extension FileWatcher {
     }
 
     /// The path itself when it is a directory, else its nearest ancestor that is.
-    static func nearestExisting(_ path: String) -> String {
+    func nearestExisting(_ path: String) -> String {
         var candidate = path
         while true {
-            if SystemFileSystem.shared.isDirectory(candidate) { return candidate }
+            if fileSystem.isDirectory(candidate) { return candidate }
             let parent = PathComponents.directory(of: candidate)
             if parent == candidate || parent.isEmpty { return "/" }
             candidate = parent

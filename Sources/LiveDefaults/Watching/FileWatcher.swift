@@ -4,7 +4,7 @@ import Logging
 import Synchronization
 
 /// Watches the directories of the files that stores registered and tells them when another process (or a
-/// person with an editor) may have changed one. By default one per process (``shared``), used by every store;
+/// person with an editor) may have changed one. By default one per process (its context's), used by every store;
 /// a store can be given another one (``Defaults/Configuration/watcher``), as tests do.
 ///
 /// The watcher knows paths, not what lives in them: whoever registers a path (a store, for each file of its
@@ -34,13 +34,6 @@ import Synchronization
 ///   where inotify cannot see other machines' writes, is polled as well, with one notice saying why;
 ///   `LIVEDEFAULTS_WATCHER=inotify` keeps inotify there.
 package final class FileWatcher: Sendable {
-    /// The process's watcher: inotify, unless `LIVEDEFAULTS_WATCHER=poll` is set (or a directory lies on a
-    /// network file system, unless `LIVEDEFAULTS_WATCHER=inotify` is set); polling (where needed) every
-    /// `LIVEDEFAULTS_POLL_INTERVAL_MS` milliseconds, else 100 ms.
-    package static let shared = FileWatcher(
-        forcePolling: Environment.value("LIVEDEFAULTS_WATCHER") == "poll", pollInterval: nil,
-        remoteFileSystem: RemoteFileSystem.detector(setting: Environment.value("LIVEDEFAULTS_WATCHER")))
-
     /// How often polled directories are checked: `LIVEDEFAULTS_POLL_INTERVAL_MS`, else 100 ms.
     static var pollIntervalFromEnvironment: Duration {
         let milliseconds = Environment.value("LIVEDEFAULTS_POLL_INTERVAL_MS").flatMap { Int($0) }
@@ -154,32 +147,22 @@ package final class FileWatcher: Sendable {
     /// The network or user-space file system holding a directory (nil for a local one): such directories are
     /// polled. Tests pass a stand-in.
     let remoteFileSystem: @Sendable (String) -> String?
-
-    /// A watcher of its own, for stores that should not share the process's (``shared``).
-    ///
-    /// - Parameters:
-    ///   - polling: Whether to poll every directory instead of using inotify.
-    ///   - pollInterval: How often polled directories are checked (at least a millisecond; any longer
-    ///     interval, however long, is taken as it is).
-    ///   - clock: The time the polling follows (a ``ManualDefaultsClock`` lets a test say when polls happen).
-    package convenience init(
-        polling: Bool = false, pollInterval: Duration = .milliseconds(100),
-        clock: any DefaultsClock = SystemDefaultsClock.shared
-    ) {
-        self.init(forcePolling: polling, pollInterval: pollInterval, clock: clock)
-    }
+    /// The file system whose directories are watched: what a batch of events is checked against (is the path a
+    /// symbolic link now, does it still exist).
+    let fileSystem: any DefaultsFileSystem
 
     /// A watcher; `forcePolling` skips inotify altogether. `watchLimit` simulates the kernel's watch limit;
     /// `remoteFileSystem` tells which directories lie on a file system inotify cannot see other hosts' writes
-    /// on (``RemoteFileSystem/name(ofFileSystemAt:)`` unless a test stands in for it). A nil `pollInterval`
-    /// is the environment's (``shared``).
+    /// on (``RemoteFileSystem/name(ofFileSystemAt:on:)`` unless a test stands in for it). A nil `pollInterval`
+    /// is the environment's (the real process's watcher).
     init(
         forcePolling: Bool = false, pollInterval: Duration? = .milliseconds(100),
         clock: any DefaultsClock = SystemDefaultsClock.shared, watchLimit: Int = .max,
-        remoteFileSystem: @escaping @Sendable (String) -> String? = RemoteFileSystem.name(ofFileSystemAt:)
+        fileSystem: any DefaultsFileSystem, remoteFileSystem: @escaping @Sendable (String) -> String?
     ) {
         requestedPollInterval = pollInterval
         self.clock = clock
+        self.fileSystem = fileSystem
         self.watchLimit = watchLimit
         self.remoteFileSystem = remoteFileSystem
         // Without inotify, why is reported (once) by the first store whose directory is polled, to its logger.

@@ -1,5 +1,3 @@
-import CLiveDefaultsSystem
-
 /// File systems whose files other machines can change: inotify reports only the changes made through this
 /// machine's kernel, so a watch on them stays silent when another host writes. Directories on them are
 /// polled (see `FileWatcher`).
@@ -25,25 +23,24 @@ enum RemoteFileSystem {
         }
     }
 
-    /// The name of the network or user-space file system that holds `path`, or nil when it is a local one
-    /// (or `statfs` cannot tell: the path does not exist).
-    static func name(ofFileSystemAt path: String) -> String? {
-        guard let type = typeNumber(ofFileSystemAt: path) else { return nil }
+    /// The name of the network or user-space file system that holds `path` on `fileSystem`, or nil when it is
+    /// a local one (or `statfs` cannot tell: the path does not exist).
+    static func name(ofFileSystemAt path: String, on fileSystem: any DefaultsFileSystem) -> String? {
+        guard let type = try? fileSystem.fileSystemType(atPath: path) else { return nil }
         return knownName(ofMagicNumber: type)
     }
 
-    /// The `f_type` that `statfs` reports for `path`, or nil when the call fails.
-    static func typeNumber(ofFileSystemAt path: String) -> UInt? {
-        var type: UInt64 = 0
-        guard livedefaults_file_system_type(path, &type) == 0 else { return nil }
-        return UInt(truncatingIfNeeded: type)
+    /// How a watcher tells remote directories, given `LIVEDEFAULTS_WATCHER`: `inotify` trusts inotify
+    /// everywhere (never polls for this reason), anything else asks `fileSystem`
+    /// (``name(ofFileSystemAt:on:)``).
+    static func detector(setting: String?, on fileSystem: any DefaultsFileSystem) -> @Sendable (String) -> String? {
+        detector(setting: setting) { name(ofFileSystemAt: $0, on: fileSystem) }
     }
 
-    /// How a watcher tells remote directories, given `LIVEDEFAULTS_WATCHER`: `inotify` trusts inotify
-    /// everywhere (never polls for this reason), anything else asks `detect` (``name(ofFileSystemAt:)``).
-    static func detector(
-        setting: String?, detect: @escaping @Sendable (String) -> String? = name(ofFileSystemAt:)
-    ) -> @Sendable (String) -> String? {
+    /// As ``detector(setting:on:)``, with `detect` telling the file system's name (a test's stand-in).
+    static func detector(setting: String?, detect: @escaping @Sendable (String) -> String?)
+        -> @Sendable (String) -> String?
+    {
         if setting == "inotify" { return { _ in nil } }
         return detect
     }

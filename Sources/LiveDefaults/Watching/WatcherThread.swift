@@ -118,7 +118,7 @@ final class WatcherThread: Sendable {
             if let wake = state.wake { wake.wake() }
             return state.started ? nil : state.descriptor
         }
-        if let unread, unread >= 0 { SystemFileSystem.shared.close(unread) }
+        if let unread, unread >= 0 { Inotify.close(unread) }
     }
 
     private var isCurrent: Bool { Self.current.value == Int(bitPattern: ObjectIdentifier(self)) }
@@ -155,7 +155,7 @@ final class WatcherThread: Sendable {
             return state.descriptor
         }
         wake?.close()
-        if descriptor >= 0 { SystemFileSystem.shared.close(descriptor) }
+        if descriptor >= 0 { Inotify.close(descriptor) }
     }
 
     /// One wait for a job to have run.

@@ -52,6 +52,9 @@ package protocol DefaultsFileSystem: AnyObject, Sendable {
     func changeOwner(_ descriptor: Int32, user: UserID, group: GroupID) throws(SystemError)
     /// `access(2)` with `R_OK | X_OK`: whether this process may list and enter the directory.
     func canSearch(_ path: String) -> Bool
+    /// `statfs(2)`'s `f_type`: the magic number of the file system that holds `path` (which tells a network
+    /// file system, whose other hosts' writes inotify cannot see).
+    func fileSystemType(atPath path: String) throws(SystemError) -> UInt
 }
 
 /// How a file is opened (`open(2)`'s flags the core uses; close-on-exec always).

@@ -62,6 +62,15 @@ package enum Inotify {
 
     /// Watches a directory for every change the watcher follows (one mask for all watches: adding a watch
     /// for a path already watched replaces its mask).
+    /// Closes an inotify descriptor (its watches go with it).
+    static func close(_ descriptor: Int32) {
+        #if canImport(Glibc)
+            _ = Glibc.close(descriptor)
+        #elseif canImport(Darwin)
+            _ = Darwin.close(descriptor)
+        #endif
+    }
+
     static func addWatch(_ descriptor: Int32, directory path: String) -> Result<Int32, SystemError> {
         #if os(Linux) && !LIVEDEFAULTS_POLLING_ONLY
             let mask = UInt32(

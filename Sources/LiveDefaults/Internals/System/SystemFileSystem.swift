@@ -1,3 +1,4 @@
+import CLiveDefaultsSystem
 import Foundation
 
 #if canImport(Glibc)
@@ -127,6 +128,15 @@ package final class SystemFileSystem: DefaultsFileSystem {
 
     package func canSearch(_ path: String) -> Bool {
         access(path, R_OK | X_OK) == 0
+    }
+
+    package func fileSystemType(atPath path: String) throws(SystemError) -> UInt {
+        // Through a C shim: Glibc's `struct statfs` field types differ between architectures.
+        var type: UInt64 = 0
+        guard livedefaults_file_system_type(path, &type) == 0 else {
+            throw SystemError(errno: errno, operation: "statfs")
+        }
+        return UInt(truncatingIfNeeded: type)
     }
 }
 

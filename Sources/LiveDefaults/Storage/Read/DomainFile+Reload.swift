@@ -225,7 +225,7 @@ extension DomainFile {
                 scheduleRemovalCheck(look: 1)
                 return []
             }
-            let recording = recordingExternal && Self.mayNeedRecording(result, firstLook: firstLook)
+            let recording = recordingExternal && mayNeedRecording(result, firstLook: firstLook)
             var report: DefaultsError?
             var held: ChangeLog.Held?
             var read = ChangeLog.ReadVersion.whole([:])
@@ -290,9 +290,9 @@ extension DomainFile {
             return events
         }
         // The version is handed to the change log's recorder once the observers have it (see there).
-        deliver(events, then: toRecord.map { request in { ExternalVersionRecorder.shared.submit(request) } })
+        deliver(events, then: toRecord.map { request in { self.context.recorder.submit(request) } })
         reportMetrics(events, readAVersion: readAVersion, firstLook: wasFirstLook)
-        if readAVersion || !events.isEmpty { ReaderAnnouncer.shared.changed(self) }
+        if readAVersion || !events.isEmpty { context.announcer.changed(self) }
         return stillJudged
     }
 
@@ -343,8 +343,8 @@ extension DomainFile {
     /// (``ExternalVersionRecorder``) looks at the log's end to tell, after the observers were told. Not a failed
     /// read, and not a file absent at the first look (most layers of every domain): a removal made while nothing
     /// ran is recorded by the next write instead, and opening a domain costs nothing for its absent layers.
-    private static func mayNeedRecording(_ result: ReadResult, firstLook: Bool) -> Bool {
-        guard case .success(let loaded) = result, ChangeLog.isEnabled.load(ordering: .relaxed) else { return false }
+    private func mayNeedRecording(_ result: ReadResult, firstLook: Bool) -> Bool {
+        guard case .success(let loaded) = result, context.changeLogIsEnabled else { return false }
         return !(firstLook && loaded == nil)
     }
 

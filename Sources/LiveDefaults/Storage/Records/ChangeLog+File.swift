@@ -32,7 +32,7 @@ extension ChangeLog {
     static func append(
         _ entry: Entry, contents: [String: PropertyList], previous: [String: PropertyList], previousVersion: UInt64,
         at path: String, owner: (UserID, GroupID)? = nil, through opened: AppendingFile? = nil,
-        on fileSystem: any DefaultsFileSystem = SystemFileSystem.shared
+        on fileSystem: any DefaultsFileSystem
     ) -> SystemError? {
         append(
             line: line(entry), version: entry.version, contents: contents, previous: previous,
@@ -45,7 +45,7 @@ extension ChangeLog {
     static func append(
         line: Data, version: UInt64, contents: [String: PropertyList], previous: [String: PropertyList],
         previousVersion: UInt64, at path: String, owner: (UserID, GroupID)? = nil,
-        through opened: AppendingFile? = nil, on fileSystem: any DefaultsFileSystem = SystemFileSystem.shared
+        through opened: AppendingFile? = nil, on fileSystem: any DefaultsFileSystem
     ) -> SystemError? {
         do throws(SystemError) {
             let file: AppendingFile
@@ -92,7 +92,7 @@ extension ChangeLog {
     @discardableResult
     static func appendIntent(
         _ entry: Entry, previous: [String: PropertyList], previousVersion: UInt64, at path: String,
-        owner: (UserID, GroupID)? = nil, on fileSystem: any DefaultsFileSystem = SystemFileSystem.shared
+        owner: (UserID, GroupID)? = nil, on fileSystem: any DefaultsFileSystem
     ) -> SystemError? {
         do throws(SystemError) {
             let file = try AppendingFile(path: path, owner: owner, on: fileSystem)
@@ -160,7 +160,7 @@ extension ChangeLog {
     /// version it holds is the one the log recorded last). A last line longer than that (a write of many keys
     /// records them all in one entry) is read with a window four times as large, up to ``maximumReadSize``:
     /// taken for unknown, it would send every write and reload to the whole log.
-    static func tail(at path: String, on fileSystem: any DefaultsFileSystem = SystemFileSystem.shared) -> Tail {
+    static func tail(at path: String, on fileSystem: any DefaultsFileSystem) -> Tail {
         var window = 16 << 10
         while true {
             guard let data = fileSystem.readTail(atPath: path, maximumBytes: window) else {

@@ -271,7 +271,7 @@ extension ChangeLog {
     /// writer is cut at its first whole line); an absent or unreadable log is empty.
     static func read(
         at path: String, maximumBytes: Int = maximumReadSize,
-        on fileSystem: any DefaultsFileSystem = SystemFileSystem.shared
+        on fileSystem: any DefaultsFileSystem
     ) -> ChangeLog {
         guard let data = fileSystem.readTail(atPath: path, maximumBytes: maximumBytes) else {
             return ChangeLog()

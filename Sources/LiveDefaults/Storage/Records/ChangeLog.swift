@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A domain file's change log: which writer changed which keys, from what to what, and when (Docs/OnDisk.md,
 /// "The change log"). It lives beside the file (`.<file name>.log`, as the lock is `.<file name>.lock`), one
@@ -36,10 +35,6 @@ struct ChangeLog: Sendable, Equatable {
     static let maximumValueBytes = 1024
     /// The format of the lines this version writes; lines of another are skipped.
     static let formatVersion = 1
-
-    /// Whether this process writes change logs: always, but for the benchmark that measures what the log costs
-    /// a write (``Defaults/changeLogIsEnabled``).
-    static let isEnabled = Atomic<Bool>(true)
 
     /// Who made a version: a LiveDefaults writer in a process, or nobody known.
     enum Origin: String, Sendable, Hashable, Codable {

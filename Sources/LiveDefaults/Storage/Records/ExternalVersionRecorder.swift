@@ -11,12 +11,19 @@ import Synchronization
 /// program's write and every observer of it, and made a reader a writer. A read never writes on its way: it
 /// hands the version here once its observers have it (``DomainFile/reload(verifyContents:deferringRemoval:recordingExternal:)``).
 ///
-/// One serial queue for the process. Requests for one file coalesce to the newest: an older version that was
+/// One serial queue for the process (its context's records queue, ``StorageContext``). Requests for one file coalesce to the newest: an older version that was
 /// replaced before it was recorded would be found replaced by the stamp check anyway. A version is recorded
 /// only while it is still the file's, with the lock taken only when free (a writer that holds it records the
 /// version it writes over itself), so nothing here ever waits for another process.
 final class ExternalVersionRecorder: Sendable {
-    static let shared = ExternalVersionRecorder()
+    /// - Parameters:
+    ///   - queue: The queue of the records a process writes in the background: these versions, and the readers'
+    ///     announcements (``ReaderAnnouncer``). One queue for both: one thread at a time, in order.
+    ///   - recordsAtExit: Whether the first submission installs the exit handler (the real process's recorder).
+    init(queue: DispatchQueue, recordsAtExit: Bool) {
+        self.queue = queue
+        exitHandlerInstalled = Atomic(!recordsAtExit)
+    }
 
     /// A version read, and what recording it needs.
     struct Request: Sendable {
@@ -42,11 +49,8 @@ final class ExternalVersionRecorder: Sendable {
     }
 
     private let pending = Lock([String: Request]())
-    private let exitHandlerInstalled = Atomic<Bool>(false)
-    /// The queue of the records a process writes in the background: these versions, and the readers'
-    /// announcements (``ReaderAnnouncer``). One queue for both: one thread at a time, in order.
-    static let queue = DispatchQueue(label: "LiveDefaults.records", qos: .utility)
-    private var queue: DispatchQueue { Self.queue }
+    private let exitHandlerInstalled: Atomic<Bool>
+    private let queue: DispatchQueue
 
     /// When the last version was recorded (`DispatchTime` nanoseconds, 0: none yet): versions of a burst are
     /// recorded once, as the newest, later (``RecordPacing``).
@@ -60,7 +64,7 @@ final class ExternalVersionRecorder: Sendable {
     func submit(_ request: Request) {
         let key = request.key
         if !exitHandlerInstalled.exchange(true, ordering: .relaxed) {
-            atexit { ExternalVersionRecorder.shared.waitUntilIdle() }
+            atexit { StorageContext.system.recorder.waitUntilIdle() }
         }
         let first = pending.withLock { pending -> Bool in
             guard let older = pending[key] else {

@@ -6,7 +6,13 @@ import Foundation
 /// which writes the file's announcement shortly after, once for a burst. A process that cannot write it (a
 /// read-only directory) works as before; only `defaults readers` does not list it.
 final class ReaderAnnouncer: Sendable {
-    static let shared = ReaderAnnouncer()
+    /// - Parameters:
+    ///   - queue: The process's records queue (shared with the change log's ``ExternalVersionRecorder``).
+    ///   - sweeps: Where the process swept dead writers' leftovers: an announcement's directory is swept once.
+    init(queue: DispatchQueue, sweeps: TemporarySweeps) {
+        self.queue = queue
+        self.sweeps = sweeps
+    }
 
     private struct Entry {
         weak var file: DomainFile?
@@ -94,8 +100,9 @@ final class ReaderAnnouncer: Sendable {
     }
 
     private let state = Lock(Announcements())
-    /// The change log's recorder's queue: the process's background records, one at a time.
-    private var queue: DispatchQueue { ExternalVersionRecorder.queue }
+    /// The process's background records, one at a time.
+    private let queue: DispatchQueue
+    private let sweeps: TemporarySweeps
 
     /// A watching store holds `file`: announce it (the first holder).
     func start(_ file: DomainFile) {
@@ -261,7 +268,7 @@ final class ReaderAnnouncer: Sendable {
             let directory = PathComponents.directory(of: path)
             try fileSystem.makeDirectoryIfMissing(directory, permissions: 0o755)
             // What dead processes left there, once per directory: temporaries and their announcements.
-            TemporarySweeps.shared.sweepOnce(directory, on: fileSystem) { directory, fileSystem in
+            sweeps.sweepOnce(directory, on: fileSystem) { directory, fileSystem in
                 ReaderAnnouncements.removeDead(inDirectory: directory, on: fileSystem)
             }
             _ = try fileSystem.replaceAtomically(

@@ -9,9 +9,14 @@ import Foundation
 /// (``DomainFile/clock``): files are grouped by clock, each group with its own scheduled write, so that a
 /// store on a `ManualDefaultsClock` writes when its test advances the clock. Files with unwritten edits
 /// are held strongly here, so edits survive the store that made them; at normal process exit an `atexit`
-/// handler writes whatever is still pending.
+/// handler writes whatever is still pending (the real process's writer: ``StorageContext/system``).
 final class BackgroundWriter: Sendable {
-    static let shared = BackgroundWriter()
+    /// Whether the first scheduled write installs the exit handler (the real process's writer only).
+    private let writesAtExit: Bool
+
+    init(writesAtExit: Bool) {
+        self.writesAtExit = writesAtExit
+    }
 
     /// When a write follows an edit: ``SustainedSpacing/delay`` after the first edit to a clean file (short
     /// enough that another process sees the change within a few milliseconds, long enough to turn a burst of
@@ -56,7 +61,7 @@ final class BackgroundWriter: Sendable {
             state.exitHandlerInstalled = true
             return (mustSchedule, mustInstall, mustSchedule ? Self.lastWriteEnded(of: clock, in: state) : nil)
         }
-        if mustInstall { atexit { _ = BackgroundWriter.shared.writeAll() } }
+        if mustInstall && writesAtExit { atexit { _ = StorageContext.system.writer.writeAll() } }
         if mustSchedule {
             let wait = Self.pacing.wait(sinceLast: lastWriteEnded.map { clock.now.timeIntervalSince($0) })
             clock.schedule(after: wait, on: queue) { self.writeScheduled(group, clock: clock) }

@@ -119,7 +119,8 @@ extension DomainFile {
             let outcome = writeSettled(
                 DomainWrite(
                     path: path, lockPath: lockPath, fileSystem: fileSystem, owner: owner, clock: clock, edits: edits,
-                    held: held, check: check, loggedVersion: loggedVersion))
+                    held: held, check: check, loggedVersion: loggedVersion, sweeps: context.sweeps,
+                    logsChanges: context.changeLogIsEnabled))
             if case .written = outcome {
                 written = (edits.keyCount, Int64((ContinuousClock.now - start).clampedNanoseconds))
             }
@@ -129,7 +130,7 @@ extension DomainFile {
                     state.pending = pending.followed(by: state.pending)
                     state.inFlight = nil
                 }
-                if !pending.isEmpty { BackgroundWriter.shared.schedule(self) }
+                if !pending.isEmpty { context.writer.schedule(self) }
                 return (.success(false), [])
             case .written(let version):
                 let (external, local) = state.change { state in
@@ -148,14 +149,14 @@ extension DomainFile {
                         .followed(by: state.pending)
                     state.inFlight = nil
                 }
-                if transaction != nil && !pending.isEmpty { BackgroundWriter.shared.schedule(self) }
+                if transaction != nil && !pending.isEmpty { context.writer.schedule(self) }
                 deliveries.begin()
                 return (.failure(error), [.failed(error)])
             }
         }
         deliver(events)
         if let written {
-            ReaderAnnouncer.shared.changed(self)
+            context.announcer.changed(self)
             // After the locks: the metrics backend's factory is the program's code.
             let origin = ChangeLogAttribution.fleetRevision == nil ? "local" : "fleet"
             let path = path

@@ -28,6 +28,10 @@ struct DomainWrite {
     let check: (([String: PropertyList]) -> Bool)?
     /// The version this process last logged as its own write (``DomainFile/State/loggedVersion``).
     let loggedVersion: UInt64?
+    /// Where the process swept dead writers' temporaries.
+    let sweeps: TemporarySweeps
+    /// Whether the process writes change logs (``StorageContext/changeLogIsEnabled``).
+    let logsChanges: Bool
 
     /// What an attempt came to.
     enum Attempt {
@@ -64,7 +68,7 @@ struct DomainWrite {
         do throws(SystemError) { destination = try Self.destination(of: path, on: fileSystem) } catch {
             return failed(error)
         }
-        TemporarySweeps.shared.sweepOnce(PathComponents.directory(of: destination), on: fileSystem)
+        sweeps.sweepOnce(PathComponents.directory(of: destination), on: fileSystem)
         // 3. The current version.
         let current: CurrentVersion
         switch CurrentVersion.find(path, on: fileSystem, held: held, attempt: number) {
@@ -88,7 +92,7 @@ struct DomainWrite {
         // — unless it is the very file this process wrote and logged last (not replaced since: the same stamp),
         // which the log holds; then the look at the log's end is saved.
         var logging: WriteLogging?
-        if ChangeLog.isEnabled.load(ordering: .relaxed) {
+        if logsChanges {
             let log = WriteLogging(domainFile: path, on: fileSystem, owner: owner, time: clock.now)
             if let version = current.logVersion, current.reread || version != loggedVersion {
                 log.recordWrittenOver(

@@ -7,8 +7,6 @@
 /// their files (and their memory) until it caught up. One listing finds the temporaries of every domain of the
 /// directory. The set holds a few directories in a program (its layers'), a few more per file system in tests.
 final class TemporarySweeps: Sendable {
-    static let shared = TemporarySweeps()
-
     private let swept = Lock(Set<String>())
 
     /// Sweeps `directory` on `fileSystem` unless this process did already; `also` runs with the first sweep, for

@@ -1,0 +1,57 @@
+import Dispatch
+import Synchronization
+
+/// What a process holds once for the domain files its stores open: the registry that gives every store of the
+/// process one ``DomainFile`` per path, the background writer, the queue of records written beside the files
+/// (the change log's versions no LiveDefaults writer logged, the readers' announcements), the directories
+/// already swept of dead writers' temporaries, and whether change logs are written.
+///
+/// The storage layer's share of a ``ProcessContext`` (the store layer adds the watcher). The real process has
+/// one, ``system``; a test makes more, and two contexts in one test process meet through the file system as two
+/// processes would: their own files, the file lock, their own writers and records. Nothing in the storage
+/// layer reaches a process-wide value of its own: a file finds all of this through its context.
+final class StorageContext: Sendable {
+    /// The running process's: files on the system's file system, an exit handler for what is still pending.
+    static let system = StorageContext(fileSystem: SystemFileSystem.shared, isRealProcess: true)
+
+    /// The file system stores of this context are on unless their configuration names another.
+    let fileSystem: any DefaultsFileSystem
+    /// One ``DomainFile`` per path and file configuration.
+    let registry = DomainFileRegistry()
+    /// Writes edits shortly after they are made.
+    let writer: BackgroundWriter
+    /// Records the versions read that no LiveDefaults writer logged.
+    let recorder: ExternalVersionRecorder
+    /// Publishes which version each watched file runs.
+    let announcer: ReaderAnnouncer
+    /// The directories swept of dead writers' temporaries.
+    let sweeps = TemporarySweeps()
+    /// The queue of the records written in the background (the recorder's and the announcer's): one thread
+    /// at a time, in order.
+    let recordsQueue: DispatchQueue
+    /// Whether the process writes change logs (on unless a benchmark turns it off to measure its cost).
+    var changeLogIsEnabled: Bool {
+        get { changeLogSwitch.load(ordering: .relaxed) }
+        set { changeLogSwitch.store(newValue, ordering: .relaxed) }
+    }
+    private let changeLogSwitch = Atomic<Bool>(true)
+
+    /// A context over `fileSystem`. `isRealProcess`: whether what is pending at the process's exit is written
+    /// then (the exit handlers of the background writer and the recorder); only ``system``'s are, a test's
+    /// context stands for a process that has no exit of its own.
+    init(fileSystem: any DefaultsFileSystem, isRealProcess: Bool = false) {
+        self.fileSystem = fileSystem
+        let records = DispatchQueue(label: "LiveDefaults.records", qos: .utility)
+        recordsQueue = records
+        writer = BackgroundWriter(writesAtExit: isRealProcess)
+        recorder = ExternalVersionRecorder(queue: records, recordsAtExit: isRealProcess)
+        announcer = ReaderAnnouncer(queue: records, sweeps: sweeps)
+    }
+
+    /// Waits until the records made in the background so far are written: the change log's entries of versions
+    /// read, and the readers' announcements.
+    func waitForRecords() {
+        recorder.waitUntilIdle()
+        announcer.waitUntilIdle()
+    }
+}
