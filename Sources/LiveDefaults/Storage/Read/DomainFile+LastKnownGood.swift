@@ -24,7 +24,12 @@ extension DomainFile {
     /// before were served unjudged (or judged without it). Refused, it is served no more: a version of the file
     /// is kept out as any refused version is, and the readers see the newest version the log gives back that the
     /// judges accept (``recoverFromLogIfNeeded()``). The refusal is reported as any other.
+    ///
+    /// Returns once the stores were told: the watcher's thread may meet the refusal first (its reload ends in
+    /// ``recoverFromLogIfNeeded()`` too) and take the fallback in this thread's place, and a read made right
+    /// after this call must not find the refused version still in the store's view while that thread tells it.
     func judgeHeldVersion() {
+        defer { settle() }
         loadIfNeeded()
         for _ in 0..<Self.judgedReloadAttempts {
             let (held, judges) = state.read {
@@ -75,7 +80,7 @@ extension DomainFile {
 
     /// Records in the change log, in the background, that this process refused the version `digest`.
     func recordRefusal(of digest: UInt64, reason: String) {
-        ExternalVersionRecorder.shared.submitRefusal(
+        context.recorder.submitRefusal(
             version: digest, reason: reason, path: path, lockPath: lockPath, time: clock.now, owner: owner,
             fileSystem: fileSystem)
     }
@@ -113,7 +118,7 @@ extension DomainFile {
             }
             guard let deltas else { continue }
             if !deltas.isEmpty { deliver([.changed(deltas, .external)]) }
-            ReaderAnnouncer.shared.changed(self)
+            context.announcer.changed(self)
             return
         }
     }
