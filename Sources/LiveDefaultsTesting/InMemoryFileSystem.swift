@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 package import LiveDefaults
 
 /// A file system in memory, for tests that check the library's own logic without the disk: stores configured
@@ -25,9 +25,10 @@ package import LiveDefaults
 /// A store on it does not watch (nothing tells it of another writer's change): it reads its files again on
 /// ``LiveDefaults/Defaults/synchronize()``. Paths are absolute; a relative one is taken from `/`.
 package final class InMemoryFileSystem: DefaultsFileSystem, @unchecked Sendable {
-    // @unchecked: every stored property is read and written only with `condition` locked.
+    // @unchecked: every stored property is read and written only with `condition` locked (here and in
+    // InMemoryFileSystem+Testing.swift, which reach them from an extension: internal, not private).
 
-    private struct Node {
+    struct Node {
         enum Kind { case file, directory, symbolicLink }
         var kind: Kind
         var data = Data()
@@ -44,62 +45,62 @@ package final class InMemoryFileSystem: DefaultsFileSystem, @unchecked Sendable 
         var modified = 0
     }
 
-    private struct OpenFile {
+    struct OpenFile {
         var node: Int
         var offset: Int64 = 0
         var options: FileOpenOptions
     }
 
-    private let condition = NSCondition()
-    private var nodes: [Int: Node] = [:]
-    private var nextNode = 2
-    private var descriptors: [Int32: OpenFile] = [:]
-    private var nextDescriptor: Int32 = 3
+    let condition = NSCondition()
+    var nodes: [Int: Node] = [:]
+    var nextNode = 2
+    var descriptors: [Int32: OpenFile] = [:]
+    var nextDescriptor: Int32 = 3
     /// The descriptor holding each node's `flock`.
-    private var locks: [Int: Int32] = [:]
-    private var clock = 0
+    var locks: [Int: Int32] = [:]
+    var clock = 0
     /// The file-system types `statfs` reports, by mount point (``mount(type:at:)``).
-    private var mounts: [String: UInt] = [:]
-    private static let root = 1
+    var mounts: [String: UInt] = [:]
+    static let root = 1
     /// As many links as the kernel follows before `ELOOP`.
-    private static let maximumLinks = 40
+    static let maximumLinks = 40
 
     /// An empty file system: `/` and nothing else.
     package init() {
         nodes[Self.root] = Node(kind: .directory)
     }
 
-    private init(nodes: [Int: Node], nextNode: Int, clock: Int) {
+    init(nodes: [Int: Node], nextNode: Int, clock: Int) {
         self.nodes = nodes
         self.nextNode = nextNode
         self.clock = clock
     }
 
-    private func locked<Result>(_ body: () throws(SystemError) -> Result) throws(SystemError) -> Result {
+    func locked<Result>(_ body: () throws(SystemError) -> Result) throws(SystemError) -> Result {
         condition.lock()
         defer { condition.unlock() }
         return try body()
     }
 
-    private func tick() -> Int {
+    func tick() -> Int {
         clock += 1
         return clock
     }
 
     // MARK: Paths
 
-    private struct Resolved {
+    struct Resolved {
         var parent: Int
         var name: String
         var node: Int?
     }
 
-    private func components(_ path: String) -> [String] {
+    func components(_ path: String) -> [String] {
         path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
     }
 
     /// Walks `path` from `/`, following links on the way (and the last one when `followingLast`).
-    private func resolve(_ path: String, followingLast: Bool) throws(SystemError) -> Resolved {
+    func resolve(_ path: String, followingLast: Bool) throws(SystemError) -> Resolved {
         var pending = Array(components(path).reversed())
         var stack = [Self.root]
         var links = 0
@@ -136,7 +137,7 @@ package final class InMemoryFileSystem: DefaultsFileSystem, @unchecked Sendable 
     }
 
     /// Sets `name` in directory `parent` to `node` (nil: removes it), as one change a power loss keeps or not.
-    private func setEntries(_ changes: [(parent: Int, name: String, node: Int?)]) {
+    func setEntries(_ changes: [(parent: Int, name: String, node: Int?)]) {
         var byParent: [Int: [(String, Int?)]] = [:]
         for change in changes {
             if let node = change.node {
@@ -150,19 +151,19 @@ package final class InMemoryFileSystem: DefaultsFileSystem, @unchecked Sendable 
         for (parent, list) in byParent { nodes[parent]?.unflushed.append(list) }
     }
 
-    private func makeNode(_ kind: Node.Kind) -> Int {
+    func makeNode(_ kind: Node.Kind) -> Int {
         let id = nextNode
         nextNode += 1
         nodes[id] = Node(kind: kind, modified: tick())
         return id
     }
 
-    private func openFile(_ descriptor: Int32) throws(SystemError) -> OpenFile {
+    func openFile(_ descriptor: Int32) throws(SystemError) -> OpenFile {
         guard let open = descriptors[descriptor] else { throw SystemError(errno: EBADF, operation: "descriptor") }
         return open
     }
 
-    private func status(of id: Int) -> FileStatus {
+    func status(of id: Int) -> FileStatus {
         let node = nodes[id] ?? Node(kind: .file)
         let kind: FileStatus.Kind =
             switch node.kind {
@@ -402,140 +403,5 @@ package final class InMemoryFileSystem: DefaultsFileSystem, @unchecked Sendable 
         condition.lock()
         defer { condition.unlock() }
         mounts[path] = type
-    }
-
-    // MARK: What a test does to it
-
-    /// Writes `data` at `path` as a program that is not LiveDefaults would (`path`'s directories made, the
-    /// file replaced in place or created), flushed; nil `data` removes it.
-    package func place(_ data: Data?, at path: String) throws(SystemError) {
-        let directory = (path as NSString).deletingLastPathComponent
-        try createDirectories(directory, permissions: 0o755)
-        guard let data else {
-            try unlink(path)
-            return
-        }
-        let descriptor = try open(path, [.writeOnly, .create], permissions: 0o644)
-        defer { close(descriptor) }
-        try locked { () throws(SystemError) in
-            let id = try openFile(descriptor).node
-            nodes[id]?.data = data
-            nodes[id]?.durableData = data
-            nodes[id]?.modified = tick()
-        }
-        try synchronize(descriptor, dataOnly: false)
-        flushDirectory(directory)
-    }
-
-    /// Makes `path` a symbolic link to `target` (its directories made), flushed.
-    package func link(_ path: String, to target: String) throws(SystemError) {
-        let directory = (path as NSString).deletingLastPathComponent
-        try createDirectories(directory, permissions: 0o755)
-        try locked { () throws(SystemError) in
-            let resolved = try resolve(path, followingLast: false)
-            if resolved.node != nil { throw SystemError(errno: EEXIST, operation: "symlink") }
-            let id = makeNode(.symbolicLink)
-            nodes[id]?.target = target
-            setEntries([(resolved.parent, resolved.name, id)])
-        }
-        flushDirectory(directory)
-    }
-
-    /// A file system holding what this one holds now (flushed and not), with no descriptor open: a test prepares
-    /// files once and runs each case on a copy.
-    package func copy() -> InMemoryFileSystem {
-        condition.lock()
-        defer { condition.unlock() }
-        return InMemoryFileSystem(nodes: nodes, nextNode: nextNode, clock: clock)
-    }
-
-    /// The bytes of the file at `path` (following links), nil when there is none.
-    package func contents(atPath path: String) -> Data? {
-        try? read(atPath: path)?.data
-    }
-
-    /// The names in the directory at `path`, sorted; empty when there is none.
-    package func names(in path: String) -> [String] {
-        namesInDirectory(path).sorted()
-    }
-
-    /// How many descriptors are open: a test that ends with stores dropped and nothing running expects none
-    /// left behind.
-    package var openDescriptorCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return descriptors.count
-    }
-
-    /// The file systems a power loss now could leave (see the type's description): every combination when
-    /// there are at most `limit`, else `limit` of them, evenly spaced through the combinations from nothing
-    /// unflushed kept to everything kept. Each is a new file system with no descriptor open.
-    package func powerLossOutcomes(limit: Int = 4096) -> [InMemoryFileSystem] {
-        condition.lock()
-        let (nodes, nextNode, clock) = (self.nodes, self.nextNode, self.clock)
-        condition.unlock()
-        // One choice per unflushed thing: a directory keeps 0...n of its changes, a file its flushed or its
-        // latest data.
-        let directories = nodes.keys.sorted().filter { !(nodes[$0]?.unflushed.isEmpty ?? true) }
-        let files = nodes.keys.sorted().filter {
-            nodes[$0].map { $0.kind == .file && $0.data != $0.durableData } ?? false
-        }
-        let radices = directories.map { nodes[$0]!.unflushed.count + 1 } + files.map { _ in 2 }
-        var total = 1
-        for radix in radices {
-            let (product, overflow) = total.multipliedReportingOverflow(by: radix)
-            total = overflow ? Int.max : product
-        }
-        func outcome(_ choice: [Int]) -> InMemoryFileSystem {
-            var crashed = nodes
-            for (index, id) in directories.enumerated() {
-                var node = crashed[id]!
-                var entries = node.durableEntries
-                for change in node.unflushed.prefix(choice[index]) {
-                    for (name, target) in change {
-                        if let target { entries[name] = target } else { entries.removeValue(forKey: name) }
-                    }
-                }
-                node.entries = entries
-                node.durableEntries = entries
-                node.unflushed = []
-                crashed[id] = node
-            }
-            for (offset, id) in files.enumerated() {
-                var node = crashed[id]!
-                if choice[directories.count + offset] == 0 { node.data = node.durableData }
-                node.durableData = node.data
-                crashed[id] = node
-            }
-            return InMemoryFileSystem(nodes: crashed, nextNode: nextNode, clock: clock + 1)
-        }
-        func digits(_ number: Int) -> [Int] {
-            var rest = number
-            return radices.map { radix in
-                defer { rest /= radix }
-                return rest % radix
-            }
-        }
-        if total <= limit || limit < 3 { return (0..<min(total, max(limit, 0))).map { outcome(digits($0)) } }
-        // Evenly spaced through the combinations, so the same on every run: the first keeps nothing unflushed,
-        // the last keeps everything.
-        let step = total / (limit - 1)
-        var choices = (0..<(limit - 1)).map { digits($0 * step) }
-        choices.append(radices.map { $0 - 1 })
-        return choices.map(outcome)
-    }
-
-    /// How many outcomes ``powerLossOutcomes(limit:)`` has in all (before its limit).
-    package var powerLossOutcomeCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        var total = 1
-        for node in nodes.values {
-            var radix = node.unflushed.count + 1
-            if node.kind == .file && node.data != node.durableData { radix *= 2 }
-            let (product, overflow) = total.multipliedReportingOverflow(by: radix)
-            total = overflow ? Int.max : product
-        }
-        return total
     }
 }
