@@ -1,6 +1,7 @@
 #if Fleet
     import DefaultsToolSupport
     import Foundation
+    import LiveDefaults
     import LiveDefaultsFleet
 
     /// How `defaults sync --status` prints a domain's status: for people, and as JSON for programs.
@@ -72,7 +73,7 @@
         }
     }
 
-    extension ProgramRefusal {
+    extension VersionRefusal {
         /// The refusal in `defaults sync --status --json` and `defaults hosts --json`.
         var jsonObject: [String: Any] {
             [

@@ -145,7 +145,7 @@ struct SyncCommand: AsyncParsableCommand {
             if let store = try? Self.store(domains.first ?? "") {
                 for index in reports.indices {
                     reports[index].addRefusals(
-                        ProgramRefusal.current(in: store, domain: reports[index].domain), host: "this host")
+                        store.refusals(ofDomain: reports[index].domain), host: "this host")
                 }
             }
             if connection.etcd != nil {

@@ -76,7 +76,7 @@ enum ChangeLogText {
             guard versionEnds else { continue }
             for refusal in change.refusals {
                 lines.append(
-                    "  refused by \(refusal.executable) (pid \(refusal.processID), uid \(refusal.userID)) at \(time(refusal.time)): \(refusal.reason)"
+                    "  refused by \(refusal.executable) (pid \(refusal.processID), uid \(refusal.userID.map(String.init) ?? "unknown")) at \(time(refusal.time)): \(refusal.reason)"
                 )
             }
         }
@@ -129,10 +129,13 @@ enum ChangeLogText {
                 object["version"] = change.version
                 if !change.refusals.isEmpty {
                     object["refusals"] = change.refusals.map { refusal -> [String: Any] in
-                        [
+                        var fields: [String: Any] = [
                             "time": time(refusal.time), "executable": refusal.executable,
-                            "pid": Int(refusal.processID), "uid": Int(refusal.userID), "reason": refusal.reason,
+                            "pid": Int(refusal.processID), "reason": refusal.reason,
                         ]
+                        // The change log records every refusing reader's user.
+                        if let user = refusal.userID { fields["uid"] = Int(user) }
+                        return fields
                     }
                 }
                 return object

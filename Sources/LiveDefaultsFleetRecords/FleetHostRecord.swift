@@ -64,15 +64,15 @@ public struct HealthReport: Sendable, Hashable, Codable {
     /// (``FleetLayout/targetsPrefix(domain:host:)``) its file held when the check ran: a rollout counts a
     /// host's health only from a check after its value.
     public var appliedRevisions: [String: Int64]
-    /// Per domain, the programs on the host that refuse the version its file holds (``ProgramRefusal``), when
+    /// Per domain, the programs on the host that refuse the version its file holds (``VersionRefusal``), when
     /// any does: a rollout fails on such a host at once, whatever its health check says. Absent from the
     /// reports of agents older than refusals, and when no program refuses.
-    public var refusals: [String: [ProgramRefusal]]?
+    public var refusals: [String: [VersionRefusal]]?
 
     /// A report (the library makes them).
     package init(
         isHealthy: Bool, detail: String, checked: Date, since: Date, appliedRevisions: [String: Int64] = [:],
-        refusals: [String: [ProgramRefusal]] = [:]
+        refusals: [String: [VersionRefusal]] = [:]
     ) {
         self.isHealthy = isHealthy
         self.detail = detail
@@ -83,7 +83,7 @@ public struct HealthReport: Sendable, Hashable, Codable {
     }
 
     /// The programs on the host that refuse the version of `domain` its file holds.
-    public func refusals(ofDomain domain: String) -> [ProgramRefusal] {
+    public func refusals(ofDomain domain: String) -> [VersionRefusal] {
         refusals?[domain] ?? []
     }
 
@@ -104,48 +104,9 @@ public struct HealthReport: Sendable, Hashable, Codable {
     }
 }
 
-/// A program that refuses the version of a domain's file its host holds now: one of the file's readers
-/// (``Defaults/readers(ofDomain:layer:)``) whose validator refused that version (``Defaults/addValidator(_:)``)
-/// and which keeps serving the version before it.
-public struct ProgramRefusal: Sendable, Hashable, Codable, CustomStringConvertible {
-    /// The program's process ID on its host.
-    public var processID: Int32
-    /// Its executable's file name.
-    public var executable: String
-    /// The refused version of the file, named as the change log names versions.
-    public var version: String
-    /// What its validator said.
-    public var reason: String
-    /// When it refused.
-    public var time: Date
-
-    /// A refusal (the library finds them: ``current(in:domain:)``).
-    package init(processID: Int32, executable: String, version: String, reason: String, time: Date) {
-        self.processID = processID
-        self.executable = executable
-        self.version = version
-        self.reason = reason
-        self.time = time
-    }
-
-    /// The programs that refuse the version of `domain`'s current-user file on disk now, as they announced it
-    /// (a program that refused an older version and applied none since does not count: the version on disk is
-    /// a new one, not yet judged or judged good), by process ID. Empty when the file cannot be read.
-    public static func current(in store: Defaults, domain: String) -> [ProgramRefusal] {
-        guard let onDisk = store.versionOnDisk(ofDomain: domain) else { return [] }
-        return store.readers(ofDomain: domain).compactMap { reader in
-            guard reader.version != onDisk, let refusal = reader.refusal, refusal.version == onDisk else { return nil }
-            return ProgramRefusal(
-                processID: reader.processID, executable: reader.executable, version: refusal.version,
-                reason: refusal.reason, time: refusal.time)
-        }
-    }
-
-    /// One line: `process 4242 (api-server) refuses version 3f…: MaxPool 90 is above the limit`.
-    public var description: String {
-        "process \(processID) (\(executable)) refuses version \(version): \(reason)"
-    }
-}
+/// A program that refuses the version of a domain's file its host holds now: the library's one refusal type.
+@available(*, deprecated, renamed: "VersionRefusal")
+public typealias ProgramRefusal = VersionRefusal
 
 extension JSONEncoder {
     /// The encoder of the fleet's JSON records: ISO 8601 dates, sorted keys.

@@ -303,15 +303,15 @@ case "validate":
     configuration.errorHandler = { error in FileHandle.standardError.write(Data("error: \(error)\n".utf8)) }
     let minPool = DefaultsKey<Int>("MinPool", default: 1)
     let maxPool = DefaultsKey<Int>("MaxPool", default: 10)
-    struct Refusal: Error, CustomStringConvertible { var description: String }
+    struct RuleBroken: Error, CustomStringConvertible { var description: String }
     // Given with the configuration: the first read already comes from a version the rule accepts.
     configuration.validators = [
         { candidate in
             guard candidate[minPool] <= candidate[maxPool] else {
-                throw Refusal(description: "MinPool \(candidate[minPool]) is above MaxPool \(candidate[maxPool])")
+                throw RuleBroken(description: "MinPool \(candidate[minPool]) is above MaxPool \(candidate[maxPool])")
             }
             guard candidate[maxPool] <= limit else {
-                throw Refusal(description: "MaxPool \(candidate[maxPool]) is above this program's limit of \(limit)")
+                throw RuleBroken(description: "MaxPool \(candidate[maxPool]) is above this program's limit of \(limit)")
             }
         }
     ]

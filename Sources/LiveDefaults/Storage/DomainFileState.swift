@@ -112,7 +112,7 @@ extension DomainFile {
         }
         /// The version on disk that the judges refused, while it is there: this process keeps serving the last
         /// version it accepted (`disk`), and a write of this process goes onto the refused one (the file as it is).
-        var refused: FileJudges.Refusal? {
+        var refused: FileJudges.RefusedVersion? {
             get { rare?.fields.refused }
             set { updateRare { $0.refused = newValue } }
         }
@@ -151,7 +151,7 @@ extension DomainFile {
         var index: XMLDictionaryIndex?
         var loggedVersion: UInt64?
         var judges = FileJudges()
-        var refused: FileJudges.Refusal?
+        var refused: FileJudges.RefusedVersion?
         var fallback: DomainFile.Fallback?
     }
 

@@ -38,7 +38,7 @@ struct FileJudges: Sendable {
     }
 
     /// A version of the file the judges refused.
-    struct Refusal: Sendable, Equatable {
+    struct RefusedVersion: Sendable, Equatable {
         /// The version (nil: the file is gone).
         var version: FileVersion?
         /// What it holds: a write of this process goes onto it, as onto any version on disk.

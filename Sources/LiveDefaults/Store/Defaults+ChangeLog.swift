@@ -49,24 +49,10 @@ public struct LoggedChange: Sendable, Hashable {
     public let version: String
     /// The reading processes whose validators refused that version (``Defaults/addValidator(_:)``), oldest
     /// first: each kept serving the version before it.
-    public let refusals: [Refusal]
+    public let refusals: [VersionRefusal]
     /// Why the writer made the version, when it said: `defaults write --wait` rolling back a version a reader
     /// refused logs "rolled back: <reader> refused <version>: <its reason>".
     package var reason: String? = nil
-
-    /// A reading process that refused the version, as the change log records it.
-    public struct Refusal: Sendable, Hashable {
-        /// When it refused.
-        public let time: Date
-        /// Its executable's file name.
-        public let executable: String
-        /// Its process ID.
-        public let processID: Int32
-        /// Its effective user ID.
-        public let userID: UInt32
-        /// What its validator said.
-        public let reason: String
-    }
 }
 
 extension Defaults {
@@ -86,9 +72,9 @@ extension Defaults {
         let log = ChangeLog.read(at: path, on: configuration.fileSystem)
         for entry in log.entries.reversed() {
             let refusals = (log.refusals[entry.version] ?? []).map { refusal in
-                LoggedChange.Refusal(
-                    time: refusal.time, executable: refusal.reader.executable, processID: refusal.reader.pid,
-                    userID: refusal.reader.uid, reason: refusal.reason)
+                VersionRefusal(
+                    processID: refusal.reader.pid, executable: refusal.reader.executable, userID: refusal.reader.uid,
+                    version: FileVersion.hex(entry.version), reason: refusal.reason, time: refusal.time)
             }
             for change in entry.changes.reversed() where key == nil || change.key == key {
                 guard changes.count < limit else { return changes }

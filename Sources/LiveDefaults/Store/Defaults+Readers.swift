@@ -13,7 +13,7 @@ public struct DefaultsReader: Sendable, Hashable {
     /// When it applied that version.
     public let since: Date
     /// The last version it refused (``Defaults/addValidator(_:)``), if any.
-    public let refusal: Refusal?
+    public let refusal: VersionRefusal?
     /// The keys its environment sets (``Defaults/Configuration/environmentPrefix``), each with what sets it
     /// ("environment variable MYSERVER_RATE_LIMIT"): a write of one of them to the file changes the file, not
     /// what this process reads.
@@ -31,16 +31,6 @@ public struct DefaultsReader: Sendable, Hashable {
         case defaults
     }
 
-    /// A version a reader refused, and why.
-    public struct Refusal: Sendable, Hashable {
-        /// The version, named as ``DefaultsReader/version`` names one.
-        public let version: String
-        /// The description of the error its validator threw.
-        public let reason: String
-        /// When.
-        public let time: Date
-    }
-
     init(_ announcement: ReaderAnnouncement) {
         processID = announcement.pid
         executable = announcement.executable
@@ -49,7 +39,8 @@ public struct DefaultsReader: Sendable, Hashable {
         pinnedKeys = announcement.pinned
         fallback = announcement.fallback.map { $0 == .log ? .changeLog : .defaults }
         refusal = announcement.refused.map { refused in
-            Refusal(
+            VersionRefusal(
+                processID: announcement.pid, executable: announcement.executable,
                 version: FileVersion.hex(refused.version), reason: refused.reason,
                 time: Date(timeIntervalSince1970: refused.time))
         }

@@ -13,7 +13,7 @@
     ///   partition longer than the lease: the host was gone meanwhile, and registers anew);
     /// - the health loop runs the check every interval and writes the result (`<prefix>.health/<id>`, on the same
     ///   lease) when it differs from the last one written, or when the lease is new. The report carries the
-    ///   programs on the host that refuse a domain's version (``ProgramRefusal``), looked for as often as the
+    ///   programs on the host that refuse a domain's version (``VersionRefusal``), looked for as often as the
     ///   loop wakes: a refusal is written within a wake of the program's announcement, not a health interval later.
     ///
     /// Neither ever ends the agent: etcd being unreachable is retried, a failed check is a report. When the agent
@@ -194,17 +194,17 @@
         }
 
         /// Per domain, the programs on this host that refuse the version its file holds.
-        private func refusals() -> [String: [ProgramRefusal]] {
-            var refusals: [String: [ProgramRefusal]] = [:]
+        private func refusals() -> [String: [VersionRefusal]] {
+            var refusals: [String: [VersionRefusal]] = [:]
             for domain in domains {
-                let refusing = ProgramRefusal.current(in: store, domain: domain)
+                let refusing = store.refusals(ofDomain: domain)
                 if !refusing.isEmpty { refusals[domain] = refusing }
             }
             return refusals
         }
 
         /// The latest report, with the refusals seen since its check.
-        private func refusalsChanged(_ refusals: [String: [ProgramRefusal]]) {
+        private func refusalsChanged(_ refusals: [String: [VersionRefusal]]) {
             state.withLockedValue { state in
                 guard var report = state.latest else { return }
                 report.refusals = refusals.isEmpty ? nil : refusals

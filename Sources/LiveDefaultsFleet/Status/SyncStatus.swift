@@ -1,5 +1,6 @@
 #if Fleet
     public import Foundation
+    public import LiveDefaults
 
     /// What a running `defaults sync` agent says of one domain, kept current in a small JSON file beside the
     /// domain's sync state (`<state directory>/<domain>.status.json`): the connection, the etcd revisions it
@@ -121,11 +122,11 @@
         public var problems: [String]
         /// The programs that refuse the domain's version, by host (``addRefusals(_:host:)``): this machine's, and
         /// with `--etcd` every live host's as its agent reported them.
-        public var refusals: [String: [ProgramRefusal]] = [:]
+        public var refusals: [String: [VersionRefusal]] = [:]
 
         /// Adds the programs on `host` that refuse the domain's version: each is a problem (the host does not run
         /// the version the domain has).
-        public mutating func addRefusals(_ refusing: [ProgramRefusal], host: String) {
+        public mutating func addRefusals(_ refusing: [VersionRefusal], host: String) {
             guard !refusing.isEmpty else { return }
             refusals[host, default: []].append(contentsOf: refusing)
             for refusal in refusing { problems.append("on \(host), \(refusal)") }

@@ -15,14 +15,29 @@ final class AppendingFile {
     private var knownSize: Int?
 
     /// Opens (creating it when absent) the file at `path` for appending; `owner`, when given, becomes its owner.
+    /// Anything but a regular file is refused before a byte is written: a FIFO put where the file goes opens
+    /// without blocking whenever any reader holds it — this process's own look at the log's end, on another
+    /// thread — and a write into it after that reader closed it raises SIGPIPE, which ends the process.
     init(path: String, owner: (UserID, GroupID)?, on fileSystem: any DefaultsFileSystem) throws(SystemError) {
         self.fileSystem = fileSystem
+        let opened: Int32
         do throws(SystemError) {
-            descriptor = try fileSystem.open(
+            opened = try fileSystem.open(
                 path, [.writeOnly, .append, .create, .noFollow, .nonBlocking], permissions: 0o600)
         } catch {
             throw SystemError(errno: error.errno, operation: "open for appending")
         }
+        do throws(SystemError) {
+            let status = try fileSystem.status(ofDescriptor: opened)
+            guard status.kind == .regular else {
+                throw SystemError(errno: EINVAL, operation: "append to a file that is not a regular file")
+            }
+            knownSize = Int(clamping: status.stamp.size)
+        } catch {
+            fileSystem.close(opened)
+            throw error
+        }
+        descriptor = opened
         if let (uid, gid) = owner { try? fileSystem.changeOwner(descriptor, user: uid, group: gid) }
     }
 

@@ -41,17 +41,17 @@ extension DomainFile {
             }
             guard let held, !judges.isEmpty else { return }
             guard let reason = judges.verdict(on: held.contents) else { return }
-            let refusal: FileJudges.Refusal?? = diskLock.withLock {
-                let refusal: FileJudges.Refusal?? = state.change { state in
+            let refusal: FileJudges.RefusedVersion?? = diskLock.withLock {
+                let refusal: FileJudges.RefusedVersion?? = state.change { state in
                     guard state.stamp == held.stamp, state.readGoodVersion, state.disk == held.contents else {
                         return nil
                     }
-                    var refusal: FileJudges.Refusal?
+                    var refusal: FileJudges.RefusedVersion?
                     // The file's own version, read and served as it is: refused on disk, as a newer one would be.
                     if state.failure == nil, state.refused == nil, state.fallback == nil, let stamp = state.stamp,
                         let digest = state.digest
                     {
-                        refusal = FileJudges.Refusal(
+                        refusal = FileJudges.RefusedVersion(
                             version: FileVersion(stamp: stamp, digest: digest), contents: state.disk, reason: reason)
                         state.refused = refusal
                     }
@@ -91,7 +91,8 @@ extension DomainFile {
     /// taken only if the file is still the version that called for it.
     func recoverFromLogIfNeeded() {
         for _ in 0..<Self.judgedReloadAttempts {
-            let need = state.read { state -> (stamp: FileStamp?, refused: FileJudges.Refusal?, judges: FileJudges)? in
+            let need = state.read {
+                state -> (stamp: FileStamp?, refused: FileJudges.RefusedVersion?, judges: FileJudges)? in
                 guard state.needsFallback else { return nil }
                 return (state.stamp, state.refused, state.judges)
             }

@@ -174,7 +174,7 @@ extension DomainFile {
                 if let reason = judged.refusal {
                     // Not applied at all: `disk` and `contents` keep the last version accepted, the stamp moves on
                     // (the version is not read again), and the refusal is reported once.
-                    let refusal = FileJudges.Refusal(
+                    let refusal = FileJudges.RefusedVersion(
                         version: judged.loaded.version, contents: Self.wholeContents(judged.loaded), reason: reason)
                     let isNew = state.change { state in
                         defer { state.refused = refusal }
@@ -299,7 +299,7 @@ extension DomainFile {
     /// The version this process applied (the change log's number: its digest, 0 for no file; nil before the
     /// first look), the version on disk it refused, if one is, and what it serves instead of the file's version,
     /// if it serves a fallback (``ReaderAnnouncer``): one read of the state, so the three agree.
-    var announcedVersions: (applied: UInt64, refused: FileJudges.Refusal?, fallback: Fallback?) {
+    var announcedVersions: (applied: UInt64, refused: FileJudges.RefusedVersion?, fallback: Fallback?) {
         state.read { state in
             // While a version is refused (or unreadable) the stamp is that version's; the digest stays the applied one's.
             (state.refused == nil && state.stamp == nil ? 0 : state.digest ?? 0, state.refused, state.fallback)
