@@ -249,13 +249,13 @@ struct ClockTests {
 
     @Test("a clock at any time names a file without trapping")
     func wholeSecondsBounds() {
-        #expect(DomainFile.wholeSeconds(Date(timeIntervalSince1970: 12.9)) == 12)
-        #expect(DomainFile.wholeSeconds(Date(timeIntervalSince1970: -12.5)) == -13)
-        #expect(DomainFile.wholeSeconds(Date(timeIntervalSince1970: 1e300)) == 0)
-        #expect(DomainFile.wholeSeconds(Date(timeIntervalSince1970: .infinity)) == 0)
-        #expect(DomainFile.wholeSeconds(Date(timeIntervalSince1970: .nan)) == 0)
+        #expect(CurrentVersion.wholeSeconds(Date(timeIntervalSince1970: 12.9)) == 12)
+        #expect(CurrentVersion.wholeSeconds(Date(timeIntervalSince1970: -12.5)) == -13)
+        #expect(CurrentVersion.wholeSeconds(Date(timeIntervalSince1970: 1e300)) == 0)
+        #expect(CurrentVersion.wholeSeconds(Date(timeIntervalSince1970: .infinity)) == 0)
+        #expect(CurrentVersion.wholeSeconds(Date(timeIntervalSince1970: .nan)) == 0)
         let clock = ManualDefaultsClock(now: Date(timeIntervalSince1970: .greatestFiniteMagnitude))
         clock.advance(by: .seconds(Int64.max))
-        #expect(DomainFile.wholeSeconds(clock.now) == 0)
+        #expect(CurrentVersion.wholeSeconds(clock.now) == 0)
     }
 }

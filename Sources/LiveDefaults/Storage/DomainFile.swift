@@ -143,10 +143,4 @@ final class DomainFile: Sendable {
         if !pending.isEmpty { result = pending.applied(to: result) }
         return result
     }
-
-    /// A time as whole seconds since 1970 for a file name; a clock set beyond what a name can say gives 0.
-    static func wholeSeconds(_ date: Date) -> Int {
-        let seconds = date.timeIntervalSince1970.rounded(.down)
-        return seconds.magnitude < 1e15 ? Int(seconds) : 0
-    }
 }

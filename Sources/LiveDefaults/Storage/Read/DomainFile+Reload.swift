@@ -84,7 +84,7 @@ extension DomainFile {
     /// A version read and judged (``reloadJudged(verifyContents:deferringRemoval:recordingExternal:)``), for the
     /// reload that adopts it or keeps it out.
     private struct JudgedVersion {
-        var loaded: Loaded
+        var loaded: VersionReading.Loaded
         /// Why the judges refused it; nil: accepted.
         var refusal: String?
     }
@@ -114,7 +114,8 @@ extension DomainFile {
             guard case .some(let stamp?) = try? fileSystem.stamp(atPath: path) else { return plain() }
             if loaded && stamp == known && !verifyContents { return }
             guard
-                case .success(let read?) = Self.readContents(path, on: fileSystem, knownCorrupt: corrupt, clock: clock),
+                case .success(let read?) = VersionReading.readContents(
+                    path, on: fileSystem, knownCorrupt: corrupt, clock: clock),
                 read.version.digest != digest, case .whole(let contents) = read.contents
             else { return plain() }
             let refusal: String?
@@ -203,17 +204,17 @@ extension DomainFile {
             let (corruptStamp, index) = state.read { ($0.corruptStamp, $0.index) }
             // Only the disk lock, held here, changes `disk`: what it holds now is what the index describes.
             let previous = index.map { index in
-                Previous(index: index, isKey: { key in self.state.read { $0.disk[key] != nil } })
+                VersionReading.Previous(index: index, isKey: { key in self.state.read { $0.disk[key] != nil } })
             }
             // A file the stamp found absent is not opened as well. One that appears meanwhile has a stamp the
             // next reload (the watcher's) finds new.
             let result =
                 if let judged {
-                    ReadResult.success(judged.loaded)
+                    VersionReading.ReadResult.success(judged.loaded)
                 } else if current == nil && !firstLook {
-                    ReadResult.success(nil)
+                    VersionReading.ReadResult.success(nil)
                 } else {
-                    Self.readContents(
+                    VersionReading.readContents(
                         path, on: fileSystem, knownCorrupt: corruptStamp, clock: clock, indexing: true,
                         previous: previous)
                 }
@@ -313,7 +314,7 @@ extension DomainFile {
     }
 
     /// A whole read's contents (a judged version is read whole: it has no index to be read against).
-    private static func wholeContents(_ loaded: Loaded) -> [String: PropertyList] {
+    private static func wholeContents(_ loaded: VersionReading.Loaded) -> [String: PropertyList] {
         if case .whole(let contents) = loaded.contents { return contents }
         return [:]
     }
@@ -343,7 +344,7 @@ extension DomainFile {
     /// (``ExternalVersionRecorder``) looks at the log's end to tell, after the observers were told. Not a failed
     /// read, and not a file absent at the first look (most layers of every domain): a removal made while nothing
     /// ran is recorded by the next write instead, and opening a domain costs nothing for its absent layers.
-    private func mayNeedRecording(_ result: ReadResult, firstLook: Bool) -> Bool {
+    private func mayNeedRecording(_ result: VersionReading.ReadResult, firstLook: Bool) -> Bool {
         guard case .success(let loaded) = result, context.changeLogIsEnabled else { return false }
         return !(firstLook && loaded == nil)
     }

@@ -60,14 +60,14 @@ struct CurrentVersion {
                     contents: held.contents, digest: held.digest, format: held.format, isAbsent: stamp == nil,
                     reread: false))
         }
-        // One read under the lock; waiting for a writer in progress happens without it (DomainFile.writeSettled).
-        let read: DomainFile.ReadResult
-        switch DomainFile.readOnce(
+        // One read under the lock; waiting for a writer in progress happens without it (the commit's `writeSettled`).
+        let read: VersionReading.ReadResult
+        switch VersionReading.readOnce(
             path, on: fileSystem, knownCorrupt: held.knownCorrupt, emptyMayBeInProgress: attempt < 3)
         {
         case .done(let result): read = result
         case .unsettled(let failure):
-            if attempt < DomainFile.settleAttempts { return .unsettled }
+            if attempt < VersionReading.settleAttempts { return .unsettled }
             read = .failure(failure)
         }
         switch read {
@@ -105,9 +105,15 @@ struct CurrentVersion {
     static func keepAside(
         _ destination: String, on fileSystem: any DefaultsFileSystem, owner: (UserID, GroupID)?, time: Date
     ) throws(SystemError) -> String {
-        let kept = "\(destination).corrupt-\(DomainFile.wholeSeconds(time))-\(CurrentProcess.id)"
+        let kept = "\(destination).corrupt-\(Self.wholeSeconds(time))-\(CurrentProcess.id)"
         let bytes = try fileSystem.read(atPath: destination)?.data ?? Data()
         _ = try fileSystem.replaceAtomically(kept, with: bytes, owner: owner)
         return kept
+    }
+
+    /// A time as whole seconds since 1970 for a file name; a clock set beyond what a name can say gives 0.
+    static func wholeSeconds(_ date: Date) -> Int {
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        return seconds.magnitude < 1e15 ? Int(seconds) : 0
     }
 }

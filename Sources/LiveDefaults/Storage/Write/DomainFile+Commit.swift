@@ -222,7 +222,7 @@ extension DomainFile {
             switch write.attempt(attempt) {
             case .done(let outcome): return outcome
             case .unsettled:
-                clock.pause(for: Self.settlePause)
+                clock.pause(for: VersionReading.settlePause)
                 attempt += 1
             }
         }

@@ -41,106 +41,159 @@ struct DomainWrite {
         case unsettled
     }
 
-    /// Attempt `number` (from 1; the last one, ``DomainFile/settleAttempts``, always answers).
+    /// Attempt `number` (from 1; the last one, ``VersionReading/settleAttempts``, always answers): the protocol,
+    /// one step per line. A step that fails ends the attempt with its error; nothing before it changed the file.
     func attempt(_ number: Int) -> Attempt {
-        func failed(_ error: SystemError) -> Attempt {
-            .done(.failed(.writeFailed(path: path, errno: error.errno, message: error.message)))
-        }
-        // 1. The lock. The directory is made only when the lock file cannot be opened for want of it: one system
-        // call less on every write.
-        let lock: Int32
-        do throws(SystemError) {
-            do throws(SystemError) {
-                lock = try fileSystem.lockExclusively(lockPath)
-            } catch  where error.isNoSuchFile {
-                try fileSystem.createDirectories(PathComponents.directory(of: path))
-                lock = try fileSystem.lockExclusively(lockPath)
-            }
-        } catch {
-            return failed(error)
-        }
-        defer { fileSystem.close(lock) }
-        // 2. A domain file that is a symbolic link (into a Kubernetes volume, a dotfiles repository) is written
-        // through: the file it resolves to is replaced, beside itself, and the link stays a link. Replacing the
-        // link would quietly cut the domain off from what it points to; a target in a read-only volume makes the
-        // write fail and be reported instead. One lstat for a plain file.
-        let destination: String
-        do throws(SystemError) { destination = try Self.destination(of: path, on: fileSystem) } catch {
-            return failed(error)
-        }
-        sweeps.sweepOnce(PathComponents.directory(of: destination), on: fileSystem)
-        // 3. The current version.
-        let current: CurrentVersion
-        switch CurrentVersion.find(path, on: fileSystem, held: held, attempt: number) {
-        case .version(let found): current = found
-        case .unsettled: return .unsettled
-        case .failed(let error): return .done(.failed(error))
-        }
-        // 4. The check, before anything is changed (a corrupt file is kept aside only by a write that goes on).
-        if let check, !check(current.contents) { return .done(.conflict) }
-        // 5. Never overwrite what cannot be read.
-        var keptAside: DefaultsError?
-        if let reason = current.corrupt {
-            do throws(SystemError) {
-                let kept = try CurrentVersion.keepAside(destination, on: fileSystem, owner: owner, time: clock.now)
-                keptAside = .corruptFile(path: path, reason, keptAs: kept)
-            } catch {
-                return failed(error)
-            }
-        }
-        // 6. The version on disk, if no LiveDefaults writer made it and nobody noticed, is recorded before this one
-        // — unless it is the very file this process wrote and logged last (not replaced since: the same stamp),
-        // which the log holds; then the look at the log's end is saved.
-        var logging: WriteLogging?
-        if logsChanges {
-            let log = WriteLogging(domainFile: path, on: fileSystem, owner: owner, time: clock.now)
-            if let version = current.logVersion, current.reread || version != loggedVersion {
-                log.recordWrittenOver(
-                    version: version, contents: current.contents, held: current.reread ? held.forChangeLog : nil)
-            }
-            logging = log
-        }
-        // 7. Merge.
-        let contents = edits.applied(to: current.contents)
-        let format = current.format == .openStep ? .xml : current.format
-        let baseVersion = current.logVersion ?? 0
-        if contents.isEmpty && edits.replacement != nil {
-            // 8. Announced and confirmed around the removal, as a version is around its rename below.
-            let entry = logging?.announce(
-                edits, over: current.contents, baseVersion: baseVersion, giving: contents, version: 0)
-            do throws(SystemError) { try fileSystem.remove(destination, flush: true) } catch { return failed(error) }
+        do throws(StepFailure) {
+            let lock = try takeLock()
+            defer { fileSystem.close(lock) }
+            let destination = try findDestination()
+            let current = try findCurrentVersion(attempt: number)
+            if let check, !check(current.contents) { return .done(.conflict) }
+            let keptAside = try keepAsideIfUnreadable(current, at: destination)
+            var logging = recordWrittenOver(current)
+            var merged = try merge(onto: current)
+            let written = try replace(destination, with: &merged, over: current, logging: &logging)
             return .done(
                 .written(
                     WrittenVersion(
-                        contents: [:], version: nil, format: format, keptAside: keptAside,
+                        contents: merged.contents, version: written, format: merged.format, keptAside: keptAside,
                         reread: current.reread,
-                        logged: confirm(entry, logging, giving: contents, over: current.contents, baseVersion))))
+                        logged: confirm(
+                            merged.entry, logging, giving: merged.contents, over: current.contents,
+                            current.logVersion ?? 0))))
+        } catch {
+            switch error {
+            case .unsettled: return .unsettled
+            case .failed(let error): return .done(.failed(error))
+            }
         }
-        let data: Data
+    }
+
+    /// Why a step ended an attempt.
+    enum StepFailure: Error {
+        /// The file reads as a writer in progress would leave it: try again after a pause, without the lock.
+        case unsettled
+        case failed(DefaultsError)
+    }
+
+    /// A system call's failure, as the write's error.
+    private func failed(_ error: SystemError) -> StepFailure {
+        .failed(.writeFailed(path: path, errno: error.errno, message: error.message))
+    }
+
+    /// 1. The lock. The directory is made only when the lock file cannot be opened for want of it: one system
+    /// call less on every write.
+    private func takeLock() throws(StepFailure) -> Int32 {
+        do throws(SystemError) {
+            do throws(SystemError) {
+                return try fileSystem.lockExclusively(lockPath)
+            } catch  where error.isNoSuchFile {
+                try fileSystem.createDirectories(PathComponents.directory(of: path))
+                return try fileSystem.lockExclusively(lockPath)
+            }
+        } catch {
+            throw failed(error)
+        }
+    }
+
+    /// 2. Where the write goes. A domain file that is a symbolic link (into a Kubernetes volume, a dotfiles
+    /// repository) is written through: the file it resolves to is replaced, beside itself, and the link stays a
+    /// link. Replacing the link would quietly cut the domain off from what it points to; a target in a read-only
+    /// volume makes the write fail and be reported instead. One lstat for a plain file. The directory is swept of
+    /// dead writers' temporaries once per process.
+    private func findDestination() throws(StepFailure) -> String {
+        let destination: String
+        do throws(SystemError) { destination = try Self.destination(of: path, on: fileSystem) } catch {
+            throw failed(error)
+        }
+        sweeps.sweepOnce(PathComponents.directory(of: destination), on: fileSystem)
+        return destination
+    }
+
+    /// 3. The current version (``CurrentVersion``).
+    private func findCurrentVersion(attempt number: Int) throws(StepFailure) -> CurrentVersion {
+        switch CurrentVersion.find(path, on: fileSystem, held: held, attempt: number) {
+        case .version(let found): return found
+        case .unsettled: throw .unsettled
+        case .failed(let error): throw .failed(error)
+        }
+    }
+
+    /// 5. Never overwrite what cannot be read: an unreadable file is kept aside first (after the check, step 4:
+    /// a corrupt file is kept aside only by a write that goes on).
+    private func keepAsideIfUnreadable(_ current: CurrentVersion, at destination: String) throws(StepFailure)
+        -> DefaultsError?
+    {
+        guard let reason = current.corrupt else { return nil }
+        do throws(SystemError) {
+            let kept = try CurrentVersion.keepAside(destination, on: fileSystem, owner: owner, time: clock.now)
+            return .corruptFile(path: path, reason, keptAs: kept)
+        } catch {
+            throw failed(error)
+        }
+    }
+
+    /// 6. The version on disk, if no LiveDefaults writer made it and nobody noticed, is recorded before this one
+    /// — unless it is the very file this process wrote and logged last (not replaced since: the same stamp),
+    /// which the log holds; then the look at the log's end is saved. Nil when the process writes no log.
+    private func recordWrittenOver(_ current: CurrentVersion) -> WriteLogging? {
+        guard logsChanges else { return nil }
+        let log = WriteLogging(domainFile: path, on: fileSystem, owner: owner, time: clock.now)
+        if let version = current.logVersion, current.reread || version != loggedVersion {
+            log.recordWrittenOver(
+                version: version, contents: current.contents, held: current.reread ? held.forChangeLog : nil)
+        }
+        return log
+    }
+
+    /// The new version, merged and encoded (step 7).
+    private struct Merged {
+        var contents: [String: PropertyList]
+        var format: PropertyList.Format
+        /// The encoded file; nil when the edits leave nothing of a file a replacement emptied (it is removed).
+        var data: Data?
+        /// Its change-log entry, once announced (step 8).
+        var entry: WriteLogging.Announced?
+    }
+
+    /// 7. Merge the edits onto the current version and encode it in the file's format (old-style files are
+    /// written as XML).
+    private func merge(onto current: CurrentVersion) throws(StepFailure) -> Merged {
+        let contents = edits.applied(to: current.contents)
+        let format = current.format == .openStep ? .xml : current.format
+        if contents.isEmpty && edits.replacement != nil {
+            return Merged(contents: [:], format: format, data: nil)
+        }
         do throws(PropertyListError) {
-            data = try PropertyList.dictionary(contents).encoded(as: format)
+            return Merged(
+                contents: contents, format: format, data: try PropertyList.dictionary(contents).encoded(as: format))
         } catch {
             // A value the file's format cannot hold (an XML file and a date beyond year 9999): the file keeps its
             // last good version rather than losing the value or every other key.
-            return .done(.failed(.unrepresentableValue(path: path, error)))
+            throw .failed(.unrepresentableValue(path: path, error))
         }
-        // 8. Announce, replace, confirm.
-        let digest = FileVersion.digest(of: data)
-        let entry = logging?.announce(
-            edits, over: current.contents, baseVersion: baseVersion, giving: contents, version: digest)
-        let stamp: FileStamp
+    }
+
+    /// 8. Announce the new version in the change log, then replace the file (or remove it); the entry is
+    /// confirmed by the caller once the version landed. Returns the version written, nil for a removal.
+    private func replace(
+        _ destination: String, with merged: inout Merged, over current: CurrentVersion, logging: inout WriteLogging?
+    ) throws(StepFailure) -> FileVersion? {
+        let digest = merged.data.map(FileVersion.digest(of:)) ?? 0
+        merged.entry = logging?.announce(
+            edits, over: current.contents, baseVersion: current.logVersion ?? 0, giving: merged.contents,
+            version: digest)
         do throws(SystemError) {
-            stamp = try fileSystem.replaceAtomically(destination, with: data, owner: owner)
+            guard let data = merged.data else {
+                try fileSystem.remove(destination, flush: true)
+                return nil
+            }
+            let stamp = try fileSystem.replaceAtomically(destination, with: data, owner: owner)
+            return FileVersion(stamp: stamp, digest: digest)
         } catch {
-            return failed(error)
+            throw failed(error)
         }
-        return .done(
-            .written(
-                WrittenVersion(
-                    contents: contents, version: FileVersion(stamp: stamp, digest: digest), format: format,
-                    keptAside: keptAside,
-                    reread: current.reread,
-                    logged: confirm(entry, logging, giving: contents, over: current.contents, baseVersion))))
     }
 
     /// The entry of a version that landed, appended (step 8's end).

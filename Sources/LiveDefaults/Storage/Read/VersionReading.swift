@@ -3,8 +3,9 @@ import Foundation
 /// Reading a domain file: one read (``readOnce(_:on:knownCorrupt:emptyMayBeInProgress:indexing:previous:)``),
 /// reads a few milliseconds apart while the file may be mid-write
 /// (``readContents(_:on:knownCorrupt:clock:indexing:previous:)``), and what they find. Used by a reload and by
-/// the write pipeline's look at the current version (``CurrentVersion``).
-extension DomainFile {
+/// the write pipeline's look at the current version (``CurrentVersion``): a step of its own, which knows nothing of
+/// the ``DomainFile`` that holds a version.
+enum VersionReading {
     /// How long a writer waits, without the file lock, for a file that another program may be rewriting in
     /// place (Foundation truncates, then writes, without a lock) before it calls the file corrupt.
     static let settleAttempts = 5
