@@ -108,4 +108,42 @@ struct ProcessContextTests {
         #expect(faulty.calls == ["statfs /mnt/share"])
         #expect(RemoteFileSystem.name(ofFileSystemAt: "/mnt/share", on: faulty) == "nfs")
     }
+
+    @Test("an open starts no records queue: its first look's record waits for the watcher's thread, or the exit")
+    func firstLookRecordOffTheOpeningThread() async throws {
+        let memory = InMemoryFileSystem()
+        let clock = ManualDefaultsClock()
+        let path = "/home/\(Self.domain).plist"
+        // A log that records one version, then a version no LiveDefaults writer logged: a first look records it.
+        let writer = DomainFile(path: path, clock: clock, context: StorageContext(fileSystem: memory))
+        try writer.set(.integer(1), forKey: "A")
+        try writer.commit()
+        try memory.place(try PropertyList.dictionary(["A": 2]).encoded(as: .xml), at: path)
+        let logPath = ChangeLog.path(forDomainFile: path)
+        let logged = { ChangeLog.read(at: logPath, on: memory).entries.count }
+        #expect(logged() == 1)
+
+        // A store that does not watch: the request is kept until the next version or the recorder's drain.
+        let quiet = ProcessContext(fileSystem: memory, clock: clock)
+        var configuration = Defaults.Configuration.rooted(at: "/home", applicationDomain: Self.domain)
+        configuration.context = quiet
+        configuration.clock = clock
+        configuration.watching = .off
+        let unwatched = try Defaults(configuration: configuration)
+        #expect(unwatched.integer(forKey: "A") == 2)
+        #expect(quiet.storage.recorder.keptFirstLooks == 1)
+        quiet.waitForRecords()
+        #expect(quiet.storage.recorder.keptFirstLooks == 0)
+        #expect(logged() == 2, "the version read is recorded once the records are drained")
+
+        // A watching store's watcher hands it to the queue after the open.
+        try memory.place(try PropertyList.dictionary(["A": 3]).encoded(as: .xml), at: path)
+        let watching = ProcessContext(fileSystem: memory, clock: clock)
+        let watched = try Self.store(in: watching, clock: clock)
+        #expect(watched.integer(forKey: "A") == 3)
+        watching.watcher.settle()
+        #expect(watching.storage.recorder.keptFirstLooks == 0)
+        watching.waitForRecords()
+        #expect(logged() == 3)
+    }
 }

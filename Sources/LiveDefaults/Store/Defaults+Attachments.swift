@@ -42,8 +42,12 @@ extension Defaults {
         fileWatcher.watch(file.path, owner: file, logger: configuration.logger) { [weak file] event in
             file?.reload(verifyContents: event.writtenInPlace, deferringRemoval: true)
         }
-        // A store that follows the file is one of its readers: it says which version it runs.
-        configuration.context.storage.announcer.start(file)
+        // A store that follows the file is one of its readers: it says which version it runs. Started on the
+        // watcher's thread, after the registration: the announcement's first record wakes the records queue,
+        // whose threads a fresh process's open would otherwise start before its first read returns. Its stop and
+        // its pins take the same way, so that they meet it in order.
+        let announcer = configuration.context.storage.announcer
+        fileWatcher.perform { announcer.start(file) }
     }
 
     /// Watches the path of an awaited layer for this store (``awaitedLayerWatches``).
@@ -78,7 +82,10 @@ extension Defaults {
             entry.file.removeObserver(entry.token)
             if let fileWatcher {
                 fileWatcher.unwatch(entry.file.path, owner: entry.file)
-                configuration.context.storage.announcer.stop(entry.file, by: ObjectIdentifier(self))
+                let (announcer, file, store) = (
+                    configuration.context.storage.announcer, entry.file, ObjectIdentifier(self)
+                )
+                fileWatcher.perform { announcer.stop(file, by: store) }
             }
         }
         for layer in PreferenceLayer.searchOrder where domain.watchedAwaited & layer.awaitedBit != 0 {

@@ -88,9 +88,12 @@ extension Defaults {
         let files = state.withLock { state in
             state.search.persistent.values.filter(\.inSearchList).compactMap { $0.file(.currentUser) }
         }
+        // On the watcher's thread, where the files' announcements start (see `watch(_:)`); a store that does not
+        // watch announces nothing.
+        guard let fileWatcher else { return }
+        let (announcer, store) = (configuration.context.storage.announcer, ObjectIdentifier(self))
         for file in files {
-            configuration.context.storage.announcer.pin(
-                file, by: ObjectIdentifier(self), generation: generation, keys: describe)
+            fileWatcher.perform { announcer.pin(file, by: store, generation: generation, keys: describe) }
         }
     }
 

@@ -147,6 +147,10 @@ public final class Defaults: Sendable {
         if let fileWatcher {
             DefaultsMetrics.deferringReports { fileWatcher.holdingReconciliation { rebuildSearchList() } }
             fileWatcher.perform { DefaultsMetrics.waiting.makeAll() }
+            // The versions the open read are recorded (when no log records them) from the watcher's thread: the
+            // records queue's first work starts its threads, which the opening thread does not wait for.
+            let recorder = configuration.context.storage.recorder
+            fileWatcher.perform { recorder.scheduleFirstLooks() }
         } else {
             rebuildSearchList()
         }

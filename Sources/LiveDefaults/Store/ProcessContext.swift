@@ -91,8 +91,11 @@ package final class ProcessContext: Sendable {
     }
 
     /// Waits until the records made in the background so far are written: the change log's entries of versions
-    /// read, and the readers' announcements.
+    /// read, and the readers' announcements (which start on the watchers' threads: those run what they were
+    /// handed first).
     package func waitForRecords() {
+        let watchers = (madeWatcher.withLock { $0 }.map { [$0] } ?? []) + pollingWatchers.withLock { Array($0.values) }
+        for watcher in watchers { watcher.settle() }
         storage.waitForRecords()
     }
 }

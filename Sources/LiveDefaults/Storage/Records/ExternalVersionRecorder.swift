@@ -48,7 +48,14 @@ final class ExternalVersionRecorder: Sendable {
         var key: String { fileSystem.key(forPath: path) }
     }
 
-    private let pending = Lock([String: Request]())
+    /// The requests not yet recorded, by file, and those a first look kept that no drain on the queue will take
+    /// (``submit(_:)``).
+    private struct Pending {
+        var requests: [String: Request] = [:]
+        var unscheduled: Set<String> = []
+    }
+
+    private let pending = Lock(Pending())
     private let exitHandlerInstalled: Atomic<Bool>
     private let queue: DispatchQueue
 
@@ -61,15 +68,21 @@ final class ExternalVersionRecorder: Sendable {
     /// The first submission installs an exit handler that records what is still pending: a program that ends
     /// right after it saw a version (`defaults watch` stopped by SIGTERM, a server shutting down) would otherwise
     /// leave it to whoever opens the domain next, who no longer knows the values before it.
+    ///
+    /// A first look's request (a store opening the domain) is kept, not scheduled: scheduling starts the records
+    /// queue's threads, on the opening thread's path. A watching store hands them to the queue from its watcher's
+    /// thread after the open (``scheduleFirstLooks()``); the next request of the file, or the exit handler,
+    /// takes one otherwise.
     func submit(_ request: Request) {
         let key = request.key
         if !exitHandlerInstalled.exchange(true, ordering: .relaxed) {
             atexit { StorageContext.system.recorder.waitUntilIdle() }
         }
-        let first = pending.withLock { pending -> Bool in
-            guard let older = pending[key] else {
-                pending[key] = request
-                return true
+        let mustSchedule = pending.withLock { pending -> Bool in
+            guard let older = pending.requests[key] else {
+                pending.requests[key] = request
+                if request.firstLook { pending.unscheduled.insert(key) }
+                return !request.firstLook
             }
             // A burst: the newest version, compared with the version held before the burst.
             var merged = request
@@ -77,14 +90,34 @@ final class ExternalVersionRecorder: Sendable {
             merged.held = ChangeLog.Held.combining(older.held, olderVersion: olderVersion, request.held)
             // Versions that follow one another: the newer's changed keys on top of the older's.
             if request.held?.version == olderVersion { merged.contents = older.contents.followed(by: request.contents) }
-            pending[key] = merged
-            return false
+            pending.requests[key] = merged
+            // A request a first look kept has no drain on the queue yet: a later version's request schedules one.
+            return !request.firstLook && pending.unscheduled.remove(key) != nil
         }
-        guard first else { return }
+        if mustSchedule { schedule(key) }
+    }
+
+    /// Hands the requests first looks kept (``submit(_:)``) to the queue: called after a store's open, off the
+    /// opening thread.
+    func scheduleFirstLooks() {
+        let keys = pending.withLock { pending in
+            defer { pending.unscheduled.removeAll() }
+            return pending.unscheduled
+        }
+        for key in keys { schedule(key) }
+    }
+
+    /// How many first looks' requests wait for ``scheduleFirstLooks()`` (for tests).
+    var keptFirstLooks: Int {
+        pending.withLock { $0.unscheduled.count }
+    }
+
+    /// Records the request of `key` when it is due (``RecordPacing``), on the recorder's queue.
+    private func schedule(_ key: String) {
         let last = lastRecorded.load(ordering: .relaxed)
         let due = RecordPacing.due(now: DispatchTime.now().uptimeNanoseconds, lastWritten: last == 0 ? nil : last)
         queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due)) {
-            guard let request = self.pending.withLock({ $0.removeValue(forKey: key) }) else { return }
+            guard let request = self.pending.withLock({ $0.requests.removeValue(forKey: key) }) else { return }
             Self.record(request)
             self.lastRecorded.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
         }
@@ -123,8 +156,8 @@ final class ExternalVersionRecorder: Sendable {
     func waitUntilIdle() {
         queue.sync {
             let requests = pending.withLock { pending in
-                defer { pending.removeAll() }
-                return Array(pending.values)
+                defer { pending = Pending() }
+                return Array(pending.requests.values)
             }
             for request in requests { Self.record(request) }
         }
