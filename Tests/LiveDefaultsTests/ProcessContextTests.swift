@@ -41,7 +41,9 @@ struct ProcessContextTests {
         let sibling = try Self.store(in: first, clock: clock)
         let reader = try Self.store(in: second, clock: clock)
         // The reading process's watcher has registered the directory and made its first poll (polling starts
-        // with one): from now on it looks only when the manual clock says.
+        // with one): from now on it looks only when the manual clock says. Twice: the registration, run by the
+        // first wait, is what hands the first poll to the watcher's thread, after that wait's own job.
+        second.watcher.settle()
         second.watcher.settle()
         let path = "/home/\(Self.domain).plist"
 
