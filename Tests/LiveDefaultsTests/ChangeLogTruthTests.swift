@@ -78,7 +78,7 @@ struct ChangeLogTruthTests {
         #expect(seen.withLock { $0.last?.tail } == logged, "told before it was recorded")
         StorageContext.system.recorder.waitUntilIdle()
         #expect(ChangeLog.tail(at: logPath) == .recorded(version))
-        let me = ChangeLog.thisProcess.executable
+        let me = ProcessIdentity.current.writer.executable
         #expect(summary(ChangeLog.read(at: logPath)) == ["A -→1 \(me)", "A 1→3 external"])
     }
 
@@ -128,7 +128,7 @@ struct ChangeLogTruthTests {
         reader.loadIfNeeded()
         StorageContext.system.recorder.waitUntilIdle()
         try writeThroughLibrary(["B": 1])
-        let me = ChangeLog.thisProcess.executable
+        let me = ProcessIdentity.current.writer.executable
         #expect(summary(ChangeLog.read(at: logPath)) == ["A -→1 \(me)", "B -→1 \(me)"])
     }
 
@@ -150,7 +150,7 @@ struct ChangeLogTruthTests {
         let reader = DomainFile(path: path)
         reader.loadIfNeeded()
         StorageContext.system.recorder.waitUntilIdle()
-        let me = ChangeLog.thisProcess.executable
+        let me = ProcessIdentity.current.writer.executable
         #expect(summary(ChangeLog.read(at: logPath)) == ["A -→1 \(me)", "A 1→2 stopped-writer"])
         #expect(ChangeLog.read(at: logPath).entries.last?.origin == .local)
         // The intent was for that landing only: the same bytes written again later by an editor are external.

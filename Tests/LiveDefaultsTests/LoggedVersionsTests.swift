@@ -9,7 +9,7 @@ struct LoggedVersionsTests {
     static func entry(_ version: UInt64, _ changes: [String: (old: PropertyList?, new: PropertyList?)]) -> Data {
         ChangeLog.line(
             ChangeLog.Entry(
-                time: Date(timeIntervalSince1970: 1_000), origin: .local, writer: ChangeLog.thisProcess,
+                time: Date(timeIntervalSince1970: 1_000), origin: .local, writer: ProcessIdentity.current.writer,
                 version: version,
                 changes: changes.sorted { $0.key < $1.key }.map { key, change in
                     ChangeLog.Change(

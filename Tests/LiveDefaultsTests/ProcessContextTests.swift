@@ -148,4 +148,43 @@ struct ProcessContextTests {
         watching.waitForRecords()
         #expect(logged() == 3)
     }
+    @Test("a context's clock and process identity are its stores' and its records'")
+    func clockAndIdentityPerContext() async throws {
+        let memory = InMemoryFileSystem()
+        let clock = ManualDefaultsClock()
+        clock.advance(by: .seconds(1_000_000))
+        // Another process of the machine: pid 1 runs, so its records are not taken for a dead process's.
+        let other = ProcessContext(fileSystem: memory, clock: clock, pid: 1)
+        var configuration = Defaults.Configuration.rooted(at: "/home", applicationDomain: Self.domain)
+        configuration.context = other
+        configuration.logger = Logger(label: "context") { _ in SwiftLogNoOpLogHandler() }
+        #expect(configuration.clock === clock, "a store follows its context's clock unless given another")
+        #expect(
+            Defaults.Configuration.rooted(at: "/home", applicationDomain: Self.domain).clock
+                === SystemDefaultsClock.shared)
+        let store = try Defaults(configuration: configuration)
+        let path = "/home/\(Self.domain).plist"
+
+        store.set(1, forKey: "A")
+        try await store.flush()
+        let log = ChangeLog.read(at: ChangeLog.path(forDomainFile: path), on: memory)
+        #expect(log.entries.map { $0.writer?.pid } == [1], "the change log names the context's process")
+
+        // A corrupt file is kept aside under the context's process and clock.
+        try memory.place(Data("not a plist".utf8), at: path)
+        store.set(2, forKey: "A")
+        try await store.flush()
+        let kept = memory.namesInDirectory("/home").filter { $0.contains(".corrupt-") }
+        #expect(kept == ["\(Self.domain).plist.corrupt-\(CurrentVersion.wholeSeconds(clock.now))-1"])
+
+        // The readers' announcement is the context's process's, with its clock's time.
+        other.watcher.settle()
+        other.waitForRecords()
+        let announced = try #require(
+            try memory.read(atPath: ReaderAnnouncer.file(for: path, pid: 1)), "announced under pid 1")
+        let announcement = try #require(ReaderAnnouncements.decode(announced.data))
+        #expect(announcement.pid == 1 && announcement.start == CurrentProcess.startTime(of: 1))
+        #expect(announcement.since == clock.now.timeIntervalSince1970)
+        #expect(try memory.read(atPath: ReaderAnnouncer.file(for: path, pid: getpid())) == nil)
+    }
 }

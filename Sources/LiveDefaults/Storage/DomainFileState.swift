@@ -44,7 +44,12 @@ extension DomainFile {
     struct State {
         var loaded = false
         var disk: [String: PropertyList] = [:]
-        var stamp: FileStamp?
+        /// The version of the file `disk` holds, as this process read or wrote it last: nil for no file (or none
+        /// read yet). While a fallback is served (``fallback``) `disk` is that instead; ``servedDigest`` names it.
+        var served: FileVersion?
+        /// The file on disk as last seen, when it is not `served`: a version that was refused or could not be
+        /// read (``OnDisk``).
+        var onDisk = OnDisk.served
         var format: PropertyList.Format = .xml
         var pending = DomainEdits()
         /// Whether the ``BackgroundWriter`` holds this file and will take `pending` without being told again:
@@ -64,9 +69,22 @@ extension DomainFile {
         /// Whether this process has read a version of the file that parsed (an existing file, not an absent
         /// one): while the file is unreadable, `disk` keeps that last good version (see ``reload``).
         var readGoodVersion = false
-        /// The digest of the version `disk` holds (``FileVersion``): with `stamp`, the version adopted last; while
-        /// the file is unreadable, `stamp` is the unreadable version's and this stays the last good one's.
-        var digest: UInt64?
+
+        /// The file's stamp as this process last saw it (nil: no file, or one whose stamp could not be read): what
+        /// a reload and a write compare the file with.
+        var stamp: FileStamp? {
+            switch onDisk {
+            case .served: served?.stamp
+            case .other(let stamp): stamp
+            }
+        }
+
+        /// The digest of the version `disk` holds, in the change log's numbering (nil: unknown, or no file): the
+        /// file's version this process read or wrote, or the change log's version a fallback serves.
+        var servedDigest: UInt64? {
+            guard let fallback else { return served?.digest }
+            return fallback.logged.flatMap { $0 == 0 ? nil : $0 }
+        }
         /// What only some files ever hold, out of line: a process keeps up to six layer files for every
         /// domain it opens (one per layer whose directory exists), many of which do not exist (the memory
         /// this saves is in Docs/Benchmarks.md, memory).
@@ -95,8 +113,8 @@ extension DomainFile {
         /// a version arrives (a whole read, a read of the changed entries, this process's own write) set the same
         /// fields. A version refused before is then no longer on disk.
         mutating func adopt(_ version: FileVersion?, format: PropertyList.Format, index: XMLDictionaryIndex?) {
-            stamp = version?.stamp
-            digest = version?.digest
+            served = version
+            onDisk = .served
             self.format = format
             self.index = index
             failure = nil
@@ -144,6 +162,14 @@ extension DomainFile {
                 rare = RareBox(fields)
             }
         }
+    }
+
+    /// Where the file on disk stands against the version a ``DomainFile`` serves.
+    enum OnDisk: Equatable {
+        /// The file is the version served (``State/served``; nil there: no file).
+        case served
+        /// The file is a version not served, refused or unreadable: its stamp, nil when not even that could be read.
+        case other(FileStamp?)
     }
 
     fileprivate struct RareFields {

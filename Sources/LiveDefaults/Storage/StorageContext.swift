@@ -29,6 +29,12 @@ final class StorageContext: Sendable {
     /// The queue of the records written in the background (the recorder's and the announcer's): one thread
     /// at a time, in order.
     let recordsQueue: DispatchQueue
+    /// The context's time: what its recorder pauses on, and the default of its stores' clocks
+    /// (``Defaults/Configuration/clock``).
+    let clock: any DefaultsClock
+    /// Who the context's process is, as its records name it; the running process's unless a test gives another.
+    var identity: ProcessIdentity { chosenIdentity ?? .current }
+    private let chosenIdentity: ProcessIdentity?
     /// Whether the process writes change logs (on unless a benchmark turns it off to measure its cost).
     var changeLogIsEnabled: Bool {
         get { changeLogSwitch.load(ordering: .relaxed) }
@@ -36,16 +42,24 @@ final class StorageContext: Sendable {
     }
     private let changeLogSwitch = Atomic<Bool>(true)
 
-    /// A context over `fileSystem`. `isRealProcess`: whether what is pending at the process's exit is written
-    /// then (the exit handlers of the background writer and the recorder); only ``system``'s are, a test's
-    /// context stands for a process that has no exit of its own.
-    init(fileSystem: any DefaultsFileSystem, isRealProcess: Bool = false) {
+    /// A context over `fileSystem`, on `clock`, for the process `identity` (nil: the running process, read when
+    /// a record first needs it). `isRealProcess`: whether what is pending at the process's exit is written then
+    /// (the exit handlers of the background writer and the recorder); only ``system``'s are, a test's context
+    /// stands for a process that has no exit of its own.
+    init(
+        fileSystem: any DefaultsFileSystem, clock: any DefaultsClock = SystemDefaultsClock.shared,
+        identity: ProcessIdentity? = nil, isRealProcess: Bool = false
+    ) {
         self.fileSystem = fileSystem
+        self.clock = clock
+        chosenIdentity = identity
         let records = DispatchQueue(label: "LiveDefaults.records", qos: .utility)
         recordsQueue = records
         writer = BackgroundWriter(writesAtExit: isRealProcess)
-        recorder = ExternalVersionRecorder(queue: records, recordsAtExit: isRealProcess)
-        announcer = ReaderAnnouncer(queue: records, sweeps: sweeps)
+        let identity = { @Sendable in identity ?? .current }
+        recorder = ExternalVersionRecorder(
+            queue: records, recordsAtExit: isRealProcess, clock: clock, identity: identity)
+        announcer = ReaderAnnouncer(queue: records, sweeps: sweeps, clock: clock, identity: identity)
     }
 
     /// Waits until the records made in the background so far are written: the change log's entries of versions

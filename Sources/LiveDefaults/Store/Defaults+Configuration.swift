@@ -92,7 +92,12 @@ extension Defaults {
         /// corrupt file (see ``DefaultsClock``). The real time unless you pass another clock, such as `ManualDefaultsClock` (in
         /// the `LiveDefaultsTesting` product) in a test. Stores with different clocks keep files of their
         /// own, which meet through the disk (see Docs/Architecture.md). Polling follows the real time.
-        public var clock: any DefaultsClock
+        public var clock: any DefaultsClock {
+            get { chosenClock ?? context.clock }
+            set { chosenClock = newValue }
+        }
+        /// The clock given, if any; else the context's (the real time for the real process).
+        private var chosenClock: (any DefaultsClock)?
         /// The file system the store's files live on: the system's unless a test of this package gives another
         /// (`InMemoryFileSystem`, `FaultInjectingFileSystem` in `LiveDefaultsTesting`). Stores on different file
         /// systems never share a file. A store on any file system but the system's does not watch (inotify and
@@ -140,7 +145,8 @@ extension Defaults {
             self.errorHandler = errorHandler
             givenLogger = logger
             self.watching = watching
-            self.clock = clock
+            // The default argument is the real time: left to the context, whose clock a test's context may set.
+            chosenClock = clock is SystemDefaultsClock ? nil : clock
         }
 
         /// A configuration whose files all live below `directory` (see ``DefaultsLocations/rooted(at:)``).

@@ -36,15 +36,22 @@ package final class ProcessContext: Sendable {
         self.makeWatcher = makeWatcher
     }
 
-    /// A context of its own over `fileSystem`: a process of a test. Its watcher polls (inotify sees only the
-    /// system's files) on `clock` every `pollInterval`; a store of it watches only when its file system is the
-    /// system's (see ``Defaults/Configuration/fileSystem``).
+    /// A context of its own over `fileSystem`: a process of a test, on `clock` (its stores' unless their
+    /// configuration names another), named `pid` in its records when given (else as the test process; see
+    /// ``ProcessIdentity``). Its watcher polls (inotify sees only the system's files) on `clock` every
+    /// `pollInterval`.
     package convenience init(
         fileSystem: any DefaultsFileSystem, clock: any DefaultsClock = SystemDefaultsClock.shared,
-        pollInterval: Duration = .milliseconds(100)
+        pollInterval: Duration = .milliseconds(100), pid: Int32? = nil
     ) {
+        let identity = pid.map { pid in
+            var identity = ProcessIdentity.current
+            identity.pid = pid
+            identity.start = CurrentProcess.startTime(of: pid) ?? 0
+            return identity
+        }
         self.init(
-            storage: StorageContext(fileSystem: fileSystem),
+            storage: StorageContext(fileSystem: fileSystem, clock: clock, identity: identity),
             makeWatcher: {
                 FileWatcher(
                     forcePolling: fileSystem !== StorageContext.system.fileSystem, pollInterval: pollInterval,
@@ -55,6 +62,8 @@ package final class ProcessContext: Sendable {
 
     /// The file system stores of this context are on unless their configuration names another.
     package var fileSystem: any DefaultsFileSystem { storage.fileSystem }
+    /// The clock stores of this context follow unless their configuration names another.
+    package var clock: any DefaultsClock { storage.clock }
 
     /// The context's watcher (``Defaults/Configuration/Watching/automatic``), made on first use.
     package var watcher: FileWatcher {

@@ -48,11 +48,10 @@ extension DomainFile {
                     }
                     var refusal: FileJudges.RefusedVersion?
                     // The file's own version, read and served as it is: refused on disk, as a newer one would be.
-                    if state.failure == nil, state.refused == nil, state.fallback == nil, let stamp = state.stamp,
-                        let digest = state.digest
+                    if state.failure == nil, state.refused == nil, state.fallback == nil, state.onDisk == .served,
+                        let version = state.served
                     {
-                        refusal = FileJudges.RefusedVersion(
-                            version: FileVersion(stamp: stamp, digest: digest), contents: state.disk, reason: reason)
+                        refusal = FileJudges.RefusedVersion(version: version, contents: state.disk, reason: reason)
                         state.refused = refusal
                     }
                     // Looked for again with the judges (recoverFromLogIfNeeded): what is served is no longer accepted.
@@ -106,7 +105,6 @@ extension DomainFile {
                     guard state.stamp == need.stamp, state.needsFallback else { return nil }
                     let before = state.contents
                     state.disk = found?.contents ?? [:]
-                    state.digest = found.flatMap { $0.number == 0 ? nil : $0.number }
                     state.fallback = Fallback(logged: found?.number)
                     // What is served now is a version: a later failure keeps it, as it keeps any last known good.
                     state.readGoodVersion = found != nil

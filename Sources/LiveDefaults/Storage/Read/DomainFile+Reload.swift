@@ -109,7 +109,7 @@ extension DomainFile {
         }
         for _ in 0..<Self.judgedReloadAttempts {
             let (loaded, known, digest, refused, corrupt) = state.read {
-                ($0.loaded, $0.stamp, $0.digest, $0.refused, $0.corruptStamp)
+                ($0.loaded, $0.stamp, $0.servedDigest, $0.refused, $0.corruptStamp)
             }
             guard case .some(let stamp?) = try? fileSystem.stamp(atPath: path) else { return plain() }
             if loaded && stamp == known && !verifyContents { return }
@@ -180,7 +180,7 @@ extension DomainFile {
                     let isNew = state.change { state in
                         defer { state.refused = refusal }
                         state.loaded = true
-                        state.stamp = judged.loaded.version.stamp
+                        state.onDisk = .other(judged.loaded.version.stamp)
                         return state.refused?.version != refusal.version
                     }
                     guard isNew else { return [] }
@@ -199,7 +199,7 @@ extension DomainFile {
             if judged == nil, loaded && current == known {
                 guard verifyContents, current != nil else { return [] }
                 let bytes = try? fileSystem.read(atPath: path)
-                if bytes.map({ FileVersion.digest(of: $0.data) }) == state.read({ $0.digest }) { return [] }
+                if bytes.map({ FileVersion.digest(of: $0.data) }) == state.read({ $0.servedDigest }) { return [] }
             }
             let (corruptStamp, index) = state.read { ($0.corruptStamp, $0.index) }
             // Only the disk lock, held here, changes `disk`: what it holds now is what the index describes.
@@ -233,7 +233,8 @@ extension DomainFile {
             let deltas: [KeyDelta] = state.change { state in
                 // The version before, for the old values of what an external writer changed.
                 let heldVersion: UInt64? =
-                    recording && !firstLook && state.failure == nil ? (state.stamp == nil ? 0 : state.digest) : nil
+                    recording && !firstLook && state.failure == nil
+                    ? (state.stamp == nil ? 0 : state.servedDigest) : nil
                 state.loaded = true
                 if case .success(let loaded?) = result, case .changed(let reread) = loaded.contents {
                     let diskChanges = Self.diskChanges(of: reread)
@@ -264,7 +265,7 @@ extension DomainFile {
                     // read none), so that one bad save never takes a running program's settings away. The
                     // next good version is compared with it, key by key, like any other change.
                     let error = failure.error.keepingLastKnownGood(state.readGoodVersion)
-                    state.stamp = failure.stamp
+                    state.onDisk = .other(failure.stamp)
                     state.failure = error
                     if state.corruptStamp != failure.stamp {
                         state.corruptStamp = failure.stamp
@@ -302,8 +303,8 @@ extension DomainFile {
     /// if it serves a fallback (``ReaderAnnouncer``): one read of the state, so the three agree.
     var announcedVersions: (applied: UInt64, refused: FileJudges.RefusedVersion?, fallback: Fallback?) {
         state.read { state in
-            // While a version is refused (or unreadable) the stamp is that version's; the digest stays the applied one's.
-            (state.refused == nil && state.stamp == nil ? 0 : state.digest ?? 0, state.refused, state.fallback)
+            // While a version is refused (or unreadable) the stamp is that version's; the digest is the served one's.
+            (state.refused == nil && state.stamp == nil ? 0 : state.servedDigest ?? 0, state.refused, state.fallback)
         }
     }
 

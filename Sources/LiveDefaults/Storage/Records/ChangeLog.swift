@@ -55,11 +55,6 @@ struct ChangeLog: Sendable, Equatable {
         var revision: Int64?
     }
 
-    /// This process as a writer: its executable's name, process and effective user.
-    static let thisProcess = Writer(
-        executable: CurrentProcess.executablePath.map(PathComponents.name(of:)) ?? "?", pid: CurrentProcess.id,
-        uid: CurrentProcess.effectiveUserID, revision: nil)
-
     /// A value as the log holds it: whole, or, when large, its digest, type and encoded size; or, for the old
     /// value of an external change, unknown (the log held only its digest and the noticing process had no copy).
     enum LoggedValue: Sendable, Hashable {

@@ -20,9 +20,16 @@ final class ExternalVersionRecorder: Sendable {
     ///   - queue: The queue of the records a process writes in the background: these versions, and the readers'
     ///     announcements (``ReaderAnnouncer``). One queue for both: one thread at a time, in order.
     ///   - recordsAtExit: Whether the first submission installs the exit handler (the real process's recorder).
-    init(queue: DispatchQueue, recordsAtExit: Bool) {
+    ///   - clock: What a refusal's record pauses on between its tries of the lock.
+    ///   - identity: Who reads, as a refusal's line names it (asked when a refusal is recorded).
+    init(
+        queue: DispatchQueue, recordsAtExit: Bool, clock: any DefaultsClock,
+        identity: @escaping @Sendable () -> ProcessIdentity
+    ) {
         self.queue = queue
         exitHandlerInstalled = Atomic(!recordsAtExit)
+        self.clock = clock
+        self.identity = identity
     }
 
     /// A version read, and what recording it needs.
@@ -58,6 +65,8 @@ final class ExternalVersionRecorder: Sendable {
     private let pending = Lock(Pending())
     private let exitHandlerInstalled: Atomic<Bool>
     private let queue: DispatchQueue
+    private let clock: any DefaultsClock
+    private let identity: @Sendable () -> ProcessIdentity
 
     /// When the last version was recorded (`DispatchTime` nanoseconds, 0: none yet): versions of a burst are
     /// recorded once, as the newest, later (``RecordPacing``).
@@ -132,14 +141,15 @@ final class ExternalVersionRecorder: Sendable {
         version: UInt64, reason: String, path: String, lockPath: String, time: Date, owner: (UserID, GroupID)?,
         fileSystem: any DefaultsFileSystem
     ) {
-        let refusal = ChangeLog.Refusal(time: time, version: version, reason: reason, reader: ChangeLog.thisProcess)
+        let refusal = ChangeLog.Refusal(time: time, version: version, reason: reason, reader: identity().writer)
         let log = ChangeLog.path(forDomainFile: path)
+        let clock = clock
         queue.async {
             var lock: Int32?
             for attempt in 0..<Self.refusalLockAttempts {
                 lock = fileSystem.lockExclusivelyIfFree(lockPath)
                 if lock != nil || attempt == Self.refusalLockAttempts - 1 { break }
-                SystemDefaultsClock.shared.pause(for: .milliseconds(1))
+                clock.pause(for: .milliseconds(1))
             }
             ChangeLog.appendRefusal(refusal, at: log, owner: owner, on: fileSystem)
             if let lock { fileSystem.close(lock) }

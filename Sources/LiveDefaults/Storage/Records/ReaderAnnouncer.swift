@@ -9,10 +9,20 @@ final class ReaderAnnouncer: Sendable {
     /// - Parameters:
     ///   - queue: The process's records queue (shared with the change log's ``ExternalVersionRecorder``).
     ///   - sweeps: Where the process swept dead writers' leftovers: an announcement's directory is swept once.
-    init(queue: DispatchQueue, sweeps: TemporarySweeps) {
+    ///   - clock: The wall-clock time an announcement's `since` and refusal times are read from.
+    ///   - identity: Who announces (asked when an announcement is written).
+    init(
+        queue: DispatchQueue, sweeps: TemporarySweeps, clock: any DefaultsClock,
+        identity: @escaping @Sendable () -> ProcessIdentity
+    ) {
         self.queue = queue
         self.sweeps = sweeps
+        self.clock = clock
+        self.identity = identity
     }
+
+    private let clock: any DefaultsClock
+    private let identity: @Sendable () -> ProcessIdentity
 
     private struct Entry {
         weak var file: DomainFile?
@@ -123,7 +133,7 @@ final class ReaderAnnouncer: Sendable {
     /// A watching store (`store`) let `file` go: its pins go with it, and the last holder takes the announcement
     /// away.
     func stop(_ file: DomainFile, by store: ObjectIdentifier) {
-        let path = Self.file(for: file.path)
+        let path = Self.file(for: file.path, pid: identity().pid)
         let fileSystem = file.fileSystem
         let (drainNow, unpinned) = state.withLock { state -> (Bool, Bool) in
             let key = Self.key(file)
@@ -217,10 +227,10 @@ final class ReaderAnnouncer: Sendable {
         for key in ready { publish(key) }
     }
 
-    /// The announcement file of this process for the domain file `path`.
-    static func file(for path: String) -> String {
+    /// The announcement file of process `pid` for the domain file `path`.
+    static func file(for path: String, pid: Int32) -> String {
         "\(ReaderAnnouncements.directory(forDomainFile: path))/"
-            + ReaderAnnouncements.name(forDomainFile: path, pid: CurrentProcess.id)
+            + ReaderAnnouncements.name(forDomainFile: path, pid: pid)
     }
 
     /// The key of `file`'s entry: its path, and its file system when it is not the system's.
@@ -237,7 +247,8 @@ final class ReaderAnnouncer: Sendable {
         else { return }
         let (applied, refused, held) = file.announcedVersions
         let fallback = held.map { $0.logged == nil ? ReaderAnnouncement.Fallback.defaults : .log }
-        let now = Date().timeIntervalSince1970
+        let now = clock.now.timeIntervalSince1970
+        let identity = identity()
         let taken = state.withLock { state -> (ReaderAnnouncement, [@Sendable () -> [String: String]])? in
             guard var entry = state.entries[key] else { return nil }
             if entry.applied != applied {
@@ -252,15 +263,15 @@ final class ReaderAnnouncer: Sendable {
             }
             state.entries[key] = entry
             let announcement = ReaderAnnouncement(
-                pid: CurrentProcess.id, start: CurrentProcess.startTime,
-                executable: ChangeLog.thisProcess.executable, applied: applied, since: entry.since,
+                pid: identity.pid, start: identity.start, executable: identity.executable, applied: applied,
+                since: entry.since,
                 refused: entry.refused, fallback: fallback)
             return (announcement, entry.pins.map { $0.byStore.map(\.keys) } ?? [])
         }
         guard let (unpinned, pins) = taken else { return }
         var announcement = unpinned
         if !pins.isEmpty { announcement.pinned = Pins.described(pins) }
-        let path = Self.file(for: file.path)
+        let path = Self.file(for: file.path, pid: identity.pid)
         let fileSystem = file.fileSystem
         // Readable by others: `defaults readers` may run as another user (an operator's shell, root).
         do throws(SystemError) {

@@ -18,14 +18,20 @@ struct WriteLogging {
     let fileSystem: any DefaultsFileSystem
     let owner: (UserID, GroupID)?
     let time: Date
+    /// Who writes (``ProcessIdentity``).
+    let writer: ChangeLog.Writer
     /// The log, opened for the intent and kept open for the entry: one `open` and one `close` of it a write.
     private var log: AppendingFile?
 
-    init(domainFile path: String, on fileSystem: any DefaultsFileSystem, owner: (UserID, GroupID)?, time: Date) {
+    init(
+        domainFile path: String, on fileSystem: any DefaultsFileSystem, owner: (UserID, GroupID)?, time: Date,
+        writer: ChangeLog.Writer
+    ) {
         logPath = ChangeLog.path(forDomainFile: path)
         self.fileSystem = fileSystem
         self.owner = owner
         self.time = time
+        self.writer = writer
     }
 
     /// Step 1: records the version the write replaces (`version`, 0 for no file, whose contents are
@@ -60,7 +66,7 @@ struct WriteLogging {
         let keys = edits.replacement.map { Set($0.keys).union(base.keys) } ?? Set(edits.keys.keys)
         let changed = ChangeLog.changedKeys(ofKeys: keys, old: { base[$0] }, new: { contents[$0] })
         guard !changed.isEmpty else { return nil }
-        var writer = ChangeLog.thisProcess
+        var writer = self.writer
         writer.revision = ChangeLogAttribution.fleetRevision
         let header = ChangeLog.Entry(
             time: time, origin: writer.revision == nil ? .local : .fleet, writer: writer, version: version,

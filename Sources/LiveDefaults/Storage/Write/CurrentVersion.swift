@@ -9,24 +9,24 @@ import Foundation
 struct CurrentVersion {
     /// The contents the edits apply to.
     var contents: [String: PropertyList]
-    /// Their digest; nil when not known (the version held before a corrupt file, or none).
-    var digest: UInt64?
+    /// The version's number in the change log: its digest, 0 for no file; nil when not known (the file there
+    /// cannot be read, and the edits apply to the version held before it).
+    var logVersion: UInt64?
     var format: PropertyList.Format
-    /// Whether no file is there now.
-    var isAbsent: Bool
     /// Whether the file changed since this process last read or wrote it (it was read again).
     var reread: Bool
     /// Why the file there cannot be read, when it cannot: the write keeps it aside before it writes.
     var corrupt: PropertyListError?
 
-    /// The version's number in the change log: its digest, 0 for no file; nil when not known.
-    var logVersion: UInt64? { isAbsent ? 0 : digest }
-
-    /// What this process holds of the file: the version it last read or wrote.
+    /// What this process holds of the file (``DomainFile/State``): the file as it last saw it, and the version it
+    /// serves. They are one version but while a version on disk is refused or unreadable: the stamp is then that
+    /// version's and the contents the last accepted (or the change log's fallback).
     struct Held {
+        /// The file's stamp as last seen (``DomainFile/State/stamp``).
         var stamp: FileStamp?
         var contents: [String: PropertyList]
-        var digest: UInt64?
+        /// The digest of `contents` (``DomainFile/State/servedDigest``).
+        var servedDigest: UInt64?
         var format: PropertyList.Format
         /// The version last found corrupt (its contents are not `contents`).
         var knownCorrupt: FileStamp?
@@ -35,7 +35,7 @@ struct CurrentVersion {
 
         /// The version as the change log's recorder takes it (for the old values of what another writer
         /// changed), when its digest is known.
-        var forChangeLog: ChangeLog.Held? { digest.map { ChangeLog.Held.whole(version: $0, contents: contents) } }
+        var forChangeLog: ChangeLog.Held? { servedDigest.map { ChangeLog.Held.whole(version: $0, contents: contents) } }
     }
 
     enum Found {
@@ -57,7 +57,7 @@ struct CurrentVersion {
         guard stamp != held.stamp || (stamp != nil && (stamp == held.knownCorrupt || stamp == held.refused)) else {
             return .version(
                 CurrentVersion(
-                    contents: held.contents, digest: held.digest, format: held.format, isAbsent: stamp == nil,
+                    contents: held.contents, logVersion: stamp == nil ? 0 : held.servedDigest, format: held.format,
                     reread: false))
         }
         // One read under the lock; waiting for a writer in progress happens without it (the commit's `writeSettled`).
@@ -77,8 +77,8 @@ struct CurrentVersion {
             if case .whole(let whole) = loaded?.contents { contents = whole } else { contents = [:] }
             return .version(
                 CurrentVersion(
-                    contents: contents, digest: loaded?.version.digest, format: loaded?.format ?? held.format,
-                    isAbsent: loaded == nil, reread: true))
+                    contents: contents, logVersion: FileVersion.logNumber(loaded?.version),
+                    format: loaded?.format ?? held.format, reread: true))
         case .failure(let failure):
             let reason: PropertyListError
             switch failure.error.code {
@@ -93,19 +93,19 @@ struct CurrentVersion {
             // known good, empty when it read none), so that no key it knew of is lost from the disk.
             return .version(
                 CurrentVersion(
-                    contents: held.contents, digest: nil, format: held.format, isAbsent: false, reread: true,
-                    corrupt: reason))
+                    contents: held.contents, logVersion: nil, format: held.format, reread: true, corrupt: reason))
         }
     }
 
-    /// Keeps the unreadable file at `destination` aside, as `<file>.corrupt-<time>-<pid>`: its bytes copied and
+    /// Keeps the unreadable file at `destination` aside, as `<file>.corrupt-<time>-<pid>` (`pid`: the writer's): its bytes copied and
     /// flushed, not moved, so that the file stays under the domain's name until the new version replaces it by
     /// rename, and a write that fails or stops on the way leaves the domain as it was, never gone (the fault
     /// suite found readers seeing no file when it was moved first). Returns the copy's path.
     static func keepAside(
-        _ destination: String, on fileSystem: any DefaultsFileSystem, owner: (UserID, GroupID)?, time: Date
+        _ destination: String, on fileSystem: any DefaultsFileSystem, owner: (UserID, GroupID)?, time: Date,
+        pid: Int32
     ) throws(SystemError) -> String {
-        let kept = "\(destination).corrupt-\(Self.wholeSeconds(time))-\(CurrentProcess.id)"
+        let kept = "\(destination).corrupt-\(Self.wholeSeconds(time))-\(pid)"
         let bytes = try fileSystem.read(atPath: destination)?.data ?? Data()
         _ = try fileSystem.replaceAtomically(kept, with: bytes, owner: owner)
         return kept

@@ -98,7 +98,7 @@ extension DomainFile {
                 state.scheduled = false
                 state.inFlight = edits.isEmpty ? nil : edits
                 let held = CurrentVersion.Held(
-                    stamp: state.stamp, contents: state.disk, digest: state.digest, format: state.format,
+                    stamp: state.stamp, contents: state.disk, servedDigest: state.servedDigest, format: state.format,
                     knownCorrupt: state.corruptStamp, refused: state.refused?.version?.stamp)
                 return (pending, edits, held, state.loggedVersion)
             }
@@ -120,7 +120,7 @@ extension DomainFile {
                 DomainWrite(
                     path: path, lockPath: lockPath, fileSystem: fileSystem, owner: owner, clock: clock, edits: edits,
                     held: held, check: check, loggedVersion: loggedVersion, sweeps: context.sweeps,
-                    logsChanges: context.changeLogIsEnabled))
+                    logsChanges: context.changeLogIsEnabled, identity: context.identity))
             if case .written = outcome {
                 written = (edits.keyCount, Int64((ContinuousClock.now - start).clampedNanoseconds))
             }

@@ -32,6 +32,8 @@ struct DomainWrite {
     let sweeps: TemporarySweeps
     /// Whether the process writes change logs (``StorageContext/changeLogIsEnabled``).
     let logsChanges: Bool
+    /// Who writes, as the change log and a kept copy's name say (``StorageContext/identity``).
+    let identity: ProcessIdentity
 
     /// What an attempt came to.
     enum Attempt {
@@ -127,7 +129,8 @@ struct DomainWrite {
     {
         guard let reason = current.corrupt else { return nil }
         do throws(SystemError) {
-            let kept = try CurrentVersion.keepAside(destination, on: fileSystem, owner: owner, time: clock.now)
+            let kept = try CurrentVersion.keepAside(
+                destination, on: fileSystem, owner: owner, time: clock.now, pid: identity.pid)
             return .corruptFile(path: path, reason, keptAs: kept)
         } catch {
             throw failed(error)
@@ -139,7 +142,8 @@ struct DomainWrite {
     /// which the log holds; then the look at the log's end is saved. Nil when the process writes no log.
     private func recordWrittenOver(_ current: CurrentVersion) -> WriteLogging? {
         guard logsChanges else { return nil }
-        let log = WriteLogging(domainFile: path, on: fileSystem, owner: owner, time: clock.now)
+        let log = WriteLogging(
+            domainFile: path, on: fileSystem, owner: owner, time: clock.now, writer: identity.writer)
         if let version = current.logVersion, current.reread || version != loggedVersion {
             log.recordWrittenOver(
                 version: version, contents: current.contents, held: current.reread ? held.forChangeLog : nil)
