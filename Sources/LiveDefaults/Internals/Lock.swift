@@ -43,6 +43,22 @@ package struct Lock<Value>: @unchecked Sendable {
     }
 }
 
+/// A value made once on first use and published: for values whose making must not run under the lock (it reads
+/// files or starts a thread).
+extension Lock {
+    /// The value published, or `make()`'s, made outside the lock: threads that race here may each make one, the
+    /// first to publish wins and the others' are dropped.
+    package func published<Wrapped>(orMake make: () -> Wrapped) -> Wrapped where Value == Wrapped? {
+        if let published = withLock({ $0 }) { return published }
+        let made = make()
+        return withLock { published in
+            if let published { return published }
+            published = made
+            return made
+        }
+    }
+}
+
 /// The allocation behind a ``Lock``: a `pthread_mutex_t`, then the value at its alignment, in memory of its
 /// own; the class only owns it. Not generic, and not a subclass, so its metadata is the compiler's.
 final class LockBuffer {

@@ -206,15 +206,8 @@ public final class Defaults: Sendable {
     ///
     /// Changes to its search list (suites, registered defaults) last until ``resetStandardUserDefaults()``.
     public static var standard: Defaults {
-        if let existing = sharedStore.withLock({ $0 }) { return existing }
-        // Built outside the lock (it reads files): threads that race here each build one, the first to
-        // publish wins and the others' stores are released.
-        let created = Defaults()
-        return sharedStore.withLock { store in
-            if let store { return store }
-            store = created
-            return created
-        }
+        // Built outside the lock: it reads files.
+        sharedStore.published { Defaults() }
     }
 
     /// Writes the shared store's pending changes and releases it; the next use of ``standard`` creates a

@@ -67,14 +67,8 @@ package final class ProcessContext: Sendable {
 
     /// The context's watcher (``Defaults/Configuration/Watching/automatic``), made on first use.
     package var watcher: FileWatcher {
-        if let made = madeWatcher.withLock({ $0 }) { return made }
-        // Made outside the lock (it starts a thread); the first one kept wins.
-        let watcher = makeWatcher()
-        return madeWatcher.withLock { made in
-            if let made { return made }
-            made = watcher
-            return watcher
-        }
+        // Made outside the lock: it starts a thread.
+        madeWatcher.published(orMake: makeWatcher)
     }
 
     /// The context's watcher for ``Defaults/Configuration/Watching/polling(interval:)`` at `interval` (at least a
