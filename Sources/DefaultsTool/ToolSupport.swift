@@ -154,7 +154,7 @@ struct ToolStore {
     func replace(with contents: [String: PropertyList]) throws {
         _ = try self.contents()
         do {
-            try defaults.setPersistentDomainValues(contents, forName: target.name, layer: target.layer)
+            try defaults.trySetPersistentDomain(contents, forName: target.name, layer: target.layer)
         } catch {
             throw ToolError("\(error)")
         }

@@ -119,7 +119,7 @@ struct FoundationBehaviourTests {
         #expect(defaults.lastError == DefaultsError.volatileDomainExists("scratch"))
         #expect(defaults.volatileDomainValues(forName: "scratch") == ["A": 2])
         #expect(throws: DefaultsError.volatileDomainExists("scratch")) {
-            try defaults.setVolatileDomain(["A": 4] as [String: PropertyList], forName: "scratch")
+            try defaults.trySetVolatileDomain(["A": 4] as [String: PropertyList], forName: "scratch")
         }
     }
 
@@ -178,7 +178,7 @@ struct FoundationBehaviourTests {
             let name = "race-\(round)"
             let successes = Atomic<Int>(0)
             DispatchQueue.concurrentPerform(iterations: 8) { caller in
-                if (try? defaults.setVolatileDomain(["Caller": .integer(caller)], forName: name)) != nil {
+                if (try? defaults.trySetVolatileDomain(["Caller": .integer(caller)], forName: name)) != nil {
                     successes.add(1, ordering: .relaxed)
                 }
             }

@@ -50,7 +50,7 @@ struct MissingKeyFilterTests {
             try runHelper(["write-sequence", directory.path, "com.example.filter", "FromAnotherProcess", "2"]).status
                 == 0)
         #expect(await eventually { defaults.integer(forKey: "FromAnotherProcess") == 2 })
-        try defaults.setPersistentDomainValues(
+        try defaults.trySetPersistentDomain(
             Dictionary(uniqueKeysWithValues: (0..<5_000).map { ("Bulk\($0)", PropertyList.integer($0)) }),
             forName: "com.example.filter")
         #expect((0..<5_000).allSatisfy { defaults.integer(forKey: "Bulk\($0)") == $0 })

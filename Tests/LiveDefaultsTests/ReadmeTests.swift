@@ -24,7 +24,7 @@ struct ReadmeTests {
         defaults.addSuite(named: "com.example.shared")
         try defaults.trySet(["a", "b"], forKey: "Tags")
         #expect(defaults.objectIsForced(forKey: "ProxyURL") == false)
-        try defaults.setPersistentDomainValues(["Theme": "dark"], forName: "com.example.other")
+        try defaults.trySetPersistentDomain(["Theme": "dark"], forName: "com.example.other")
         #expect(defaults.synchronize())
         #expect(defaults.persistentDomainNames == ["com.example.other", "myserver"])
     }

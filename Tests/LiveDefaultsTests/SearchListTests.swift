@@ -29,7 +29,7 @@ struct SearchListTests {
         try directory.write("com.example.suite.plist", try Self.xml(["Key": "suite", "OnlySuite": "s"]))
         let defaults = try directory.store("com.example.app", arguments: ["-Key", "argument"], languages: ["fr"])
         defaults.register(defaults: ["Key": "registered", "OnlyRegistered": "r"] as [String: PropertyList])
-        try defaults.setVolatileDomain(
+        try defaults.trySetVolatileDomain(
             ["Key": "language", "OnlyLanguage": "l"] as [String: PropertyList], forName: "fr")
         #expect(defaults.string(forKey: "Key") == "argument")
         #expect(defaults.string(forKey: "OnlyGlobal") == "g")
@@ -157,9 +157,9 @@ struct SearchListTests {
     func volatileDomains() throws {
         let directory = TemporaryDirectory()
         let defaults = try directory.store(languages: ["pt"])
-        try defaults.setVolatileDomain(["Greeting": "Olá"] as [String: PropertyList], forName: "pt")
+        try defaults.trySetVolatileDomain(["Greeting": "Olá"] as [String: PropertyList], forName: "pt")
         #expect(throws: DefaultsError.volatileDomainExists("pt")) {
-            try defaults.setVolatileDomain(["Greeting": "Oi"] as [String: PropertyList], forName: "pt")
+            try defaults.trySetVolatileDomain(["Greeting": "Oi"] as [String: PropertyList], forName: "pt")
         }
         #expect(defaults.string(forKey: "Greeting") == "Olá")
         #expect(defaults.volatileDomain(forName: "pt")["Greeting"] as? String == "Olá")
@@ -228,14 +228,14 @@ struct SearchListTests {
         let directory = TemporaryDirectory()
         let defaults = try directory.store()
         #expect(defaults.persistentDomain(forName: "com.example.other") == nil)
-        try defaults.setPersistentDomainValues(["X": 1, "Y": "y"], forName: "com.example.other")
+        try defaults.trySetPersistentDomain(["X": 1, "Y": "y"], forName: "com.example.other")
         #expect(defaults.persistentDomain(forName: "com.example.other")?["X"] as? Int == 1)
         defaults.setPersistentDomain(["Z": true] as [String: Any], forName: "com.example.third")
         defaults.set(1, forKey: "Own")
         defaults.set(2, forKey: "G")
         defaults.synchronize()
         #expect(defaults.persistentDomainNames == ["com.example.other", "com.example.test", "com.example.third"])
-        try defaults.setPersistentDomainValues(["Q": 1], forName: NSGlobalDomainName)
+        try defaults.trySetPersistentDomain(["Q": 1], forName: NSGlobalDomainName)
         defaults.synchronize()
         #expect(defaults.persistentDomainNames.contains("NSGlobalDomain"))
         #expect(FileManager.default.fileExists(atPath: directory.file(".GlobalPreferences.plist")))
@@ -244,7 +244,7 @@ struct SearchListTests {
         // A domain another store uses sees the replacement at once.
         let other = try directory.store("com.example.other")
         #expect(other.integer(forKey: "X") == 1)
-        try defaults.setPersistentDomainValues(["X": 2], forName: "com.example.other")
+        try defaults.trySetPersistentDomain(["X": 2], forName: "com.example.other")
         #expect(other.integer(forKey: "X") == 2)
         #expect(other.string(forKey: "Y") == nil)
 
@@ -368,7 +368,7 @@ struct SearchListTests {
         let bad = ["", ".", "..", "../escape", "a/b", ".hidden", "nul\u{0}byte", String(repeating: "x", count: 256)]
         for name in bad {
             #expect(throws: DefaultsError.self, "\(name.debugDescription)") { try DomainName.validate(name) }
-            #expect(throws: DefaultsError.self) { try defaults.setPersistentDomainValues(["A": 1], forName: name) }
+            #expect(throws: DefaultsError.self) { try defaults.trySetPersistentDomain(["A": 1], forName: name) }
             #expect(throws: DefaultsError.self) {
                 try defaults.trySet(1, forKey: "A", inDomain: name, layer: .currentUser)
             }
@@ -445,7 +445,7 @@ struct SearchListTests {
         #expect(count.withLock { $0 } <= 50, "never more posts than changes (a burst may share one)")
         #expect(seen.withLock { $0 } == 50, "a post always follows the last change")
         let before = count.withLock { $0 }
-        try defaults.setPersistentDomainValues(["G": 1], forName: "NSGlobalDomain")
+        try defaults.trySetPersistentDomain(["G": 1], forName: "NSGlobalDomain")
         delivered()
         #expect(count.withLock { $0 } == before + 1)
         defaults.register(defaults: ["R": 1] as [String: PropertyList])

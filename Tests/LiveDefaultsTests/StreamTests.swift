@@ -85,7 +85,7 @@ struct StreamTests {
         #expect(await updates.next() == .some(nil))
         defaults.register(defaults: ["Greeting": "Hello"] as [String: PropertyList])
         #expect(await updates.next() == .some("Hello"))
-        try defaults.setVolatileDomain(["Greeting": "Bonjour"] as [String: PropertyList], forName: "fr")
+        try defaults.trySetVolatileDomain(["Greeting": "Bonjour"] as [String: PropertyList], forName: "fr")
         #expect(await updates.next() == .some("Bonjour"))
         defaults.removeVolatileDomain(forName: "fr")
         #expect(await updates.next() == .some("Hello"))

@@ -107,7 +107,7 @@ struct ValidatorTests {
         }
         #expect(refused?.code == .versionRefused)
         #expect(throws: DefaultsError.self) {
-            try defaults.setPersistentDomainValues(["MinPool": 9, "MaxPool": 3], forName: Self.domain)
+            try defaults.trySetPersistentDomain(["MinPool": 9, "MaxPool": 3], forName: Self.domain)
         }
         #expect(defaults.synchronize())
         #expect(try onDisk() == ["MinPool": 2, "MaxPool": 20])

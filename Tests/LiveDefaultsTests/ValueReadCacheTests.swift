@@ -145,7 +145,7 @@ struct ValueReadCacheTests {
         let count = 2_000
         var contents: [String: PropertyList] = [:]
         for index in 0..<count { contents["Key\(index)"] = .integer(index) }
-        try defaults.setPersistentDomainValues(contents, forName: "com.example.cache.grow")
+        try defaults.trySetPersistentDomain(contents, forName: "com.example.cache.grow")
         let writer = Task.detached {
             for round in 1...20 {
                 for index in 0..<count {

@@ -43,7 +43,7 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         /// 0000–9999). The file keeps its last version; the edit stays pending, and every later write reports
         /// it again, until the value is replaced or removed. The property-list error's key path names the value.
         public static let unrepresentableValue = Code(rawValue: "unrepresentableValue")
-        /// ``Defaults/setVolatileDomain(_:forName:)-([String:PropertyList],_)`` was given a name that already exists.
+        /// ``Defaults/trySetVolatileDomain(_:forName:)`` was given a name that already exists.
         public static let volatileDomainExists = Code(rawValue: "volatileDomainExists")
         /// A migration found a stored value it cannot convert (``Defaults/migrate(_:from:transform:)``).
         public static let migrationFailed = Code(rawValue: "migrationFailed")

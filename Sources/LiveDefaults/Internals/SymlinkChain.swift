@@ -10,20 +10,20 @@
 /// // chain.links: ["/etc/config/com.example.api.plist", "/etc/config/..data"]
 /// // chain.target: "/etc/config/..2026_11_24_19_00_01.1001/com.example.api.plist"
 /// ```
-public struct SymlinkChain: Sendable, Hashable {
+package struct SymlinkChain: Sendable, Hashable {
     /// Every symbolic link met on the way, in the order met, each as an absolute path with no link before
     /// its last component (so its directory is a real one, which a watch can follow).
-    public var links: [String]
+    package var links: [String]
     /// The path the chain ends at, with no link in it; it may not exist.
-    public var target: String
+    package var target: String
     /// Why the chain could not be followed to its end, if it could not (a loop, a link that cannot be read).
-    public var problem: String?
+    package var problem: String?
     /// The error that stopped the walk, when a link could not be looked at or read (not a loop): a writer then
     /// fails rather than replace a link it could not follow.
     var failedErrno: Int32? = nil
 
     /// Whether the path and every directory on its way are plain (no link anywhere).
-    public var isPlain: Bool { links.isEmpty }
+    package var isPlain: Bool { links.isEmpty }
 
     /// The most links followed before giving up, as the kernel does (`ELOOP` after 40).
     static let maximumLinks = 40

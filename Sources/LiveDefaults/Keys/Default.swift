@@ -50,8 +50,16 @@ public struct Default<Value: DefaultsSerializable>: Sendable {
     /// The property's value now and after every change (see ``Defaults/updates(_:emitCurrentValue:)``).
     public var updates: DefaultsStream<Value> { store.updates(key) }
 
-    /// The changes only, without the current value first.
-    public var changes: DefaultsStream<Value> { store.updates(key, emitCurrentValue: false) }
+    /// The property's values after every change, with its value now first unless `emitCurrentValue` is false
+    /// (see ``Defaults/updates(_:emitCurrentValue:)``).
+    public func updates(emitCurrentValue: Bool) -> DefaultsStream<Value> {
+        store.updates(key, emitCurrentValue: emitCurrentValue)
+    }
+
+    /// The property's values after every change, without the current value first. A stream of values, where the
+    /// library's `changes` streams are of ``KeyChange``s: use `updates(emitCurrentValue: false)`.
+    @available(*, deprecated, message: "use updates(emitCurrentValue: false): `changes` streams are of KeyChange")
+    public var changes: DefaultsStream<Value> { updates(emitCurrentValue: false) }
 
     /// Removes the stored value, so the property reads a lower domain's value or the key's default.
     public func reset() { store.reset(key) }

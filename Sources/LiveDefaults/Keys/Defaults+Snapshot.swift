@@ -9,8 +9,8 @@ extension Defaults {
     /// connect(host: upstream[.upstreamHost], port: upstream[.upstreamPort])
     /// ```
     ///
-    /// Keys of other suites are read from this store's search list, as ``updates(of:emitCurrentValue:)-(DefaultsKeys...,_)``
-    /// reads them.
+    /// A key of another suite is read from that suite's store, as `defaults[key]` reads it; the keys of each store
+    /// are read together under its lock.
     public func snapshot(of keys: DefaultsKeys...) -> DefaultsSnapshot {
         snapshot(of: keys)
     }
@@ -18,7 +18,6 @@ extension Defaults {
     /// The values of a list of keys made at run time, from one version: the variadic form for a list that
     /// is not known when the program is written.
     public func snapshot(of keys: [DefaultsKeys]) -> DefaultsSnapshot {
-        for key in keys { guardKey(key) }
-        return DefaultsSnapshot(values: values(forKeys: keys.map(\.name)), store: WeakStore(self))
+        SnapshotKeys(keys, of: self).snapshot(of: self)
     }
 }

@@ -25,7 +25,7 @@ extension Defaults {
     ///   the next version that passes is applied as usual.
     /// - **This process's own change** is judged before it is made: a `set` refused reports through the error
     ///   handler and changes nothing; ``trySet(_:forKey:)-(PropertyList?,_)``, a transaction and
-    ///   ``setPersistentDomainValues(_:forName:layer:)`` throw and change nothing. Its write is judged again
+    ///   ``trySetPersistentDomain(_:forName:layer:)`` throw and change nothing. Its write is judged again
     ///   when another process's version came in between, on top of that version.
     ///
     /// - **The version the store holds** is judged before this call returns. Refused, it is served no more: a

@@ -38,49 +38,112 @@ private func isEqual<E: Equatable>(_ lhs: E, _ rhs: Any) -> Bool {
     return lhs == rhs
 }
 
-/// A consistent view of several keys at one moment: ``Defaults/updates(of:emitCurrentValue:)-(DefaultsKeys...,_)``.
+/// A consistent view of several keys at one moment: ``Defaults/snapshot(of:)-(DefaultsKeys...)`` and
+/// ``Defaults/updates(of:emitCurrentValue:)-(DefaultsKeys...,_)``.
+///
+/// Each key is read from the store that holds it, as `defaults[key]` reads it: the store's own keys from its
+/// search list, a key of another suite from that suite's store. The keys of one store are read together under its
+/// lock.
 public struct DefaultsSnapshot: Sendable, Equatable {
-    /// The stored values of the snapshot's keys (missing keys absent).
+    /// The stored values of the snapshot's keys of this store (missing keys absent).
     public let values: [String: PropertyList]
+    /// The stored values of its keys of other suites, by suite.
+    let suiteValues: [String: [String: PropertyList]]
     let store: WeakStore
+
+    init(values: [String: PropertyList], suiteValues: [String: [String: PropertyList]] = [:], store: WeakStore) {
+        self.values = values
+        self.suiteValues = suiteValues
+        self.store = store
+    }
 
     /// A key's typed value in this snapshot (its default when it had none, or an unreadable one).
     public subscript<Value>(key: DefaultsKey<Value>) -> Value {
-        guard let stored = values[key.name] else { return key.defaultValue }
+        let holder = store.store?.store(for: key)
+        let stored =
+            if let suite = key.suite, let values = suiteValues[suite] { values[key.name] } else { values[key.name] }
+        guard let stored else { return key.defaultValue }
         // A value the key refuses: what a typed read returns (the last valid value, else the default).
-        if key.violation(stored) != nil { return store.store?.read(key) ?? key.defaultValue }
-        return store.store?.decode(stored, for: key) ?? (try? Value(propertyList: stored)) ?? key.defaultValue
+        if key.violation(stored) != nil { return holder?.read(key) ?? key.defaultValue }
+        return holder?.decode(stored, for: key) ?? (try? Value(propertyList: stored)) ?? key.defaultValue
     }
 
     // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
-    public static func == (lhs: DefaultsSnapshot, rhs: DefaultsSnapshot) -> Bool { lhs.values == rhs.values }
+    public static func == (lhs: DefaultsSnapshot, rhs: DefaultsSnapshot) -> Bool {
+        lhs.values == rhs.values && lhs.suiteValues == rhs.suiteValues
+    }
+}
+
+/// The keys of a snapshot by the store that holds each (``Defaults/store(forSuite:)``), as the subscript finds
+/// them: the store's own, and each other suite's with its store.
+struct SnapshotKeys: Sendable {
+    /// The names of the keys the store itself holds.
+    let own: [String]
+    /// The keys of other suites: the suite, its store, the names.
+    let suites: [(suite: String, store: WeakStore, names: [String])]
+
+    /// Groups `keys` for `store`, guarding each in the store that holds it (a value refused later reads as the
+    /// last valid one).
+    init(_ keys: [DefaultsKeys], of store: Defaults) {
+        var own: [String] = []
+        var suites: [(suite: String, store: WeakStore, names: [String])] = []
+        for key in keys {
+            let holder = store.store(forSuite: key.suite)
+            holder.guardKey(key)
+            guard let suite = key.suite, suite != store.configuration.applicationDomain else {
+                own.append(key.name)
+                continue
+            }
+            if let index = suites.firstIndex(where: { $0.suite == suite }) {
+                suites[index].names.append(key.name)
+            } else {
+                suites.append((suite, WeakStore(holder), [key.name]))
+            }
+        }
+        self.own = own
+        self.suites = suites
+    }
+
+    /// The snapshot now: each store's keys read under its lock.
+    func snapshot(of store: Defaults) -> DefaultsSnapshot {
+        var suiteValues: [String: [String: PropertyList]] = [:]
+        for suite in suites { suiteValues[suite.suite] = suite.store.store?.values(forKeys: suite.names) ?? [:] }
+        return DefaultsSnapshot(values: store.values(forKeys: own), suiteValues: suiteValues, store: WeakStore(store))
+    }
+
+    /// Subscribes one signal buffer to every store's keys: a change in any of them wakes the snapshot's stream.
+    func subscribe(in store: Defaults) -> [SignalSubscription] {
+        store.subscribeSignal(
+            forKeys: own, andIn: suites.compactMap { suite in suite.store.store.map { ($0, suite.names) } })
+    }
 }
 
 /// Snapshots of several keys (``Defaults/updates(of:emitCurrentValue:)-(DefaultsKeys...,_)``): the first is the state when
 /// iteration started (unless it is not to be emitted), then one whenever a signal brings a different state.
 struct SnapshotCursor: StreamCursor {
-    let subscription: SignalSubscription?
-    let keys: [String]
+    /// One per store whose keys the snapshot holds, all on one buffer; empty when the store was gone.
+    let subscriptions: [SignalSubscription]
+    let keys: SnapshotKeys
     let store: WeakStore
     /// The state last delivered, or the baseline changes are compared with (changes only: taken when the iterator
     /// was made). Nil until the first `next()` when the state then is to be delivered first.
-    var last: [String: PropertyList]?
+    var last: DefaultsSnapshot?
 
     mutating func next() async -> DefaultsSnapshot? {
-        guard let subscription else { return nil }
+        guard let buffer = subscriptions.first?.buffer else { return nil }
         if last == nil, let store = store.store {
-            let current = store.values(forKeys: keys)
+            let current = keys.snapshot(of: store)
             last = current
-            return DefaultsSnapshot(values: current, store: self.store)
+            return current
         }
-        while await subscription.buffer.next() {
+        while await buffer.next() {
             guard let store = store.store else { break }
-            let current = store.values(forKeys: keys)
+            let current = keys.snapshot(of: store)
             if current == last { continue }
             last = current
-            return DefaultsSnapshot(values: current, store: self.store)
+            return current
         }
-        subscription.cancel()
+        for subscription in subscriptions { subscription.cancel() }
         return nil
     }
 }
@@ -130,7 +193,8 @@ extension Defaults {
     /// with the state after a simultaneous change of another. The first snapshot is the current state (unless
     /// `emitCurrentValue` is false: then the first change after the iterator was made, even one made before the
     /// first `next()`). A slow consumer gets the newest snapshot, never a queue; equal consecutive
-    /// snapshots are dropped. Keys of other suites are read from this store's search list.
+    /// snapshots are dropped. A key of another suite is read from that suite's store, as `defaults[key]` reads it
+    /// (``DefaultsSnapshot``).
     public func updates(of keys: DefaultsKeys..., emitCurrentValue: Bool = true) -> DefaultsStream<DefaultsSnapshot> {
         updates(of: keys, emitCurrentValue: emitCurrentValue)
     }
@@ -144,13 +208,13 @@ extension Defaults {
     /// ```
     public func updates(of keys: [DefaultsKeys], emitCurrentValue: Bool = true) -> DefaultsStream<DefaultsSnapshot> {
         let store = WeakStore(self)
-        let names = keys.map(\.name)
+        let grouped = SnapshotKeys(keys, of: self)
         return DefaultsStream {
-            let subscription = store.store?.subscribeSignal(forKeys: names)
+            let subscriptions = store.store.map { grouped.subscribe(in: $0) } ?? []
             // Changes only: compared with the state when the iterator was made (after subscribing), so that a
             // change made before the first `next()` is delivered, not taken for the state to start from.
-            let baseline = emitCurrentValue ? nil : store.store?.values(forKeys: names)
-            return SnapshotCursor(subscription: subscription, keys: names, store: store, last: baseline)
+            let baseline = emitCurrentValue ? nil : store.store.map { grouped.snapshot(of: $0) }
+            return SnapshotCursor(subscriptions: subscriptions, keys: grouped, store: store, last: baseline)
         }
     }
 }

@@ -91,7 +91,7 @@ extension PropertyList {
     }
 
     /// How old-style text shows dates.
-    public enum DateStyle: Sendable, Hashable {
+    package enum DateStyle: Sendable, Hashable {
         /// `"2024-01-31T09:05:00Z"`, which the old-style parser reads back as a string.
         case iso8601
         /// `"2024-01-31 09:05:00 +0000"`, as macOS `defaults read` prints dates.
@@ -101,7 +101,7 @@ extension PropertyList {
     /// A date as text in the given style, for any date: years beyond 0000–9999 get a sign and as many digits
     /// as they need, and a date beyond any calendar (not finite, or more than 2^63 seconds away) reads
     /// `<seconds> seconds since 1970`.
-    public static func text(for date: Date, style: DateStyle) -> String {
+    package static func text(for date: Date, style: DateStyle) -> String {
         switch style {
         case .iso8601: PropertyListDate.isoText(date)
         case .defaultsTool: PropertyListDate.defaultsToolText(date)
@@ -112,7 +112,7 @@ extension PropertyList {
     /// a string decoded as `Bool`): `YES`/`NO`, `TRUE`/`FALSE` or `1`/`0` in any case, white space around
     /// ignored. Nil for anything else. (`bool(forKey:)` of a string follows Foundation's looser
     /// `NSString.boolValue` instead, as code ported from Foundation expects.)
-    public static func bool(fromText text: String) -> Bool? {
+    package static func bool(fromText text: String) -> Bool? {
         switch text.trimmingCharacters(in: .whitespaces).lowercased() {
         case "yes", "true", "1": true
         case "no", "false", "0": false
@@ -123,13 +123,13 @@ extension PropertyList {
     /// A date from text as people type it and ``text(for:style:)`` writes it (years 0000–9999):
     /// `2024-01-31T09:05:00Z` (fractional seconds allowed), `2024-01-31 09:05:00 +0000` (any offset, `+01:00`
     /// too; none means UTC) and `2024-01-31` (midnight UTC). Nil for anything else.
-    public static func date(fromText text: String) -> Date? {
+    package static func date(fromText text: String) -> Date? {
         PropertyListDate.parseLenient(text)
     }
 
     /// The value as old-style (OpenStep) text, as `defaults read` prints it: `{ Key = value; }`, `( a, b )`,
     /// strings quoted only where needed, Booleans as 1 and 0, data as `<0fa1>`.
-    public func openStepText(dateStyle: DateStyle = .iso8601) -> String {
+    package func openStepText(dateStyle: DateStyle = .iso8601) -> String {
         OpenStepPropertyListWriter.string(from: self, dateStyle: dateStyle)
     }
 

@@ -94,7 +94,7 @@ extension Defaults {
     /// fleet's, at etcd revision `revision`: how an agent that applies another system's changes (`defaults
     /// sync`) is told apart from a program's own writes. Only writes made before `body` returns count: a
     /// transaction or `synchronize()` inside it, not a `set` the store's writer writes later.
-    public static func attributingWrites<Result>(toFleetRevision revision: Int64, _ body: () throws -> Result) rethrows
+    package static func attributingWrites<Result>(toFleetRevision revision: Int64, _ body: () throws -> Result) rethrows
         -> Result
     {
         try ChangeLogAttribution.$fleetRevision.withValue(revision, operation: body)

@@ -259,7 +259,7 @@ extension Defaults {
     /// -Name "A B"         → "A B"
     /// -Flag YES           → "YES" (which bool(forKey:) reads as true)
     /// ```
-    public static func parseArguments(_ arguments: [String]) -> [String: PropertyList] {
+    package static func parseArguments(_ arguments: [String]) -> [String: PropertyList] {
         var result: [String: PropertyList] = [:]
         var index = 0
         while index + 1 < arguments.count {

@@ -80,7 +80,9 @@ extension Defaults {
     ///
     /// - Throws: ``DefaultsError/Code/volatileDomainExists`` when a volatile domain of that name exists
     ///   (Foundation raises an exception).
-    public func setVolatileDomain(_ domain: [String: PropertyList], forName domainName: String) throws(DefaultsError) {
+    public func trySetVolatileDomain(_ domain: [String: PropertyList], forName domainName: String)
+        throws(DefaultsError)
+    {
         // The check and the insertion in one critical section: of two callers with one name, one succeeds.
         let inserted = changeVolatileDomains(domainName) { domains in
             guard domains[domainName] == nil else { return false }
@@ -96,8 +98,14 @@ extension Defaults {
     /// too. Either is logged and reported (``lastError``, the error handler); nothing changes.
     public func setVolatileDomain(_ domain: [String: Any], forName domainName: String) {
         report { () throws(DefaultsError) in
-            try setVolatileDomain(try Self.convertedDomain(domain), forName: domainName)
+            try trySetVolatileDomain(try Self.convertedDomain(domain), forName: domainName)
         }
+    }
+
+    /// The throwing form under a `set` name, which the API's rule keeps for forms that do not throw.
+    @available(*, deprecated, renamed: "trySetVolatileDomain(_:forName:)")
+    public func setVolatileDomain(_ domain: [String: PropertyList], forName domainName: String) throws(DefaultsError) {
+        try trySetVolatileDomain(domain, forName: domainName)
     }
 
     private static func convertedDomain(_ domain: [String: Any]) throws(DefaultsError) -> [String: PropertyList] {
@@ -176,7 +184,7 @@ extension Defaults {
     /// search list (`set` posts once for a burst of changes).
     ///
     /// - Throws: ``DefaultsError/Code/invalidDomainName``.
-    public func setPersistentDomainValues(
+    public func trySetPersistentDomain(
         _ domain: [String: PropertyList], forName domainName: String, layer: PreferenceLayer = .currentUser
     ) throws(DefaultsError) {
         try DomainName.validate(domainName)
@@ -193,8 +201,16 @@ extension Defaults {
     /// not throw: an invalid name or value is refused and logged (see ``lastError``).
     public func setPersistentDomain(_ domain: [String: Any], forName domainName: String) {
         report { () throws(DefaultsError) in
-            try setPersistentDomainValues(try Self.convertedDomain(domain), forName: domainName)
+            try trySetPersistentDomain(try Self.convertedDomain(domain), forName: domainName)
         }
+    }
+
+    /// The throwing form under a `set` name, which the API's rule keeps for forms that do not throw.
+    @available(*, deprecated, renamed: "trySetPersistentDomain(_:forName:layer:)")
+    public func setPersistentDomainValues(
+        _ domain: [String: PropertyList], forName domainName: String, layer: PreferenceLayer = .currentUser
+    ) throws(DefaultsError) {
+        try trySetPersistentDomain(domain, forName: domainName, layer: layer)
     }
 
     /// Removes a persistent domain: its current-user file is deleted.

@@ -102,8 +102,17 @@ extension Defaults {
         return ChangeSubscription(id: id, buffer: buffer, store: WeakStore(self))
     }
 
-    func subscribeSignal(forKeys keys: [String]) -> SignalSubscription {
+    /// Subscribes one signal to keys of several stores (`keys` here, and `others`' in their stores): a change of
+    /// any of them wakes the one consumer. The subscriptions end together when the buffer finishes.
+    func subscribeSignal(forKeys keys: [String], andIn others: [(store: Defaults, keys: [String])])
+        -> [SignalSubscription]
+    {
         let buffer = SignalBuffer()
+        return [subscribeSignal(forKeys: keys, buffer: buffer)]
+            + others.map { other in other.store.subscribeSignal(forKeys: other.keys, buffer: buffer) }
+    }
+
+    func subscribeSignal(forKeys keys: [String], buffer: SignalBuffer = SignalBuffer()) -> SignalSubscription {
         let id = state.withLock { $0.view.subscribeSignal(forKeys: keys, buffer: buffer) }
         return SignalSubscription(id: id, buffer: buffer, store: WeakStore(self))
     }

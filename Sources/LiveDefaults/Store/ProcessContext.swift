@@ -109,7 +109,7 @@ extension SymlinkChain {
     /// A component that does not exist ends the walk: the rest of the path is appended as it is, and
     /// ``target`` names a file that does not exist (a link that points nowhere). A relative path is taken
     /// as it is, with no link recorded (the watcher watches it as given). On the real process's file system.
-    public static func resolve(_ path: String) -> SymlinkChain {
+    package static func resolve(_ path: String) -> SymlinkChain {
         resolve(path, on: ProcessContext.system.fileSystem)
     }
 }
