@@ -215,7 +215,7 @@ extension Defaults {
 
     /// Removes a persistent domain: its current-user file is deleted.
     public func removePersistentDomain(forName domainName: String) {
-        report { () throws(DefaultsError) in try setPersistentDomainValues([:], forName: domainName) }
+        report { () throws(DefaultsError) in try trySetPersistentDomain([:], forName: domainName) }
     }
 
     /// Every key and effective value of the search list, as ``object(forKey:)`` would return them.
