@@ -27,8 +27,8 @@ enum LargeDomain {
         // Foundation's copy is written as a file in its place (the same XML): its setPersistentDomain stores
         // key by key and serialises the whole domain on each, which at 70,000 keys ran for many minutes.
         guard let live = try? Defaults(configuration: .rooted(at: directory, applicationDomain: domain)),
-            (try? live.setPersistentDomainValues(contents, forName: domain)) != nil,
-            (try? live.setPersistentDomainValues(contents, forName: domain + ".foundation")) != nil,
+            (try? live.trySetPersistentDomain(contents, forName: domain)) != nil,
+            (try? live.trySetPersistentDomain(contents, forName: domain + ".foundation")) != nil,
             live.synchronize(),
             let foundation = UserDefaults(suiteName: domain + ".foundation")
         else { return failed }

@@ -847,7 +847,7 @@ func transactionGoals(keys: Int, transaction: Double, oneKey: Double) -> [Goal] 
     if live.persistentDomainValues(forName: domain)?.count != count {
         var contents: [String: PropertyList] = [:]
         for index in 0..<count { contents["Key\(index)"] = .integer(index) }
-        try? live.setPersistentDomainValues(contents, forName: domain)
+        try? live.trySetPersistentDomain(contents, forName: domain)
         live.synchronize()
     }
     // Foundation keeps its own copy in a domain of the same size.

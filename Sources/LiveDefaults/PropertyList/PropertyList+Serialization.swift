@@ -91,7 +91,7 @@ extension PropertyList {
     }
 
     /// How old-style text shows dates.
-    package enum DateStyle: Sendable, Hashable {
+    public enum DateStyle: Sendable, Hashable {
         /// `"2024-01-31T09:05:00Z"`, which the old-style parser reads back as a string.
         case iso8601
         /// `"2024-01-31 09:05:00 +0000"`, as macOS `defaults read` prints dates.
@@ -129,7 +129,7 @@ extension PropertyList {
 
     /// The value as old-style (OpenStep) text, as `defaults read` prints it: `{ Key = value; }`, `( a, b )`,
     /// strings quoted only where needed, Booleans as 1 and 0, data as `<0fa1>`.
-    package func openStepText(dateStyle: DateStyle = .iso8601) -> String {
+    public func openStepText(dateStyle: DateStyle = .iso8601) -> String {
         OpenStepPropertyListWriter.string(from: self, dateStyle: dateStyle)
     }
 
