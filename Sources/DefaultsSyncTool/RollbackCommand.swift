@@ -34,7 +34,7 @@ struct RollbackCommand: AsyncParsableCommand {
         #if Fleet
             do {
                 try DomainName.validate(domain)
-                let schema = noValidate ? nil : try SyncCommand.store(domain).publishedSchema(forDomain: domain)
+                let schema = noValidate ? nil : try SyncCommand.store(domain).publishedSchema(inDomain: domain)
                 let outcome = try await FleetRollback.rollback(
                     domain: domain, key: key, toRevision: toRevision, etcd: try connection.connection(),
                     layout: FleetLayout(prefix: connection.prefix)

@@ -107,7 +107,7 @@ struct RolloutCommand: AsyncParsableCommand {
             guard case .set(let value) = try ValueParser.parse(Array(words.dropFirst(2))) else {
                 throw ToolError("a rollout sets a value: -array-add and -dict-add are not rolled out")
             }
-            if !noValidate, let schema = try SyncCommand.store(domain).publishedSchema(forDomain: domain),
+            if !noValidate, let schema = try SyncCommand.store(domain).publishedSchema(inDomain: domain),
                 let violation = schema.violation(forKey: key, value: value)
             {
                 throw ToolError(

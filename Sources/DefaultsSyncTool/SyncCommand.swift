@@ -145,7 +145,7 @@ struct SyncCommand: AsyncParsableCommand {
             if let store = try? Self.store(domains.first ?? "") {
                 for index in reports.indices {
                     reports[index].addRefusals(
-                        store.refusals(ofDomain: reports[index].domain), host: "this host")
+                        store.refusals(inDomain: reports[index].domain), host: "this host")
                 }
             }
             if connection.etcd != nil {
@@ -155,7 +155,7 @@ struct SyncCommand: AsyncParsableCommand {
                     for index in reports.indices {
                         for host in hosts {
                             reports[index].addRefusals(
-                                host.health?.refusals(ofDomain: reports[index].domain) ?? [], host: "host \(host.id)")
+                                host.health?.refusals(inDomain: reports[index].domain) ?? [], host: "host \(host.id)")
                         }
                     }
                 } catch {

@@ -49,14 +49,14 @@ struct Doctor: ParsableCommand {
             if let key {
                 report.key = KeyReport(
                     key: key, files: report.files,
-                    readers: store.defaults.readers(ofDomain: target.name, layer: target.layer))
+                    readers: store.defaults.readers(inDomain: target.name, layer: target.layer))
             }
             report.readers = ReadersReport(
                 domain: target.display,
-                readers: store.defaults.readers(ofDomain: target.name, layer: target.layer).filter {
+                readers: store.defaults.readers(inDomain: target.name, layer: target.layer).filter {
                     $0.processID != ProcessInfo.processInfo.processIdentifier
                 },
-                onDisk: store.defaults.versionOnDisk(ofDomain: target.name, layer: target.layer))
+                onDisk: store.defaults.versionOnDisk(inDomain: target.name, layer: target.layer))
             report.recentChanges = RecentChanges(
                 domain: target.name,
                 changes: store.defaults.loggedChanges(

@@ -240,7 +240,7 @@ struct KeyReport {
 
     /// The precedence of the search list: forced (managed) layers first, then the rest, each domain in order;
     /// `readers`, the programs that read the domain, for the keys their environment pins.
-    init(key: String, files: [FileReport], readers: [DefaultsReader] = []) {
+    init(key: String, files: [FileReport], readers: [ReadingProcess] = []) {
         self.key = key
         let pinning = readers.filter { $0.pinnedKeys[key] != nil }
         pinnedBy = pinning.map { reader in
@@ -302,23 +302,25 @@ struct KeyReport {
 /// it, or its change log's last known good, or its defaults), or has not applied it yet.
 struct ReadersReport {
     var domain: String
-    var readers: [DefaultsReader]
-    var onDisk: String?
+    var readers: [ReadingProcess]
+    var onDisk: DomainVersion?
 
     /// Those that do not run the version on disk.
-    var elsewhere: [DefaultsReader] {
+    var elsewhere: [ReadingProcess] {
         readers.filter { $0.version != onDisk || $0.fallback != nil }
     }
 
     var lines: [String] {
         let elsewhere = elsewhere
         guard !elsewhere.isEmpty else { return [] }
-        return ["programs reading \(domain) that do not run the version on disk (\(onDisk ?? "unreadable")):"]
+        return [
+            "programs reading \(domain) that do not run the version on disk (\(onDisk.map(\.description) ?? "unreadable")):"
+        ]
             + elsewhere.map { "  " + Self.line($0, onDisk: onDisk) }
     }
 
     /// "pid executable: running version X from the change log: the file's version Y is refused because …".
-    static func line(_ reader: DefaultsReader, onDisk: String?) -> String {
+    static func line(_ reader: ReadingProcess, onDisk: DomainVersion?) -> String {
         let name = "\(reader.processID) \(reader.executable)"
         let running =
             switch reader.fallback {
@@ -330,7 +332,7 @@ struct ReadersReport {
             return "\(name): \(running): the file's version \(refusal.version) is refused because \(refusal.reason)"
         }
         if reader.fallback != nil {
-            return "\(name): \(running): the file's version \(onDisk ?? "on disk") cannot be read"
+            return "\(name): \(running): the file's version \(onDisk.map(\.description) ?? "on disk") cannot be read"
         }
         return "\(name): \(running), not yet the version on disk"
     }
@@ -351,11 +353,11 @@ extension Output {
     static func jsonArray(readers report: ReadersReport) -> [[String: Any]] {
         report.elsewhere.map { reader in
             var object: [String: Any] = [
-                "pid": Int(reader.processID), "executable": reader.executable, "version": reader.version,
+                "pid": Int(reader.processID), "executable": reader.executable, "version": reader.version.description,
                 "line": ReadersReport.line(reader, onDisk: report.onDisk),
             ]
             if let refusal = reader.refusal {
-                object["refused"] = ["version": refusal.version, "reason": refusal.reason]
+                object["refused"] = ["version": refusal.version.description, "reason": refusal.reason]
             }
             object["fallback"] = reader.fallback.map(Readers.jsonName)
             return object

@@ -68,8 +68,8 @@ enum ChangeLogText {
         for (index, change) in changes.enumerated() {
             let padding = String(repeating: " ", count: max(0, keyWidth - change.key.count))
             let values =
-                describe(change.old, hidden: hidden(change.key)) + " → "
-                + describe(change.new, hidden: hidden(change.key))
+                describe(change.oldValue, hidden: hidden(change.key)) + " → "
+                + describe(change.newValue, hidden: hidden(change.key))
             lines.append("\(time(change.time))  \(change.key)\(padding)  \(values)  \(who(change))")
             // Changes are newest first, a version's together: its refusals follow the last of them.
             let versionEnds = index + 1 == changes.count || changes[index + 1].version != change.version
@@ -119,14 +119,14 @@ enum ChangeLogText {
             "changes": changes.map { change -> [String: Any] in
                 var object: [String: Any] = [
                     "time": time(change.time), "origin": change.origin.rawValue, "key": change.key,
-                    "old": value(change.old, key: change.key), "new": value(change.new, key: change.key),
+                    "old": value(change.oldValue, key: change.key), "new": value(change.newValue, key: change.key),
                 ]
                 if let executable = change.executable { object["executable"] = executable }
                 if let pid = change.processID { object["pid"] = Int(pid) }
                 if let uid = change.userID { object["uid"] = Int(uid) }
                 if let revision = change.revision { object["revision"] = revision }
                 if let reason = change.reason { object["reason"] = reason }
-                object["version"] = change.version
+                object["version"] = change.version.description
                 if !change.refusals.isEmpty {
                     object["refusals"] = change.refusals.map { refusal -> [String: Any] in
                         var fields: [String: Any] = [

@@ -30,8 +30,8 @@ struct Readers: ParsableCommand {
         perform {
             let target = try DomainTarget(domain, host: host)
             let store = try target.store()
-            let readers = store.defaults.readers(ofDomain: target.name, layer: target.layer)
-            let onDisk = store.defaults.versionOnDisk(ofDomain: target.name, layer: target.layer)
+            let readers = store.defaults.readers(inDomain: target.name, layer: target.layer)
+            let onDisk = store.defaults.versionOnDisk(inDomain: target.name, layer: target.layer)
             if json {
                 emit(Self.json(readers, onDisk: onDisk))
                 return
@@ -49,7 +49,7 @@ struct Readers: ParsableCommand {
     }
 
     /// One reader as a line: `pid executable: runs VERSION (on disk) since TIME; refused VERSION at TIME: reason`.
-    static func line(_ reader: DefaultsReader, onDisk: String?) -> String {
+    static func line(_ reader: ReadingProcess, onDisk: DomainVersion?) -> String {
         let current =
             switch reader.fallback {
             case .changeLog?: " from the change log (the file's version is not accepted)"
@@ -68,24 +68,24 @@ struct Readers: ParsableCommand {
     }
 
     /// A fallback as `readers --json` and `doctor --json` name it.
-    static func jsonName(_ fallback: DefaultsReader.Fallback) -> String {
+    static func jsonName(_ fallback: ReadingProcess.Fallback) -> String {
         switch fallback {
         case .changeLog: "changeLog"
         case .defaults: "defaults"
         }
     }
 
-    static func json(_ readers: [DefaultsReader], onDisk: String?) -> String {
+    static func json(_ readers: [ReadingProcess], onDisk: DomainVersion?) -> String {
         let objects: [[String: Any]] = readers.map { reader in
             var object: [String: Any] = [
-                "pid": Int(reader.processID), "executable": reader.executable, "version": reader.version,
+                "pid": Int(reader.processID), "executable": reader.executable, "version": reader.version.description,
                 "onDisk": reader.version == onDisk, "since": time(reader.since),
             ]
             object["fallback"] = reader.fallback.map(jsonName)
             object["pinned"] = reader.pinnedKeys
             object["refused"] =
                 reader.refusal.map { refused -> Any in
-                    ["version": refused.version, "reason": refused.reason, "time": time(refused.time)]
+                    ["version": refused.version.description, "reason": refused.reason, "time": time(refused.time)]
                 } ?? NSNull()
             return object
         }
@@ -130,11 +130,11 @@ struct WaitOptions: ParsableArguments {
     /// good), while every other program ran the refused one.
     func waitForReaders(of store: ToolStore, before: [String: PropertyList]?) throws {
         guard let seconds else { return }
-        let version = store.defaults.heldVersion(ofDomain: store.target.name, layer: store.target.layer)
+        let version = store.defaults.heldVersion(inDomain: store.target.name, layer: store.target.layer)
         let deadline = Date().addingTimeInterval(seconds)
-        var readers: [DefaultsReader] = []
+        var readers: [ReadingProcess] = []
         while true {
-            readers = store.defaults.readers(ofDomain: store.target.name, layer: store.target.layer).filter {
+            readers = store.defaults.readers(inDomain: store.target.name, layer: store.target.layer).filter {
                 $0.processID != ProcessInfo.processInfo.processIdentifier
             }
             let waiting = readers.contains { $0.version != version && $0.refusal?.version != version }
@@ -173,15 +173,15 @@ struct WaitOptions: ParsableArguments {
     /// what this command wrote: a change another writer made since is never overwritten. Returns the version
     /// rolled back to.
     static func putBack(
-        _ before: [String: PropertyList], over version: String, in store: ToolStore, reason: String
-    ) throws -> String {
+        _ before: [String: PropertyList], over version: DomainVersion, in store: ToolStore, reason: String
+    ) throws -> DomainVersion {
         let (defaults, target) = (store.defaults, store.target)
         do {
             try Defaults.attributingWrites(reason: reason) {
                 try defaults.transaction(inDomain: target.name, layer: target.layer) { transaction in
                     // The transaction read the file as it is now: still the version this command wrote, or a
                     // newer one, which is never written over.
-                    guard defaults.heldVersion(ofDomain: target.name, layer: target.layer) == version,
+                    guard defaults.heldVersion(inDomain: target.name, layer: target.layer) == version,
                         let written = defaults.persistentDomainValues(forName: target.name, layer: target.layer)
                     else {
                         throw ToolError(
@@ -200,7 +200,7 @@ struct WaitOptions: ParsableArguments {
         } catch {
             throw ToolError("rolling back to the version before \(version) failed: \(error)")
         }
-        return defaults.heldVersion(ofDomain: target.name, layer: target.layer)
+        return defaults.heldVersion(inDomain: target.name, layer: target.layer)
     }
 }
 
@@ -209,7 +209,7 @@ extension ToolStore {
     /// announcement pins the key): the file has the new value, that program goes on reading its environment's.
     func warnOfPinnedKeys(_ keys: some Sequence<String>) {
         let own = ProcessInfo.processInfo.processIdentifier
-        let readers = defaults.readers(ofDomain: target.name, layer: target.layer).filter { $0.processID != own }
+        let readers = defaults.readers(inDomain: target.name, layer: target.layer).filter { $0.processID != own }
         guard readers.contains(where: { !$0.pinnedKeys.isEmpty }) else { return }
         for key in keys {
             for reader in readers {

@@ -225,11 +225,11 @@ struct Reset: ParsableCommand {
 struct EffectiveValues {
     let files: [FileReport]
     /// The programs reading the domain, whose environment may pin a key.
-    let readers: [DefaultsReader]
+    let readers: [ReadingProcess]
 
     init(target: DomainTarget) throws {
         let store = try target.store()
-        readers = store.defaults.readers(ofDomain: target.name, layer: target.layer)
+        readers = store.defaults.readers(inDomain: target.name, layer: target.layer)
         var domains = [target.name]
         if target.name != Defaults.globalDomain { domains.append(Defaults.globalDomain) }
         var files: [FileReport] = []

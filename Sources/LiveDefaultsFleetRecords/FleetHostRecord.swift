@@ -83,9 +83,13 @@ public struct HealthReport: Sendable, Hashable, Codable {
     }
 
     /// The programs on the host that refuse the version of `domain` its file holds.
-    public func refusals(ofDomain domain: String) -> [VersionRefusal] {
+    public func refusals(inDomain domain: String) -> [VersionRefusal] {
         refusals?[domain] ?? []
     }
+
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+    @available(*, deprecated, renamed: "refusals(inDomain:)")
+    public func refusals(ofDomain domain: String) -> [VersionRefusal] { refusals(inDomain: domain) }
 
     /// The report etcd's bytes hold, or nil when they are none (written by another tool, or damaged).
     public static func decode(_ bytes: Data) -> HealthReport? {

@@ -47,7 +47,7 @@ enum ExampleKeys {
     static let team = DefaultsKey<String>(
         "Team", default: "core", suite: "com.example.shared", summary: "The owning team.")
 
-    static let all: [DefaultsKeys] = [
+    static let all: [AnyDefaultsKey] = [
         rateLimit, theme, apiToken, ratio, verbose, banner, lastSync, hosts, limits, team,
     ]
 }

@@ -26,7 +26,7 @@ struct RollBackTests {
         let before = try #require(try tool.contents())
         try tool.replace(with: ["MinPool": 10, "MaxPool": 60])
         try tool.commit()
-        let refused = tool.defaults.heldVersion(ofDomain: tool.target.name, layer: tool.target.layer)
+        let refused = tool.defaults.heldVersion(inDomain: tool.target.name, layer: tool.target.layer)
         _ = try WaitOptions.putBack(before, over: refused, in: tool, reason: "rolled back: 42 server refused it")
         #expect(try store().contents() == before)
         let log = ChangeLog.read(at: ChangeLog.path(forDomainFile: path))
@@ -43,7 +43,7 @@ struct RollBackTests {
         let before = try #require(try tool.contents())
         try tool.set(60, forKey: "MaxPool")
         try tool.commit()
-        let refused = tool.defaults.heldVersion(ofDomain: tool.target.name, layer: tool.target.layer)
+        let refused = tool.defaults.heldVersion(inDomain: tool.target.name, layer: tool.target.layer)
         // Another process changes the domain after the refused version was written.
         let other = DomainFile(path: path)
         try other.set(45, forKey: "MaxPool")

@@ -204,7 +204,7 @@ struct FaultSuiteTests {
             #expect(reader.synchronize(), "\(scenario): the next write after the removal failed")
         }
         return reader.loggedChanges(inDomain: domain).filter {
-            $0.key == scenario.loggedKey && $0.new == scenario.loggedValue
+            $0.key == scenario.loggedKey && $0.newValue == scenario.loggedValue
         }.count
     }
 

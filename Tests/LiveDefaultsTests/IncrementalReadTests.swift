@@ -217,10 +217,11 @@ struct IncrementalReadTests {
             let old: PropertyList = round == 1 ? .integer(1000) : .integer(-(round - 1))
             #expect(
                 logged.contains {
-                    $0.key == "Key1000" && $0.origin == .external && $0.old == .value(old)
-                        && $0.new == .value(.integer(-round))
+                    $0.key == "Key1000" && $0.origin == .external && $0.oldValue == .value(old)
+                        && $0.newValue == .value(.integer(-round))
                 }, "\(logged)")
-            #expect(logged.contains { $0.key == "Added\(round)" && $0.old == .absent && $0.new == .value("new") })
+            #expect(
+                logged.contains { $0.key == "Added\(round)" && $0.oldValue == .absent && $0.newValue == .value("new") })
         }
         // This process's own write drops the index (the bytes are its own); the next read indexes again.
         store.set(7, forKey: "Own")
@@ -237,7 +238,7 @@ struct IncrementalReadTests {
         #expect(seen["Own"] == .some(.integer(8)) && seen["Key3"] == .some(.integer(33)))
         #expect(file.isIndexed)
         #expect(
-            store.loggedChanges(inDomain: domain, key: "Key3").first.map { [$0.old, $0.new] } == [
+            store.loggedChanges(inDomain: domain, key: "Key3").first.map { [$0.oldValue, $0.newValue] } == [
                 .value(.integer(3)), .value(.integer(33)),
             ])
     }

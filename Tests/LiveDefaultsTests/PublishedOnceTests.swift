@@ -5,7 +5,7 @@ import Testing
 @testable import LiveDefaults
 
 /// A value made once on first use, outside the lock, and published (``Lock/published(orMake:)``): the shared store
-/// and a context's watcher.
+/// and a context's watcher; the keyed form, a suite's store.
 @Suite("Published once: the first value made is everyone's")
 struct PublishedOnceTests {
     final class Made: Sendable {}
@@ -35,5 +35,23 @@ struct PublishedOnceTests {
         #expect(all.count == 16)
         #expect(Set(all).count == 1)
         #expect(slot.withLock { $0.map(ObjectIdentifier.init) } == all.first)
+    }
+
+    struct Refused: Error {}
+
+    @Test("the keyed form publishes per key; a make that throws publishes nothing and a later one may")
+    func keyedAndThrowing() throws {
+        let slots = Lock<[String: Made]>([:])
+        let a = slots.published(at: \.["a"]) { Made() }
+        #expect(slots.published(at: \.["a"]) { Made() } === a)
+        let b = slots.published(at: \.["b"]) { Made() }
+        #expect(a !== b)
+        #expect(throws: Refused.self) {
+            try slots.published(at: \.["c"]) { () throws(Refused) -> Made in throw Refused() }
+        }
+        #expect(slots.withLock { $0["c"] } == nil)
+        let c = slots.published(at: \.["c"]) { Made() }
+        #expect(slots.withLock { $0["c"] } === c)
+        #expect(slots.withLock { $0.count } == 3)
     }
 }

@@ -92,7 +92,7 @@ struct SchemaTests {
     func publishAndFind() throws {
         let directory = TemporaryDirectory()
         let defaults = try directory.store("com.example.schema")
-        let keys: [DefaultsKeys] = [
+        let keys: [AnyDefaultsKey] = [
             SchemaKeys.rateLimit, SchemaKeys.theme, SchemaKeys.token, SchemaKeys.lastSync, SchemaKeys.shared,
         ]
         let paths = try defaults.publishSchema(for: keys)
@@ -108,9 +108,9 @@ struct SchemaTests {
         #expect(found.keys["Theme"] == SchemaKeys.theme.schema)
         #expect(found.keys["APIToken"]?.isSecret == true)
         #expect(found.keys["LastSync"] == SchemaKeys.lastSync.schema)
-        let shared = try #require(try defaults.publishedSchema(forDomain: "com.example.schema.shared"))
+        let shared = try #require(try defaults.publishedSchema(inDomain: "com.example.schema.shared"))
         #expect(shared.keys["Shared"]?.maximum == 9)
-        #expect(try defaults.publishedSchema(forDomain: "com.example.none") == nil)
+        #expect(try defaults.publishedSchema(inDomain: "com.example.none") == nil)
         // Published again with fewer keys: the file is replaced whole.
         try defaults.publishSchema(for: [SchemaKeys.rateLimit])
         #expect(try defaults.publishedSchema()?.keys.count == 1)
@@ -254,7 +254,7 @@ struct SchemaTests {
         let directory = TemporaryDirectory()
         let reported = ReportedErrors()
         let defaults = try store(directory, "com.example.erased", reported: reported)
-        let keys: [DefaultsKeys] = [SchemaKeys.rateLimit, SchemaKeys.theme, SchemaKeys.limits, SchemaKeys.shared]
+        let keys: [AnyDefaultsKey] = [SchemaKeys.rateLimit, SchemaKeys.theme, SchemaKeys.limits, SchemaKeys.shared]
         #expect(keys[0].violation(for: .integer(0))?.reason == .outOfRange)
         #expect(keys[0].violation(for: .string("fifty"))?.reason == .wrongType)
         #expect(keys[1].violation(for: .string("sepia"))?.reason == .notAChoice)

@@ -16,7 +16,8 @@ struct VersionRefusalTests {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         let refusal = try decoder.decode(VersionRefusal.self, from: Data(old.utf8))
-        #expect(refusal.processID == 4242 && refusal.userID == nil && refusal.version == "00000000000000ab")
+        #expect(
+            refusal.processID == 4242 && refusal.userID == nil && refusal.version == DomainVersion("00000000000000ab"))
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.sortedKeys]
@@ -27,7 +28,7 @@ struct VersionRefusalTests {
         #expect(try decoder.decode(VersionRefusal.self, from: try encoder.encode(known)) == known)
     }
 
-    @Test("refusals(ofDomain:) lists the running readers that refuse the version on disk, not an older one")
+    @Test("refusals(inDomain:) lists the running readers that refuse the version on disk, not an older one")
     func refusalsOfTheVersionOnDisk() throws {
         let memory = InMemoryFileSystem()
         var configuration = Defaults.Configuration.rooted(at: "/home", applicationDomain: "com.example.refused")
@@ -38,7 +39,7 @@ struct VersionRefusalTests {
         let bytes = try PropertyList.dictionary(["MinPool": 60]).encoded(as: .xml)
         try memory.place(bytes, at: path)
         let onDisk = FileVersion.digest(of: bytes)
-        #expect(defaults.versionOnDisk(ofDomain: "com.example.refused") == FileVersion.hex(onDisk))
+        #expect(defaults.versionOnDisk(inDomain: "com.example.refused") == DomainVersion(digest: onDisk))
 
         // This process refuses the version on disk; process 1 (which runs) refused an older one.
         let now = Date().timeIntervalSince1970
@@ -54,10 +55,10 @@ struct VersionRefusalTests {
                 + ReaderAnnouncements.name(forDomainFile: path, pid: announcement.pid)
             try memory.place(ReaderAnnouncements.encode(announcement), at: name)
         }
-        #expect(defaults.readers(ofDomain: "com.example.refused").count == 2)
-        let refusals = defaults.refusals(ofDomain: "com.example.refused")
+        #expect(defaults.readers(inDomain: "com.example.refused").count == 2)
+        let refusals = defaults.refusals(inDomain: "com.example.refused")
         #expect(refusals.map(\.processID) == [getpid()])
-        #expect(refusals.first?.version == FileVersion.hex(onDisk))
+        #expect(refusals.first?.version == DomainVersion(digest: onDisk))
         #expect(refusals.first?.executable == "server")
         #expect(refusals.first?.reason == "MinPool 60 is above MaxPool 20")
     }

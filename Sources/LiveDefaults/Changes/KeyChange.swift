@@ -5,13 +5,9 @@
 /// change, and removing the shadowing value is one (to the value that shows through). A domain's stream
 /// (``Defaults/changes(inDomain:)``) reports changes of that domain's own value, whatever the search list.
 public struct KeyChange: Sendable, Hashable, CustomStringConvertible {
-    /// Who made a change.
-    public enum Origin: String, Sendable, Hashable {
-        /// This process: a `set`, a removal, a registration, a replaced domain.
-        case local
-        /// Another process, or a person editing the file, seen through the file watcher.
-        case external
-    }
+    /// Who made a change: the same type as the change log's (``ChangeOrigin``).
+    @available(*, deprecated, renamed: "ChangeOrigin")
+    public typealias Origin = ChangeOrigin
 
     /// The domain whose contents changed (for a volatile change, the volatile domain's name).
     public var domain: String
@@ -21,8 +17,9 @@ public struct KeyChange: Sendable, Hashable, CustomStringConvertible {
     public var oldValue: PropertyList?
     /// The value after the change; nil when the key has none now.
     public var newValue: PropertyList?
-    /// Whether this process made the change.
-    public var origin: Origin
+    /// Who made the change: ``ChangeOrigin/local`` for this process (``ChangeOrigin/fleet`` when it is the fleet
+    /// agent applying etcd's change), ``ChangeOrigin/external`` for another process or a person editing the file.
+    public var origin: ChangeOrigin
     /// Which changes came together: every change a store applied at once — one transaction
     /// (``Defaults/transaction(inDomain:layer:_:)``), one version of a file that another process wrote, one new
     /// search list — carries the same number, and numbers grow in the order the store applied them. A change
@@ -33,7 +30,7 @@ public struct KeyChange: Sendable, Hashable, CustomStringConvertible {
 
     /// A change of `key` in `domain` from `oldValue` to `newValue` (nil: no value), made by `origin`, in `batch`.
     init(
-        domain: String, key: String, oldValue: PropertyList?, newValue: PropertyList?, origin: Origin,
+        domain: String, key: String, oldValue: PropertyList?, newValue: PropertyList?, origin: ChangeOrigin,
         batch: UInt64 = 0
     ) {
         self.domain = domain

@@ -140,7 +140,7 @@ final class ChangeBuffer: Sendable {
     }
 }
 
-/// The buffer behind one ``Defaults/updates(of:emitCurrentValue:)-(DefaultsKeys...,_)`` iterator: only a flag that something changed (the consumer
+/// The buffer behind one ``Defaults/updates(of:emitCurrentValue:)-(AnyDefaultsKey...,_)`` iterator: only a flag that something changed (the consumer
 /// reads a fresh, consistent snapshot when it wakes), so it can never grow.
 ///
 /// What `AsyncStream<Void>` with `.bufferingNewest(1)` would do, written out because the public

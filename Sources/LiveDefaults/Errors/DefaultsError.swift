@@ -73,6 +73,9 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         /// set nothing: it cannot be read as a value (a FIFO, too large, not UTF-8), its text is not a value of the
         /// key's type, or the schema refuses it. The key reads from the layers below; reported once while it lasts.
         public static let keyFileIgnored = Code(rawValue: "keyFileIgnored")
+        /// A schema published for `domain` that cannot be read (``Defaults/publishedSchema(inDomain:)``): `path` is
+        /// the file, `detail` what is wrong with it (not a schema, a later format, another domain's, an I/O error).
+        public static let invalidSchema = Code(rawValue: "invalidSchema")
 
         // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
         public var description: String { rawValue }
@@ -307,6 +310,8 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
             let reason = parts.count > 1 ? parts[1] : detail
             return "environment variable \(variable)\(self.key.map { " (key \($0))" } ?? ""): \(reason); "
                 + "it sets nothing, and the key reads from the layers below"
+        case .invalidSchema:
+            return "the schema published for \(domain) (\(path)) cannot be read: \(detail)"
         case .volatileDomainExists:
             return
                 "a volatile domain named \"\(domain)\" already exists; remove it first with removeVolatileDomain(forName:)"

@@ -6,6 +6,16 @@ enum ASCIIDigits {
         let value = nibble & 0x0F
         return value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
+
+    /// The value of the hexadecimal digit `byte` (either case); nil for any other byte.
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - 48
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - 87
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - 55
+        default: nil
+        }
+    }
 }
 
 extension [UInt8] {

@@ -49,11 +49,19 @@ extension Lock {
     /// The value published, or `make()`'s, made outside the lock: threads that race here may each make one, the
     /// first to publish wins and the others' are dropped.
     package func published<Wrapped>(orMake make: () -> Wrapped) -> Wrapped where Value == Wrapped? {
-        if let published = withLock({ $0 }) { return published }
-        let made = make()
-        return withLock { published in
-            if let published { return published }
-            published = made
+        published(at: \.self, orMake: make)
+    }
+
+    /// The value published at `path` of the locked value (a dictionary's entry, say), or `make()`'s, made outside
+    /// the lock, as ``published(orMake:)`` does; when `make` throws, nothing is published and the error passes on.
+    package func published<Wrapped, Failure: Error>(
+        at path: WritableKeyPath<Value, Wrapped?>, orMake make: () throws(Failure) -> Wrapped
+    ) throws(Failure) -> Wrapped {
+        if let published = withLock({ $0[keyPath: path] }) { return published }
+        let made = try make()
+        return withLock { value in
+            if let published = value[keyPath: path] { return published }
+            value[keyPath: path] = made
             return made
         }
     }

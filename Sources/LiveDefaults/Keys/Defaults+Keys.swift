@@ -56,7 +56,7 @@ extension Defaults {
             guard let value = fillReadSlot(key) else { return key.defaultValue }
             stored = value
         }
-        if let value = Value.exactValue(stored) { return value }
+        if let value = exactScalar(stored, as: Value.self) { return value }
         if let value = try? Value(propertyList: stored) { return value }
         return decode(stored, for: key)
     }
@@ -75,19 +75,19 @@ extension Defaults {
     /// schemas, an importer:
     ///
     /// ```swift
-    /// let keys: [DefaultsKeys] = [.rateLimit, .theme]
+    /// let keys: [AnyDefaultsKey] = [.rateLimit, .theme]
     /// try defaults.trySet(propertyList: .integer(250), for: keys[0])
     /// ```
     ///
     /// - Throws: ``DefaultsError/Code/invalidValue`` for a value the key refuses,
     ///   ``DefaultsError/Code/forcedKey``; nothing is stored then.
-    public func trySet(propertyList value: PropertyList?, for key: DefaultsKeys) throws(DefaultsError) {
+    public func trySet(propertyList value: PropertyList?, for key: AnyDefaultsKey) throws(DefaultsError) {
         try store(forSuite: key.suite).write(stored: value, for: key)
     }
 
     /// Removes the stored values of one or more keys (each from its own suite): they read a lower domain's
     /// value or their defaults again.
-    public func reset(_ keys: DefaultsKeys...) {
+    public func reset(_ keys: AnyDefaultsKey...) {
         for key in keys { store(forSuite: key.suite).removeObject(forKey: key.name) }
     }
 
@@ -164,7 +164,7 @@ extension Defaults {
 
     /// A typed write of a value in its stored form, to this store (the key's suite already resolved): refused
     /// when the key refuses it, else stored, and the key's guard started.
-    func write(stored: PropertyList?, for key: DefaultsKeys) throws(DefaultsError) {
+    func write(stored: PropertyList?, for key: AnyDefaultsKey) throws(DefaultsError) {
         if let stored, let violation = key.violation(stored) {
             throw .invalidValue(violation, domain: configuration.applicationDomain)
         }

@@ -20,7 +20,7 @@ extension Defaults {
     /// - Throws: ``DefaultsError/Code/writeFailed`` when the directory cannot be written,
     ///   ``DefaultsError/Code/invalidDomainName`` for a suite that cannot name a file.
     @discardableResult
-    public func publishSchema(for keys: [DefaultsKeys]) throws(DefaultsError) -> [String] {
+    public func publishSchema(for keys: [AnyDefaultsKey]) throws(DefaultsError) -> [String] {
         guard let directory = configuration.locations.schemaDirectories.first else {
             throw .writeFailed(
                 path: "(no schema directory)", errno: 0,
@@ -42,8 +42,21 @@ extension Defaults {
     /// The schema published for a domain (this store's application domain unless named), found in
     /// ``DefaultsLocations/schemaDirectories``; nil when none is published.
     ///
-    /// - Throws: ``SchemaFileError`` when the schema found cannot be read.
-    public func publishedSchema(forDomain domain: String? = nil) throws(SchemaFileError) -> DomainSchema? {
+    /// - Throws: ``DefaultsError/Code/invalidSchema`` when the schema found cannot be read (the error's `path` is
+    ///   the file, its `detail` what is wrong).
+    public func publishedSchema(inDomain domain: String? = nil) throws(DefaultsError) -> DomainSchema? {
+        let domain = domain ?? configuration.applicationDomain
+        do throws(SchemaFileError) {
+            return try DomainSchema.find(
+                domain: domain, in: configuration.locations.schemaDirectories, on: configuration.fileSystem)
+        } catch {
+            throw DefaultsError(code: .invalidSchema, domain: domain, path: error.path, detail: error.message)
+        }
+    }
+
+    /// The schema published for a domain, throwing the schema file's own error.
+    @available(*, deprecated, renamed: "publishedSchema(inDomain:)")
+    public func publishedSchema(forDomain domain: String?) throws(SchemaFileError) -> DomainSchema? {
         try DomainSchema.find(
             domain: domain ?? configuration.applicationDomain, in: configuration.locations.schemaDirectories,
             on: configuration.fileSystem)

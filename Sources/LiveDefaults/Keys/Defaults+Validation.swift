@@ -14,7 +14,7 @@ extension Defaults {
     /// ```
     ///
     /// `candidate` is the store's settings as a new version of one of its domain's files would make them: every
-    /// key, read through the typed subscript as ``snapshot(of:)-(DefaultsKeys...)`` reads it. Throwing any error
+    /// key, read through the typed subscript as ``snapshot(of:)-(AnyDefaultsKey...)`` reads it. Throwing any error
     /// refuses the version; the error's description is the reason.
     ///
     /// - **Another process's version** (a `defaults write`, an editor, the fleet agent) is judged before it is
@@ -32,8 +32,8 @@ extension Defaults {
     ///   version of the file that the program never accepted — refused now, refused or unreadable when the
     ///   program started — gives way to the newest version of that file its change log gives back that the
     ///   validators accept (the last known good across restarts), else to the layers below the file (its
-    ///   defaults). Reported as any refusal; ``readers(ofDomain:layer:)`` shows the program running the log's
-    ///   version (``DefaultsReader/fallback``). Give the validators in ``Configuration/validators`` for the
+    ///   defaults). Reported as any refusal; ``readers(inDomain:layer:)`` shows the program running the log's
+    ///   version (``ReadingProcess/fallback``). Give the validators in ``Configuration/validators`` for the
     ///   program's first read to come from a judged version already.
     ///
     /// Validators run with no lock of the library held, on the thread that found the version (the watcher's, or

@@ -13,7 +13,8 @@ import Synchronization
 /// defaults[.rateLimit] = 200
 /// ```
 ///
-/// `DefaultsKey` is a subclass, so `.rateLimit` is found wherever a `DefaultsKey<Int>` is expected.
+/// `DefaultsKey` is a subclass, so `.rateLimit` is found wherever a `DefaultsKey<Int>` is expected. Where a key
+/// of any value type is meant (a list of keys of different types), the API names this class ``AnyDefaultsKey``.
 public class DefaultsKeys: @unchecked Sendable {
     // @unchecked: every stored property is an immutable `let` of a Sendable type, in this class and in its
     // only subclass, which is final; the class is open to extension only, never to mutation.
@@ -71,6 +72,11 @@ public class DefaultsKeys: @unchecked Sendable {
         return validate(stored)
     }
 }
+
+/// A typed key of any value type: what a parameter that takes keys of different types takes
+/// (``Defaults/snapshot(of:)-(AnyDefaultsKey...)``, ``Defaults/publishSchema(for:)``). The class
+/// ``DefaultsKeys`` under the name of this role; `DefaultsKeys` is the namespace a program's keys are declared in.
+public typealias AnyDefaultsKey = DefaultsKeys
 
 /// A typed key: a name, a default value and, optionally, the suite that holds it, what it means, the range
 /// or choices it accepts, and whether it is a secret.
@@ -173,7 +179,7 @@ public final class DefaultsKey<Value: DefaultsSerializable>: DefaultsKeys, @unch
     {
         { stored in
             let value: Value
-            if let exact = Value.exactValue(stored) {
+            if let exact = exactScalar(stored, as: Value.self) {
                 value = exact
             } else if let converted = try? Value(propertyList: stored) {
                 value = converted

@@ -27,17 +27,21 @@ public protocol DefaultsSerializable: Sendable {
 
     /// The stored form of the value, or nil to remove the key (only `Optional.none` does that).
     func propertyList() throws -> PropertyList?
-
-    /// The value when `propertyList` is exactly this type's own stored form, without any conversion; nil
-    /// otherwise (then ``DefaultsSerializable/init(propertyList:)`` decides). A fast path for typed reads, which is inlined into
-    /// the caller for the standard scalar types; the default returns nil.
-    static func exactValue(_ propertyList: PropertyList) -> Self?
 }
 
-extension DefaultsSerializable {
-    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
-    @inlinable
-    public static func exactValue(_ propertyList: PropertyList) -> Self? { nil }
+/// A typed read's fast path: the value when `stored` is exactly `Value`'s own stored form, for the four scalar
+/// types reads meet most (`Int`, `String`, `Bool`, `Double`); nil otherwise, and `Value(propertyList:)` decides.
+/// Tests of the metatype rather than a protocol requirement, so the fast path is no part of the public protocol:
+/// an unspecialised read pays one switch and one comparison, a specialised one nothing.
+@inlinable
+func exactScalar<Value>(_ stored: PropertyList, as _: Value.Type) -> Value? {
+    switch stored {
+    case .integer(let integer) where Value.self == Int.self: unsafeBitCast(integer, to: Value.self)
+    case .string(let string) where Value.self == String.self: unsafeBitCast(string, to: Value.self)
+    case .bool(let bool) where Value.self == Bool.self: unsafeBitCast(bool, to: Value.self)
+    case .real(let real) where Value.self == Double.self: unsafeBitCast(real, to: Value.self)
+    default: nil
+    }
 }
 
 /// Why a stored value could not be read as a key's type.
@@ -114,15 +118,9 @@ extension Bool: DefaultsSerializable {
     /// A Boolean, the integers 0 and 1, or a string `YES`/`NO`/`true`/`false`/`1`/`0` (any case), as
     /// `defaults write` without `-bool` leaves it.
     public init(propertyList: PropertyList) throws {
-        self = try Self.exactValue(propertyList) ?? ValueDecoder.bool(propertyList, [])
+        if case .bool(let bool) = propertyList { self = bool } else { self = try ValueDecoder.bool(propertyList, []) }
     }
 
-    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
-    @inlinable
-    public static func exactValue(_ propertyList: PropertyList) -> Bool? {
-        if case .bool(let bool) = propertyList { return bool }
-        return nil
-    }
     // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func propertyList() throws -> PropertyList? { .bool(self) }
 }
@@ -130,18 +128,12 @@ extension Bool: DefaultsSerializable {
 extension String: DefaultsSerializable {
     // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public init(propertyList: PropertyList) throws {
-        guard let string = Self.exactValue(propertyList) else {
+        guard case .string(let string) = propertyList else {
             throw DefaultsConversionError(expected: String.self, found: propertyList)
         }
         self = string
     }
 
-    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
-    @inlinable
-    public static func exactValue(_ propertyList: PropertyList) -> String? {
-        if case .string(let string) = propertyList { return string }
-        return nil
-    }
     // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func propertyList() throws -> PropertyList? { .string(self) }
 }
@@ -149,15 +141,9 @@ extension String: DefaultsSerializable {
 extension Double: DefaultsSerializable {
     /// A real, an integer, or a string that is a number.
     public init(propertyList: PropertyList) throws {
-        self = try Self.exactValue(propertyList) ?? ValueDecoder.real(propertyList, [])
+        if case .real(let real) = propertyList { self = real } else { self = try ValueDecoder.real(propertyList, []) }
     }
 
-    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
-    @inlinable
-    public static func exactValue(_ propertyList: PropertyList) -> Double? {
-        if case .real(let real) = propertyList { return real }
-        return nil
-    }
     // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func propertyList() throws -> PropertyList? { .real(self) }
 }
@@ -169,11 +155,14 @@ extension Float: DefaultsSerializable {
     public func propertyList() throws -> PropertyList? { .real(Double(self)) }
 }
 
-/// Every integer width reads an integer that fits (a value out of range is an error, so the read returns
-/// the key's default), a whole real, or a string that is a whole number.
-public protocol DefaultsSerializableInteger: FixedWidthInteger, DefaultsSerializable {}
+/// An integer type that typed keys can store: the name this had first, when it was a protocol of its own.
+@available(*, deprecated, message: "declare DefaultsSerializable: an integer type's conformance needs nothing more")
+public typealias DefaultsSerializableInteger = FixedWidthInteger & DefaultsSerializable
 
-extension DefaultsSerializableInteger {
+/// Every integer width reads an integer that fits (a value out of range is an error, so the read returns
+/// the key's default), a whole real, or a string that is a whole number. (`Codable` too, as every standard
+/// integer is: this is then the more specific of the two ways of storing it, not the `Codable` encoding.)
+extension DefaultsSerializable where Self: FixedWidthInteger & Codable {
     // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public init(propertyList: PropertyList) throws { self = try ValueDecoder.integer(propertyList, Self.self, []) }
 
@@ -186,32 +175,29 @@ extension DefaultsSerializableInteger {
     }
 }
 
-extension Int: DefaultsSerializableInteger {
+extension Int: DefaultsSerializable {
     /// An integer, a whole real, or a string that is a whole number (the shared integer rules, with the
     /// stored type checked first, since typed reads are the hot path).
     public init(propertyList: PropertyList) throws {
-        self = try Self.exactValue(propertyList) ?? ValueDecoder.integer(propertyList, Int.self, [])
+        if case .integer(let integer) = propertyList {
+            self = integer
+        } else {
+            self = try ValueDecoder.integer(propertyList, Int.self, [])
+        }
     }
 
     // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     public func propertyList() throws -> PropertyList? { .integer(self) }
-
-    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
-    @inlinable
-    public static func exactValue(_ propertyList: PropertyList) -> Int? {
-        if case .integer(let integer) = propertyList { return integer }
-        return nil
-    }
 }
-extension Int8: DefaultsSerializableInteger {}
-extension Int16: DefaultsSerializableInteger {}
-extension Int32: DefaultsSerializableInteger {}
-extension Int64: DefaultsSerializableInteger {}
-extension UInt: DefaultsSerializableInteger {}
-extension UInt8: DefaultsSerializableInteger {}
-extension UInt16: DefaultsSerializableInteger {}
-extension UInt32: DefaultsSerializableInteger {}
-extension UInt64: DefaultsSerializableInteger {}
+extension Int8: DefaultsSerializable {}
+extension Int16: DefaultsSerializable {}
+extension Int32: DefaultsSerializable {}
+extension Int64: DefaultsSerializable {}
+extension UInt: DefaultsSerializable {}
+extension UInt8: DefaultsSerializable {}
+extension UInt16: DefaultsSerializable {}
+extension UInt32: DefaultsSerializable {}
+extension UInt64: DefaultsSerializable {}
 
 extension Date: DefaultsSerializable {
     /// A date, or an ISO 8601 string.

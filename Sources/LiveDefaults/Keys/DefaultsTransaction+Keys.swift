@@ -14,7 +14,7 @@ extension DefaultsTransaction {
             guard belongs(key) else { return key.defaultValue }
             guard let stored = value(forKey: key.name) else { return key.defaultValue }
             if key.violation(stored) != nil { return defaults.read(key) }
-            if let value = Value.exactValue(stored) { return value }
+            if let value = exactScalar(stored, as: Value.self) { return value }
             return defaults.decode(stored, for: key)
         }
         set {

@@ -8,7 +8,7 @@ enum StoredForm {
     /// their values show (a `Codable` struct: its default is encoded instead).
     static func type(of type: Any.Type) -> PropertyListType? {
         if let optional = type as? any OptionalStored.Type { return self.type(of: optional.wrappedType) }
-        if type is any DefaultsSerializableInteger.Type { return .integer }
+        if type is any FixedWidthInteger.Type { return .integer }
         if type == Double.self || type == Float.self { return .real }
         if type == String.self || type == URL.self || type == UUID.self { return .string }
         if type == Bool.self { return .boolean }

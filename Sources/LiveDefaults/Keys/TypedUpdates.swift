@@ -38,8 +38,8 @@ private func isEqual<E: Equatable>(_ lhs: E, _ rhs: Any) -> Bool {
     return lhs == rhs
 }
 
-/// A consistent view of several keys at one moment: ``Defaults/snapshot(of:)-(DefaultsKeys...)`` and
-/// ``Defaults/updates(of:emitCurrentValue:)-(DefaultsKeys...,_)``.
+/// A consistent view of several keys at one moment: ``Defaults/snapshot(of:)-(AnyDefaultsKey...)`` and
+/// ``Defaults/updates(of:emitCurrentValue:)-(AnyDefaultsKey...,_)``.
 ///
 /// Each key is read from the store that holds it, as `defaults[key]` reads it: the store's own keys from its
 /// search list, a key of another suite from that suite's store. The keys of one store are read together under its
@@ -84,13 +84,13 @@ struct SnapshotKeys: Sendable {
 
     /// Groups `keys` for `store`, guarding each in the store that holds it (a value refused later reads as the
     /// last valid one).
-    init(_ keys: [DefaultsKeys], of store: Defaults) {
+    init(_ keys: [AnyDefaultsKey], of store: Defaults) {
         var own: [String] = []
         var suites: [(suite: String, store: WeakStore, names: [String])] = []
         for key in keys {
             let holder = store.store(forSuite: key.suite)
             holder.guardKey(key)
-            guard let suite = key.suite, suite != store.configuration.applicationDomain else {
+            guard let suite = key.suite, holder !== store else {
                 own.append(key.name)
                 continue
             }
@@ -118,7 +118,7 @@ struct SnapshotKeys: Sendable {
     }
 }
 
-/// Snapshots of several keys (``Defaults/updates(of:emitCurrentValue:)-(DefaultsKeys...,_)``): the first is the state when
+/// Snapshots of several keys (``Defaults/updates(of:emitCurrentValue:)-(AnyDefaultsKey...,_)``): the first is the state when
 /// iteration started (unless it is not to be emitted), then one whenever a signal brings a different state.
 struct SnapshotCursor: StreamCursor {
     /// One per store whose keys the snapshot holds, all on one buffer; empty when the store was gone.
@@ -195,7 +195,7 @@ extension Defaults {
     /// first `next()`). A slow consumer gets the newest snapshot, never a queue; equal consecutive
     /// snapshots are dropped. A key of another suite is read from that suite's store, as `defaults[key]` reads it
     /// (``DefaultsSnapshot``).
-    public func updates(of keys: DefaultsKeys..., emitCurrentValue: Bool = true) -> DefaultsStream<DefaultsSnapshot> {
+    public func updates(of keys: AnyDefaultsKey..., emitCurrentValue: Bool = true) -> DefaultsStream<DefaultsSnapshot> {
         updates(of: keys, emitCurrentValue: emitCurrentValue)
     }
 
@@ -206,7 +206,7 @@ extension Defaults {
     /// let followed: [DefaultsKeys] = configuredNames.map { DefaultsKey<String>($0, default: "") }
     /// for await settings in defaults.updates(of: followed) { reconfigure(settings) }
     /// ```
-    public func updates(of keys: [DefaultsKeys], emitCurrentValue: Bool = true) -> DefaultsStream<DefaultsSnapshot> {
+    public func updates(of keys: [AnyDefaultsKey], emitCurrentValue: Bool = true) -> DefaultsStream<DefaultsSnapshot> {
         let store = WeakStore(self)
         let grouped = SnapshotKeys(keys, of: self)
         return DefaultsStream {

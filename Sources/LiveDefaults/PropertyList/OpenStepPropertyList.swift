@@ -100,7 +100,7 @@ struct OpenStepPropertyListParser {
                 return Data(result)
             }
             if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { continue }
-            guard let nibble = Self.hexValue(byte) else {
+            guard let nibble = ASCIIDigits.hexValue(byte) else {
                 throw .malformed(offset: position - 1, reason: "invalid hex digit in data")
             }
             if let first = high {
@@ -154,7 +154,7 @@ struct OpenStepPropertyListParser {
             case UInt8(ascii: "U"), UInt8(ascii: "u"):
                 var code: UInt32 = 0
                 var digits = 0
-                while digits < 4, position < bytes.count, let nibble = Self.hexValue(bytes[position]) {
+                while digits < 4, position < bytes.count, let nibble = ASCIIDigits.hexValue(bytes[position]) {
                     code = code * 16 + UInt32(nibble)
                     position += 1
                     digits += 1
@@ -211,15 +211,6 @@ struct OpenStepPropertyListParser {
                 UInt8(ascii: "_"), UInt8(ascii: "$"), UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: ":"),
                 UInt8(ascii: "."), UInt8(ascii: "-"),
             ].contains(byte)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - 48
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - 87
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - 55
-        default: nil
-        }
     }
 }
 

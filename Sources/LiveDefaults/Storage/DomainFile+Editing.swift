@@ -27,7 +27,7 @@ extension DomainFile {
         }
         if mustSchedule { context.writer.schedule(self) }
         if let delta {
-            let event = Event.changedKey(delta, .local)
+            let event = Event.changedKey(delta, .ofThisProcess)
             for entry in observers { entry.observer(event) }
         }
     }
@@ -48,7 +48,7 @@ extension DomainFile {
             return KeyDelta.between(before, contents)
         }
         context.writer.schedule(self)
-        if !deltas.isEmpty { notify(.changed(deltas, .local)) }
+        if !deltas.isEmpty { notify(.changed(deltas, .ofThisProcess)) }
     }
 
     // MARK: Judging

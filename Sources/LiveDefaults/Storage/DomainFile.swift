@@ -10,9 +10,9 @@ import Synchronization
 final class DomainFile: Sendable {
     enum Event: Sendable {
         /// Keys whose value in this file changed, by this process (`.local`) or another (`.external`).
-        case changed([KeyDelta], KeyChange.Origin)
+        case changed([KeyDelta], ChangeOrigin)
         /// One key changed by this process's `set` (no array to make on the path of every `set`).
-        case changedKey(KeyDelta, KeyChange.Origin)
+        case changedKey(KeyDelta, ChangeOrigin)
         case failed(DefaultsError)
     }
 

@@ -27,7 +27,7 @@ struct FileVersion: Hashable, Sendable {
     /// The change log's number for `version`: its digest, 0 for a file that does not exist.
     static func logNumber(_ version: FileVersion?) -> UInt64 { version?.digest ?? 0 }
 
-    /// A digest as the change log, the readers' announcements and ``DefaultsReader`` spell it: 16 hexadecimal
+    /// A digest as the change log, the readers' announcements and ``ReadingProcess`` spell it: 16 hexadecimal
     /// digits.
     static func hex(_ digest: UInt64) -> String {
         // Sixteen digits written in place: a write's change log lines spell two or three digests each.
@@ -41,6 +41,8 @@ struct FileVersion: Hashable, Sendable {
 
     /// The digest that ``hex(_:)`` spells as `text`; nil for any other text.
     static func number(hex text: String) -> UInt64? {
-        text.utf8.count == 16 ? UInt64(text, radix: 16) : nil
+        // Digits only: `UInt64(_:radix:)` also takes a sign, which no spelling of a digest has.
+        guard text.utf8.count == 16, text.utf8.allSatisfy({ ASCIIDigits.hexValue($0) != nil }) else { return nil }
+        return UInt64(text, radix: 16)
     }
 }

@@ -33,8 +33,9 @@ final class StorageContext: Sendable {
     /// (``Defaults/Configuration/clock``).
     let clock: any DefaultsClock
     /// Who the context's process is, as its records name it; the running process's unless a test gives another.
-    var identity: ProcessIdentity { chosenIdentity ?? .current }
-    private let chosenIdentity: ProcessIdentity?
+    var identity: ProcessIdentity { currentIdentity() }
+    /// The one place the choice is made; the recorder and the announcer ask it when they write.
+    private let currentIdentity: @Sendable () -> ProcessIdentity
     /// Whether the process writes change logs (on unless a benchmark turns it off to measure its cost).
     var changeLogIsEnabled: Bool {
         get { changeLogSwitch.load(ordering: .relaxed) }
@@ -52,14 +53,14 @@ final class StorageContext: Sendable {
     ) {
         self.fileSystem = fileSystem
         self.clock = clock
-        chosenIdentity = identity
+        let currentIdentity = { @Sendable in identity ?? .current }
+        self.currentIdentity = currentIdentity
         let records = DispatchQueue(label: "LiveDefaults.records", qos: .utility)
         recordsQueue = records
         writer = BackgroundWriter(writesAtExit: isRealProcess)
-        let identity = { @Sendable in identity ?? .current }
         recorder = ExternalVersionRecorder(
-            queue: records, recordsAtExit: isRealProcess, clock: clock, identity: identity)
-        announcer = ReaderAnnouncer(queue: records, sweeps: sweeps, clock: clock, identity: identity)
+            queue: records, recordsAtExit: isRealProcess, clock: clock, identity: currentIdentity)
+        announcer = ReaderAnnouncer(queue: records, sweeps: sweeps, clock: clock, identity: currentIdentity)
     }
 
     /// Waits until the records made in the background so far are written: the change log's entries of versions

@@ -4,15 +4,9 @@ import Synchronization
 /// One key's change as a domain's change log records it (Docs/OnDisk.md, "The change log"): when, from what,
 /// to what, and who — what `defaults log` prints and a server can show of its own settings.
 public struct LoggedChange: Sendable, Hashable {
-    /// Who made the version the change is part of.
-    public enum Origin: String, Sendable, Hashable {
-        /// A program through the library, or the `defaults` command.
-        case local
-        /// The fleet agent (`defaults sync`), applying etcd's change (``revision`` says which).
-        case fleet
-        /// No LiveDefaults writer (an editor, another tool), noticed by a LiveDefaults process that read it.
-        case external
-    }
+    /// Who made the version the change is part of: the same type as a store's changes' (``ChangeOrigin``).
+    @available(*, deprecated, renamed: "ChangeOrigin")
+    public typealias Origin = ChangeOrigin
 
     /// A value before or after the change.
     public enum Value: Sendable, Hashable {
@@ -28,8 +22,9 @@ public struct LoggedChange: Sendable, Hashable {
 
     /// When the version was written (or, for an external one, noticed).
     public let time: Date
-    /// Who made it.
-    public let origin: Origin
+    /// Who made it: ``ChangeOrigin/local`` for a program through the library or the `defaults` command,
+    /// ``ChangeOrigin/fleet`` for the fleet agent, ``ChangeOrigin/external`` for a writer that is not LiveDefaults.
+    public let origin: ChangeOrigin
     /// The writing process's executable name; nil for an external change.
     public let executable: String?
     /// The writing process's ID; nil for an external change.
@@ -40,19 +35,26 @@ public struct LoggedChange: Sendable, Hashable {
     public let revision: Int64?
     /// The key.
     public let key: String
-    /// Its value before the change.
-    public let old: Value
-    /// Its value after the change.
-    public let new: Value
-    /// The version of the file the change is part of, named as ``DefaultsReader/version`` names versions (the
-    /// changes of one write share it).
-    public let version: String
+    /// Its value before the change (named as ``KeyChange/oldValue`` is).
+    public let oldValue: Value
+    /// Its value after the change (named as ``KeyChange/newValue`` is).
+    public let newValue: Value
+    /// The version of the file the change is part of (the changes of one write share it), as a reader that runs
+    /// it names it (``ReadingProcess/version``).
+    public let version: DomainVersion
     /// The reading processes whose validators refused that version (``Defaults/addValidator(_:)``), oldest
     /// first: each kept serving the version before it.
     public let refusals: [VersionRefusal]
     /// Why the writer made the version, when it said: `defaults write --wait` rolling back a version a reader
     /// refused logs "rolled back: <reader> refused <version>: <its reason>".
     package var reason: String? = nil
+
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+    @available(*, deprecated, renamed: "oldValue")
+    public var old: Value { oldValue }
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+    @available(*, deprecated, renamed: "newValue")
+    public var new: Value { newValue }
 }
 
 extension Defaults {
@@ -62,29 +64,31 @@ extension Defaults {
     /// process's observers were told of it; this call first waits for what this process read to be recorded.
     /// An absent or unreadable log has no changes; unreadable lines are skipped.
     public func loggedChanges(
-        inDomain domain: String, layer: PreferenceLayer = .currentUser, key: String? = nil, limit: Int = 100
+        inDomain domain: String? = nil, layer: PreferenceLayer = .currentUser, key: String? = nil, limit: Int = 100
     ) -> [LoggedChange] {
         // A version found by the watcher's thread is handed to the recorder before its delivery counts as done.
         for file in allFiles() { file.settle() }
         configuration.context.storage.recorder.waitUntilIdle()
-        let path = ChangeLog.path(forDomainFile: configuration.locations.path(forDomain: domain, layer: layer))
+        let path = ChangeLog.path(
+            forDomainFile: configuration.locations.path(
+                forDomain: domain ?? configuration.applicationDomain, layer: layer))
         var changes: [LoggedChange] = []
         let log = ChangeLog.read(at: path, on: configuration.fileSystem)
         for entry in log.entries.reversed() {
             let refusals = (log.refusals[entry.version] ?? []).map { refusal in
                 VersionRefusal(
                     processID: refusal.reader.pid, executable: refusal.reader.executable, userID: refusal.reader.uid,
-                    version: FileVersion.hex(entry.version), reason: refusal.reason, time: refusal.time)
+                    version: DomainVersion(digest: entry.version), reason: refusal.reason, time: refusal.time)
             }
             for change in entry.changes.reversed() where key == nil || change.key == key {
                 guard changes.count < limit else { return changes }
                 changes.append(
                     LoggedChange(
-                        time: entry.time, origin: LoggedChange.Origin(entry.origin),
+                        time: entry.time, origin: entry.origin,
                         executable: entry.writer?.executable, processID: entry.writer?.pid,
                         userID: entry.writer?.uid, revision: entry.writer?.revision, key: change.key,
-                        old: LoggedChange.Value(change.old), new: LoggedChange.Value(change.new),
-                        version: FileVersion.hex(entry.version), refusals: refusals, reason: entry.reason))
+                        oldValue: LoggedChange.Value(change.old), newValue: LoggedChange.Value(change.new),
+                        version: DomainVersion(digest: entry.version), refusals: refusals, reason: entry.reason))
             }
         }
         return changes
@@ -145,16 +149,6 @@ extension Defaults {
         }
         if let problem = LoggedVersions(log).problem { return problem }
         return nil
-    }
-}
-
-extension LoggedChange.Origin {
-    init(_ origin: ChangeLog.Origin) {
-        switch origin {
-        case .local: self = .local
-        case .fleet: self = .fleet
-        case .external: self = .external
-        }
     }
 }
 

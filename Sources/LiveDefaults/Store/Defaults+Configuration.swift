@@ -127,7 +127,8 @@ extension Defaults {
             case off
         }
 
-        /// A configuration with explicit values; the rest default to the process's.
+        /// A configuration with explicit values; the rest default to the process's (`clock`: nil for the
+        /// process's time, see ``clock``).
         public init(
             locations: DefaultsLocations = .current,
             applicationDomain: String = Configuration.processApplicationDomain,
@@ -136,7 +137,7 @@ extension Defaults {
             errorHandler: (@Sendable (DefaultsError) -> Void)? = nil,
             logger: Logger? = nil,
             watching: Watching = .automatic,
-            clock: any DefaultsClock = SystemDefaultsClock.shared
+            clock: (any DefaultsClock)? = nil
         ) {
             self.locations = locations
             self.applicationDomain = applicationDomain
@@ -145,8 +146,7 @@ extension Defaults {
             self.errorHandler = errorHandler
             givenLogger = logger
             self.watching = watching
-            // The default argument is the real time: left to the context, whose clock a test's context may set.
-            chosenClock = clock is SystemDefaultsClock ? nil : clock
+            chosenClock = clock
         }
 
         /// A configuration whose files all live below `directory` (see ``DefaultsLocations/rooted(at:)``).

@@ -169,8 +169,9 @@ extension Defaults {
 
     /// Why one layer of a persistent domain cannot be read right now (corrupt, not a dictionary, no
     /// permission), or nil when it can (or has no file). A tool checks this before it writes, so that it can
-    /// refuse rather than keep the file aside.
-    public func problem(inDomain domainName: String, layer: PreferenceLayer = .currentUser) -> DefaultsError? {
+    /// refuse rather than keep the file aside. `domainName`: the store's application domain (or suite) when nil.
+    public func problem(inDomain domainName: String? = nil, layer: PreferenceLayer = .currentUser) -> DefaultsError? {
+        let domainName = domainName ?? configuration.applicationDomain
         guard (try? DomainName.validate(domainName)) != nil else { return nil }
         let file = file(forDomain: domainName, layer: layer)
         file.loadIfNeeded()

@@ -20,7 +20,7 @@ extension Defaults {
     /// Updates the merged view for the keys a file changed and tells observers about effective changes.
     func apply(
         _ deltas: some RandomAccessCollection<KeyDelta>, domain: String, layer: PreferenceLayer,
-        origin: KeyChange.Origin
+        origin: ChangeOrigin
     ) {
         var namesEnvironment = false
         let (changed, resumptions, refusals): (Bool, [Resumption], [SchemaViolation]) = state.withLock { state in

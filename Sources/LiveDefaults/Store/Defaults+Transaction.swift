@@ -5,7 +5,7 @@ extension Defaults {
     static let transactionAttempts = 100
 
     /// Runs `body` and commits its changes to one domain as one change: this process's readers, snapshots
-    /// (``updates(of:emitCurrentValue:)-(DefaultsKeys...,_)``) and observers see all of them or none (one
+    /// (``updates(of:emitCurrentValue:)-(AnyDefaultsKey...,_)``) and observers see all of them or none (one
     /// ``didChangeNotification``; the ``KeyChange/batch`` of a ``changes()`` stream tells which changes came
     /// together), and other processes see one new version of the domain's file.
     ///
@@ -42,7 +42,9 @@ extension Defaults {
     ///   ``DefaultsError/Code/notAPropertyList``, ``DefaultsError/Code/forcedKey``,
     ///   ``DefaultsError/Code/transactionSpansDomains``, ``DefaultsError/Code/transactionConflict`` (the domain
     ///   kept changing), ``DefaultsError/Code/invalidDomainName``, or a failed write
-    ///   (``DefaultsError/Code/writeFailed``, ``DefaultsError/Code/unrepresentableValue``).
+    ///   (``DefaultsError/Code/writeFailed``, ``DefaultsError/Code/unrepresentableValue``). The one untyped
+    ///   `throws` of the API, for that reason: `body`'s own errors pass through unchanged beside
+    ///   ``DefaultsError``, and a typed `throws` names one error type.
     @discardableResult
     public func transaction<Result>(
         inDomain domain: String? = nil, layer: PreferenceLayer = .currentUser,

@@ -62,21 +62,16 @@ extension Defaults {
     /// use with this store's configuration, and kept; the first made is published when threads race.
     func store(forSuite suite: String?) -> Defaults {
         guard let suite, suite != configuration.applicationDomain else { return self }
-        if let existing = typedKeys.withLock({ $0.suiteStores[suite] }) { return existing }
         var suiteConfiguration = configuration
         suiteConfiguration.applicationDomain = suite
-        let created: Defaults
         do {
-            created = try Defaults(configuration: suiteConfiguration, fileOwner: fileOwner)
+            return try typedKeys.published(at: \.suiteStores[suite]) { () throws(DefaultsError) in
+                try Defaults(configuration: suiteConfiguration, fileOwner: fileOwner)
+            }
         } catch {
             // An invalid suite name: the key reads its default and writes are refused by this store.
             configuration.logger.notice("typed keys of suite \(suite): \(error); they read their defaults")
             return self
-        }
-        return typedKeys.withLock { typed in
-            if let raced = typed.suiteStores[suite] { return raced }
-            typed.suiteStores[suite] = created
-            return created
         }
     }
 }

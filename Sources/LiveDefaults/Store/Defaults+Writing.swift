@@ -87,6 +87,9 @@ extension Defaults {
     /// Waits until every pending change of this process is on disk, then re-reads every domain of the
     /// search list that another process changed.
     ///
+    /// Foundation's name and form, kept: it reports a failure and does not throw. ``trySynchronize()`` is the
+    /// form that throws, as `trySet` is `set`'s.
+    ///
     /// - Returns: false when a write failed (the error is in ``lastError`` and was logged).
     @discardableResult
     public func synchronize() -> Bool {
@@ -95,7 +98,18 @@ extension Defaults {
         return failures.isEmpty
     }
 
-    /// Like ``synchronize()``, without blocking the caller's thread.
+    /// ``synchronize()``, throwing what failed instead of answering false.
+    ///
+    /// - Throws: the first ``DefaultsError/Code/writeFailed`` (or other write failure) of this store's files;
+    ///   every failure also reached the error handler and ``lastError``, as ``synchronize()``'s do.
+    public func trySynchronize() throws(DefaultsError) {
+        let failures = writeAllAndReload()
+        deliverReports()
+        if let first = failures.first { throw first }
+    }
+
+    /// ``trySynchronize()`` without blocking the caller's thread: the work runs on a global queue while the task
+    /// waits.
     ///
     /// - Throws: the first ``DefaultsError/Code/writeFailed`` if a write failed.
     public func flush() async throws(DefaultsError) {
@@ -109,7 +123,7 @@ extension Defaults {
         if let first = failures.first { throw first }
     }
 
-    /// What ``synchronize()`` and ``flush()`` do: writes every pending change of the process, re-reads this
+    /// What ``synchronize()``, ``trySynchronize()`` and ``flush()`` do: writes every pending change of the process, re-reads this
     /// store's files, and returns the failures that concern this store — its files, and any file in its
     /// directories (a persistent domain set outside the search list); another store's failing file is not
     /// this store's failure. Failures of files this store does not observe are recorded here (the observed

@@ -6,7 +6,7 @@
 /// | ``Defaults/updates(forKey:emitCurrentValue:)`` | `PropertyList?` | a key's effective value now, then after each change |
 /// | ``Defaults/changes()``, ``Defaults/changes(inDomain:)`` | ``KeyChange`` | every change, no initial element |
 /// | ``Defaults/updates(_:emitCurrentValue:)``, `$property.updates` | the key's `Value` | a typed key's value now, then after each change |
-/// | ``Defaults/updates(of:emitCurrentValue:)-(DefaultsKeys...,_)`` | ``DefaultsSnapshot`` | several keys at one moment, whenever any changes |
+/// | ``Defaults/updates(of:emitCurrentValue:)-(AnyDefaultsKey...,_)`` | ``DefaultsSnapshot`` | several keys at one moment, whenever any changes |
 ///
 /// ```swift
 /// for await limit in defaults.updates(forKey: "RateLimit") {

@@ -25,9 +25,9 @@ struct EffectiveView {
     /// A change of the effective values.
     enum Change {
         /// Some keys were resolved again, under the lock: a file of `domain` changed, by this process or another.
-        case keys([ResolvedKey], domain: String, origin: KeyChange.Origin)
+        case keys([ResolvedKey], domain: String, origin: ChangeOrigin)
         /// One key resolved again (a single `set`: no array to make).
-        case key(ResolvedKey, domain: String, origin: KeyChange.Origin)
+        case key(ResolvedKey, domain: String, origin: ChangeOrigin)
         /// The whole view, computed from the sources as they were at generation `basedOn`: the search list, a
         /// volatile domain or the registration domain changed (attributed to `domain`).
         case all(MergedValues, domain: String, basedOn: Int)
@@ -168,7 +168,7 @@ struct EffectiveView {
 
     /// One key of a ``Change/keys(_:domain:origin:)`` or ``Change/key(_:domain:origin:)`` change.
     private mutating func apply(
-        _ resolved: ResolvedKey, domain: String, origin: KeyChange.Origin, to applied: inout Applied
+        _ resolved: ResolvedKey, domain: String, origin: ChangeOrigin, to applied: inout Applied
     ) {
         let key = resolved.key
         let hash = FastHash.hash(key)  // the filter's and the cache's

@@ -2,7 +2,7 @@ public import Foundation
 
 /// A version of a domain's file that a reading program's validator refused (``Defaults/addValidator(_:)``): which
 /// program, which version, why and when. One type wherever a refusal is told: a store's readers
-/// (``DefaultsReader/refusal``, ``Defaults/refusals(ofDomain:layer:)``), the change log
+/// (``ReadingProcess/refusal``, ``Defaults/refusals(inDomain:layer:)``), the change log
 /// (``LoggedChange/refusals``), and the fleet's host records and `defaults sync --status`.
 ///
 /// Codable: the fleet keeps refusals in its JSON host records (`processID`, `executable`, `version`, `reason`,
@@ -14,9 +14,8 @@ public struct VersionRefusal: Sendable, Hashable, Codable, CustomStringConvertib
     public var executable: String
     /// Its effective user ID, when known: the change log records it, a reader's announcement does not.
     public var userID: UInt32?
-    /// The version refused, named as the change log names versions (16 hexadecimal digits of the digest of the
-    /// file's bytes).
-    public var version: String
+    /// The version refused.
+    public var version: DomainVersion
     /// The description of the error its validator threw.
     public var reason: String
     /// When it refused.
@@ -24,7 +23,7 @@ public struct VersionRefusal: Sendable, Hashable, Codable, CustomStringConvertib
 
     /// A refusal as the library reads one (from a reader's announcement, the change log, a fleet record).
     package init(
-        processID: Int32, executable: String, userID: UInt32? = nil, version: String, reason: String, time: Date
+        processID: Int32, executable: String, userID: UInt32? = nil, version: DomainVersion, reason: String, time: Date
     ) {
         self.processID = processID
         self.executable = executable
@@ -49,11 +48,17 @@ extension Defaults {
     /// - Parameters:
     ///   - domain: The domain; the store's application domain (or suite) when nil.
     ///   - layer: The domain's file: ``PreferenceLayer/currentUser`` unless given.
-    public func refusals(ofDomain domain: String? = nil, layer: PreferenceLayer = .currentUser) -> [VersionRefusal] {
-        guard let onDisk = versionOnDisk(ofDomain: domain, layer: layer) else { return [] }
-        return readers(ofDomain: domain, layer: layer).compactMap { reader in
+    public func refusals(inDomain domain: String? = nil, layer: PreferenceLayer = .currentUser) -> [VersionRefusal] {
+        guard let onDisk = versionOnDisk(inDomain: domain, layer: layer) else { return [] }
+        return readers(inDomain: domain, layer: layer).compactMap { reader in
             guard reader.version != onDisk, let refusal = reader.refusal, refusal.version == onDisk else { return nil }
             return refusal
         }
+    }
+
+    // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
+    @available(*, deprecated, renamed: "refusals(inDomain:layer:)")
+    public func refusals(ofDomain domain: String?, layer: PreferenceLayer = .currentUser) -> [VersionRefusal] {
+        refusals(inDomain: domain, layer: layer)
     }
 }

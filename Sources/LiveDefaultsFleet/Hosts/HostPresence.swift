@@ -197,7 +197,7 @@
         private func refusals() -> [String: [VersionRefusal]] {
             var refusals: [String: [VersionRefusal]] = [:]
             for domain in domains {
-                let refusing = store.refusals(ofDomain: domain)
+                let refusing = store.refusals(inDomain: domain)
                 if !refusing.isEmpty { refusals[domain] = refusing }
             }
             return refusals

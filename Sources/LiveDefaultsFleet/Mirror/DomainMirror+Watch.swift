@@ -138,7 +138,7 @@
         func schemaRefusal(key: String, value: PropertyList?) -> SchemaViolation? {
             guard let value else { return nil }
             do {
-                return try store.publishedSchema(forDomain: domain)?.violation(forKey: key, value: value)
+                return try store.publishedSchema(inDomain: domain)?.violation(forKey: key, value: value)
             } catch {
                 logger.warning("the schema of \(domain) cannot be read, so values are not checked: \(error)")
                 return nil

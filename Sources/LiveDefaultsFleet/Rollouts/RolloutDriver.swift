@@ -252,7 +252,7 @@
                     record.health[host] = "\(report.isHealthy ? "healthy" : "unhealthy"): \(report.detail)"
                     // A program that refuses the value keeps the version before it: the host does not run the
                     // value whatever its health says, and the stage fails now rather than after the bake.
-                    let refusing = report.refusals(ofDomain: domain)
+                    let refusing = report.refusals(inDomain: domain)
                     if let refusal = refusing.first {
                         record.health[host] = "refused: \(refusal)"
                         let others = refusing.count > 1 ? " (and \(refusing.count - 1) other program(s))" : ""

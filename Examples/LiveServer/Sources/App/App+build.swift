@@ -74,14 +74,14 @@ public func buildApplication(
     router.get("refusal") { _, _ in
         let own = defaults.readers().first { $0.processID == ProcessInfo.processInfo.processIdentifier }
         guard let own, own.refusal != nil || own.fallback != nil else { return json(NSNull()) }
-        var object: [String: Any] = ["running": own.version]
+        var object: [String: Any] = ["running": own.version.description]
         switch own.fallback {
         case .changeLog?: object["fallback"] = "changeLog"
         case .defaults?: object["fallback"] = "defaults"
         case nil: break
         }
         if let refusal = own.refusal {
-            object["version"] = refusal.version
+            object["version"] = refusal.version.description
             object["reason"] = refusal.reason
             object["time"] = refusal.time.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
         }

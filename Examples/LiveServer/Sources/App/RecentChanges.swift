@@ -16,7 +16,7 @@ struct RecentChanges {
             var object: [String: Any] = [
                 "time": change.time.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)),
                 "key": change.key, "origin": change.origin.rawValue,
-                "old": Self.json(change.old, secret: secret), "new": Self.json(change.new, secret: secret),
+                "old": Self.json(change.oldValue, secret: secret), "new": Self.json(change.newValue, secret: secret),
             ]
             if let executable = change.executable {
                 object["who"] =

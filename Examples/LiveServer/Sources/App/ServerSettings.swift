@@ -38,7 +38,7 @@ extension DefaultsKeys {
 
     /// Every setting of the server: published as the domain's schema at start-up, shown and edited by the
     /// settings page, checked by every writer.
-    static let serverSettings: [DefaultsKeys] = [greeting, rateLimit, maintenance, logLevel, features, apiKey]
+    static let serverSettings: [AnyDefaultsKey] = [greeting, rateLimit, maintenance, logLevel, features, apiKey]
 }
 
 /// The server's rule across two settings, which no schema of one key can say: a server anyone may call (no

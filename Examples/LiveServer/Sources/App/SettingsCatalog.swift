@@ -15,7 +15,7 @@ struct SettingsCatalog: Sendable {
     /// What the page shows in place of a secret's value.
     static let secretText = "<secret>"
 
-    init(defaults: Defaults, keys: [DefaultsKeys], logger: Logger) {
+    init(defaults: Defaults, keys: [AnyDefaultsKey], logger: Logger) {
         self.defaults = defaults
         self.keys = Dictionary(keys.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.logger = logger
@@ -26,7 +26,7 @@ struct SettingsCatalog: Sendable {
     func schema() -> DomainSchema {
         let domain = defaults.configuration.applicationDomain
         do {
-            if let published = try defaults.publishedSchema(forDomain: domain) { return published }
+            if let published = try defaults.publishedSchema(inDomain: domain) { return published }
             logger.notice("no schema is published for \(domain); the page shows the server's own keys")
         } catch {
             logger.warning(

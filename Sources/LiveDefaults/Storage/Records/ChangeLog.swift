@@ -36,15 +36,8 @@ struct ChangeLog: Sendable, Equatable {
     /// The format of the lines this version writes; lines of another are skipped.
     static let formatVersion = 1
 
-    /// Who made a version: a LiveDefaults writer in a process, or nobody known.
-    enum Origin: String, Sendable, Hashable, Codable {
-        /// A program through the library, or the `defaults` command.
-        case local
-        /// The fleet agent (`defaults sync`), applying etcd's change.
-        case fleet
-        /// No LiveDefaults writer: an editor, another tool; noticed by a process that read the new version.
-        case external
-    }
+    /// Who made a version: a LiveDefaults writer in a process, or nobody known (an external version).
+    typealias Origin = ChangeOrigin
 
     /// The process that wrote a version.
     struct Writer: Sendable, Hashable, Codable {
@@ -164,4 +157,10 @@ enum ChangeLogAttribution {
     @TaskLocal static var fleetRevision: Int64?
     /// Why the writes made in a task are made, when the writer says (``Defaults/attributingWrites(reason:_:)``).
     @TaskLocal static var reason: String?
+}
+
+extension ChangeOrigin {
+    /// The origin of a change this process makes now: ``fleet`` on a task or thread inside the fleet agent's
+    /// attribution (`Defaults.attributingWrites(toFleetRevision:_:)`), else ``local``.
+    static var ofThisProcess: ChangeOrigin { ChangeLogAttribution.fleetRevision == nil ? .local : .fleet }
 }

@@ -80,7 +80,7 @@ extension DomainFile {
             deliveries.begin()
             return deltas
         }
-        deliver(deltas.isEmpty ? [.failed(error)] : [.changed(deltas, .local), .failed(error)])
+        deliver(deltas.isEmpty ? [.failed(error)] : [.changed(deltas, .ofThisProcess), .failed(error)])
     }
 
     /// The commit proper; with `judged`, the contents the judges accepted, which the write must be exactly (else
@@ -139,7 +139,7 @@ extension DomainFile {
                 var events: [Event] = []
                 if let kept = version.keptAside { events.append(.failed(kept)) }
                 if !external.isEmpty { events.append(.changed(external, .external)) }
-                if !local.isEmpty { events.append(.changed(local, .local)) }
+                if !local.isEmpty { events.append(.changed(local, .ofThisProcess)) }
                 if !events.isEmpty { deliveries.begin() }
                 return (.success(true), events)
             case .failed(let error):
@@ -158,7 +158,7 @@ extension DomainFile {
         if let written {
             context.announcer.changed(self)
             // After the locks: the metrics backend's factory is the program's code.
-            let origin = ChangeLogAttribution.fleetRevision == nil ? "local" : "fleet"
+            let origin = ChangeOrigin.ofThisProcess.rawValue
             let path = path
             DefaultsMetrics.report {
                 let domain = DefaultsMetrics.domain(ofFile: path)
@@ -166,7 +166,7 @@ extension DomainFile {
                 DefaultsMetrics.changesApplied(written.keys, domain: domain, origin: origin)
                 // Not reportMetrics: a commit's failure event is a file kept aside, not a failed reload.
                 for case .changed(let deltas, .external) in events {
-                    DefaultsMetrics.changesApplied(deltas.count, domain: domain, origin: "external")
+                    DefaultsMetrics.changesApplied(deltas.count, domain: domain, origin: ChangeOrigin.external.rawValue)
                 }
             }
         }
