@@ -77,7 +77,7 @@
         /// The refusal in `defaults sync --status --json` and `defaults hosts --json`.
         var jsonObject: [String: Any] {
             [
-                "processID": Int(processID), "executable": executable, "version": version, "reason": reason,
+                "processID": Int(processID), "executable": executable, "version": version.description, "reason": reason,
                 "time": time.formatted(.iso8601),
             ]
         }

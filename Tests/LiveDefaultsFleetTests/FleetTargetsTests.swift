@@ -55,6 +55,11 @@
                 for await value in observer.updates(forKey: "Mode") { seen.append(value) }
             }
             defer { watching.cancel() }
+            // The stream's first value is the value now: had until the task runs, which may be after the next
+            // change, so the change waits for it.
+            await expectEventually("the observer has the value now", hosts: [a, b], cluster: cluster) {
+                seen.all.first == "steady"
+            }
 
             // Host A's own value: on A only; etcd's domain value and host B keep theirs.
             try cluster.etcdctl(["put", target("a"), "canary"])
