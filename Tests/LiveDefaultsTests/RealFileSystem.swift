@@ -19,7 +19,7 @@ extension ChangeLog {
     ) -> SystemError? {
         append(
             entry, contents: contents, previous: previous, previousVersion: previousVersion, at: path,
-            on: StorageContext.system.fileSystem)
+            on: StorageContext.system.fileSystem, pid: StorageContext.system.pid)
     }
 }
 

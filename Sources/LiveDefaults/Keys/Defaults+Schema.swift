@@ -31,7 +31,9 @@ extension Defaults {
         var written: [String] = []
         for (domain, schemas) in byDomain.sorted(by: { $0.key < $1.key }) {
             let schema = DomainSchema(domain: domain, keys: schemas)
-            written.append(try schema.write(to: directory, on: configuration.fileSystem))
+            written.append(
+                try schema.write(
+                    to: directory, on: configuration.fileSystem, pid: configuration.context.storage.pid))
             declare(keys: Set(schema.keys.keys), ofDomain: domain) { schema.nearestKey(to: $0) }
         }
         // The environment's variables are named and typed by the application domain's schema: read again.

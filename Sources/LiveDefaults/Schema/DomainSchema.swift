@@ -216,11 +216,13 @@ public struct DomainSchema: Sendable, Hashable {
     /// - Returns: the file's path.
     @discardableResult
     public func write(to directory: String) throws(DefaultsError) -> String {
-        try write(to: directory, on: StorageContext.system.fileSystem)
+        try write(to: directory, on: StorageContext.system.fileSystem, pid: StorageContext.system.pid)
     }
 
-    /// ``write(to:)`` on a store's file system.
-    func write(to directory: String, on fileSystem: any DefaultsFileSystem) throws(DefaultsError) -> String {
+    /// ``write(to:)`` on a store's file system, by the process `pid` (its context's).
+    func write(to directory: String, on fileSystem: any DefaultsFileSystem, pid: Int32) throws(DefaultsError)
+        -> String
+    {
         try DomainName.validate(domain)
         let path = Self.file(domain: domain, in: directory)
         let data: Data
@@ -237,7 +239,7 @@ public struct DomainSchema: Sendable, Hashable {
         }
         do throws(SystemError) {
             // The store's own atomic replace, readable by every user (each writer checks against it).
-            _ = try fileSystem.replaceAtomically(path, with: data, readableByOthers: true)
+            _ = try fileSystem.replaceAtomically(path, with: data, readableByOthers: true, pid: pid)
         } catch {
             throw .writeFailed(path: path, errno: error.errno, message: error.message)
         }

@@ -3,11 +3,11 @@
 ///
 /// A ``StorageContext``'s: the running process's for the real one (``current``); a test's context may stand for
 /// another process on the same machine with an identity of its own. Whether a named process still runs is asked
-/// of the system (``CurrentProcess/isRunning(_:)``): a test's identity names the test process unless it names
-/// another that runs.
+/// of the context's ``ProcessTable`` (the system's unless a test gives its own): with the system's, a test's
+/// identity names the test process or another that runs.
 struct ProcessIdentity: Sendable, Hashable {
     var pid: Int32
-    /// When the process started (``CurrentProcess/startTime(of:)``): with the id, one process for good.
+    /// When the process started (``ProcessTable/startTime(of:)``): with the id, one process for good.
     var start: UInt64
     /// The executable's file name, "?" when it cannot be read.
     var executable: String

@@ -34,6 +34,11 @@ final class StorageContext: Sendable {
     let clock: any DefaultsClock
     /// Who the context's process is, as its records name it; the running process's unless a test gives another.
     var identity: ProcessIdentity { currentIdentity() }
+    /// The context's process id alone (what a temporary's name carries), without reading the rest of the
+    /// identity: a write's temporary does not pay for the executable's path.
+    let pid: Int32
+    /// The machine's processes, as this context's records ask: which still run (``ProcessTable``).
+    let processes: any ProcessTable
     /// The one place the choice is made; the recorder and the announcer ask it when they write.
     private let currentIdentity: @Sendable () -> ProcessIdentity
     /// Whether the process writes change logs (on unless a benchmark turns it off to measure its cost).
@@ -44,15 +49,19 @@ final class StorageContext: Sendable {
     private let changeLogSwitch = Atomic<Bool>(true)
 
     /// A context over `fileSystem`, on `clock`, for the process `identity` (nil: the running process, read when
-    /// a record first needs it). `isRealProcess`: whether what is pending at the process's exit is written then
+    /// a record first needs it), among `processes` (the system's unless a test's machine names its own).
+    /// `isRealProcess`: whether what is pending at the process's exit is written then
     /// (the exit handlers of the background writer and the recorder); only ``system``'s are, a test's context
     /// stands for a process that has no exit of its own.
     init(
         fileSystem: any DefaultsFileSystem, clock: any DefaultsClock = SystemDefaultsClock.shared,
-        identity: ProcessIdentity? = nil, isRealProcess: Bool = false
+        identity: ProcessIdentity? = nil, processes: any ProcessTable = SystemProcessTable(),
+        isRealProcess: Bool = false
     ) {
         self.fileSystem = fileSystem
         self.clock = clock
+        pid = identity?.pid ?? CurrentProcess.id
+        self.processes = processes
         let currentIdentity = { @Sendable in identity ?? .current }
         self.currentIdentity = currentIdentity
         let records = DispatchQueue(label: "LiveDefaults.records", qos: .utility)
@@ -60,7 +69,8 @@ final class StorageContext: Sendable {
         writer = BackgroundWriter(writesAtExit: isRealProcess)
         recorder = ExternalVersionRecorder(
             queue: records, recordsAtExit: isRealProcess, clock: clock, identity: currentIdentity)
-        announcer = ReaderAnnouncer(queue: records, sweeps: sweeps, clock: clock, identity: currentIdentity)
+        announcer = ReaderAnnouncer(
+            queue: records, sweeps: sweeps, clock: clock, identity: currentIdentity, processes: processes)
     }
 
     /// Waits until the records made in the background so far are written: the change log's entries of versions

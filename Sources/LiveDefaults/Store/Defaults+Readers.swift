@@ -63,8 +63,10 @@ extension Defaults {
     ///   - domain: The domain; the store's application domain (or suite) when nil.
     ///   - layer: The domain's file: ``PreferenceLayer/currentUser`` unless given.
     public func readers(inDomain domain: String? = nil, layer: PreferenceLayer = .currentUser) -> [ReadingProcess] {
-        ReaderAnnouncements.read(forDomainFile: path(ofDomain: domain, layer: layer), on: configuration.fileSystem)
-            .map(ReadingProcess.init)
+        ReaderAnnouncements.read(
+            forDomainFile: path(ofDomain: domain, layer: layer), on: configuration.fileSystem,
+            processes: configuration.context.storage.processes
+        ).map(ReadingProcess.init)
     }
 
     /// The version of one layer of a domain on disk now (``DomainVersion/noFile`` when the file does not exist);

@@ -37,21 +37,23 @@ package final class ProcessContext: Sendable {
     }
 
     /// A context of its own over `fileSystem`: a process of a test, on `clock` (its stores' unless their
-    /// configuration names another), named `pid` in its records when given (else as the test process; see
-    /// ``ProcessIdentity``). Its watcher polls (inotify sees only the system's files) on `clock` every
-    /// `pollInterval`.
+    /// configuration names another), named `pid` in its records and its temporaries' names when given (else as
+    /// the test process; see ``ProcessIdentity``), on a machine whose running processes `processes` tells (the
+    /// system's unless given: then `pid` must name a process that runs, or what it leaves is taken for a dead
+    /// one's). Its watcher polls (inotify sees only the system's files) on `clock` every `pollInterval`.
     package convenience init(
         fileSystem: any DefaultsFileSystem, clock: any DefaultsClock = SystemDefaultsClock.shared,
-        pollInterval: Duration = .milliseconds(100), pid: Int32? = nil
+        pollInterval: Duration = .milliseconds(100), pid: Int32? = nil,
+        processes: any ProcessTable = SystemProcessTable()
     ) {
         let identity = pid.map { pid in
             var identity = ProcessIdentity.current
             identity.pid = pid
-            identity.start = CurrentProcess.startTime(of: pid) ?? 0
+            identity.start = processes.startTime(of: pid) ?? 0
             return identity
         }
         self.init(
-            storage: StorageContext(fileSystem: fileSystem, clock: clock, identity: identity),
+            storage: StorageContext(fileSystem: fileSystem, clock: clock, identity: identity, processes: processes),
             makeWatcher: {
                 FileWatcher(
                     forcePolling: fileSystem !== StorageContext.system.fileSystem, pollInterval: pollInterval,

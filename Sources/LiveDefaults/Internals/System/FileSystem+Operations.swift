@@ -285,12 +285,14 @@ extension DefaultsFileSystem {
     ///   - flush: true (a domain, a schema): the data reaches the disk before the rename, and the rename before
     ///     this returns (the directory is flushed); false (a change log, a record whose last lines a crash may
     ///     lose): the rename alone, still all or nothing for readers.
+    ///   - pid: The writing process, as the temporary's name says: the library passes its context's
+    ///     (``StorageContext/pid``); the running process's when left out (a test's own files).
     func replaceAtomically(
         _ path: String, with data: Data, owner: (UserID, GroupID)? = nil, readableByOthers: Bool = false,
-        flush: Bool = true
+        flush: Bool = true, pid: Int32 = CurrentProcess.id
     ) throws(SystemError) -> FileStamp {
         let directory = PathComponents.directory(of: path)
-        let temporary = FileTemporaries.name(for: path)
+        let temporary = FileTemporaries.name(for: path, pid: pid)
         let descriptor: Int32
         do throws(SystemError) {
             descriptor = try open(
@@ -340,7 +342,7 @@ extension DefaultsFileSystem {
     ///
     /// - Returns: the names removed.
     @discardableResult
-    func removeStaleTemporaries(inDirectory directory: String) -> [String] {
+    func removeStaleTemporaries(inDirectory directory: String, processes: any ProcessTable) -> [String] {
         var candidates: [String] = []
         _ = scanEntries(in: directory) { name in
             if FileTemporaries.mayBeTemporary(name) { candidates.append(String(decoding: name, as: UTF8.self)) }
@@ -348,7 +350,7 @@ extension DefaultsFileSystem {
         }
         var removed: [String] = []
         for name in candidates {
-            guard let pid = FileTemporaries.writer(ofTemporary: name), !CurrentProcess.isRunning(pid) else { continue }
+            guard let pid = FileTemporaries.writer(ofTemporary: name), !processes.isRunning(pid) else { continue }
             if (try? unlink("\(directory)/\(name)")) != nil { removed.append(name) }
         }
         return removed

@@ -4,10 +4,10 @@ import Foundation
 /// writes beside a file: `.NAME.tmp-PID-RANDOM`, so that a later writer can tell a dead process's from a live
 /// one's.
 enum FileTemporaries {
-    static func name(for path: String) -> String {
+    /// A new temporary's path beside `path`, named for the writing process `pid`.
+    static func name(for path: String, pid: Int32) -> String {
         let directory = PathComponents.directory(of: path)
-        return
-            "\(directory)/.\(PathComponents.name(of: path)).tmp-\(CurrentProcess.id)-\(UInt32.random(in: 0...UInt32.max))"
+        return "\(directory)/.\(PathComponents.name(of: path)).tmp-\(pid)-\(UInt32.random(in: 0...UInt32.max))"
     }
 
     /// The process that wrote `name`, when it names a temporary (`.<file>.tmp-<pid>-<number>`).

@@ -6,6 +6,27 @@ import Foundation
     import Darwin
 #endif
 
+/// The processes of a machine, as the records that name one ask of them: whether it runs, and since when. What
+/// a dead process left (a temporary file, a reader's announcement) is swept or skipped by this answer, so it is
+/// a context's (``StorageContext/processes``): the system's for the real process, a test's own for the
+/// processes a test stands for.
+package protocol ProcessTable: Sendable {
+    /// Whether a process with this id runs (or may: one of another user's answers `EPERM`, which is not "gone").
+    func isRunning(_ pid: Int32) -> Bool
+    /// When the process with this id started, in the kernel's clock ticks since boot (with the id, one process
+    /// for good); nil when none runs.
+    func startTime(of pid: Int32) -> UInt64?
+}
+
+/// The system's processes: `kill(pid, 0)` and `/proc/<pid>/stat`.
+package struct SystemProcessTable: ProcessTable {
+    /// The system's table.
+    package init() {}
+
+    package func isRunning(_ pid: Int32) -> Bool { CurrentProcess.isRunning(pid) }
+    package func startTime(of pid: Int32) -> UInt64? { CurrentProcess.startTime(of: pid) }
+}
+
 /// The running process.
 enum CurrentProcess {
     static var id: Int32 { getpid() }

@@ -32,20 +32,20 @@ extension ChangeLog {
     static func append(
         _ entry: Entry, contents: [String: PropertyList], previous: [String: PropertyList], previousVersion: UInt64,
         at path: String, owner: (UserID, GroupID)? = nil, through opened: AppendingFile? = nil,
-        on fileSystem: any DefaultsFileSystem
+        on fileSystem: any DefaultsFileSystem, pid: Int32
     ) -> SystemError? {
         append(
             line: line(entry), version: entry.version, contents: contents, previous: previous,
-            previousVersion: previousVersion, at: path, owner: owner, through: opened, on: fileSystem)
+            previousVersion: previousVersion, at: path, owner: owner, through: opened, on: fileSystem, pid: pid)
     }
 
-    /// ``append(_:contents:previous:previousVersion:at:owner:through:on:)`` with the entry's line made already
+    /// ``append(_:contents:previous:previousVersion:at:owner:through:on:pid:)`` with the entry's line made already
     /// (``line(_:)``); `version` is the version it records.
     @discardableResult
     static func append(
         line: Data, version: UInt64, contents: [String: PropertyList], previous: [String: PropertyList],
         previousVersion: UInt64, at path: String, owner: (UserID, GroupID)? = nil,
-        through opened: AppendingFile? = nil, on fileSystem: any DefaultsFileSystem
+        through opened: AppendingFile? = nil, on fileSystem: any DefaultsFileSystem, pid: Int32
     ) -> SystemError? {
         do throws(SystemError) {
             let file: AppendingFile
@@ -59,7 +59,7 @@ extension ChangeLog {
             if size + line.count > bound {
                 try rewrite(
                     at: path, adding: line, version: version, contents: contents, bound: bound, owner: owner,
-                    on: fileSystem)
+                    on: fileSystem, pid: pid)
                 return nil
             }
             try file.append(line)
@@ -121,7 +121,7 @@ extension ChangeLog {
     /// `contents` (the version `line` recorded, `version`), replacing the file at once.
     private static func rewrite(
         at path: String, adding line: Data, version: UInt64, contents: [String: PropertyList], bound: Int,
-        owner: (UserID, GroupID)?, on fileSystem: any DefaultsFileSystem
+        owner: (UserID, GroupID)?, on fileSystem: any DefaultsFileSystem, pid: Int32
     ) throws(SystemError) {
         // Only the lines that fit in the kept size are kept: the log's last that many bytes hold them all, and
         // one byte more shows whether the first of them starts a line (a log past the bound is not read whole).
@@ -141,7 +141,7 @@ extension ChangeLog {
         }
         data.append(line)
         data.append(checkpointLine(version: version, keys: keyDigests(of: contents)))
-        _ = try fileSystem.replaceAtomically(path, with: data, owner: owner, flush: false)
+        _ = try fileSystem.replaceAtomically(path, with: data, owner: owner, flush: false, pid: pid)
     }
 
     // MARK: Versions no LiveDefaults writer made

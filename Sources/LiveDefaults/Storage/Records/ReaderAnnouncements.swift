@@ -39,9 +39,10 @@ struct ReaderAnnouncement: Sendable, Equatable {
         var time: Double
     }
 
-    /// Whether the process that announced this still runs: its id names a process that started when it did.
-    var isAlive: Bool {
-        CurrentProcess.startTime(of: pid) == start
+    /// Whether the process that announced this still runs among `processes`: its id names a process that started
+    /// when it did.
+    func isAlive(in processes: any ProcessTable) -> Bool {
+        processes.startTime(of: pid) == start
     }
 }
 
@@ -91,14 +92,16 @@ enum ReaderAnnouncements {
     /// Removes from `directory` the announcements, of any domain file, of processes that no longer run: a
     /// program killed or crashed leaves its file, which otherwise only a reader of that very domain file (`defaults
     /// readers`, a `--wait`) takes away, and a directory of thousands makes every announcement slower. Whether the
-    /// process runs is its id's (a reused id keeps a file, which the readers' own check of the start time skips).
-    /// Returns the names removed.
+    /// process runs is its id's among `processes` (a reused id keeps a file, which the readers' own check of the
+    /// start time skips); `own`, the sweeping process's, is never removed. Returns the names removed.
     @discardableResult
-    static func removeDead(inDirectory directory: String, on fileSystem: any DefaultsFileSystem) -> [String] {
+    static func removeDead(
+        inDirectory directory: String, on fileSystem: any DefaultsFileSystem, processes: any ProcessTable,
+        except own: Int32
+    ) -> [String] {
         var removed: [String] = []
         for name in fileSystem.namesInDirectory(directory) {
-            guard let pid = process(ofAnnouncement: name), pid != CurrentProcess.id, !CurrentProcess.isRunning(pid)
-            else { continue }
+            guard let pid = process(ofAnnouncement: name), pid != own, !processes.isRunning(pid) else { continue }
             if (try? fileSystem.remove("\(directory)/\(name)")) != nil { removed.append(name) }
         }
         return removed
@@ -107,7 +110,9 @@ enum ReaderAnnouncements {
     /// The announcements of the processes that read `path` now, by process id; a file of a process that no
     /// longer runs is not listed (and removed, when this process may), nor is one that does not read as an
     /// announcement.
-    static func read(forDomainFile path: String, on fileSystem: any DefaultsFileSystem) -> [ReaderAnnouncement] {
+    static func read(
+        forDomainFile path: String, on fileSystem: any DefaultsFileSystem, processes: any ProcessTable
+    ) -> [ReaderAnnouncement] {
         let directory = directory(forDomainFile: path)
         let fileName = PathComponents.name(of: path)
         var found: [ReaderAnnouncement] = []
@@ -116,7 +121,7 @@ enum ReaderAnnouncements {
             guard let contents = try? fileSystem.read(atPath: file), contents.data.count <= maximumFileSize,
                 let announcement = decode(contents.data)
             else { continue }
-            guard announcement.isAlive else {
+            guard announcement.isAlive(in: processes) else {
                 try? fileSystem.remove(file)
                 continue
             }

@@ -11,18 +11,21 @@ final class ReaderAnnouncer: Sendable {
     ///   - sweeps: Where the process swept dead writers' leftovers: an announcement's directory is swept once.
     ///   - clock: The wall-clock time an announcement's `since` and refusal times are read from.
     ///   - identity: Who announces (asked when an announcement is written).
+    ///   - processes: Which processes run: a dead one's announcements and temporaries are swept.
     init(
         queue: DispatchQueue, sweeps: TemporarySweeps, clock: any DefaultsClock,
-        identity: @escaping @Sendable () -> ProcessIdentity
+        identity: @escaping @Sendable () -> ProcessIdentity, processes: any ProcessTable
     ) {
         self.queue = queue
         self.sweeps = sweeps
         self.clock = clock
         self.identity = identity
+        self.processes = processes
     }
 
     private let clock: any DefaultsClock
     private let identity: @Sendable () -> ProcessIdentity
+    private let processes: any ProcessTable
 
     private struct Entry {
         weak var file: DomainFile?
@@ -279,12 +282,14 @@ final class ReaderAnnouncer: Sendable {
             let directory = PathComponents.directory(of: path)
             try fileSystem.makeDirectoryIfMissing(directory, permissions: 0o755)
             // What dead processes left there, once per directory: temporaries and their announcements.
-            sweeps.sweepOnce(directory, on: fileSystem) { directory, fileSystem in
-                ReaderAnnouncements.removeDead(inDirectory: directory, on: fileSystem)
+            let processes = processes
+            sweeps.sweepOnce(directory, on: fileSystem, processes: processes) { directory, fileSystem in
+                ReaderAnnouncements.removeDead(
+                    inDirectory: directory, on: fileSystem, processes: processes, except: identity.pid)
             }
             _ = try fileSystem.replaceAtomically(
                 path, with: ReaderAnnouncements.encode(announcement), owner: file.owner, readableByOthers: true,
-                flush: false)
+                flush: false, pid: identity.pid)
         } catch {
             // A directory this process cannot write: it reads and applies as before, unlisted.
         }

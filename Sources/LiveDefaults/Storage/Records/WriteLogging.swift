@@ -90,6 +90,7 @@ struct WriteLogging {
     ) -> Bool {
         ChangeLog.append(
             line: announced.line.value(), version: announced.version, contents: contents, previous: base,
-            previousVersion: baseVersion, at: logPath, owner: owner, through: log, on: fileSystem) == nil
+            previousVersion: baseVersion, at: logPath, owner: owner, through: log, on: fileSystem, pid: writer.pid)
+            == nil
     }
 }

@@ -107,7 +107,7 @@ struct CurrentVersion {
     ) throws(SystemError) -> String {
         let kept = "\(destination).corrupt-\(Self.wholeSeconds(time))-\(pid)"
         let bytes = try fileSystem.read(atPath: destination)?.data ?? Data()
-        _ = try fileSystem.replaceAtomically(kept, with: bytes, owner: owner)
+        _ = try fileSystem.replaceAtomically(kept, with: bytes, owner: owner, pid: pid)
         return kept
     }
 

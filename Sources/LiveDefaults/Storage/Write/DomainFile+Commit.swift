@@ -120,7 +120,8 @@ extension DomainFile {
                 DomainWrite(
                     path: path, lockPath: lockPath, fileSystem: fileSystem, owner: owner, clock: clock, edits: edits,
                     held: held, check: check, loggedVersion: loggedVersion, sweeps: context.sweeps,
-                    logsChanges: context.changeLogIsEnabled, identity: context.identity))
+                    logsChanges: context.changeLogIsEnabled, identity: context.identity,
+                    processes: context.processes))
             if case .written = outcome {
                 written = (edits.keyCount, Int64((ContinuousClock.now - start).clampedNanoseconds))
             }

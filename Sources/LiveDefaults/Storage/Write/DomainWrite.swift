@@ -32,8 +32,10 @@ struct DomainWrite {
     let sweeps: TemporarySweeps
     /// Whether the process writes change logs (``StorageContext/changeLogIsEnabled``).
     let logsChanges: Bool
-    /// Who writes, as the change log and a kept copy's name say (``StorageContext/identity``).
+    /// Who writes, as the change log, a kept copy's name and a temporary's name say (``StorageContext/identity``).
     let identity: ProcessIdentity
+    /// Which processes run: a dead writer's temporaries are swept (``StorageContext/processes``).
+    let processes: any ProcessTable
 
     /// What an attempt came to.
     enum Attempt {
@@ -109,7 +111,7 @@ struct DomainWrite {
         do throws(SystemError) { destination = try Self.destination(of: path, on: fileSystem) } catch {
             throw failed(error)
         }
-        sweeps.sweepOnce(PathComponents.directory(of: destination), on: fileSystem)
+        sweeps.sweepOnce(PathComponents.directory(of: destination), on: fileSystem, processes: processes)
         return destination
     }
 
@@ -193,7 +195,7 @@ struct DomainWrite {
                 try fileSystem.remove(destination, flush: true)
                 return nil
             }
-            let stamp = try fileSystem.replaceAtomically(destination, with: data, owner: owner)
+            let stamp = try fileSystem.replaceAtomically(destination, with: data, owner: owner, pid: identity.pid)
             return FileVersion(stamp: stamp, digest: digest)
         } catch {
             throw failed(error)

@@ -1,4 +1,4 @@
-/// Where this process has swept the temporary files killed writers left (``DefaultsFileSystem/removeStaleTemporaries(inDirectory:)``):
+/// Where this process has swept the temporary files killed writers left (``DefaultsFileSystem/removeStaleTemporaries(inDirectory:processes:)``):
 /// once per directory and file system, by the first write there.
 ///
 /// Per directory, not per file: a sweep lists the directory, and a program that opens a store per tenant
@@ -9,15 +9,16 @@
 final class TemporarySweeps: Sendable {
     private let swept = Lock(Set<String>())
 
-    /// Sweeps `directory` on `fileSystem` unless this process did already; `also` runs with the first sweep, for
-    /// what else dead processes leave there (the readers' announcements: ``ReaderAnnouncements/removeDead(inDirectory:on:)``).
+    /// Sweeps `directory` on `fileSystem` of the temporaries of processes that `processes` says no longer run,
+    /// unless this process did already; `also` runs with the first sweep, for what else dead processes leave there
+    /// (the readers' announcements: ``ReaderAnnouncements/removeDead(inDirectory:on:processes:except:)``).
     func sweepOnce(
-        _ directory: String, on fileSystem: any DefaultsFileSystem,
+        _ directory: String, on fileSystem: any DefaultsFileSystem, processes: any ProcessTable,
         also: ((String, any DefaultsFileSystem) -> Void)? = nil
     ) {
         let key = fileSystem.key(forPath: directory)
         guard swept.withLock({ $0.insert(key).inserted }) else { return }
-        fileSystem.removeStaleTemporaries(inDirectory: directory)
+        fileSystem.removeStaleTemporaries(inDirectory: directory, processes: processes)
         also?(directory, fileSystem)
     }
 }
