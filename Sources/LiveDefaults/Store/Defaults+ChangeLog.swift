@@ -101,7 +101,7 @@ extension Defaults {
     package static func attributingWrites<Result>(toFleetRevision revision: Int64, _ body: () throws -> Result) rethrows
         -> Result
     {
-        try ChangeLogAttribution.$fleetRevision.withValue(revision, operation: body)
+        try ChangeLogAttribution.withFleetRevision(revision, body)
     }
 
     /// Runs `body` with the versions it writes on this task or thread logged with `reason` (`defaults log` shows it

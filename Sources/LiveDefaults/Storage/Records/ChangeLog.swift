@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A domain file's change log: which writer changed which keys, from what to what, and when (Docs/OnDisk.md,
 /// "The change log"). It lives beside the file (`.<file name>.log`, as the lock is `.<file name>.lock`), one
@@ -154,7 +155,25 @@ struct ChangeLog: Sendable, Equatable {
 /// change sets the revision it applies (``Defaults/attributingWrites(toFleetRevision:_:)``), and the log
 /// records the version as `fleet` with that revision.
 enum ChangeLogAttribution {
-    @TaskLocal static var fleetRevision: Int64?
+    /// The revision bound by ``withFleetRevision(_:_:)``; read through ``currentFleetRevision``.
+    @TaskLocal private static var fleetRevision: Int64?
+    /// How many fleet attributions are under way in the process. While none is, no task is inside one, and a
+    /// change's origin is known without looking the task-local up — a lookup every `set` would otherwise pay.
+    /// Relaxed is enough: a task sees its own increment, and a child task or thread started inside the
+    /// attribution starts after it.
+    private static let fleetAttributions = Atomic<Int>(0)
+
+    /// Runs `body` with its writes attributed to the fleet at etcd's `revision`.
+    static func withFleetRevision<Result>(_ revision: Int64, _ body: () throws -> Result) rethrows -> Result {
+        fleetAttributions.add(1, ordering: .relaxed)
+        defer { fleetAttributions.subtract(1, ordering: .relaxed) }
+        return try $fleetRevision.withValue(revision, operation: body)
+    }
+
+    /// The fleet revision the current task or thread writes for, nil for this process's own writes.
+    static var currentFleetRevision: Int64? {
+        fleetAttributions.load(ordering: .relaxed) == 0 ? nil : fleetRevision
+    }
     /// Why the writes made in a task are made, when the writer says (``Defaults/attributingWrites(reason:_:)``).
     @TaskLocal static var reason: String?
 }
@@ -162,5 +181,5 @@ enum ChangeLogAttribution {
 extension ChangeOrigin {
     /// The origin of a change this process makes now: ``fleet`` on a task or thread inside the fleet agent's
     /// attribution (`Defaults.attributingWrites(toFleetRevision:_:)`), else ``local``.
-    static var ofThisProcess: ChangeOrigin { ChangeLogAttribution.fleetRevision == nil ? .local : .fleet }
+    static var ofThisProcess: ChangeOrigin { ChangeLogAttribution.currentFleetRevision == nil ? .local : .fleet }
 }

@@ -67,7 +67,7 @@ struct WriteLogging {
         let changed = ChangeLog.changedKeys(ofKeys: keys, old: { base[$0] }, new: { contents[$0] })
         guard !changed.isEmpty else { return nil }
         var writer = self.writer
-        writer.revision = ChangeLogAttribution.fleetRevision
+        writer.revision = ChangeLogAttribution.currentFleetRevision
         let header = ChangeLog.Entry(
             time: time, origin: writer.revision == nil ? .local : .fleet, writer: writer, version: version,
             changes: [], reason: ChangeLogAttribution.reason)
