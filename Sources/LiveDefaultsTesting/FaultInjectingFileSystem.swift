@@ -50,8 +50,31 @@ package final class FaultInjectingFileSystem: DefaultsFileSystem, @unchecked Sen
     private var log: [String] = []
     private var open: Set<Int32> = []
 
-    package init(wrapping base: any DefaultsFileSystem) {
+    /// What runs before each call passes (outside the lock, never for a failed or stopped one): a simulated
+    /// machine's turn for another writer's step between two calls of a process (``SimulatedMachine``).
+    private let beforeCall: (@Sendable (_ name: String, _ subject: String) -> Void)?
+
+    /// Whether ``calls`` keeps the calls' names (a long simulation counts them only).
+    private let recordsCalls: Bool
+
+    package init(
+        wrapping base: any DefaultsFileSystem, recordsCalls: Bool = true,
+        beforeCall: (@Sendable (_ name: String, _ subject: String) -> Void)? = nil
+    ) {
         self.base = base
+        self.recordsCalls = recordsCalls
+        self.beforeCall = beforeCall
+    }
+
+    /// Stops the file system now, as ``Fault/stop`` does at its call: every descriptor opened through it is closed
+    /// (its `flock` released) and every later call fails with `EIO`. A process killed between two calls.
+    package func stopNow() {
+        let descriptors = lock.withLock {
+            stopped = true
+            defer { open = [] }
+            return Array(open)
+        }
+        for descriptor in descriptors { base.close(descriptor) }
     }
 
     /// Arms `fault` at the `call`th call from now (from 1), and starts counting again.
@@ -91,7 +114,7 @@ package final class FaultInjectingFileSystem: DefaultsFileSystem, @unchecked Sen
             return SystemError(errno: EIO, operation: name)
         }
         count += 1
-        log.append("\(name) \(subject)")
+        if recordsCalls { log.append("\(name) \(subject)") }
         guard let armed, count == armed.call else {
             lock.unlock()
             return nil
@@ -116,6 +139,7 @@ package final class FaultInjectingFileSystem: DefaultsFileSystem, @unchecked Sen
         throws(SystemError) -> Result
     {
         if let failure = admit(name, subject) { throw failure }
+        beforeCall?(name, subject)
         return try call()
     }
 

@@ -49,6 +49,9 @@ package final class InMemoryFileSystem: DefaultsFileSystem, @unchecked Sendable 
         var node: Int
         var offset: Int64 = 0
         var options: FileOpenOptions
+        /// The directory and name it was opened by: where its close-after-write is reported.
+        var parent: Int
+        var name: String
     }
 
     let condition = NSCondition()
@@ -61,6 +64,8 @@ package final class InMemoryFileSystem: DefaultsFileSystem, @unchecked Sendable 
     var clock = 0
     /// The file-system types `statfs` reports, by mount point (``mount(type:at:)``).
     var mounts: [String: UInt] = [:]
+    /// The inotify instances made on this file system, by descriptor (InMemoryFileSystem+Events.swift).
+    var eventInstances: [Int32: EventInstance] = [:]
     static let root = 1
     /// As many links as the kernel follows before `ELOOP`.
     static let maximumLinks = 40
@@ -136,9 +141,11 @@ package final class InMemoryFileSystem: DefaultsFileSystem, @unchecked Sendable 
         throw SystemError(errno: ENOENT, operation: "resolve")
     }
 
-    /// Sets `name` in directory `parent` to `node` (nil: removes it), as one change a power loss keeps or not.
-    func setEntries(_ changes: [(parent: Int, name: String, node: Int?)]) {
+    /// Sets `name` in directory `parent` to `node` (nil: removes it), as one change a power loss keeps or not,
+    /// with the events the kernel gives for it (`moving`: a rename, the first change its source).
+    func setEntries(_ changes: [(parent: Int, name: String, node: Int?)], moving: Bool = false) {
         var byParent: [Int: [(String, Int?)]] = [:]
+        emitEvents(of: changes, moving: moving)
         for change in changes {
             if let node = change.node {
                 nodes[change.parent]?.entries[change.name] = node
@@ -212,7 +219,8 @@ package final class InMemoryFileSystem: DefaultsFileSystem, @unchecked Sendable 
             }
             let descriptor = nextDescriptor
             nextDescriptor += 1
-            descriptors[descriptor] = OpenFile(node: id, options: options)
+            descriptors[descriptor] = OpenFile(
+                node: id, options: options, parent: resolved.parent, name: resolved.name)
             return descriptor
         }
     }
@@ -220,10 +228,14 @@ package final class InMemoryFileSystem: DefaultsFileSystem, @unchecked Sendable 
     package func close(_ descriptor: Int32) {
         condition.lock()
         defer { condition.unlock() }
+        if eventInstances.removeValue(forKey: descriptor) != nil { return }
         guard let open = descriptors.removeValue(forKey: descriptor) else { return }
         if locks[open.node] == descriptor {
             locks.removeValue(forKey: open.node)
             condition.broadcast()
+        }
+        if open.options.contains(.writeOnly) || open.options.contains(.readWrite), nodes[open.node]?.kind == .file {
+            emit(.closedAfterWriting, named: open.name, in: open.parent)
         }
     }
 
@@ -308,7 +320,7 @@ package final class InMemoryFileSystem: DefaultsFileSystem, @unchecked Sendable 
                 throw SystemError(errno: EISDIR, operation: "rename")
             }
             if to.parent == from.parent && to.name == from.name { return }
-            setEntries([(from.parent, from.name, nil), (to.parent, to.name, moved)])
+            setEntries([(from.parent, from.name, nil), (to.parent, to.name, moved)], moving: true)
         }
     }
 

@@ -96,8 +96,8 @@ struct ChangeLogTruthTests {
         let second: UInt64
         do {
             // Resumed whatever happens: the records of every test in this process wait on this queue.
-            StorageContext.system.recordsQueue.suspend()
-            defer { StorageContext.system.recordsQueue.resume() }
+            StorageContext.system.recordsQueue.queue.suspend()
+            defer { StorageContext.system.recordsQueue.queue.resume() }
             reader.loadIfNeeded()
             #expect(reader.isIndexed == (keys > 1), "a large XML file is read through its index the next time")
             contents["Key0"] = "changed"

@@ -39,10 +39,12 @@ final class SystemDefaultsClock: DefaultsClock {
     /// The current time.
     @usableFromInline var now: Date { Date() }
 
-    /// Runs `work` on `queue` after `delay` (any duration: a huge one saturates instead of overflowing).
+    /// Runs `work` on `queue` after `delay` (any duration: a huge one saturates instead of overflowing); at once,
+    /// without a timer, when there is nothing to wait for.
     @usableFromInline func schedule(
         after delay: Duration, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void
     ) {
+        guard delay > .zero else { return queue.async(execute: work) }
         queue.asyncAfter(deadline: .now() + .nanoseconds(delay.clampedNanoseconds), execute: work)
     }
 

@@ -28,7 +28,7 @@ final class StorageContext: Sendable {
     let sweeps = TemporarySweeps()
     /// The queue of the records written in the background (the recorder's and the announcer's): one thread
     /// at a time, in order.
-    let recordsQueue: DispatchQueue
+    let recordsQueue: RecordsQueue
     /// The context's time: what its recorder pauses on, and the default of its stores' clocks
     /// (``Defaults/Configuration/clock``).
     let clock: any DefaultsClock
@@ -64,7 +64,7 @@ final class StorageContext: Sendable {
         self.processes = processes
         let currentIdentity = { @Sendable in identity ?? .current }
         self.currentIdentity = currentIdentity
-        let records = DispatchQueue(label: "LiveDefaults.records", qos: .utility)
+        let records = RecordsQueue(label: "LiveDefaults.records", clock: clock)
         recordsQueue = records
         writer = BackgroundWriter(writesAtExit: isRealProcess)
         recorder = ExternalVersionRecorder(

@@ -16,7 +16,7 @@ package final class ProcessContext: Sendable {
     /// The running process's: the system's file system, inotify (or polling where `LIVEDEFAULTS_WATCHER` and
     /// the file system say), the exit handlers that write what is still pending.
     package static let system = ProcessContext(
-        storage: .system,
+        storage: .system, platform: .system,
         makeWatcher: {
             FileWatcher(
                 forcePolling: Environment.value("LIVEDEFAULTS_WATCHER") == "poll", pollInterval: nil,
@@ -26,13 +26,18 @@ package final class ProcessContext: Sendable {
         })
 
     let storage: StorageContext
+    /// Where the context's watchers get their events and run their work.
+    private let platform: WatcherPlatform
     private let makeWatcher: @Sendable () -> FileWatcher
     private let madeWatcher = Lock<FileWatcher?>(nil)
     /// The polling watchers made for ``Defaults/Configuration/Watching/polling(interval:)``, by interval.
     private let pollingWatchers = Lock([Duration: FileWatcher]())
 
-    private init(storage: StorageContext, makeWatcher: @escaping @Sendable () -> FileWatcher) {
+    private init(
+        storage: StorageContext, platform: WatcherPlatform, makeWatcher: @escaping @Sendable () -> FileWatcher
+    ) {
         self.storage = storage
+        self.platform = platform
         self.makeWatcher = makeWatcher
     }
 
@@ -40,11 +45,12 @@ package final class ProcessContext: Sendable {
     /// configuration names another), named `pid` in its records and its temporaries' names when given (else as
     /// the test process; see ``ProcessIdentity``), on a machine whose running processes `processes` tells (the
     /// system's unless given: then `pid` must name a process that runs, or what it leaves is taken for a dead
-    /// one's). Its watcher polls (inotify sees only the system's files) on `clock` every `pollInterval`.
+    /// one's). Its watcher gets its events from `platform` and runs its work there (a simulated machine's); without
+    /// one, it polls (inotify sees only the system's files) on `clock` every `pollInterval`, on a thread of its own.
     package convenience init(
         fileSystem: any DefaultsFileSystem, clock: any DefaultsClock = SystemDefaultsClock.shared,
         pollInterval: Duration = .milliseconds(100), pid: Int32? = nil,
-        processes: any ProcessTable = SystemProcessTable()
+        processes: any ProcessTable = SystemProcessTable(), platform: WatcherPlatform? = nil
     ) {
         let identity = pid.map { pid in
             var identity = ProcessIdentity.current
@@ -52,13 +58,15 @@ package final class ProcessContext: Sendable {
             identity.start = processes.startTime(of: pid) ?? 0
             return identity
         }
+        let chosen = platform ?? .system
         self.init(
             storage: StorageContext(fileSystem: fileSystem, clock: clock, identity: identity, processes: processes),
+            platform: chosen,
             makeWatcher: {
                 FileWatcher(
-                    forcePolling: fileSystem !== StorageContext.system.fileSystem, pollInterval: pollInterval,
-                    clock: clock, fileSystem: fileSystem,
-                    remoteFileSystem: RemoteFileSystem.detector(setting: nil, on: fileSystem))
+                    forcePolling: platform == nil && fileSystem !== StorageContext.system.fileSystem,
+                    pollInterval: pollInterval, clock: clock, fileSystem: fileSystem,
+                    remoteFileSystem: RemoteFileSystem.detector(setting: nil, on: fileSystem), platform: chosen)
             })
     }
 
@@ -81,8 +89,8 @@ package final class ProcessContext: Sendable {
         return pollingWatchers.withLock { watchers in
             if let watcher = watchers[interval] { return watcher }
             let watcher = FileWatcher(
-                forcePolling: true, pollInterval: interval, fileSystem: fileSystem,
-                remoteFileSystem: RemoteFileSystem.detector(setting: nil, on: fileSystem))
+                forcePolling: true, pollInterval: interval, clock: storage.clock, fileSystem: fileSystem,
+                remoteFileSystem: RemoteFileSystem.detector(setting: nil, on: fileSystem), platform: platform)
             watchers[interval] = watcher
             return watcher
         }

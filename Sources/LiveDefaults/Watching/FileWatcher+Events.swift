@@ -50,7 +50,7 @@ extension FileWatcher {
     /// Reads every queued event and sorts it into a batch.
     func collectEvents() -> EventBatch {
         var batch = EventBatch()
-        Inotify.readEvents(descriptor) { event in
+        events.readEvents(descriptor) { event in
             let kind = event.kind
             if kind.contains(.overflow) {
                 batch.overflowed = true
@@ -123,7 +123,7 @@ extension FileWatcher {
                 state.watchDescriptors.removeValue(forKey: path)
                 state.watchedPaths.removeValue(forKey: wd)
             }
-            Inotify.removeWatch(descriptor, wd)
+            events.removeWatch(descriptor, wd)
             reloadFiles(under: path)
         }
         // A directory on some chain may be the one that came or went (a volume's timestamped directory):

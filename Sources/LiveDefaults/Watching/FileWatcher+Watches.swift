@@ -134,7 +134,7 @@ extension FileWatcher {
                     ))
                 continue
             }
-            switch Inotify.addWatch(descriptor, directory: path) {
+            switch events.addWatch(descriptor, directory: path) {
             case .success(let wd):
                 locked { state in
                     state.watchedPaths[wd] = path
@@ -158,7 +158,7 @@ extension FileWatcher {
         for path in paths {
             if let wd = locked({ $0.watchDescriptors.removeValue(forKey: path) }) {
                 locked { _ = $0.watchedPaths.removeValue(forKey: wd) }
-                Inotify.removeWatch(descriptor, wd)
+                events.removeWatch(descriptor, wd)
             }
         }
     }

@@ -119,7 +119,9 @@ package final class FileWatcher: Sendable {
     /// Read by the jobs, on the thread.
     var descriptor: Int32 { thread.descriptor }
     /// Where the watcher's work runs, one job at a time, and events are read; it opens and owns `descriptor`.
-    let thread: WatcherThread
+    let thread: any WatcherRunLoop
+    /// Where the events come from: inotify, unless the watcher's context is a simulated process's.
+    let events: any FileEventSource
     /// Times the polling fallback (and nothing else).
     let clock: any DefaultsClock
     let state = Lock(State())
@@ -154,12 +156,15 @@ package final class FileWatcher: Sendable {
     /// A watcher; `forcePolling` skips inotify altogether. `watchLimit` simulates the kernel's watch limit;
     /// `remoteFileSystem` tells which directories lie on a file system inotify cannot see other hosts' writes
     /// on (``RemoteFileSystem/name(ofFileSystemAt:on:)`` unless a test stands in for it). A nil `pollInterval`
-    /// is the environment's (the real process's watcher).
+    /// is the environment's (the real process's watcher). `platform`: where events come from and the work runs
+    /// (inotify and a thread of the watcher's own, unless its context is a simulated process's).
     init(
         forcePolling: Bool = false, pollInterval: Duration? = .milliseconds(100),
         clock: any DefaultsClock = SystemDefaultsClock.shared, watchLimit: Int = .max,
-        fileSystem: any DefaultsFileSystem, remoteFileSystem: @escaping @Sendable (String) -> String?
+        fileSystem: any DefaultsFileSystem, remoteFileSystem: @escaping @Sendable (String) -> String?,
+        platform: WatcherPlatform = .system
     ) {
+        events = platform.events
         requestedPollInterval = pollInterval
         self.clock = clock
         self.fileSystem = fileSystem
@@ -168,14 +173,15 @@ package final class FileWatcher: Sendable {
         // Without inotify, why is reported (once) by the first store whose directory is polled, to its logger.
         if forcePolling {
             unavailable = Lock("polling chosen (LIVEDEFAULTS_WATCHER=poll or polling: true)")
-            thread = WatcherThread(descriptor: -1)
+            thread = platform.makeRunLoop(nil)
         } else {
             // inotify is opened on the watcher's thread, before the first registration takes effect there: the
             // registering thread (a store's open) makes no system call for it.
             let unavailable = Lock<String?>(nil)
             self.unavailable = unavailable
-            thread = WatcherThread(opening: {
-                switch Inotify.open() {
+            let events = platform.events
+            thread = platform.makeRunLoop({
+                switch events.open() {
                 case .success(let opened):
                     return opened
                 case .failure(let error):

@@ -17,7 +17,7 @@ import Foundation
 ///   on, or the one it opened.
 /// - A job must not wait for the thread itself (``sync()`` called on the thread returns at once).
 /// - If the system makes no thread, the jobs wait for the next ``enqueue(_:)`` to try again.
-final class WatcherThread: Sendable {
+final class WatcherThread: WatcherRunLoop {
     /// A job waiting: a node of an ``IntrusiveList`` (not an array of closures: see there).
     private final class Job: IntrusiveListNode {
         let run: @Sendable () -> Void

@@ -17,36 +17,43 @@ package enum Inotify {
     #endif
 
     /// What happened to a name in a watched directory (or to the directory itself).
-    struct Event {
-        struct Kind: OptionSet {
-            let rawValue: UInt32
+    package struct Event: Sendable {
+        package struct Kind: OptionSet, Sendable {
+            package let rawValue: UInt32
+            package init(rawValue: UInt32) { self.rawValue = rawValue }
             #if os(Linux) && !LIVEDEFAULTS_POLLING_ONLY
-                static let closedAfterWriting = Kind(rawValue: UInt32(IN_CLOSE_WRITE))
-                static let movedTo = Kind(rawValue: UInt32(IN_MOVED_TO))
-                static let movedFrom = Kind(rawValue: UInt32(IN_MOVED_FROM))
-                static let created = Kind(rawValue: UInt32(IN_CREATE))
-                static let deleted = Kind(rawValue: UInt32(IN_DELETE))
+                package static let closedAfterWriting = Kind(rawValue: UInt32(IN_CLOSE_WRITE))
+                package static let movedTo = Kind(rawValue: UInt32(IN_MOVED_TO))
+                package static let movedFrom = Kind(rawValue: UInt32(IN_MOVED_FROM))
+                package static let created = Kind(rawValue: UInt32(IN_CREATE))
+                package static let deleted = Kind(rawValue: UInt32(IN_DELETE))
                 /// The watched directory itself was deleted or moved, or its watch removed.
-                static let watchEnded = Kind(rawValue: UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
-                static let isDirectory = Kind(rawValue: UInt32(IN_ISDIR))
+                package static let watchEnded = Kind(rawValue: UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
+                package static let isDirectory = Kind(rawValue: UInt32(IN_ISDIR))
                 /// The kernel's queue overflowed: events were lost.
-                static let overflow = Kind(rawValue: UInt32(IN_Q_OVERFLOW))
+                package static let overflow = Kind(rawValue: UInt32(IN_Q_OVERFLOW))
             #else
-                static let closedAfterWriting = Kind(rawValue: 1 << 0)
-                static let movedTo = Kind(rawValue: 1 << 1)
-                static let movedFrom = Kind(rawValue: 1 << 2)
-                static let created = Kind(rawValue: 1 << 3)
-                static let deleted = Kind(rawValue: 1 << 4)
-                static let watchEnded = Kind(rawValue: 1 << 5)
-                static let isDirectory = Kind(rawValue: 1 << 6)
-                static let overflow = Kind(rawValue: 1 << 7)
+                package static let closedAfterWriting = Kind(rawValue: 1 << 0)
+                package static let movedTo = Kind(rawValue: 1 << 1)
+                package static let movedFrom = Kind(rawValue: 1 << 2)
+                package static let created = Kind(rawValue: 1 << 3)
+                package static let deleted = Kind(rawValue: 1 << 4)
+                package static let watchEnded = Kind(rawValue: 1 << 5)
+                package static let isDirectory = Kind(rawValue: 1 << 6)
+                package static let overflow = Kind(rawValue: 1 << 7)
             #endif
         }
 
-        var watch: Int32
-        var kind: Kind
+        package var watch: Int32
+        package var kind: Kind
         /// The name in the directory; empty for events of the directory itself.
-        var name: String
+        package var name: String
+
+        package init(watch: Int32, kind: Kind, name: String) {
+            self.watch = watch
+            self.kind = kind
+            self.name = name
+        }
     }
 
     /// A new non-blocking, close-on-exec instance, or why there is none.

@@ -23,7 +23,7 @@ final class ExternalVersionRecorder: Sendable {
     ///   - clock: What a refusal's record pauses on between its tries of the lock.
     ///   - identity: Who reads, as a refusal's line names it (asked when a refusal is recorded).
     init(
-        queue: DispatchQueue, recordsAtExit: Bool, clock: any DefaultsClock,
+        queue: RecordsQueue, recordsAtExit: Bool, clock: any DefaultsClock,
         identity: @escaping @Sendable () -> ProcessIdentity
     ) {
         self.queue = queue
@@ -64,11 +64,11 @@ final class ExternalVersionRecorder: Sendable {
 
     private let pending = Lock(Pending())
     private let exitHandlerInstalled: Atomic<Bool>
-    private let queue: DispatchQueue
+    private let queue: RecordsQueue
     private let clock: any DefaultsClock
     private let identity: @Sendable () -> ProcessIdentity
 
-    /// When the last version was recorded (`DispatchTime` nanoseconds, 0: none yet): versions of a burst are
+    /// When the last version was recorded (the queue's nanoseconds, 0: none yet): versions of a burst are
     /// recorded once, as the newest, later (``RecordPacing``).
     private let lastRecorded = Atomic<UInt64>(0)
 
@@ -124,11 +124,12 @@ final class ExternalVersionRecorder: Sendable {
     /// Records the request of `key` when it is due (``RecordPacing``), on the recorder's queue.
     private func schedule(_ key: String) {
         let last = lastRecorded.load(ordering: .relaxed)
-        let due = RecordPacing.due(now: DispatchTime.now().uptimeNanoseconds, lastWritten: last == 0 ? nil : last)
-        queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due)) {
+        let queue = queue
+        let due = RecordPacing.due(now: queue.now(), lastWritten: last == 0 ? nil : last)
+        queue.run(at: due) {
             guard let request = self.pending.withLock({ $0.requests.removeValue(forKey: key) }) else { return }
             Self.record(request)
-            self.lastRecorded.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
+            self.lastRecorded.store(max(1, queue.now()), ordering: .relaxed)
         }
     }
 

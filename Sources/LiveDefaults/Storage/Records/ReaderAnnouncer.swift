@@ -13,7 +13,7 @@ final class ReaderAnnouncer: Sendable {
     ///   - identity: Who announces (asked when an announcement is written).
     ///   - processes: Which processes run: a dead one's announcements and temporaries are swept.
     init(
-        queue: DispatchQueue, sweeps: TemporarySweeps, clock: any DefaultsClock,
+        queue: RecordsQueue, sweeps: TemporarySweeps, clock: any DefaultsClock,
         identity: @escaping @Sendable () -> ProcessIdentity, processes: any ProcessTable
     ) {
         self.queue = queue
@@ -31,11 +31,11 @@ final class ReaderAnnouncer: Sendable {
         weak var file: DomainFile?
         /// How many watching stores hold the file.
         var holders: Int
-        /// When its announcement is due (`DispatchTime`'s nanoseconds), if a version is waiting to be announced.
+        /// When its announcement is due (the records queue's nanoseconds), if a version is waiting to be announced.
         var due: UInt64?
         /// Whether its file was written (else there is nothing to take away).
         var published = false
-        /// When it was last written (`DispatchTime`'s nanoseconds).
+        /// When it was last written (the records queue's nanoseconds).
         var lastPublished: UInt64 = 0
         /// What was announced last: the version applied, since when, the last refusal.
         var applied: UInt64?
@@ -106,7 +106,7 @@ final class ReaderAnnouncer: Sendable {
         /// weighed on a fresh process's first open, the runtime instantiating its storage type with a scan of
         /// every loaded conformance for `Hashable` (Docs/Benchmarks.md); `String`'s is known by then.
         var entries: [String: Entry] = [:]
-        /// When the pending drain runs (`DispatchTime`'s nanoseconds), if one is on the queue.
+        /// When the pending drain runs (the records queue's nanoseconds), if one is on the queue.
         var drainAt: UInt64?
         /// Announcements of files let go, to take away.
         var removals: [(path: String, fileSystem: any DefaultsFileSystem)] = []
@@ -114,7 +114,7 @@ final class ReaderAnnouncer: Sendable {
 
     private let state = Lock(Announcements())
     /// The process's background records, one at a time.
-    private let queue: DispatchQueue
+    private let queue: RecordsQueue
     private let sweeps: TemporarySweeps
 
     /// A watching store holds `file`: announce it (the first holder).
@@ -179,7 +179,7 @@ final class ReaderAnnouncer: Sendable {
     /// `file` adopted or refused a version: its announcement is written soon, if it is announced.
     func changed(_ file: DomainFile) {
         let key = Self.key(file)
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = queue.now()
         let drainAt = state.withLock { state -> UInt64? in
             guard let entry = state.entries[key], entry.due == nil else { return nil }
             let due = RecordPacing.due(now: now, lastWritten: entry.published ? entry.lastPublished : nil)
@@ -187,7 +187,7 @@ final class ReaderAnnouncer: Sendable {
             return schedule(&state, at: due) ? due : nil
         }
         guard let drainAt else { return }
-        queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: drainAt)) { self.drain() }
+        queue.run(at: drainAt) { self.drain() }
     }
 
     /// Writes the announcements scheduled so far (and takes away those of files let go), and waits.
@@ -207,7 +207,7 @@ final class ReaderAnnouncer: Sendable {
     /// On the queue: takes away the announcements of files let go, writes those due (or, with `everything`,
     /// every one waiting), and puts the next drain on the queue for the rest.
     private func drain(everything: Bool = false) {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = queue.now()
         let (removals, ready, next) = state.withLock { state in
             state.drainAt = nil
             let removals = state.removals
@@ -225,7 +225,7 @@ final class ReaderAnnouncer: Sendable {
             if let due = next, !schedule(&state, at: due) { next = nil }
             return (removals, ready, next)
         }
-        if let next { queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: next)) { self.drain() } }
+        if let next { queue.run(at: next) { self.drain() } }
         for removal in removals { try? removal.fileSystem.remove(removal.path) }
         for key in ready { publish(key) }
     }
@@ -259,7 +259,7 @@ final class ReaderAnnouncer: Sendable {
                 entry.since = now
             }
             entry.published = true
-            entry.lastPublished = DispatchTime.now().uptimeNanoseconds
+            entry.lastPublished = queue.now()
             if let refused, entry.refused?.version != FileVersion.logNumber(refused.version) {
                 entry.refused = ReaderAnnouncement.Refusal(
                     version: FileVersion.logNumber(refused.version), reason: refused.reason, time: now)

@@ -16,7 +16,7 @@ enum RecordPacing {
     static let burstWindow: UInt64 = 10_000_000
 
     /// When a record asked for at `now` is due, the last record of its kind having been written at `last` (nil:
-    /// none yet); `DispatchTime` nanoseconds.
+    /// none yet); the records queue's nanoseconds (``RecordsQueue``).
     static func due(now: UInt64, lastWritten last: UInt64?) -> UInt64 {
         let recent = last.map { now &- $0 < burstWindow } ?? false
         return now &+ (recent ? burstDelayNanoseconds : delayNanoseconds)
