@@ -47,6 +47,12 @@ final class StorageContext: Sendable {
         set { changeLogSwitch.store(newValue, ordering: .relaxed) }
     }
     private let changeLogSwitch = Atomic<Bool>(true)
+    /// Whether this context's process has a past bug again (a test's simulated process; never a real one). A mask,
+    /// read on every reload and commit: one load and a test, no set's hashing.
+    func hasReintroduced(_ bug: ReintroducedBug) -> Bool {
+        reintroducedMask & (1 << bug.rawValue) != 0
+    }
+    private let reintroducedMask: UInt32
 
     /// A context over `fileSystem`, on `clock`, for the process `identity` (nil: the running process, read when
     /// a record first needs it), among `processes` (the system's unless a test's machine names its own).
@@ -56,8 +62,9 @@ final class StorageContext: Sendable {
     init(
         fileSystem: any DefaultsFileSystem, clock: any DefaultsClock = SystemDefaultsClock.shared,
         identity: ProcessIdentity? = nil, processes: any ProcessTable = SystemProcessTable(),
-        isRealProcess: Bool = false
+        isRealProcess: Bool = false, reintroducing reintroduced: Set<ReintroducedBug> = []
     ) {
+        reintroducedMask = reintroduced.reduce(0) { $0 | (1 << UInt32($1.rawValue)) }
         self.fileSystem = fileSystem
         self.clock = clock
         pid = identity?.pid ?? CurrentProcess.id

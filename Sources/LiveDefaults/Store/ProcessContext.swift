@@ -45,12 +45,14 @@ package final class ProcessContext: Sendable {
     /// configuration names another), named `pid` in its records and its temporaries' names when given (else as
     /// the test process; see ``ProcessIdentity``), on a machine whose running processes `processes` tells (the
     /// system's unless given: then `pid` must name a process that runs, or what it leaves is taken for a dead
-    /// one's). Its watcher gets its events from `platform` and runs its work there (a simulated machine's); without
+    /// one's), with the past bugs `reintroduced` (a swarm test's proof that it finds them). Its watcher gets its
+    /// events from `platform` and runs its work there (a simulated machine's); without
     /// one, it polls (inotify sees only the system's files) on `clock` every `pollInterval`, on a thread of its own.
     package convenience init(
         fileSystem: any DefaultsFileSystem, clock: any DefaultsClock = SystemDefaultsClock.shared,
         pollInterval: Duration = .milliseconds(100), pid: Int32? = nil,
-        processes: any ProcessTable = SystemProcessTable(), platform: WatcherPlatform? = nil
+        processes: any ProcessTable = SystemProcessTable(), platform: WatcherPlatform? = nil,
+        reintroducing reintroduced: Set<ReintroducedBug> = []
     ) {
         let identity = pid.map { pid in
             var identity = ProcessIdentity.current
@@ -60,7 +62,9 @@ package final class ProcessContext: Sendable {
         }
         let chosen = platform ?? .system
         self.init(
-            storage: StorageContext(fileSystem: fileSystem, clock: clock, identity: identity, processes: processes),
+            storage: StorageContext(
+                fileSystem: fileSystem, clock: clock, identity: identity, processes: processes,
+                reintroducing: reintroduced),
             platform: chosen,
             makeWatcher: {
                 FileWatcher(

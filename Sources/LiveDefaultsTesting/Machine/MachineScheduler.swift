@@ -143,8 +143,12 @@ final class MachineScheduler: Sendable {
             guard let work = takeDue() else { return ran }
             work()
             ran += 1
+            observer.withLock { $0 }?()
         }
     }
+
+    /// What runs after each piece of work the pump runs (a test's invariants), never inside one.
+    let observer = Lock<(@Sendable () -> Void)?>(nil)
 
     /// Runs, here and now, the due work of `process`'s lane of `queue` (a job waiting for its own queue).
     func drain(process: Int, queue anchor: AnyObject) {

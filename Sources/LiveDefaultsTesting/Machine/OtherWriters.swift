@@ -3,9 +3,10 @@ import LiveDefaults
 
 /// How a program that is not LiveDefaults writes a file (``SimulatedMachine/write(_:to:as:)``).
 public enum OtherWriter: Sendable, Hashable, CaseIterable {
-    /// An editor's save: the new contents into a temporary beside the file, flushed, renamed over it.
+    /// An editor's save: the new contents into a temporary beside the file, flushed (`fsync`, as vim does), renamed
+    /// over it.
     case editor
-    /// The file removed, then created again and written (a script's `rm` and `cat >`).
+    /// The file removed, created again empty, then written (`install`, `git checkout`, a script's `rm` and `cat >`).
     case unlinkAndCreate
     /// Rewritten in place: truncated, then written in two halves (a reader between them sees a torn file).
     case inPlace
@@ -38,7 +39,7 @@ extension SimulatedMachine {
             let temporary = "\(directory)/.\((path as NSString).lastPathComponent).swp"
             steps.append(
                 OtherWriterStep(description: "editor: write \(temporary)") { fileSystem in
-                    fileSystem.writeWhole(data, at: temporary, truncating: true)
+                    fileSystem.writeWhole(data, at: temporary, truncating: true, flushing: true)
                 })
             steps.append(
                 OtherWriterStep(description: "editor: rename \(temporary) \(path)") { fileSystem in
@@ -47,7 +48,11 @@ extension SimulatedMachine {
         case .unlinkAndCreate:
             steps.append(OtherWriterStep(description: "script: unlink \(path)") { try? $0.unlink(path) })
             steps.append(
-                OtherWriterStep(description: "script: create \(path)") { fileSystem in
+                OtherWriterStep(description: "script: create \(path) empty") { fileSystem in
+                    fileSystem.writeWhole(Data(), at: path, truncating: true)
+                })
+            steps.append(
+                OtherWriterStep(description: "script: write \(path)") { fileSystem in
                     fileSystem.writeWhole(data, at: path, truncating: true)
                 })
         case .inPlace:
@@ -115,12 +120,13 @@ extension SimulatedMachine {
 }
 
 extension InMemoryFileSystem {
-    /// Opens `path` for writing (created when missing), truncates it when asked, writes `data`, closes it: the
+    /// Opens `path` for writing (created when missing), truncates it when asked, writes `data`, flushes it when asked, closes it: the
     /// close is a close-after-write.
-    func writeWhole(_ data: Data, at path: String, truncating: Bool) {
+    func writeWhole(_ data: Data, at path: String, truncating: Bool, flushing: Bool = false) {
         guard let descriptor = try? open(path, [.writeOnly, .create], permissions: 0o644) else { return }
         if truncating { truncate(descriptor) }
         _ = data.withUnsafeBytes { try? write(descriptor, from: $0) }
+        if flushing { try? synchronize(descriptor, dataOnly: true) }
         close(descriptor)
     }
 

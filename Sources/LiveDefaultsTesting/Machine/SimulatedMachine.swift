@@ -1,5 +1,5 @@
 public import Foundation
-import LiveDefaults
+package import LiveDefaults
 
 /// A machine in memory: processes that run the real `Defaults` over one in-memory file system, one clock and one
 /// scheduler, with the events the kernel would give, crashes and power loss — deterministic from a seed.
@@ -40,6 +40,7 @@ public final class SimulatedMachine: Sendable {
     public let userDirectory = "/home/user/.config"
 
     let scheduler: MachineScheduler
+    private let reintroduced: Set<ReintroducedBug>
     private let table = SimulatedProcessTable()
     private let start = Date(timeIntervalSince1970: 1_700_000_000)
 
@@ -51,6 +52,7 @@ public final class SimulatedMachine: Sendable {
         var nextPid: Int32 = 1000
         /// Other writers' steps not yet taken, in order.
         var acts: [OtherWriterStep] = []
+        var otherWriterStepsTaken = 0
     }
 
     struct Weak {
@@ -60,8 +62,14 @@ public final class SimulatedMachine: Sendable {
     private let state = Lock(State())
 
     /// A machine whose choices follow `seed`.
-    public init(seed: UInt64) {
+    public convenience init(seed: UInt64) {
+        self.init(seed: seed, reintroducing: [])
+    }
+
+    /// A machine whose processes have the past bugs `reintroduced` again: how a test shows the swarm finds them.
+    package init(seed: UInt64, reintroducing reintroduced: Set<ReintroducedBug>) {
         self.seed = seed
+        self.reintroduced = reintroduced
         scheduler = MachineScheduler(seed: seed)
         state.withLock { state in
             try? state.fileSystem.createDirectories("/home/user/.config", permissions: 0o755)
@@ -87,6 +95,16 @@ public final class SimulatedMachine: Sendable {
         get { scheduler.state.withLock { $0.keepsTrace } }
         set { scheduler.state.withLock { $0.keepsTrace = newValue } }
     }
+
+    /// Runs `check` after every step the machine takes while it settles or advances (never inside a step, so
+    /// it may read any process's stores): where a test checks what must hold at every moment — a reader sees only
+    /// versions someone wrote, never half a transaction. Replaces the check given before; nil removes it.
+    public func afterEachStep(_ check: (@Sendable () -> Void)?) {
+        scheduler.observer.withLock { $0 = check }
+    }
+
+    /// How many steps of other writers have been taken (each a file-system operation or a few).
+    public var otherWriterSteps: Int { state.withLock { $0.otherWriterStepsTaken } }
 
     // MARK: Processes
 
@@ -116,7 +134,8 @@ public final class SimulatedMachine: Sendable {
             return loop
         }
         let context = ProcessContext(
-            fileSystem: fileSystem, clock: clock, pid: pid, processes: table, platform: platform)
+            fileSystem: fileSystem, clock: clock, pid: pid, processes: table, platform: platform,
+            reintroducing: reintroduced)
         let process = SimulatedProcess(
             name: name, pid: pid, index: index, context: context, fileSystem: fileSystem, machine: self)
         state.withLock { state in
@@ -228,7 +247,9 @@ public final class SimulatedMachine: Sendable {
     func takeOtherWriterStep() {
         guard
             let (step, fileSystem) = state.withLock({ state -> (OtherWriterStep, InMemoryFileSystem)? in
-                state.acts.isEmpty ? nil : (state.acts.removeFirst(), state.fileSystem)
+                if state.acts.isEmpty { return nil }
+                state.otherWriterStepsTaken += 1
+                return (state.acts.removeFirst(), state.fileSystem)
             })
         else { return }
         scheduler.note(step.description)

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import LiveDefaults
 
 /// A process of a ``SimulatedMachine``: its stores are the real `Defaults` running the real code, on a context of
@@ -57,6 +57,28 @@ public final class SimulatedProcess: Sendable {
             applicationDomain: applicationDomain, arguments: [], languages: [])
         configuration.context = context
         return configuration
+    }
+
+    /// Runs `body` with the `call`th file-system call this process makes from now (from 1) failing with `errno` and
+    /// doing nothing, as the kernel's error there would (a full disk: `ENOSPC`; a failing one: `EIO`); the calls
+    /// before and after it go through, and the fault is gone when `body` returns (reached or not). Only the calls
+    /// `body` makes on this process's thread can meet it: the machine's steps run in ``SimulatedMachine/settle()``.
+    public func failingFileSystemCall<Result>(
+        _ call: Int, errno: Int32 = EIO, _ body: () throws -> Result
+    ) rethrows -> Result {
+        fileSystem.arm(.fail(errno: errno), atCall: call)
+        defer { fileSystem.resetCount() }
+        return try body()
+    }
+
+    /// Runs `body` and kills the process at its `call`th file-system call from now (from 1): that call and every one
+    /// after it fail without reaching the disk, as when a process is killed just before making it; once `body`
+    /// returns, the process has crashed (``crash()``), whether the call was reached or not. What the disk then holds
+    /// is what such a kill leaves: a write stopped between its rename and its log's entry, a lock file left behind.
+    public func crash<Result>(atFileSystemCall call: Int, during body: () throws -> Result) rethrows -> Result {
+        fileSystem.arm(.stop, atCall: call)
+        defer { crash() }
+        return try body()
     }
 
     /// Whether it runs (it has not crashed, nor lost its machine's power).

@@ -66,7 +66,8 @@ extension DomainFile {
     ///   - recordingExternal: Cleared by a transaction's look at the file before each attempt: a version no
     ///     LiveDefaults writer made is then recorded by its commit (a write records the version it writes over),
     ///     not by the look, which runs on every lost round and must stay as short as it was.
-    func reload(verifyContents: Bool = false, deferringRemoval: Bool = false, recordingExternal: Bool = true) {
+    func reload(verifyContents: Bool = false, deferringRemoval asked: Bool = false, recordingExternal: Bool = true) {
+        let deferringRemoval = asked && !context.hasReintroduced(.removalSettlingOff)
         if state.isJudged {
             reloadJudged(
                 verifyContents: verifyContents, deferringRemoval: deferringRemoval, recordingExternal: recordingExternal
@@ -221,6 +222,7 @@ extension DomainFile {
             // The stamp above may be of a version already replaced: the file read is then the next one, which the
             // settling rule judges in its turn (gone, or created again and not yet written, is not a removal).
             if judged == nil, deferringRemoval, loaded, let known, case .success(let read) = result,
+                !context.hasReintroduced(.staleStampRead),
                 RemovalSettling.defers(held: known, current: read.map { $0.version.stamp })
             {
                 scheduleRemovalCheck(look: 1)

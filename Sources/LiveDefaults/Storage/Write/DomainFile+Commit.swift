@@ -121,7 +121,8 @@ extension DomainFile {
                     path: path, lockPath: lockPath, fileSystem: fileSystem, owner: owner, clock: clock, edits: edits,
                     held: held, check: check, loggedVersion: loggedVersion, sweeps: context.sweeps,
                     logsChanges: context.changeLogIsEnabled, identity: context.identity,
-                    processes: context.processes))
+                    processes: context.processes,
+                    intentAfterRename: context.hasReintroduced(.logIntentAfterRename)))
             if case .written = outcome {
                 written = (edits.keyCount, Int64((ContinuousClock.now - start).clampedNanoseconds))
             }

@@ -36,6 +36,8 @@ struct DomainWrite {
     let identity: ProcessIdentity
     /// Which processes run: a dead writer's temporaries are swept (``StorageContext/processes``).
     let processes: any ProcessTable
+    /// Whether the change log's intent follows the rename (``ReintroducedBug/logIntentAfterRename``; a test's).
+    var intentAfterRename = false
 
     /// What an attempt came to.
     enum Attempt {
@@ -187,9 +189,18 @@ struct DomainWrite {
         _ destination: String, with merged: inout Merged, over current: CurrentVersion, logging: inout WriteLogging?
     ) throws(StepFailure) -> FileVersion? {
         let digest = merged.data.map(FileVersion.digest(of:)) ?? 0
-        merged.entry = logging?.announce(
-            edits, over: current.contents, baseVersion: current.logVersion ?? 0, giving: merged.contents,
-            version: digest)
+        if !intentAfterRename {
+            merged.entry = logging?.announce(
+                edits, over: current.contents, baseVersion: current.logVersion ?? 0, giving: merged.contents,
+                version: digest)
+        }
+        defer {
+            if intentAfterRename {
+                merged.entry = logging?.announce(
+                    edits, over: current.contents, baseVersion: current.logVersion ?? 0, giving: merged.contents,
+                    version: digest)
+            }
+        }
         do throws(SystemError) {
             guard let data = merged.data else {
                 try fileSystem.remove(destination, flush: true)

@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+@testable import LiveDefaults
+
+/// Random scenarios on the simulated machine (``Swarm``), from fixed seeds: a failure names the seed and the step
+/// that replay it (`LIVEDEFAULTS_SWARM_SEED=<seed>` runs that one alone).
+@Suite("Swarm: random scenarios on the simulated machine, invariants after every step")
+struct SwarmTests {
+    /// The seeds run: 1 to 40, or `LIVEDEFAULTS_SWARM_SEED` alone, or 1 to `LIVEDEFAULTS_SWARM_SEEDS` (a long run).
+    static var seeds: [UInt64] {
+        let environment = ProcessInfo.processInfo.environment
+        if let seed = environment["LIVEDEFAULTS_SWARM_SEED"].flatMap({ UInt64($0) }) { return [seed] }
+        if let count = environment["LIVEDEFAULTS_SWARM_SEEDS"].flatMap({ UInt64($0) }), count > 0 {
+            return Array(1...count)
+        }
+        return Array(1...40)
+    }
+
+    /// The steps of each seed's scenario: 200, or `LIVEDEFAULTS_SWARM_STEPS`.
+    static var steps: Int {
+        ProcessInfo.processInfo.environment["LIVEDEFAULTS_SWARM_STEPS"].flatMap { Int($0) } ?? 200
+    }
+
+    @Test("fixed seeds", arguments: seeds)
+    func fixedSeed(_ seed: UInt64) {
+        var swarm = Swarm(seed: seed)
+        if let violation = swarm.run(steps: Self.steps) { Issue.record(Comment(rawValue: violation)) }
+    }
+}
+
+/// The swarm finds past bugs: each brought back into the simulated processes (``ReintroducedBug``) is found by
+/// some seed among the first ones, and the seed and the step that found it are reported.
+@Suite("Swarm: past bugs brought back are found")
+struct SwarmFindsBugsTests {
+    @Test("each past bug is found by a seed among the first hundred", arguments: ReintroducedBug.allCases)
+    func findsBug(_ bug: ReintroducedBug) {
+        var found: String?
+        var steps = 0
+        for seed in UInt64(1)...100 {
+            var swarm = Swarm(seed: seed, reintroducing: [bug])
+            if let violation = swarm.run(steps: 200) {
+                steps += swarm.step + 1
+                found = violation
+                break
+            }
+            steps += 200
+        }
+        guard let found else {
+            Issue.record("\(bug) was not found in 100 seeds of 200 steps")
+            return
+        }
+        print("\(bug): found after \(steps) steps: \(found.split(separator: "\n").first ?? "")")
+    }
+}
