@@ -77,6 +77,30 @@ func testingExample(directory: String) throws -> Defaults {
     return defaults
 }
 
+/// The guide's simulated-machine example: another process's change, an editor's save, a crash, half an hour.
+func machineExample() async throws {
+    let machine = SimulatedMachine(seed: 42)
+    let server = machine.process("server").defaults(suiteName: "com.example.server")!
+    let ops = machine.process("ops").defaults(suiteName: "com.example.server")!
+
+    ops.set(500, forKey: "RateLimit")  // another process's change ...
+    await machine.settle()  // ... written, seen by the server's watcher, delivered
+    #expect(server.integer(forKey: "RateLimit") == 500)
+
+    let file = machine.process("server").userDirectory + "/com.example.server.plist"
+    let edited = try PropertyListSerialization.data(fromPropertyList: ["RateLimit": 800], format: .xml, options: 0)
+    machine.write(edited, to: file, as: .editor)  // a person's save: temporary file, rename over
+    await machine.settle()
+    #expect(server.integer(forKey: "RateLimit") == 800)
+
+    ops.set(900, forKey: "RateLimit")
+    machine.process("ops").crash()  // killed before its writer wrote: the change is gone
+    await machine.settle()
+    #expect(server.integer(forKey: "RateLimit") == 800)
+
+    await machine.advance(by: .seconds(30 * 60))  // half an hour, in microseconds of wall time
+}
+
 @Suite("Getting started: swift-configuration and services", .serialized)
 struct GettingStartedExamples {
     /// `Defaults.standard` uses the current user's directory: this test process's is a temporary one.
@@ -102,7 +126,7 @@ struct GettingStartedExamples {
             let text = try String(contentsOfFile: root.appendingPathComponent(guide).path, encoding: .utf8)
             for heading in [
                 "Using LiveDefaults with swift-configuration", "In a server: services and shutdown",
-                "Testing code that uses settings",
+                "Testing code that uses settings", "Testing code that reacts to live settings",
             ] where guide.hasPrefix("Docs/") || !heading.hasPrefix("Testing") {
                 guard let section = text.components(separatedBy: heading).dropFirst().first else {
                     Issue.record("\(guide) has no section \"\(heading)\"")
@@ -147,6 +171,11 @@ struct GettingStartedExamples {
         #expect(eventually(timeout: 20) { FileManager.default.fileExists(atPath: file) })
         let stored = try PropertyList.decode(Data(contentsOf: URL(fileURLWithPath: file))).value
         #expect(stored.dictionaryValue?["Limit"] == 1)
+    }
+
+    @Test("the simulated machine's example runs as the guide says, with no real file and no sleep")
+    func machine() async throws {
+        try await machineExample()
     }
 
     @Test("the service example's group shuts down gracefully: its loop ended, its writes on disk")

@@ -18,6 +18,8 @@ public enum OtherWriter: Sendable, Hashable, CaseIterable {
 struct OtherWriterStep: Sendable, CustomStringConvertible {
     let description: String
     let run: @Sendable (InMemoryFileSystem) -> Void
+    /// Whether the write is done after this step (its version in place, or its file gone).
+    var lands = false
 }
 
 extension SimulatedMachine {
@@ -30,9 +32,13 @@ extension SimulatedMachine {
                 try? fileSystem.createDirectories(directory, permissions: 0o755)
             }
         ]
+        defer {
+            steps[steps.count - 1].lands = true
+            submit(steps)
+        }
         guard let data else {
             steps.append(OtherWriterStep(description: "other writer: unlink \(path)") { try? $0.unlink(path) })
-            return submit(steps)
+            return
         }
         switch writer {
         case .editor:
@@ -80,7 +86,6 @@ extension SimulatedMachine {
                     fileSystem.writeWhole(data, at: path, truncating: true)
                 })
         }
-        submit(steps)
     }
 
     /// Swaps the files of a mounted Kubernetes volume at `directory` as the kubelet does: the new files in a
@@ -89,7 +94,7 @@ extension SimulatedMachine {
     public func swapVolume(at directory: String, files: [String: Data]) {
         let stamp = "..\(scheduler.elapsed.traceTime)"
         let names = files.keys.sorted()
-        submit([
+        var steps = [
             OtherWriterStep(description: "kubelet: write \(directory)/\(stamp)") { fileSystem in
                 try? fileSystem.createDirectories("\(directory)/\(stamp)", permissions: 0o755)
                 for name in names {
@@ -105,7 +110,9 @@ extension SimulatedMachine {
                 }
                 if let old { fileSystem.removeTree("\(directory)/\(old)") }
             },
-        ])
+        ]
+        steps[1].lands = true  // the swap
+        submit(steps)
     }
 
     /// The bytes of the file at `path` now (following links), nil when there is none.

@@ -53,6 +53,7 @@ public final class SimulatedMachine: Sendable {
         /// Other writers' steps not yet taken, in order.
         var acts: [OtherWriterStep] = []
         var otherWriterStepsTaken = 0
+        var otherWritesLanded = 0
     }
 
     struct Weak {
@@ -105,6 +106,9 @@ public final class SimulatedMachine: Sendable {
 
     /// How many steps of other writers have been taken (each a file-system operation or a few).
     public var otherWriterSteps: Int { state.withLock { $0.otherWriterStepsTaken } }
+    /// How many writes of other writers (``write(_:to:as:)``, ``swapVolume(at:files:)``) have landed: their last
+    /// step taken, in the order they were asked for. A power loss drops those that had not.
+    public var otherWritesLanded: Int { state.withLock { $0.otherWritesLanded } }
 
     // MARK: Processes
 
@@ -249,7 +253,9 @@ public final class SimulatedMachine: Sendable {
             let (step, fileSystem) = state.withLock({ state -> (OtherWriterStep, InMemoryFileSystem)? in
                 if state.acts.isEmpty { return nil }
                 state.otherWriterStepsTaken += 1
-                return (state.acts.removeFirst(), state.fileSystem)
+                let step = state.acts.removeFirst()
+                if step.lands { state.otherWritesLanded += 1 }
+                return (step, state.fileSystem)
             })
         else { return }
         scheduler.note(step.description)

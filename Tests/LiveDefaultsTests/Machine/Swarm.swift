@@ -1,5 +1,6 @@
 import Foundation
 import LiveDefaultsTesting
+import Logging
 import Testing
 
 @testable import LiveDefaults
@@ -49,8 +50,11 @@ struct Swarm {
     private var pairs = 0
     private var sharedWrites = 0
     private var counter = 0
-    /// The versions other programs wrote of the shared domain, in order (an empty dictionary: no file).
-    private let history = Lock<[[String: Int]]>([[:]])
+    /// The versions other programs wrote of the shared domain, in order (an empty dictionary: no file), each with
+    /// how many other writes must have landed for it to be on disk (``SimulatedMachine/otherWritesLanded``).
+    private let history = Lock<[(version: [String: Int], landed: Int)]>([([:], 0)])
+    /// How many other writes were asked for.
+    private var otherWrites = 0
     /// Where in `history` each process's view of the shared domain was last seen.
     private let viewed = Lock<[String: Int]>([:])
     let violations = Lock<[String]>([])
@@ -120,7 +124,12 @@ struct Swarm {
             logMayHaveLost.formUnion(diskContents(path).keys)
             // What other programs had not flushed may be gone: what the disk holds is the shared domain's version now.
             let survived = Self.sharedView(diskContents(sharedPath))
-            history.withLock { $0.append(survived) }
+            let landed = machine.otherWritesLanded
+            otherWrites = landed
+            history.withLock { history in
+                history.removeAll { $0.landed > landed }
+                history.append((survived, landed))
+            }
             for name in Self.names { start(name) }
         case 89..<93:
             // A failing call inside this process's own write: a synchronize or a transaction.
@@ -164,8 +173,14 @@ struct Swarm {
 
     private mutating func start(_ name: String) {
         let process = machine.process(name)
-        guard let own = process.defaults(suiteName: Self.domain),
-            let shared = process.defaults(suiteName: Self.shared)
+        // A killed process's stores meet failing calls by the dozen: their reports are not what is checked.
+        func configuration(_ domain: String) -> Defaults.Configuration {
+            var configuration = process.configuration(applicationDomain: domain)
+            configuration.logger = Logger(label: "swarm") { _ in SwiftLogNoOpLogHandler() }
+            return configuration
+        }
+        guard let own = try? process.defaults(configuration: configuration(Self.domain)),
+            let shared = try? process.defaults(configuration: configuration(Self.shared))
         else {
             violations.withLock { $0.append("\(name) could not open its stores") }
             return
@@ -257,14 +272,16 @@ struct Swarm {
     }
 
     private mutating func otherWriter() {
+        otherWrites += 1
+        let landed = otherWrites
         if random.oneIn(12) {
-            history.withLock { $0.append([:]) }
+            history.withLock { $0.append(([:], landed)) }
             machine.write(nil, to: sharedPath)
             return
         }
         sharedWrites += 1
         let version = ["ext": sharedWrites, "size": random.below(1_000)]
-        history.withLock { $0.append(version) }
+        history.withLock { $0.append((version, landed)) }
         let format: PropertyListSerialization.PropertyListFormat = random.oneIn(2) ? .xml : .binary
         let data =
             (try? PropertyListSerialization.data(fromPropertyList: version, format: format, options: 0)) ?? Data()
@@ -276,6 +293,7 @@ struct Swarm {
     private func installStepChecks() {
         let live = live
         let history = history
+        let machine = machine
         let viewed = viewed
         let violations = violations
         machine.afterEachStep {
@@ -290,8 +308,9 @@ struct Swarm {
                 let view = Swarm.sharedView(
                     ["ext": store.shared.value(forKey: "ext"), "size": store.shared.value(forKey: "size")]
                         .compactMapValues { $0 })
+                let landed = machine.otherWritesLanded
                 let versions = history.withLock { $0 }
-                guard let index = versions.lastIndex(of: view) else {
+                guard let index = versions.lastIndex(where: { $0.version == view && $0.landed <= landed }) else {
                     violations.withLock { $0.append("\(name) sees a version nobody wrote: \(view)") }
                     continue
                 }
@@ -350,9 +369,14 @@ struct Swarm {
                     continue
                 }
                 if latest.newValue != .value(disk[key]!) {
+                    let log =
+                        machine.contents(atPath: "\(machine.userDirectory)/.\(Self.domain).plist.log")
+                        .map { String(decoding: $0, as: UTF8.self) } ?? "no log"
+                    let verbose = ProcessInfo.processInfo.environment["LIVEDEFAULTS_SWARM_VERBOSE"] != nil
                     violations.withLock {
                         $0.append(
-                            "the log's latest \(key) is \(latest.newValue), the disk \(String(describing: disk[key]))")
+                            "the log's latest \(key) is \(latest.newValue), the disk \(String(describing: disk[key]))"
+                                + (verbose ? "\n" + log : ""))
                     }
                 }
                 // Only LiveDefaults processes write this domain: the log names no other writer.
