@@ -1,4 +1,5 @@
 import Foundation
+import LiveDefaultsTesting
 import Synchronization
 import TestProcesses
 import Testing
@@ -38,24 +39,34 @@ struct AwaitedLayerTests {
 
     @Test("Missing directories give no file, only a watch of the path; the layer is attached when one appears")
     func attachedWhenTheDirectoryAppears() async throws {
-        let directory = TemporaryDirectory()
-        try directory.write("\(Self.domain).plist", try SearchListTests.xml(["K": "user"]))
-        let watcher = FileWatcher()
-        let locations = DefaultsLocations.rooted(at: directory.path)
+        let machine = SimulatedMachine(seed: 9)
+        try await machine.save(["K": "user"], toDomain: Self.domain)
+        let process = machine.process("server")
+        let configuration = process.configuration(applicationDomain: Self.domain)
+        let locations = configuration.locations
+        let watcher = process.watcher
         let byHost = locations.path(forDomain: Self.domain, layer: .currentUserCurrentHost)
-        try await use(try Self.store(directory, watcher: watcher), watcher: watcher, locations: locations)
-        // A store that goes away leaves no watch behind, awaited or attached. It goes when its last reference
-        // does, which a delivery still running on the watcher's queue may hold a moment longer.
-        #expect(await eventually(timeout: 10) { !watcher.isWatching(byHost) })
+        try await use(try process.defaults(configuration: configuration), on: machine, watcher: watcher)
+        // A store that goes away leaves no watch behind, awaited or attached: once the work that still held it ran.
+        await machine.settle()
+        #expect(!watcher.isWatching(byHost))
         #expect(!watcher.isWatching(locations.path(forDomain: Self.domain, layer: .anyUser)))
         watcher.settle()
         #expect(watcher.watchCount == 0)
     }
 
+    /// Another program writes `values` at `path` (its directories made first), and the machine settles.
+    static func write(_ values: [String: PropertyList], to path: String, on machine: SimulatedMachine) async throws {
+        machine.write(try PropertyList.dictionary(values).encoded(), to: path)
+        await machine.settle()
+    }
+
     /// The part of ``attachedWhenTheDirectoryAppears()`` with the store alive.
-    private func use(_ defaults: Defaults, watcher: FileWatcher, locations: DefaultsLocations) async throws {
+    private func use(_ defaults: Defaults, on machine: SimulatedMachine, watcher: FileWatcher) async throws {
+        let locations = defaults.configuration.locations
         let byHost = locations.path(forDomain: Self.domain, layer: .currentUserCurrentHost)
         let managed = locations.path(forDomain: Self.domain, layer: .managed)
+        await machine.settle()
 
         // Only the user's own file exists: the other five layers of each domain are awaited.
         for name in [Self.domain, DomainName.global] {
@@ -71,28 +82,28 @@ struct AwaitedLayerTests {
         #expect(defaults.state.withLock { $0.search.persistent[Self.domain]?.watchedAwaited } == 0b11_0110)
 
         // The per-host directory appears with a file: attached, read, ahead of the user's file.
-        try Self.write(["K": "host", "Host": true], to: byHost)
-        #expect(await eventually(timeout: 10) { defaults.string(forKey: "K") == "host" })
+        try await Self.write(["K": "host", "Host": true], to: byHost, on: machine)
+        #expect(defaults.string(forKey: "K") == "host")
         #expect(defaults.bool(forKey: "Host"))
         #expect(Self.layers(defaults, Self.domain).attached == [.currentUserCurrentHost, .currentUser])
         #expect(!Self.layers(defaults, Self.domain).awaited.contains(.currentUserCurrentHost))
         // Then followed as any attached file: another version is seen.
-        try Self.write(["K": "host 2"], to: byHost)
-        #expect(await eventually(timeout: 10) { defaults.string(forKey: "K") == "host 2" })
+        try await Self.write(["K": "host 2"], to: byHost, on: machine)
+        #expect(defaults.string(forKey: "K") == "host 2")
         #expect(!defaults.bool(forKey: "Host"))
 
         // A managed file appearing forces its keys: reads, objectIsForced and writes all agree.
-        try Self.write(["Locked": 5], to: managed)
-        #expect(await eventually(timeout: 10) { defaults.integer(forKey: "Locked") == 5 })
+        try await Self.write(["Locked": 5], to: managed, on: machine)
+        #expect(defaults.integer(forKey: "Locked") == 5)
         #expect(defaults.objectIsForced(forKey: "Locked"))
         #expect(throws: DefaultsError.forcedKey(key: "Locked", domain: Self.domain)) {
             try defaults.trySet(6, forKey: "Locked")
         }
         #expect(Self.layers(defaults, Self.domain).attached == [.managed, .currentUserCurrentHost, .currentUser])
         // With the managed directory there, the per-user layer gets its own watch, and is read when it appears.
-        #expect(await eventually(timeout: 10) { watcher.isWatching(managedUser) })
-        try Self.write(["Locked": 7, "UserLocked": true], to: managedUser)
-        #expect(await eventually(timeout: 10) { defaults.integer(forKey: "Locked") == 7 })
+        #expect(watcher.isWatching(managedUser))
+        try await Self.write(["Locked": 7, "UserLocked": true], to: managedUser, on: machine)
+        #expect(defaults.integer(forKey: "Locked") == 7)
         #expect(defaults.objectIsForced(forKey: "UserLocked"))
         #expect(Self.layers(defaults, Self.domain).attached.first == .managedUser)
 

@@ -1,44 +1,50 @@
 import Foundation
 import Logging
-import PlistOracle
-import TestProcesses
+import LiveDefaultsTesting
 import Testing
 
 @testable import LiveDefaults
 
 /// One bad save never takes a running program's settings away: a store keeps serving the last good version
-/// of a file that turns unreadable, and a local write merges onto it.
-@Suite("Last known good: a file that breaks under a running store", .blockingWork)
+/// of a file that turns unreadable, and a local write merges onto it. On the simulated machine: another
+/// program's save is an editor's rename there, and the running store has read it once the machine settles.
+@Suite("Last known good: a file that breaks under a running store")
 struct LastKnownGoodTests {
     static let domain = "com.example.lkg"
     static let broken = "<?xml version=\"1.0\"?><plist><dict><key>RateLimit</key><integer>50</integer>"
 
     struct Running {
-        let directory = TemporaryDirectory()
+        let machine = SimulatedMachine(seed: 64)
         let errors = Lock<[DefaultsError]>([])
         let log = LogRecorder()
         let defaults: Defaults
-        var path: String { directory.file("\(LastKnownGoodTests.domain).plist") }
+        var path: String { machine.path(ofDomain: LastKnownGoodTests.domain) }
 
         init() throws {
-            try directory.write(
-                "\(LastKnownGoodTests.domain).plist", try SearchListTests.xml(["RateLimit": 100, "Banner": "hello"]))
-            var configuration = Defaults.Configuration.rooted(
-                at: directory.path, applicationDomain: LastKnownGoodTests.domain)
+            machine.write(
+                try PropertyList.dictionary(["RateLimit": 100, "Banner": "hello"]).encoded(),
+                to: machine.path(ofDomain: LastKnownGoodTests.domain))
+            machine.settleNow()
+            var configuration = machine.process("server").configuration(applicationDomain: LastKnownGoodTests.domain)
             configuration.errorHandler = { [errors] error in errors.withLock { $0.append(error) } }
             configuration.logger = log.logger
-            defaults = try Defaults(configuration: configuration)
+            defaults = try machine.process("server").defaults(configuration: configuration)
         }
 
-        /// Another process saves `text` as the file (temp file + rename, as editors do).
-        func save(_ text: String) throws {
-            try PersistenceTests.python(
-                """
-                import os
-                p = '\(path)'
-                open(p + '.tmp', 'wb').write(\(WatcherTests.pythonBytes(text)))
-                os.rename(p + '.tmp', p)
-                """)
+        /// Another program saves `text` as the file (temporary file + rename, as editors do); the machine settles
+        /// and the store's reports are delivered.
+        func save(_ text: String) async {
+            machine.write(Data(text.utf8), to: path, as: .editor)
+            await machine.settle()
+            defaults.reportsDelivered()
+        }
+
+        /// The file's keys and values on the machine's disk.
+        var disk: [String: PropertyList] {
+            guard let data = machine.contents(atPath: path),
+                case .dictionary(let contents) = try? PropertyList.decode(data).value
+            else { return [:] }
+            return contents
         }
     }
 
@@ -47,8 +53,7 @@ struct LastKnownGoodTests {
         let running = try Running()
         #expect(running.defaults.integer(forKey: "RateLimit") == 100)
         let changes = Recorder(running.defaults.changes())
-        try running.save(Self.broken)
-        #expect(await eventually { !running.errors.withLock { $0 }.isEmpty })
+        await running.save(Self.broken)
         let reported = running.errors.withLock { $0 }
         #expect(reported.count == 1)
         #expect(reported.first?.code == .corruptFile)
@@ -65,14 +70,17 @@ struct LastKnownGoodTests {
         // Still serving the last good version.
         #expect(running.defaults.integer(forKey: "RateLimit") == 100)
         #expect(running.defaults.string(forKey: "Banner") == "hello")
-        // Touching the broken file again (same bytes, new inode) reports nothing more.
-        try running.save(Self.broken + " ")
-        try running.save(Self.broken)
+        // Each broken version saved is reported once, and read again it is not reported again.
+        await running.save(Self.broken + " ")
+        await running.save(Self.broken)
+        #expect(running.errors.withLock { $0 }.count == 3)
         running.defaults.synchronize()
+        #expect(running.errors.withLock { $0 }.count == 3, "the same version read again: no new report")
         #expect(running.defaults.integer(forKey: "RateLimit") == 100)
         // The fixed file is an ordinary change: only the key that differs is reported.
-        try running.save(try SearchListTests.xml(["RateLimit": 50, "Banner": "hello"]))
-        #expect(await waitForValue(running.defaults, "RateLimit") { $0 == 50 })
+        await running.save(try SearchListTests.xml(["RateLimit": 50, "Banner": "hello"]))
+        #expect(running.defaults.integer(forKey: "RateLimit") == 50)
+        #expect(await changes.waitFor { $0.key == "RateLimit" && $0.newValue == 50 })
         let seen = changes.all
         #expect(!seen.contains { $0.key == "Banner" }, "Banner never changed: \(seen)")
         #expect(!seen.contains { $0.key == "RateLimit" && $0.newValue == nil }, "never reported removed: \(seen)")
@@ -82,8 +90,7 @@ struct LastKnownGoodTests {
     func notADictionaryKeepsValues() async throws {
         let running = try Running()
         #expect(running.defaults.string(forKey: "Banner") == "hello")
-        try running.save(try PersistenceTests.xml(["a", "list"]))
-        #expect(await eventually { !running.errors.withLock { $0 }.isEmpty })
+        await running.save(try PersistenceTests.xml(["a", "list"]))
         #expect(running.errors.withLock { $0 }.first?.code == .notADictionary)
         #expect(running.errors.withLock { $0 }.first?.keepsLastKnownGood == true)
         #expect(running.defaults.string(forKey: "Banner") == "hello")
@@ -93,50 +100,45 @@ struct LastKnownGoodTests {
     func writeMergesOntoLastGood() async throws {
         let running = try Running()
         #expect(running.defaults.integer(forKey: "RateLimit") == 100)
-        try running.save(Self.broken)
-        #expect(await eventually { !running.errors.withLock { $0 }.isEmpty })
+        await running.save(Self.broken)
+        #expect(!running.errors.withLock { $0 }.isEmpty)
         running.defaults.set("added", forKey: "Extra")
         #expect(running.defaults.synchronize())
-        #expect(try pythonPlist(running.path) == #"{"Banner": "hello", "Extra": "added", "RateLimit": 100}"#)
-        let kept = try FileManager.default.contentsOfDirectory(atPath: running.directory.path)
+        #expect(running.disk == ["Banner": "hello", "Extra": "added", "RateLimit": 100])
+        let kept = running.machine.names(in: running.machine.userDirectory)
             .filter { $0.hasPrefix("\(Self.domain).plist.corrupt-") }
         #expect(kept.count == 1)
-        #expect(try String(contentsOfFile: running.directory.file(kept[0]), encoding: .utf8) == Self.broken)
+        #expect(
+            kept.first.flatMap { running.machine.contents(atPath: "\(running.machine.userDirectory)/\($0)") }
+                == Data(Self.broken.utf8))
         // A second process that opens the domain now reads all three keys.
-        let other = try running.directory.store(Self.domain)
+        let other = try #require(running.machine.process("other").defaults(suiteName: Self.domain))
         #expect(other.integer(forKey: "RateLimit") == 100 && other.string(forKey: "Extra") == "added")
     }
 
     @Test("A write by another process that had read the good version keeps the other keys too")
     func writeByAnotherProcess() async throws {
         let running = try Running()
-        // The helper opens the good file, then waits; the file breaks; the helper writes one key.
-        let process = try helperProcess(
-            ["write-after-input", running.directory.path, Self.domain, "FromHelper", "yes"])
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        _ = output.fileHandleForReading.availableData  // "ready": it has read the good version
-        try running.save(Self.broken)
-        try input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        #expect(
-            try pythonPlist(running.path) == #"{"Banner": "hello", "FromHelper": "yes", "RateLimit": 100}"#)
+        // The other process opens the good file; the file breaks; the other process writes one key.
+        let other = try #require(running.machine.process("helper").defaults(suiteName: Self.domain))
+        #expect(other.integer(forKey: "RateLimit") == 100)
+        await running.save(Self.broken)
+        other.set("yes", forKey: "FromHelper")
+        #expect(other.synchronize())
+        #expect(running.disk == ["Banner": "hello", "FromHelper": "yes", "RateLimit": 100])
     }
 
     @Test("A process that opens an already broken file has no good version: the layer reads as empty")
-    func brokenFromTheStart() throws {
-        let directory = TemporaryDirectory()
-        try directory.write("\(Self.domain).plist", Self.broken)
+    func brokenFromTheStart() async throws {
+        let machine = SimulatedMachine(seed: 65)
+        machine.write(Data(Self.broken.utf8), to: machine.path(ofDomain: Self.domain))
+        await machine.settle()
         let errors = Lock<[DefaultsError]>([])
-        var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: Self.domain)
+        var configuration = machine.process("late").configuration(applicationDomain: Self.domain)
         configuration.errorHandler = { error in errors.withLock { $0.append(error) } }
-        let defaults = try Defaults(configuration: configuration)
+        let defaults = try machine.process("late").defaults(configuration: configuration)
         #expect(defaults.object(forKey: "RateLimit") == nil)
         #expect(errors.withLock { $0 }.first?.keepsLastKnownGood == false)
-        #expect("\(errors.withLock { $0 }.first!)".contains("reads as empty"))
+        #expect("\(errors.withLock { $0 }.first.map { "\($0)" } ?? "")".contains("reads as empty"))
     }
 }

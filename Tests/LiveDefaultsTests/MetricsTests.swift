@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import LiveDefaultsTesting
 import MetricsTestKit
 import TestProcesses
 import Testing
@@ -24,18 +25,16 @@ struct MetricsTests {
     @Test("every series of a domain exists at its initial value as soon as a store holds it, before any event")
     func exportedFromTheStart() async throws {
         let metrics = Self.metrics
-        let directory = TemporaryDirectory()
+        let machine = SimulatedMachine(seed: 43)
         let domain = "com.example.metrics.start.\(UUID().uuidString.prefix(8))"
         // No file at all: nothing read, nothing changed — and every series there, at 0.
-        let defaults = try Defaults(configuration: .rooted(at: directory.path, applicationDomain: domain))
+        let defaults = try #require(machine.process("server").defaults(suiteName: domain))
         _ = defaults.integer(forKey: "RateLimit")
         let labels = [("domain", domain)]
-        // Made by the watcher's thread right after the open, or by any report of the process before that (see
+        // Made by the watcher's work right after the open, or by any report of the process before that (see
         // `DefaultsMetrics`).
-        #expect(
-            await eventually(timeout: 10) {
-                (try? metrics.expectGauge("livedefaults_last_known_good", labels)) != nil
-            })
+        await machine.settle()
+        #expect((try? metrics.expectGauge("livedefaults_last_known_good", labels)) != nil)
         for origin in ["local", "fleet", "external"] {
             #expect(
                 try metrics.expectCounter("livedefaults_changes_total", labels + [("origin", origin)]).totalValue == 0)
@@ -86,9 +85,10 @@ struct MetricsTests {
     @Test("a write here, another process's write, a broken file and its repair, a refused value")
     func reported() async throws {
         let metrics = Self.metrics
-        let directory = TemporaryDirectory()
+        let machine = SimulatedMachine(seed: 42)
         let domain = "com.example.metrics.\(UUID().uuidString.prefix(8))"
-        let defaults = try Defaults(configuration: .rooted(at: directory.path, applicationDomain: domain))
+        let defaults = try #require(machine.process("server").defaults(suiteName: domain))
+        let other = try #require(machine.process("other").defaults(suiteName: domain))
         let labels = [("domain", domain)]
 
         // This process's write: its keys as local changes, its duration.
@@ -99,65 +99,63 @@ struct MetricsTests {
         #expect(try metrics.expectTimer("livedefaults_write_duration_seconds", labels).values.allSatisfy { $0 > 0 })
 
         // Another process's write: read by the watcher, counted as an external change and a reload.
+        await machine.settle()
         let reloadsBefore = total("livedefaults_reloads_total", labels)
-        #expect(try runHelper(["write-sequence", directory.path, domain, "RateLimit", "3"]).status == 0)
-        #expect(await eventually(timeout: 10) { defaults.integer(forKey: "RateLimit") == 3 })
-        #expect(
-            await eventually(timeout: 10) {
-                total("livedefaults_changes_total", labels + [("origin", "external")]) >= 1
-            })
+        other.set(3, forKey: "RateLimit")
+        #expect(other.synchronize())
+        await machine.settle()
+        #expect(defaults.integer(forKey: "RateLimit") == 3)
+        #expect(total("livedefaults_changes_total", labels + [("origin", "external")]) >= 1)
         #expect(total("livedefaults_reloads_total", labels) > reloadsBefore)
         let stamp = try #require(
             try metrics.expectGauge("livedefaults_last_reload_success_timestamp_seconds", labels).lastValue)
-        #expect(abs(stamp - Date().timeIntervalSince1970) < 60)
+        #expect(abs(stamp - machine.now.timeIntervalSince1970) < 60, "on the machine's clock")
 
         // A broken version: a failed reload, the last known good version served; repaired, it is not any more.
-        let file = directory.file("\(domain).plist")
-        try Data("<plist><dict><key>RateLimit".utf8).write(to: URL(fileURLWithPath: file))
-        #expect(await eventually(timeout: 10) { total("livedefaults_reload_failures_total", labels) == 1 })
+        machine.write(Data("<plist><dict><key>RateLimit".utf8), to: machine.path(ofDomain: domain), as: .foundation)
+        await machine.settle()
+        // Both of the machine's processes read it: they report to this test process's one metrics backend.
+        #expect(total("livedefaults_reload_failures_total", labels) == 2)
         #expect(try metrics.expectGauge("livedefaults_last_known_good", labels).lastValue == 1)
         #expect(defaults.integer(forKey: "RateLimit") == 3, "the last known good version is served")
-        #expect(try runHelper(["write-sequence", directory.path, domain, "RateLimit", "4"]).status == 0)
-        #expect(await eventually(timeout: 10) { defaults.integer(forKey: "RateLimit") == 4 })
-        #expect(
-            await eventually(timeout: 10) {
-                (try? metrics.expectGauge("livedefaults_last_known_good", labels).lastValue) == 0
-            })
+        other.set(4, forKey: "RateLimit")
+        #expect(other.synchronize())
+        await machine.settle()
+        #expect(defaults.integer(forKey: "RateLimit") == 4)
+        #expect((try? metrics.expectGauge("livedefaults_last_known_good", labels).lastValue) == 0)
 
         // A value a typed key refuses (written by another process): refused for its type.
         let limit = DefaultsKey<Int>("Limit", default: 1)
         #expect(defaults[limit] == 1)
-        #expect(try runHelper(["write-string", directory.path, domain, "Limit", "many"]).status == 0)
-        #expect(await eventually(timeout: 10) { defaults.string(forKey: "Limit") == "many" })
+        other.set("many", forKey: "Limit")
+        #expect(other.synchronize())
+        await machine.settle()
+        #expect(defaults.string(forKey: "Limit") == "many")
         #expect(defaults[limit] == 1)
-        #expect(
-            await eventually(timeout: 10) {
-                total("livedefaults_refused_values_total", labels + [("reason", "type")]) == 1
-            })
+        #expect(total("livedefaults_refused_values_total", labels + [("reason", "type")]) == 1)
     }
 
     @Test("a version refused when the program starts counts as a refused version")
     func refusedAtStart() async throws {
         _ = Self.metrics  // bootstrapped before the store reports
-        let directory = TemporaryDirectory()
+        let machine = SimulatedMachine(seed: 44)
         let domain = "com.example.metrics.restart.\(UUID().uuidString.prefix(8))"
         // Another process's writes, logged: an accepted version, then one the program below refuses.
-        let other = DomainFile(path: directory.file("\(domain).plist"))
-        try other.set(20, forKey: "MaxPool")
-        try other.commit()
-        try other.set(60, forKey: "MinPool")
-        try other.commit()
+        let other = try #require(machine.process("other").defaults(suiteName: domain))
+        other.set(20, forKey: "MaxPool")
+        #expect(other.synchronize())
+        other.set(60, forKey: "MinPool")
+        #expect(other.synchronize())
+        machine.process("other").crash()
         struct PoolError: Error {}
         let minPool = DefaultsKey<Int>("MinPool", default: 1)
         let maxPool = DefaultsKey<Int>("MaxPool", default: 10)
-        var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: domain)
+        var configuration = machine.process("server").configuration(applicationDomain: domain)
         configuration.validators = [{ guard $0[minPool] <= $0[maxPool] else { throw PoolError() } }]
-        let defaults = try Defaults(configuration: configuration)
+        let defaults = try machine.process("server").defaults(configuration: configuration)
         #expect(defaults[minPool] == 1 && defaults[maxPool] == 20, "the log's version before the refused one")
-        #expect(
-            await eventually(timeout: 10) {
-                self.total("livedefaults_refused_versions_total", [("domain", domain)]) == 1
-            }, "\(self.total("livedefaults_refused_versions_total", [("domain", domain)]))")
+        await machine.settle()
+        #expect(self.total("livedefaults_refused_versions_total", [("domain", domain)]) == 1)
         withExtendedLifetime(defaults) {}
     }
 

@@ -285,38 +285,40 @@ struct SchemaTests {
     @Test(
         "another process's wrong type, out-of-range value and unknown case read as the last valid value, reported once")
     func lastValidValue() async throws {
-        let directory = TemporaryDirectory()
+        let machine = SimulatedMachine(seed: 1)
         let reported = ReportedErrors()
-        let defaults = try store(directory, "com.example.guard", reported: reported)
-        let path = directory.file("com.example.guard.plist")
-        func write(_ values: [String: PropertyList]) throws {
-            try PersistenceTests.python(WatcherTests.pythonRenameWrite(path, values))
-        }
-        try write(["RateLimit": 200, "Theme": "dark", "Name": "q"])
-        #expect(await eventually { defaults[SchemaKeys.rateLimit] == 200 })
+        let domain = "com.example.guard"
+        var configuration = machine.process("reader").configuration(applicationDomain: domain)
+        configuration.errorHandler = reported.handler()
+        let defaults = try machine.process("reader").defaults(configuration: configuration)
+        try await machine.save(["RateLimit": 200, "Theme": "dark", "Name": "q"], toDomain: domain)
+        #expect(defaults[SchemaKeys.rateLimit] == 200)
         #expect(defaults[SchemaKeys.theme] == .dark && defaults[SchemaKeys.name] == "q")
 
-        try write(["RateLimit": "fifty", "Theme": "blue", "Name": "zz"])
-        #expect(await eventually { defaults.string(forKey: "RateLimit") == "fifty" })
+        try await machine.save(["RateLimit": "fifty", "Theme": "blue", "Name": "zz"], toDomain: domain)
+        #expect(defaults.string(forKey: "RateLimit") == "fifty")
         #expect(defaults[SchemaKeys.rateLimit] == 200, "wrong type: the last valid value")
         #expect(defaults[SchemaKeys.theme] == .dark, "unknown case: the last valid value")
         #expect(defaults[SchemaKeys.name] == "q", "a string out of range: the last valid value")
-        #expect(await eventually { reported.invalidValues.count == 3 })
+        defaults.reportsDelivered()
+        #expect(reported.invalidValues.count == 3)
         for _ in 0..<10 { _ = defaults[SchemaKeys.rateLimit] }
+        defaults.reportsDelivered()
         #expect(reported.invalidValues.count == 3, "reported once per bad value, not per read")
         let rate = try #require(reported.invalidValues.first { $0.key == "RateLimit" })
-        #expect(rate.domain == "com.example.guard" && rate.violation?.reason == .wrongType)
+        #expect(rate.domain == domain && rate.violation?.reason == .wrongType)
 
-        try write(["RateLimit": 0, "Theme": "blue", "Name": "zz"])
-        #expect(await eventually { defaults.integer(forKey: "RateLimit") == 0 })
+        try await machine.save(["RateLimit": 0, "Theme": "blue", "Name": "zz"], toDomain: domain)
+        #expect(defaults.integer(forKey: "RateLimit") == 0)
         #expect(defaults[SchemaKeys.rateLimit] == 200, "out of range: the last valid value")
-        #expect(await eventually { reported.invalidValues.count == 4 }, "a new bad value is reported")
+        defaults.reportsDelivered()
+        #expect(reported.invalidValues.count == 4, "a new bad value is reported")
 
-        try write(["RateLimit": 300, "Theme": "light", "Name": "b"])
-        #expect(await eventually { defaults[SchemaKeys.rateLimit] == 300 }, "the next valid value is taken")
+        try await machine.save(["RateLimit": 300, "Theme": "light", "Name": "b"], toDomain: domain, as: .inPlace)
+        #expect(defaults[SchemaKeys.rateLimit] == 300, "the next valid value is taken")
         #expect(defaults[SchemaKeys.theme] == .light && defaults[SchemaKeys.name] == "b")
-        try write([:])
-        #expect(await eventually { defaults[SchemaKeys.rateLimit] == 100 }, "removed: the default")
+        try await machine.save([:], toDomain: domain, as: .unlinkAndCreate)
+        #expect(defaults[SchemaKeys.rateLimit] == 100, "removed: the default")
     }
 
     @Test("the declared key a mistyped one most likely meant: within a typo's reach, letter case ignored")

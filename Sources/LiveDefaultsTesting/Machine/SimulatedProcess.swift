@@ -81,6 +81,9 @@ public final class SimulatedProcess: Sendable {
         return try body()
     }
 
+    /// The process's watcher (every store of it that watches uses it), for a test of the library's own.
+    package var watcher: FileWatcher { context.watcher }
+
     /// Whether it runs (it has not crashed, nor lost its machine's power).
     public var isRunning: Bool { machine.isRunning(self) }
 
