@@ -1,11 +1,11 @@
 import Foundation
+import LiveDefaultsTesting
 import Logging
 import PlistOracle
 import TestProcesses
 import Testing
 
 @testable import LiveDefaults
-import LiveDefaultsTesting
 
 /// Every wait the library takes follows the store's clock (``Defaults/Configuration/clock``): with a
 /// ``ManualDefaultsClock`` a test says exactly when each one ends.
@@ -205,30 +205,29 @@ struct ClockTests {
 
     @Test("a polling watcher checks its directories when its clock says, not before")
     func pollingFollowsTheClock() async throws {
-        let directory = TemporaryDirectory()
-        let clock = ManualDefaultsClock()
-        var configuration = Defaults.Configuration.rooted(
-            at: directory.path, applicationDomain: "com.example.clock.poll")
-        configuration.watcher = FileWatcher(polling: true, pollInterval: .seconds(5), clock: clock)
-        let defaults = try Defaults(configuration: configuration)
+        let machine = SimulatedMachine(seed: 5)
+        let domain = "com.example.clock.poll"
+        var configuration = machine.process("server").configuration(applicationDomain: domain)
+        configuration.watching = .polling(interval: .seconds(5))
+        let defaults = try machine.process("server").defaults(configuration: configuration)
         #expect(defaults.object(forKey: "Key") == nil)
-        // The first poll runs at once and schedules the next on the clock.
-        #expect(await eventually(timeout: 10) { clock.pendingDelays == [.seconds(5)] })
-        // Another program writes the file.
-        let other = TemporaryDirectory()
-        let writer = try other.store("com.example.clock.poll")
-        writer.set(42, forKey: "Key")
-        #expect(writer.synchronize())
-        try FileManager.default.copyItem(
-            atPath: other.file("com.example.clock.poll.plist"),
-            toPath: directory.file("com.example.clock.poll.plist"))
-        // The next poll is still work the clock holds, so it has not run.
-        #expect(clock.pendingDelays == [.seconds(5)])
+        // The first poll runs at once (the machine's time has not moved since the store opened) and schedules the
+        // next on the clock.
+        let firstPoll = machine.elapsed
+        await machine.settle()
+        // Another program writes the file: the poller has no event to hear of it.
+        try await machine.save(["Key": 42], toDomain: domain)
         #expect(defaults.object(forKey: "Key") == nil, "no poll has happened yet")
-        // The clock hands the poll to the watcher's own thread, which reads the files: waited for, not made due.
-        clock.advance(by: .seconds(5))
-        #expect(await eventually(timeout: 10) { defaults.integer(forKey: "Key") == 42 })
-        #expect(await eventually(timeout: 10) { clock.pendingDelays == [.seconds(5)] }, "the next poll is scheduled")
+        await machine.advance(by: firstPoll + .seconds(5) - machine.elapsed - .milliseconds(1))
+        #expect(defaults.object(forKey: "Key") == nil, "nor a millisecond before the interval")
+        await machine.advance(by: .milliseconds(1))
+        #expect(defaults.integer(forKey: "Key") == 42)
+        // And the next poll is the interval after.
+        try await machine.save(["Key": 43], toDomain: domain)
+        await machine.advance(by: firstPoll + .seconds(10) - machine.elapsed - .milliseconds(1))
+        #expect(defaults.integer(forKey: "Key") == 42)
+        await machine.advance(by: .milliseconds(1))
+        #expect(defaults.integer(forKey: "Key") == 43)
     }
 
     @Test("an unreadable file is kept under a name with the clock's time; the pauses before are the clock's")

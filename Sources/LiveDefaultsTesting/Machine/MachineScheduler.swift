@@ -13,8 +13,15 @@ final class MachineScheduler: Sendable {
     struct Item {
         var deadline: Duration
         var order: Int
+        /// Whether it was scheduled for a short wait (``shortWait``), which a settle lets pass.
+        var short: Bool
         var work: @Sendable () -> Void
     }
+
+    /// What a settle lets pass: waits shorter than this. The library's own (a write's gathering, a notification's,
+    /// a record's pacing, a removal's settling) are; a poll (every 100 ms unless chosen) or an expiry is not, and
+    /// waits for an advance.
+    static let shortWait = Duration.milliseconds(100)
 
     struct Lane {
         /// What the lane is, as the trace names it: the process and the queue.
@@ -75,7 +82,8 @@ final class MachineScheduler: Sendable {
                 state.laneIndex[key] = index
             }
             let deadline = state.elapsed + max(.zero, delay)
-            state.lanes[index].items.append(Item(deadline: deadline, order: state.nextOrder, work: work))
+            state.lanes[index].items.append(
+                Item(deadline: deadline, order: state.nextOrder, short: delay < Self.shortWait, work: work))
             state.nextOrder += 1
         }
     }
@@ -161,10 +169,10 @@ final class MachineScheduler: Sendable {
         }
     }
 
-    /// The earliest deadline of work not yet due, if any.
-    var nextDeadline: Duration? {
+    /// The earliest deadline of work not yet due, if any (of work scheduled for a short wait only, when asked).
+    func nextDeadline(shortOnly: Bool = false) -> Duration? {
         state.withLock { state in
-            state.lanes.lazy.flatMap { $0.items.map(\.deadline) }.min()
+            state.lanes.lazy.flatMap { $0.items.filter { !shortOnly || $0.short }.map(\.deadline) }.min()
         }
     }
 

@@ -186,29 +186,27 @@ public final class SimulatedMachine: Sendable {
     // MARK: Time
 
     /// Runs every piece of work that is due — events read, versions delivered, writes, records, notifications —
-    /// and lets the library's own short waits pass (a write's gathering of edits, a record's pacing: at most a
-    /// second of the machine's time in all), until nothing is due within them: the machine is quiet. Work
-    /// further off (a poll, an expiry) waits for ``advance(by:)``.
+    /// and lets the library's own short waits pass (a write's gathering of edits, a record's pacing, a removal's
+    /// settling: work scheduled less than 100 ms ahead), until none is left: the machine is quiet. Work scheduled
+    /// further ahead (a poll, an expiry) waits for ``advance(by:)``, however close its time has come. A store
+    /// polling faster than every 100 ms would never let the machine be quiet: a settle lets ten seconds pass at
+    /// most.
     public func settle() async {
         settleNow()
     }
 
     /// ``settle()`` for synchronous code.
     public func settleNow() {
-        let limit = scheduler.elapsed + Self.settlingHorizon
+        let limit = scheduler.elapsed + .seconds(10)
         while true {
             runDue()
-            guard let next = scheduler.nextDeadline, next <= limit, next <= scheduler.elapsed + Self.settlingHorizon
-            else { return }
+            guard let next = scheduler.nextDeadline(shortOnly: true), next <= limit else { return }
             scheduler.move(to: next)
         }
     }
 
-    /// How far ``settle()`` lets time pass for the library's own waits.
-    static let settlingHorizon = Duration.seconds(1)
-
     /// Lets `duration` of the machine's time pass, running on the way whatever falls due, at its time, then
-    /// settles.
+    /// settles (the short waits that work started may end a little after).
     public func advance(by duration: Duration) async {
         advanceNow(by: duration)
     }
@@ -218,7 +216,7 @@ public final class SimulatedMachine: Sendable {
         let target = scheduler.elapsed + max(.zero, duration)
         while true {
             runDue()
-            guard let next = scheduler.nextDeadline, next <= target else { break }
+            guard let next = scheduler.nextDeadline(), next <= target else { break }
             scheduler.move(to: next)
         }
         scheduler.move(to: target)
