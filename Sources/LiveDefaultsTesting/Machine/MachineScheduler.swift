@@ -19,8 +19,8 @@ final class MachineScheduler: Sendable {
     }
 
     /// What a settle lets pass: waits shorter than this. The library's own (a write's gathering, a notification's,
-    /// a record's pacing, a removal's settling) are; a poll (every 100 ms unless chosen) or an expiry is not, and
-    /// waits for an advance.
+    /// a record's pacing, a removal's settling) are; a poll at the default interval or an expiry is not, and waits
+    /// for an advance.
     static let shortWait = Duration.milliseconds(100)
 
     struct Lane {

@@ -187,10 +187,10 @@ public final class SimulatedMachine: Sendable {
 
     /// Runs every piece of work that is due — events read, versions delivered, writes, records, notifications —
     /// and lets the library's own short waits pass (a write's gathering of edits, a record's pacing, a removal's
-    /// settling: work scheduled less than 100 ms ahead), until none is left: the machine is quiet. Work scheduled
-    /// further ahead (a poll, an expiry) waits for ``advance(by:)``, however close its time has come. A store
-    /// polling faster than every 100 ms would never let the machine be quiet: a settle lets ten seconds pass at
-    /// most.
+    /// settling: work scheduled for less than the default poll interval), until none is left: the machine is
+    /// quiet. Work scheduled further ahead (a poll, an expiry) waits for ``advance(by:)``, however close its time
+    /// has come. A store polling more often than the default would never let the machine be quiet: a settle lets
+    /// ten seconds pass at most.
     public func settle() async {
         settleNow()
     }
