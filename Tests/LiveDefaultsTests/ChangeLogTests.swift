@@ -11,7 +11,7 @@ import Testing
 struct ChangeLogTests {
     let writer = ChangeLog.Writer(executable: "api-server", pid: 4242, uid: 1000, revision: nil)
 
-    func entry(_ changes: [(String, PropertyList?, PropertyList?)], version: UInt64, origin: ChangeLog.Origin = .local)
+    func entry(_ changes: [(String, PropertyList?, PropertyList?)], version: UInt64, origin: ChangeOrigin = .local)
         -> ChangeLog.Entry
     {
         ChangeLog.Entry(

@@ -8,12 +8,17 @@ import Testing
 /// `set`/`trySet` rule for synchronizing, typed errors, typed reads without a public fast path. All in memory.
 @Suite("One vocabulary: the same names and types wherever a concept appears")
 struct VocabularyTests {
-    /// A store in memory below `/home`, not watching (every change here is this process's own).
-    static func store(_ domain: String, fileSystem: InMemoryFileSystem = InMemoryFileSystem()) throws -> Defaults {
-        var configuration = Defaults.Configuration.rooted(at: "/home", applicationDomain: domain)
+    /// A store in memory below `root`, not watching (every change here is this process's own), with its schemas in
+    /// `schemaDirectories` when given.
+    static func store(
+        _ domain: String, fileSystem: InMemoryFileSystem = InMemoryFileSystem(), root: String = "/home",
+        schemaDirectories: [String]? = nil
+    ) throws -> Defaults {
+        var configuration = Defaults.Configuration.rooted(at: root, applicationDomain: domain)
         configuration.fileSystem = fileSystem
         configuration.watching = .off
         configuration.clock = ManualDefaultsClock()
+        if let schemaDirectories { configuration.locations.schemaDirectories = schemaDirectories }
         return try Defaults(configuration: configuration)
     }
 
@@ -83,11 +88,7 @@ struct VocabularyTests {
         let fileSystem = InMemoryFileSystem()
         // The store's directory lies below a regular file: every write fails with ENOTDIR.
         try fileSystem.place(Data("not a directory".utf8), at: "/blocker")
-        var configuration = Defaults.Configuration.rooted(at: "/blocker/home", applicationDomain: "com.example.sync")
-        configuration.fileSystem = fileSystem
-        configuration.watching = .off
-        configuration.clock = ManualDefaultsClock()
-        let defaults = try Defaults(configuration: configuration)
+        let defaults = try Self.store("com.example.sync", fileSystem: fileSystem, root: "/blocker/home")
         defaults.set(1, forKey: "Key")
         do {
             try defaults.trySynchronize()
@@ -102,11 +103,7 @@ struct VocabularyTests {
     @Test("a published schema that cannot be read throws DefaultsError, naming the file; none published is nil")
     func publishedSchemaThrowsTyped() throws {
         let fileSystem = InMemoryFileSystem()
-        var configuration = Defaults.Configuration.rooted(at: "/home", applicationDomain: "com.example.schema")
-        configuration.fileSystem = fileSystem
-        configuration.watching = .off
-        configuration.locations.schemaDirectories = ["/schemas"]
-        let defaults = try Defaults(configuration: configuration)
+        let defaults = try Self.store("com.example.schema", fileSystem: fileSystem, schemaDirectories: ["/schemas"])
         #expect(try defaults.publishedSchema() == nil)
         try fileSystem.place(
             Data("<plist><string>not a schema</string></plist>".utf8), at: "/schemas/com.example.schema.plist")

@@ -47,7 +47,7 @@ extension Defaults {
     /// - Throws: ``DefaultsError/Code/invalidSchema`` when the schema found cannot be read (the error's `path` is
     ///   the file, its `detail` what is wrong).
     public func publishedSchema(inDomain domain: String? = nil) throws(DefaultsError) -> DomainSchema? {
-        let domain = domain ?? configuration.applicationDomain
+        let domain = domainOrOwn(domain)
         do throws(SchemaFileError) {
             return try DomainSchema.find(
                 domain: domain, in: configuration.locations.schemaDirectories, on: configuration.fileSystem)
@@ -60,7 +60,7 @@ extension Defaults {
     @available(*, deprecated, renamed: "publishedSchema(inDomain:)")
     public func publishedSchema(forDomain domain: String?) throws(SchemaFileError) -> DomainSchema? {
         try DomainSchema.find(
-            domain: domain ?? configuration.applicationDomain, in: configuration.locations.schemaDirectories,
+            domain: domainOrOwn(domain), in: configuration.locations.schemaDirectories,
             on: configuration.fileSystem)
     }
 }

@@ -203,7 +203,7 @@ extension Defaults {
     /// say), which the variadic form cannot take: the same stream.
     ///
     /// ```swift
-    /// let followed: [DefaultsKeys] = configuredNames.map { DefaultsKey<String>($0, default: "") }
+    /// let followed: [AnyDefaultsKey] = configuredNames.map { DefaultsKey<String>($0, default: "") }
     /// for await settings in defaults.updates(of: followed) { reconfigure(settings) }
     /// ```
     public func updates(of keys: [AnyDefaultsKey], emitCurrentValue: Bool = true) -> DefaultsStream<DefaultsSnapshot> {

@@ -41,8 +41,13 @@ struct FileVersion: Hashable, Sendable {
 
     /// The digest that ``hex(_:)`` spells as `text`; nil for any other text.
     static func number(hex text: String) -> UInt64? {
-        // Digits only: `UInt64(_:radix:)` also takes a sign, which no spelling of a digest has.
-        guard text.utf8.count == 16, text.utf8.allSatisfy({ ASCIIDigits.hexValue($0) != nil }) else { return nil }
-        return UInt64(text, radix: 16)
+        // Digits only (`UInt64(_:radix:)` also takes a sign, which no spelling of a digest has), read in one pass.
+        guard text.utf8.count == 16 else { return nil }
+        var number: UInt64 = 0
+        for byte in text.utf8 {
+            guard let digit = ASCIIDigits.hexValue(byte) else { return nil }
+            number = number << 4 | UInt64(digit)
+        }
+        return number
     }
 }

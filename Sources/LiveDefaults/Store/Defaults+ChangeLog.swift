@@ -71,7 +71,7 @@ extension Defaults {
         configuration.context.storage.recorder.waitUntilIdle()
         let path = ChangeLog.path(
             forDomainFile: configuration.locations.path(
-                forDomain: domain ?? configuration.applicationDomain, layer: layer))
+                forDomain: domainOrOwn(domain), layer: layer))
         var changes: [LoggedChange] = []
         let log = ChangeLog.read(at: path, on: configuration.fileSystem)
         for entry in log.entries.reversed() {

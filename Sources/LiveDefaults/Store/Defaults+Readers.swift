@@ -90,12 +90,18 @@ extension Defaults {
     ///   - layer: The domain's file: ``PreferenceLayer/currentUser`` unless given.
     public func heldVersion(inDomain domain: String? = nil, layer: PreferenceLayer = .currentUser) -> DomainVersion {
         DomainVersion(
-            digest: file(forDomain: domain ?? configuration.applicationDomain, layer: layer).heldVersionNumber)
+            digest: file(forDomain: domainOrOwn(domain), layer: layer).heldVersionNumber)
     }
 
     /// The path of one layer of a domain's file (the application domain's when nil).
     private func path(ofDomain domain: String?, layer: PreferenceLayer) -> String {
-        configuration.locations.path(forDomain: domain ?? configuration.applicationDomain, layer: layer)
+        configuration.locations.path(forDomain: domainOrOwn(domain), layer: layer)
+    }
+
+    /// `domain`, or the store's own (its application domain or suite) when nil: what every `inDomain:` means by
+    /// none.
+    func domainOrOwn(_ domain: String?) -> String {
+        domain ?? configuration.applicationDomain
     }
 
     // MARK: The names these had first

@@ -50,7 +50,7 @@ extension Defaults {
         inDomain domain: String? = nil, layer: PreferenceLayer = .currentUser,
         _ body: (DefaultsTransaction) throws -> Result
     ) throws -> Result {
-        let domain = domain ?? configuration.applicationDomain
+        let domain = domainOrOwn(domain)
         if domain != configuration.applicationDomain { try DomainName.validate(domain) }
         let file = file(forDomain: domain, layer: layer)
         for _ in 0..<Self.transactionAttempts {

@@ -9,7 +9,7 @@ extension ChangeLog {
     private struct Line: Decodable {
         var v: Int
         var time: Double?
-        var origin: Origin?
+        var origin: ChangeOrigin?
         var writer: Writer?
         /// Absent from an intent, which names its version `intent` (a reader of an older format skips it).
         var version: String?

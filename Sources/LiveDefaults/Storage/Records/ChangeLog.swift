@@ -37,9 +37,6 @@ struct ChangeLog: Sendable, Equatable {
     /// The format of the lines this version writes; lines of another are skipped.
     static let formatVersion = 1
 
-    /// Who made a version: a LiveDefaults writer in a process, or nobody known (an external version).
-    typealias Origin = ChangeOrigin
-
     /// The process that wrote a version.
     struct Writer: Sendable, Hashable, Codable {
         var executable: String
@@ -87,14 +84,14 @@ struct ChangeLog: Sendable, Equatable {
 
     /// A writer's announcement of the version it is about to rename into place.
     struct Intent: Sendable, Hashable {
-        var origin: Origin
+        var origin: ChangeOrigin
         var writer: Writer
     }
 
     /// One version someone wrote.
     struct Entry: Sendable, Hashable {
         var time: Date
-        var origin: Origin
+        var origin: ChangeOrigin
         /// Nil for an external change.
         var writer: Writer?
         /// The digest of the version's file, as the store computes it for every version it reads or writes:
