@@ -1,11 +1,11 @@
 import Foundation
+import LiveDefaultsTesting
 import Observation
 import PlistOracle
 import TestProcesses
 import Testing
 
 @testable import LiveDefaults
-import LiveDefaultsTesting
 
 struct HandlerStruct {
     @Default<Int> var rateLimit: Int
@@ -44,8 +44,8 @@ actor LimiterActor {
 struct TypedObservationTests {
     @Test("@Default in a struct, a class and an actor reads live and writes through")
     func wrapper() async throws {
-        let directory = TemporaryDirectory()
-        let defaults = try directory.store("com.example.wrapper")
+        let machine = SimulatedMachine(seed: 21)
+        let defaults = try #require(machine.process("app").defaults(suiteName: "com.example.wrapper"))
         let handler = HandlerStruct(store: defaults)
         #expect(handler.rateLimit == 100)
         handler.rateLimit = 120  // nonmutating: no `var` needed
@@ -67,8 +67,10 @@ struct TypedObservationTests {
         // Another process writes: every wrapper sees it, no synchronize(). (This store's own write of 240
         // goes to disk first: written later, it would win, as the last write of a key does.)
         #expect(defaults.synchronize())
-        #expect(try runHelper(["write-sequence", directory.path, "com.example.wrapper", "RateLimit", "3"]).status == 0)
-        #expect(await eventually { handler.rateLimit == 3 })
+        let other = try #require(machine.process("other").defaults(suiteName: "com.example.wrapper"))
+        other.set(3, forKey: "RateLimit")
+        await machine.settle()
+        #expect(handler.rateLimit == 3)
         #expect(await limiter.rateLimit == 3)
 
         handler.$rateLimit.reset()
@@ -183,8 +185,8 @@ struct TypedObservationTests {
 
     @Test("ObservableDefaults: withObservationTracking fires for local writes and another process's writes")
     func observation() async throws {
-        let directory = TemporaryDirectory()
-        let defaults = try directory.store("com.example.observed")
+        let machine = SimulatedMachine(seed: 22)
+        let defaults = try #require(machine.process("app").defaults(suiteName: "com.example.observed"))
         let settings = ObservableDefaults(defaults)
         let fired = Lock(0)
 
@@ -201,8 +203,10 @@ struct TypedObservationTests {
         #expect(track() == 150)
         // Another process (after this store's own write is on disk: written later, it would win).
         #expect(defaults.synchronize())
-        #expect(
-            try runHelper(["write-sequence", directory.path, "com.example.observed", "RateLimit", "1"]).status == 0)
+        let other = try #require(machine.process("other").defaults(suiteName: "com.example.observed"))
+        other.set(1, forKey: "RateLimit")
+        await machine.settle()
+        // Observation's change is told through the store's stream, on a task of its own.
         #expect(await eventually { fired.withLock { $0 } == 2 })
         #expect(track() == 1)
         // Another store in this process, and an unrelated key that must not fire.
