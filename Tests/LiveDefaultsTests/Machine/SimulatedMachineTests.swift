@@ -1,12 +1,14 @@
 import Foundation
 import LiveDefaults
 import LiveDefaultsTesting
+import TestProcesses
 import Testing
 
 /// The simulated machine (LiveDefaultsTesting's `SimulatedMachine`): processes running the real `Defaults` over
 /// one in-memory file system, one clock and one scheduler; events as the kernel gives them; crashes and power
 /// loss; the same seed, the same run.
-@Suite("A machine in memory: processes, events, crashes, power loss, replayed by a seed")
+/// `.blockingWork`: a settle runs the machine on the test's thread (the contract test for seconds in a debug build).
+@Suite("A machine in memory: processes, events, crashes, power loss, replayed by a seed", .blockingWork)
 struct SimulatedMachineTests {
     static let suite = "com.example.machine"
 

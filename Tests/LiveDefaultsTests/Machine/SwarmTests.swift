@@ -1,11 +1,14 @@
 import Foundation
+import TestProcesses
 import Testing
 
 @testable import LiveDefaults
 
 /// Random scenarios on the simulated machine (``Swarm``), from fixed seeds: a failure names the seed and the step
 /// that replay it (`LIVEDEFAULTS_SWARM_SEED=<seed>` runs that one alone).
-@Suite("Swarm: random scenarios on the simulated machine, invariants after every step")
+/// `.blockingWork`: a scenario runs its machine synchronously for seconds; on the cooperative pool it would hold one
+/// of its threads, and tests awaiting streams starve behind it.
+@Suite("Swarm: random scenarios on the simulated machine, invariants after every step", .blockingWork)
 struct SwarmTests {
     /// The seeds run: 1 to 40, or `LIVEDEFAULTS_SWARM_SEED` alone, or 1 to `LIVEDEFAULTS_SWARM_SEEDS` (a long run).
     static var seeds: [UInt64] {
@@ -31,7 +34,7 @@ struct SwarmTests {
 
 /// The swarm finds past bugs: each brought back into the simulated processes (``ReintroducedBug``) is found by
 /// some seed among the first ones, and the seed and the step that found it are reported.
-@Suite("Swarm: past bugs brought back are found")
+@Suite("Swarm: past bugs brought back are found", .blockingWork)
 struct SwarmFindsBugsTests {
     @Test("each past bug is found by a seed among the first hundred", arguments: ReintroducedBug.allCases)
     func findsBug(_ bug: ReintroducedBug) {
