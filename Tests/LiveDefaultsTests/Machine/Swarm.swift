@@ -22,7 +22,8 @@ struct Swarm {
 
     let seed: UInt64
     let machine: SimulatedMachine
-    private var random: SwarmRandom
+    /// The scenario's own choices (apart from the machine's, so that a change in one does not move the other).
+    private var random: SeededRandom
     /// Each process's stores while it runs (read by the step checks too).
     private let live = Lock<[String: Stores]>([:])
     private var stores: [String: Stores] {
@@ -70,7 +71,7 @@ struct Swarm {
     init(seed: UInt64, reintroducing reintroduced: Set<ReintroducedBug> = []) {
         self.seed = seed
         machine = SimulatedMachine(seed: seed, reintroducing: reintroduced)
-        random = SwarmRandom(seed: seed ^ 0x5EED)
+        random = SeededRandom(seed: seed ^ 0x5EED)
         machine.keepsTrace = ProcessInfo.processInfo.environment["LIVEDEFAULTS_SWARM_VERBOSE"] != nil
     }
 
@@ -419,19 +420,4 @@ struct Swarm {
         else { return [:] }
         return contents
     }
-}
-
-/// The scenario's own choices (apart from the machine's, so that a change in one does not move the other).
-struct SwarmRandom {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(max(1, bound))) }
-    mutating func oneIn(_ odds: Int) -> Bool { below(odds) == 0 }
 }
