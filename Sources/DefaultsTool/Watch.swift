@@ -37,6 +37,9 @@ struct Watch: AsyncParsableCommand {
             fail(error)
         }
         let signals = Self.exitOnSignals()
+        // Said once this process is listed by `defaults readers` (its announcement written): a script that waits
+        // for the line knows a `write --wait` will wait for it.
+        Defaults.waitForBackgroundRecords()
         FileHandle.standardError.write(Data("Watching \(domain)\(key.map { " \($0)" } ?? "") (Ctrl-C to stop)\n".utf8))
         let name = store.target.name
         if let key {

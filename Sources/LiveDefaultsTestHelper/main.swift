@@ -319,13 +319,31 @@ case "validate":
     do { defaults = try Defaults(configuration: configuration) } catch { fail("\(error)") }
     // The first thing it serves, read before anything else can happen (a refused value must never show, not
     // once), and told after "ready", the line every test reads first.
-    let first = "MinPool \(defaults[minPool]) MaxPool \(defaults[maxPool])"
+    let serving: @Sendable () -> String = { "MinPool \(defaults[minPool]) MaxPool \(defaults[maxPool])" }
+    let first = serving()
+    // Said once the program is listed by `defaults readers` (its announcement written).
+    Defaults.waitForBackgroundRecords()
     print("ready")
     print("first \(first)")
     fflush(nil)
-    // What the program serves, for each line read, until standard input ends (or the test kills it).
-    while readLine() != nil {
-        print("MinPool \(defaults[minPool]) MaxPool \(defaults[maxPool])")
+    // What the program serves, for each line read, until standard input ends (or the test kills it). A line
+    // "=<what>" first waits (on the store's changes, 30 s at most) until it serves <what>.
+    while let line = readLine() {
+        if line.hasPrefix("=") {
+            let wanted = String(line.dropFirst())
+            let reached = DispatchSemaphore(value: 0)
+            let changes = defaults.changes().makeAsyncIterator()
+            let waiting = Task.detached {
+                var changes = changes
+                while serving() != wanted {
+                    guard await changes.next() != nil else { return }
+                }
+                reached.signal()
+            }
+            _ = reached.wait(timeout: .now() + 30)
+            waiting.cancel()
+        }
+        print(serving())
         fflush(nil)
     }
     exit(0)

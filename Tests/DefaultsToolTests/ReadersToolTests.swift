@@ -18,11 +18,12 @@ struct ReadersToolTests {
         let output = Pipe()
         var pid: Int32 { process.processIdentifier }
 
-        init(_ process: Process) throws {
+        /// `saysReadyOnStandardError`: `defaults watch`, whose "Watching" line goes there.
+        init(_ process: Process, saysReadyOnStandardError: Bool = false) throws {
             self.process = process
             process.standardInput = input
             process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
+            process.standardError = saysReadyOnStandardError ? output : FileHandle.nullDevice
             try process.run()
         }
 
@@ -46,18 +47,35 @@ struct ReadersToolTests {
         /// What the helper served first, before anything could change ("first MinPool <n> MaxPool <n>").
         private(set) var first: String?
 
-        /// Asks the helper what it serves: its next line ("MinPool <n> MaxPool <n>"); the first call reads its
-        /// first value and its "ready" first.
-        func serves() -> String {
-            try? input.fileHandleForWriting.write(contentsOf: Data("?\n".utf8))
-            while true {
+        private var isReady = false
+
+        /// Waits until the reader is listed by `defaults readers` (it announced itself): its "ready" and "first"
+        /// lines (the helper), or its "Watching" line (`defaults watch`); each says so only after announcing.
+        func ready() {
+            while !isReady {
                 let line = readLine()
                 if line.hasPrefix("first ") {
                     first = String(line.dropFirst(6))
-                } else if line != "ready" {
-                    return line
+                    isReady = true
+                } else if line.hasPrefix("Watching ") || line.isEmpty {
+                    isReady = true
                 }
             }
+        }
+
+        /// Asks the helper what it serves: its next line ("MinPool <n> MaxPool <n>").
+        func serves() -> String {
+            ready()
+            try? input.fileHandleForWriting.write(contentsOf: Data("?\n".utf8))
+            return readLine()
+        }
+
+        /// What the helper serves once it serves `wanted` (it waits for that on its store's changes, 30 s at
+        /// most, and answers what it serves then).
+        func serves(once wanted: String) -> String {
+            ready()
+            try? input.fileHandleForWriting.write(contentsOf: Data("=\(wanted)\n".utf8))
+            return readLine()
         }
 
         private func readLine() -> String {
@@ -94,10 +112,12 @@ struct ReadersToolTests {
         let generous = try validating(sandbox, limit: 100)
         let strict = try validating(sandbox, limit: 50)
         let watch = try Reader(
-            Process.make(toolURL, ["watch", Self.domain], environment: sandbox.environment()))
+            Process.make(toolURL, ["watch", Self.domain], environment: sandbox.environment()),
+            saysReadyOnStandardError: true)
         defer { [generous, strict, watch].forEach { $0.stop() } }
+        for reader in [generous, strict, watch] { reader.ready() }
         let all = Set([generous.pid, strict.pid, watch.pid].map(Int.init))
-        #expect(eventually { pids(sandbox) == all }, "each reader announces itself")
+        #expect(pids(sandbox) == all, "each reader announces itself")
 
         // Applied by all.
         var result = try sandbox.run("write", Self.domain, "MaxPool", "-int", "40", "--wait")
@@ -151,7 +171,8 @@ struct ReadersToolTests {
         let generous = try validating(sandbox, limit: 100)
         let strict = try validating(sandbox, limit: 50)
         defer { [generous, strict].forEach { $0.stop() } }
-        #expect(eventually { pids(sandbox) == Set([Int(generous.pid), Int(strict.pid)]) })
+        for reader in [generous, strict] { reader.ready() }
+        #expect(pids(sandbox) == Set([Int(generous.pid), Int(strict.pid)]))
         // Two keys in one version: the strict program refuses MaxPool 60, so MinPool 10 does not reach it either.
         let result = try sandbox.run(
             "merge", Self.domain, "{ MinPool = 10; MaxPool = 60; }", "--wait", "--keep-refused")
@@ -167,7 +188,8 @@ struct ReadersToolTests {
         let generous = try validating(sandbox, limit: 100)
         let strict = try validating(sandbox, limit: 50)
         defer { [generous, strict].forEach { $0.stop() } }
-        #expect(eventually { pids(sandbox) == Set([Int(generous.pid), Int(strict.pid)]) })
+        for reader in [generous, strict] { reader.ready() }
+        #expect(pids(sandbox) == Set([Int(generous.pid), Int(strict.pid)]))
         let before = try sandbox.ok("export", Self.domain, "-")
         let result = try sandbox.run("merge", Self.domain, "{ MinPool = 10; MaxPool = 60; }", "--wait", "10")
         #expect(result.status != 0)
@@ -184,7 +206,7 @@ struct ReadersToolTests {
         #expect(reason.hasPrefix("rolled back: \(strict.pid) LiveDefaultsTestHelper refused "), "\(reason)")
         #expect(reason.contains("MaxPool 60 is above this program's limit of 50"), "\(reason)")
         // Every reader runs the version rolled back to.
-        #expect(eventually { generous.serves() == "MinPool 5 MaxPool 40" })
+        #expect(generous.serves(once: "MinPool 5 MaxPool 40") == "MinPool 5 MaxPool 40")
         #expect(strict.serves() == "MinPool 5 MaxPool 40")
     }
 
@@ -200,7 +222,7 @@ struct ReadersToolTests {
         defer { program.stop() }
         #expect(program.serves() == "MinPool 2 MaxPool 20")
         #expect(program.first == "MinPool 2 MaxPool 20", "the first read comes from a judged version")
-        #expect(eventually { pids(sandbox) == [Int(program.pid)] })
+        #expect(pids(sandbox) == [Int(program.pid)])
         let text = try sandbox.ok("readers", Self.domain)
         #expect(text.contains("from the change log") && text.contains("MinPool 60 is above MaxPool 20"), "\(text)")
         let doctor = try sandbox.run("doctor", Self.domain)
@@ -242,7 +264,8 @@ struct ReadersToolTests {
         let victim = try validating(sandbox, limit: 100)
         let survivor = try validating(sandbox, limit: 100)
         defer { survivor.stop() }
-        #expect(eventually { pids(sandbox) == Set([Int(victim.pid), Int(survivor.pid)]) })
+        for reader in [victim, survivor] { reader.ready() }
+        #expect(pids(sandbox) == Set([Int(victim.pid), Int(survivor.pid)]))
         victim.kill()
         #expect(pids(sandbox) == [Int(survivor.pid)], "no entry of a dead process is shown")
         // A wait long enough that waiting on the dead one would end in "no answer", a failure.
@@ -265,7 +288,8 @@ struct ReadersToolTests {
         let result2 = try sandbox.run("write", file, "MaxPool", "-int", "25", "--wait", "1")
         #expect(result2.status == 0)
         #expect(result2.output.contains("no process reads"))
-        #expect(eventually { unlisted.serves() == "MinPool 1 MaxPool 25" }, "it applies versions all the same")
+        #expect(
+            unlisted.serves(once: "MinPool 1 MaxPool 25") == "MinPool 1 MaxPool 25", "it applies versions all the same")
     }
 
     @Test("--wait takes an optional number after write, merge, delete and import; garbage is refused")

@@ -95,29 +95,39 @@ struct StreamTests {
     func cancellation() async throws {
         let directory = TemporaryDirectory()
         let defaults = try directory.store()
-        final class Received: Sendable { let count = Lock(0) }
-        let received = Received()
+        let received = Observed(0)
+        // An iterator subscribes when it is made, so all seven are registered before any task runs.
         let tasks = (0..<5).map { _ in
-            Task {
+            let updates = defaults.updates(forKey: "K").makeAsyncIterator()
+            return Task {
+                var updates = updates
                 var count = 0
-                for await _ in defaults.updates(forKey: "K") {
-                    if count == 0 { received.count.withLock { $0 += 1 } }
+                while await updates.next() != nil {
+                    if count == 0 { received.update { $0 += 1 } }
                     count += 1
                 }
                 return count
             }
         }
-        let changes = Task { for await _ in defaults.changes() {} }
-        let domain = Task { for await _ in try defaults.changes(inDomain: "com.example.elsewhere") {} }
-        #expect(await eventually { defaults.activeObserverCount == 7 })
+        let changesIterator = defaults.changes().makeAsyncIterator()
+        let domainIterator = try defaults.changes(inDomain: "com.example.elsewhere").makeAsyncIterator()
+        #expect(defaults.activeObserverCount == 7)
+        let changes = Task {
+            var iterator = changesIterator
+            while await iterator.next() != nil {}
+        }
+        let domain = Task {
+            var iterator = domainIterator
+            while await iterator.next() != nil {}
+        }
         // Each stream has handed its current value over before it is cancelled.
-        #expect(await eventually { received.count.withLock { $0 } == 5 })
+        #expect(await received.wait { $0 == 5 })
         for task in tasks { task.cancel() }
         changes.cancel()
         domain.cancel()
         for task in tasks { #expect(await task.value >= 1) }
         _ = await changes.value
-        _ = try await domain.value
+        _ = await domain.value
         #expect(defaults.activeObserverCount == 0)
     }
 
@@ -130,7 +140,8 @@ struct StreamTests {
             #expect(value == 1)
             break
         }
-        #expect(await eventually { defaults.activeObserverCount == 0 })
+        // The loop's iterator ended with the loop, and its subscription with it.
+        #expect(defaults.activeObserverCount == 0)
     }
 
     @Test("Streams finish when the store goes away")
@@ -139,13 +150,20 @@ struct StreamTests {
         var defaults: Defaults? = try directory.store()
         let updates = try #require(defaults?.updates(forKey: "K"))
         let changes = try #require(defaults?.changes())
+        let valueIterator = updates.makeAsyncIterator()
+        let changeIterator = changes.makeAsyncIterator()
+        #expect(defaults?.activeObserverCount == 2)
+        let received = Observed(0)
         let valueTask = Task {
-            var count = 0
-            for await _ in updates { count += 1 }
-            return count
+            var iterator = valueIterator
+            while await iterator.next() != nil { received.update { $0 += 1 } }
+            return received.current
         }
-        let changeTask = Task { for await _ in changes {} }
-        #expect(await eventually { (defaults?.activeObserverCount ?? 0) == 2 })
+        let changeTask = Task {
+            var iterator = changeIterator
+            while await iterator.next() != nil {}
+        }
+        #expect(await received.wait { $0 == 1 }, "the current value is handed over first")
         defaults = nil
         #expect(await valueTask.value == 1)
         await changeTask.value
@@ -203,17 +221,21 @@ struct StreamTests {
         let directory = TemporaryDirectory()
         let defaults = try directory.store("com.example.finish")
         defaults.set(1, forKey: "Value")
+        let valueIterator = defaults.updates(forKey: "Value").makeAsyncIterator()
+        let changeIterator = defaults.changes().makeAsyncIterator()
+        #expect(defaults.activeObserverCount == 2)
         let values = Task {
+            var iterator = valueIterator
             var seen: [Int] = []
-            for await value in defaults.updates(forKey: "Value") { seen.append(value?.integerValue ?? -1) }
+            while let value = await iterator.next() { seen.append(value?.integerValue ?? -1) }
             return seen
         }
         let changes = Task {
+            var iterator = changeIterator
             var keys: [String] = []
-            for await change in defaults.changes() { keys.append(change.key) }
+            while let change = await iterator.next() { keys.append(change.key) }
             return keys
         }
-        #expect(await eventually(timeout: 10) { defaults.activeObserverCount == 2 })
         defaults.set(2, forKey: "Value")
         defaults.finishStreams()
         #expect(defaults.streamsFinished)
@@ -226,6 +248,7 @@ struct StreamTests {
         #expect(later == [2])
         defaults.set(3, forKey: "Value")
         #expect(defaults.integer(forKey: "Value") == 3)
-        #expect(await eventually(timeout: 10) { defaults.activeObserverCount == 0 })
+        // Every loop has ended, and each subscription with its iterator.
+        #expect(defaults.activeObserverCount == 0)
     }
 }

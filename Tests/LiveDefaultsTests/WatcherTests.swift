@@ -110,6 +110,7 @@ struct WatcherTests {
         try PersistenceTests.python(Self.pythonRenameWrite(path, ["Key": "first"]))
         let file = DomainFile(path: path)
         file.loadIfNeeded()
+        let changes = Self.changes(of: file)
         Self.watch(file, with: watcher)
         watcher.settle()
         // The kernel drops the watch of the removed directory; the new directory at the same path has none.
@@ -118,10 +119,10 @@ struct WatcherTests {
         try FileManager.default.removeItem(atPath: root)
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         watcher.resumeForTesting()
-        #expect(await eventually { file.value(forKey: "Key") == nil })
+        #expect(await changes.wait { _ in file.value(forKey: "Key") == nil })
         watcher.settle()
         try PersistenceTests.python(Self.pythonRenameWrite(path, ["Key": "second"]))
-        #expect(await eventually(timeout: 10) { file.value(forKey: "Key") == "second" })
+        #expect(await changes.wait(timeout: .seconds(10)) { _ in file.value(forKey: "Key") == "second" })
         // The watcher must outlive the events it is to read (Swift may release a local after its last use).
         withExtendedLifetime(watcher) {}
     }
@@ -131,14 +132,14 @@ struct WatcherTests {
         let directory = TemporaryDirectory()
         let watcher = FileWatcher()
         let keys = directory.file("later/keys")
-        let heard = Lock<[Bool]>([])
+        let heard = Observed<[Bool]>([])
         final class Owner: Sendable {}
         let owner = Owner()
         let registered = FileWatcher.everyName(in: keys)
         #expect(FileWatcher.isEveryName(registered) && FileWatcher.directory(ofRegistered: registered) == keys)
         #expect(!FileWatcher.isEveryName("/") && FileWatcher.directory(ofRegistered: keys + "/A") == keys)
         watcher.watch(registered, owner: owner, logger: Logger(label: "WatcherTests")) { event in
-            heard.withLock { $0.append(event.writtenInPlace) }
+            heard.update { $0.append(event.writtenInPlace) }
         }
         watcher.settle()
         #expect(watcher.isWatching(registered))
@@ -146,22 +147,22 @@ struct WatcherTests {
         try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
         try Data("1".utf8).write(to: URL(fileURLWithPath: keys + "/A"))
         // (Polled, where inotify is not built in: every poll is heard, as a look, not a write.)
-        #expect(await eventually { !heard.withLock { $0.isEmpty } })
-        let writes = heard.withLock { $0.count }
+        #expect(await heard.wait { !$0.isEmpty })
+        let writes = heard.current.count
         try Data("2".utf8).write(to: URL(fileURLWithPath: keys + "/.tmp"))
         #expect(rename(keys + "/.tmp", keys + "/B") == 0)
-        #expect(await eventually { heard.withLock { $0.count } > writes + 1 })
-        let renamed = heard.withLock { $0.count }
+        #expect(await heard.wait { $0.count > writes + 1 })
+        let renamed = heard.current.count
         #expect(Glibc.unlink(keys + "/A") == 0)
-        #expect(await eventually { heard.withLock { $0.count } > renamed })
+        #expect(await heard.wait { $0.count > renamed })
         // Undone: nothing more is heard.
         watcher.unwatch(registered, owner: owner)
         watcher.settle()
         #expect(!watcher.isWatching(registered))
-        let before = heard.withLock { $0.count }
+        let before = heard.current.count
         try Data("3".utf8).write(to: URL(fileURLWithPath: keys + "/C"))
         watcher.settle()
-        #expect(heard.withLock { $0.count } == before)
+        #expect(heard.current.count == before)
         withExtendedLifetime((watcher, owner)) {}
     }
 
@@ -193,11 +194,11 @@ struct WatcherTests {
         let watcher = FileWatcher()
         let path = directory.file("com.example.replaced.plist")
         try directory.write("com.example.replaced.plist", SearchListTests.xml(["Key": "first"]))
-        let heard = Lock<[Bool]>([])
+        let heard = Observed<[Bool]>([])
         final class Owner: Sendable {}
         let owner = Owner()
         watcher.watch(path, owner: owner, logger: Logger(label: "WatcherTests")) { event in
-            heard.withLock { $0.append(event.writtenInPlace) }
+            heard.update { $0.append(event.writtenInPlace) }
         }
         watcher.settle()
         // A write in place closes the file under its name: its stamp may not change, so it is read back.
@@ -206,9 +207,9 @@ struct WatcherTests {
         let bytes = Array(try SearchListTests.xml(["Key": "second"]).utf8)
         #expect(Glibc.write(descriptor, bytes, bytes.count) == bytes.count)
         close(descriptor)
-        #expect(await eventually { heard.withLock { $0.contains(true) } }, "the test's contrast: a write in place")
+        #expect(await heard.wait { $0.contains(true) }, "the test's contrast: a write in place")
         watcher.settle()
-        heard.withLock { $0.removeAll() }
+        heard.update { $0.removeAll() }
         // Every write of the library: a new file renamed over the name, closed before the rename (closed after
         // it, the close was heard under the name as a write in place, and every watcher read the file back).
         for round in 0..<20 {
@@ -216,19 +217,19 @@ struct WatcherTests {
                 path, with: Data(try SearchListTests.xml(["Key": .integer(round)]).utf8))
         }
         // A file of the same directory written last: its event comes after every event of the replaces.
-        let marker = Lock(false)
+        let marker = Observed(false)
         let markerOwner = Owner()
         watcher.watch(directory.file("marker"), owner: markerOwner, logger: Logger(label: "WatcherTests")) { _ in
-            marker.withLock { $0 = true }
+            marker.update { $0 = true }
         }
         watcher.settle()
         try directory.write("marker", "done")
-        #expect(await eventually { marker.withLock { $0 } })
+        #expect(await marker.wait { $0 })
         // A few may be: the tests beside this one spawn processes, and a fork while a temporary is open holds its
         // descriptor until the child's exec, whose close then comes after the rename, under the domain's name
         // (Docs/Architecture.md, "Another process's write"). Closed after the rename, every one would be.
-        let heardInPlace = heard.withLock { $0.filter { $0 }.count }
-        #expect(heard.withLock { $0.count } > 0)
+        let heardInPlace = heard.current.filter { $0 }.count
+        #expect(heard.current.count > 0)
         #expect(heardInPlace * 4 < 20, "\(heardInPlace) of 20 replaces heard as a write in place")
         withExtendedLifetime(markerOwner) {}
         withExtendedLifetime(owner) {}
@@ -246,9 +247,9 @@ struct WatcherTests {
         try directory.write("com.example.flood.plist", SearchListTests.xml(["Key": "before"]))
         let file = DomainFile(path: path)
         file.loadIfNeeded()
-        let seen = Lock<PropertyList?>(nil)
+        let seen = Observed<PropertyList?>(nil)
         _ = file.addObserver { event in
-            if case .changed = event { seen.withLock { $0 = file.value(forKey: "Key") } }
+            if case .changed = event { seen.update { $0 = file.value(forKey: "Key") } }
         }
         Self.watch(file, with: watcher)
         watcher.settle()
@@ -265,8 +266,9 @@ struct WatcherTests {
         }
         try PersistenceTests.python(Self.pythonRenameWrite(path, ["Key": "after"]))
         watcher.resumeForTesting()
-        #expect(await eventually { watcher.overflowCount > 0 })
-        #expect(await eventually { seen.withLock { $0 } == "after" })
+        // Only a rescan can bring the rename (the kernel dropped its event), and the overflow is counted first.
+        #expect(await seen.wait { $0 == "after" })
+        #expect(watcher.overflowCount > 0)
         #expect(file.value(forKey: "Key") == "after")
         // The watcher must outlive the events it is to read (Swift may release a local after its last use).
         withExtendedLifetime(watcher) {}
@@ -279,9 +281,9 @@ struct WatcherTests {
         let root = directory.file("config")
         let file = DomainFile(path: root + "/com.example.cameandwent.plist")
         file.loadIfNeeded()
-        let seen = Lock<[PropertyList?]>([])
+        let seen = Observed<[PropertyList?]>([])
         _ = file.addObserver { event in
-            if case .changed = event { seen.withLock { $0.append(file.value(forKey: "Key")) } }
+            if case .changed = event { seen.update { $0.append(file.value(forKey: "Key")) } }
         }
         Self.watch(file, with: watcher)
         watcher.settle()  // the parent is watched, awaiting `config`
@@ -293,8 +295,8 @@ struct WatcherTests {
         try FileManager.default.removeItem(atPath: root)
         #expect(file.value(forKey: "Key") == "written")
         watcher.resumeForTesting()
-        #expect(await eventually { file.value(forKey: "Key") == nil }, "the file is gone, and so are its keys")
-        #expect(seen.withLock { $0.last } == .some(nil))
+        #expect(await seen.wait { $0.last == .some(nil) }, "the file is gone, and so are its keys")
+        #expect(file.value(forKey: "Key") == nil)
         // The watcher must outlive the events it is to read (Swift may release a local after its last use).
         withExtendedLifetime(watcher) {}
     }
@@ -310,6 +312,7 @@ struct WatcherTests {
         try directory.write("com.example.stamp.plist", SearchListTests.xml(["Value": "aaaa"]))
         let file = DomainFile(path: path)
         file.loadIfNeeded()
+        let changes = Self.changes(of: file)
         Self.watch(file, with: watcher)
         watcher.settle()
         // Events wait until the file has its old timestamps back, so the stamp matches when they arrive.
@@ -323,7 +326,7 @@ struct WatcherTests {
             os.utime('\(path)', ns=(st.st_atime_ns, st.st_mtime_ns))
             """)
         watcher.resumeForTesting()
-        #expect(await eventually { file.value(forKey: "Value") == "bbbb" })
+        #expect(await changes.wait { _ in file.value(forKey: "Value") == "bbbb" })
         // The watcher must outlive the events it is to read (Swift may release a local after its last use).
         withExtendedLifetime(watcher) {}
     }
@@ -337,12 +340,13 @@ struct WatcherTests {
         let path = directory.file("com.example.polled.plist")
         let file = DomainFile(path: path)
         file.loadIfNeeded()
+        let changes = Self.changes(of: file)
         Self.watch(file, with: watcher)
         watcher.settle()
         #expect(watcher.polledDirectories == [directory.path])
         #expect(watcher.watchCount == 0)
         try PersistenceTests.python(Self.pythonRenameWrite(path, ["Key": "polled"]))
-        #expect(await eventually { file.value(forKey: "Key") == "polled" })
+        #expect(await changes.wait { _ in file.value(forKey: "Key") == "polled" })
         // The watcher must outlive the events it is to read (Swift may release a local after its last use).
         withExtendedLifetime(watcher) {}
     }
@@ -458,13 +462,13 @@ struct WatcherTests {
     func externalNotification() async throws {
         let directory = TemporaryDirectory()
         let defaults = try directory.store("com.example.notify")
-        let count = Lock(0)
+        let count = Observed(0)
         let observer = NotificationCenter.default.addObserver(
             forName: Defaults.didChangeNotification, object: defaults, queue: nil
-        ) { _ in count.withLock { $0 += 1 } }
+        ) { _ in count.update { $0 += 1 } }
         defer { NotificationCenter.default.removeObserver(observer) }
         #expect(try runHelper(["write-keys", directory.path, "com.example.notify", "N", "1"]).status == 0)
-        #expect(await eventually { count.withLock { $0 } >= 1 })
+        #expect(await count.wait { $0 >= 1 })
     }
 
     /// `.blockingWork`: its tasks (each observer and its timeout) run on a thread of the test's own. On the
@@ -476,13 +480,22 @@ struct WatcherTests {
         let directory = TemporaryDirectory()
         let defaults = try directory.store("com.example.many")
         let final = 50
+        let subscribed = Observed(0)
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<100 {
                 group.addTask {
-                    await waitForValue(defaults, "Counter", timeout: .seconds(30)) { $0 == .integer(final) }
+                    // The stream's first element is the value now: this observer is subscribed.
+                    await withTimeout {
+                        for await value in defaults.updates(forKey: "Counter") {
+                            if value == nil { subscribed.update { $0 += 1 } }
+                            if value == .integer(final) { return true }
+                        }
+                        return false
+                    } ?? false
                 }
             }
-            #expect(await eventually { defaults.activeObserverCount == 100 })
+            #expect(await subscribed.wait { $0 == 100 })
+            #expect(defaults.activeObserverCount == 100)
             #expect(
                 try runHelper(["write-sequence", directory.path, "com.example.many", "Counter", "\(final)"]).status == 0
             )
@@ -490,7 +503,8 @@ struct WatcherTests {
             for try await success in group where success { successes += 1 }
             #expect(successes == 100)
         }
-        #expect(await eventually { defaults.activeObserverCount == 0 })
+        // Each observer's iterator went with its task, and its subscription with it.
+        #expect(defaults.activeObserverCount == 0)
     }
 
     // MARK: Helpers
@@ -510,6 +524,15 @@ struct WatcherTests {
         "bytes.fromhex('" + text.utf8.map { String(format: "%02x", $0) }.joined() + "')"
     }
 
+    /// Counts the changes a file's observers are told of, for a test to wait on a value the file holds.
+    static func changes(of file: DomainFile) -> Observed<Int> {
+        let changes = Observed(0)
+        _ = file.addObserver { event in
+            if case .changed = event { changes.update { $0 += 1 } }
+        }
+        return changes
+    }
+
     /// Wires a file to a watcher as a store does: reload on every event.
     static func watch(_ file: DomainFile, with watcher: FileWatcher) {
         watcher.watch(file.path, owner: file, logger: Logger(label: "WatcherTests")) { [weak file] event in
@@ -521,34 +544,25 @@ struct WatcherTests {
 
 /// Collects what a stream delivers, in the background, for tests to inspect and wait on.
 final class Recorder<Element: Sendable>: Sendable {
-    private final class Storage: Sendable {
-        let elements = Lock<[Element]>([])
-    }
-
-    private let storage = Storage()
+    private let elements = Observed<[Element]>([])
     private let task: Task<Void, Never>
 
     /// Subscribes at once (the iterator is made here), then collects in a task.
     init<S: AsyncSequence>(_ sequence: S) where S.Element == Element, S.AsyncIterator: Sendable {
         let iterator = sequence.makeAsyncIterator()
-        task = Task { [storage] in
+        task = Task { [elements] in
             var iterator = iterator
-            while let element = try? await iterator.next() { storage.elements.withLock { $0.append(element) } }
+            while let element = try? await iterator.next() { elements.update { $0.append(element) } }
         }
     }
 
     deinit { task.cancel() }
 
-    var all: [Element] { storage.elements.withLock { $0 } }
+    var all: [Element] { elements.current }
 
-    /// Waits (30 s at most: the machine may be busy) until an element matches.
+    /// Waits (30 s at most: the machine may be busy) until an element matches, looking at each delivery.
     func waitFor(timeout: Double = 30, _ predicate: @escaping @Sendable (Element) -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if all.contains(where: predicate) { return true }
-            try? await Task.sleep(for: .milliseconds(2))
-        }
-        return all.contains(where: predicate)
+        await elements.wait(timeout: .seconds(timeout)) { $0.contains(where: predicate) }
     }
 }
 

@@ -56,25 +56,27 @@ struct WatcherThreadTests {
         _ = fcntl(readEnd, F_SETFL, O_NONBLOCK)
         let thread = WatcherThread(descriptor: readEnd)
         defer { thread.stop() }
-        let received = Lock<[UInt8]>([])
+        let received = Observed<[UInt8]>([])
         thread.setReadHandler {
             var byte: UInt8 = 0
-            while read(readEnd, &byte, 1) == 1 { received.withLock { $0.append(byte) } }
+            while read(readEnd, &byte, 1) == 1 { received.update { $0.append(byte) } }
         }
         thread.enqueue {}  // starts the thread
         var byte: UInt8 = 1
         #expect(write(writeEnd, &byte, 1) == 1)
-        #expect(await eventually(timeout: 10) { received.withLock { $0 } == [1] })
+        #expect(await received.wait(timeout: .seconds(10)) { $0 == [1] })
         thread.pauseReading(true)
         thread.sync()
         byte = 2
         #expect(write(writeEnd, &byte, 1) == 1)
-        // Jobs still run while reading is paused, and the byte stays unread.
+        // Jobs still run while reading is paused, and the byte stays unread. The thread looks for input right after
+        // the jobs it took, so a second job runs only after that look: had reading not been paused, the byte
+        // would have been read before the second sync returned.
         thread.sync()
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(received.withLock { $0 } == [1])
+        thread.sync()
+        #expect(received.current == [1])
         thread.pauseReading(false)
-        #expect(await eventually(timeout: 10) { received.withLock { $0 } == [1, 2] })
+        #expect(await received.wait(timeout: .seconds(10)) { $0 == [1, 2] })
     }
 
     @Test("stop closes the descriptor it was given, whether the thread ran or never started")
@@ -158,6 +160,7 @@ struct HeldReconciliationTests {
         let path = directory.file("com.example.held.plist")
         let file = DomainFile(path: path)
         file.loadIfNeeded()
+        let changes = WatcherTests.changes(of: file)
         #expect(file.value(forKey: "Key") == nil)
         watcher.holdingReconciliation {
             WatcherTests.watch(file, with: watcher)
@@ -169,7 +172,7 @@ struct HeldReconciliationTests {
         }
         watcher.settle()
         #expect(followed(watcher) == 1)
-        #expect(await eventually(timeout: 10) { file.value(forKey: "Key") == "written during the open" })
+        #expect(await changes.wait(timeout: .seconds(10)) { _ in file.value(forKey: "Key") == "written during the open" })
         withExtendedLifetime(watcher) {}
     }
 
