@@ -172,7 +172,8 @@ struct HeldReconciliationTests {
         }
         watcher.settle()
         #expect(followed(watcher) == 1)
-        #expect(await changes.wait(timeout: .seconds(10)) { _ in file.value(forKey: "Key") == "written during the open" })
+        #expect(
+            await changes.wait(timeout: .seconds(10)) { _ in file.value(forKey: "Key") == "written during the open" })
         withExtendedLifetime(watcher) {}
     }
 

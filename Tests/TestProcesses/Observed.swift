@@ -12,6 +12,7 @@ public final class Observed<Value: Sendable>: @unchecked Sendable {
     private var nextWaiter = 0
     private var version = 0
 
+    /// A value to watch, starting at `value`.
     public init(_ value: Value) { self.value = value }
 
     /// The value now.
