@@ -137,9 +137,10 @@ let package = Package(
             name: "PlistOracle",
             path: "Tests/PlistOracle"
         ),
-        // What the test targets share: running the helper, waiting for a condition.
+        // What the test targets share: running the helper, waiting for a condition or a store's value.
         .target(
             name: "TestProcesses",
+            dependencies: ["LiveDefaults"],
             path: "Tests/TestProcesses"
         ),
         .testTarget(

@@ -104,8 +104,14 @@ public struct LiveDefaultsProvider: ConfigProvider, CustomStringConvertible {
             }
             continuation.finish()
         }
-        defer { follower.cancel() }
-        return try await updatesHandler(ConfigUpdatesAsyncSequence(stream))
+        do {
+            let result = try await updatesHandler(ConfigUpdatesAsyncSequence(stream))
+            await Self.end(follower)
+            return result
+        } catch {
+            await Self.end(follower)
+            throw error
+        }
     }
 
     /// One consistent view of the whole search list.
@@ -131,11 +137,24 @@ public struct LiveDefaultsProvider: ConfigProvider, CustomStringConvertible {
             while await changes.next() != nil { continuation.yield(snapshot()) }
             continuation.finish()
         }
-        defer { follower.cancel() }
-        return try await updatesHandler(ConfigUpdatesAsyncSequence(stream))
+        do {
+            let result = try await updatesHandler(ConfigUpdatesAsyncSequence(stream))
+            await Self.end(follower)
+            return result
+        } catch {
+            await Self.end(follower)
+            throw error
+        }
     }
 
     // MARK: Internals
+
+    /// Ends a watch's follower and waits for it: when a watch returns, its subscription to the store is gone
+    /// (a cancelled follower's next change is nil at once, and it unsubscribes).
+    private static func end(_ follower: Task<Void, Never>) async {
+        follower.cancel()
+        await follower.value
+    }
 
     /// The lookup both the provider and its snapshots make.
     static func lookup(

@@ -175,6 +175,9 @@ case "write-forever":
     guard arguments.count == 5 else { fail("write-forever <dir> <domain> <key>") }
     let defaults = store(arguments[2], arguments[3])
     let payload = String(repeating: "x", count: 64 * 1024)
+    // The first write is on disk before "ready": the test's kill always meets a file that exists.
+    defaults.set("0:\(payload)", forKey: arguments[4])
+    defaults.synchronize()
     print("ready")
     fflush(nil)
     var round = 0
@@ -355,6 +358,8 @@ case "env-reader":
     configuration.errorHandler = { error in FileHandle.standardError.write(Data("error: \(error)\n".utf8)) }
     let defaults: Defaults
     do { defaults = try Defaults(configuration: configuration) } catch { fail("\(error)") }
+    // Said once the program is listed by `defaults readers`, with the keys its environment pins.
+    Defaults.waitForBackgroundRecords()
     print("ready")
     fflush(nil)
     // For each line read (a key), the key's value and where it comes from, until standard input ends.

@@ -59,8 +59,8 @@ struct EnvironmentToolTests {
         #expect(program.reads("RateLimit") == "RateLimit = 200 from environment variable MYSERVER_RATE_LIMIT")
         #expect(program.reads("Theme").hasPrefix("Theme = light from \(Self.domain) currentUser"))
 
-        // Its announcement says which keys its environment pins.
-        #expect(eventually { (try? sandbox.ok("readers", Self.domain))?.contains("RateLimit pinned by") == true })
+        // Its announcement says which keys its environment pins (written before the program said "ready").
+        #expect(try sandbox.ok("readers", Self.domain).contains("RateLimit pinned by"))
         let readers = try sandbox.ok("readers", Self.domain, "--json")
         let listed = try #require(JSONSerialization.jsonObject(with: Data(readers.utf8)) as? [[String: Any]])
         let entry = try #require(listed.first { $0["pid"] as? Int == Int(program.pid) })
@@ -78,9 +78,10 @@ struct EnvironmentToolTests {
         #expect(try sandbox.ok("read", Self.domain, "RateLimit") == "300\n")
         #expect(program.reads("RateLimit") == "RateLimit = 200 from environment variable MYSERVER_RATE_LIMIT")
         // A key it does not pin: no warning, and the program sees the write.
-        let other = try sandbox.run("write", Self.domain, "Theme", "dark")
+        let other = try sandbox.run("write", Self.domain, "Theme", "dark", "--wait")
         #expect(other.status == 0 && !other.error.contains("warning"), "\(other.error)")
-        #expect(eventually { program.reads("Theme").hasPrefix("Theme = dark from") })
+        #expect(other.output.contains("\(program.pid) LiveDefaultsTestHelper: applied"), "\(other.output)")
+        #expect(program.reads("Theme").hasPrefix("Theme = dark from"))
 
         let doctor = try sandbox.run("doctor", Self.domain, "RateLimit")
         #expect(

@@ -13,12 +13,13 @@ import UnixSignals  // `.sigterm` (this target enables MemberImportVisibility)
 // compiled and run here: `docsShowThisCode` fails when a line of their code is not in this file, in the same order.
 
 /// A stand-in for the reader's rate limiter.
-final class Limiter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var limits: [Int] = []
-    var stopped: Bool { lock.withLock { !limits.isEmpty } }
-    func setLimit(_ limit: Int) { lock.withLock { limits.append(limit) } }
-    var received: [Int] { lock.withLock { limits } }
+final class Limiter: Sendable {
+    private let limits = Observed<[Int]>([])
+    var stopped: Bool { !limits.current.isEmpty }
+    func setLimit(_ limit: Int) { limits.update { $0.append(limit) } }
+    var received: [Int] { limits.current }
+    /// Whether a limit was set within 20 s, looked at as limits are set.
+    func receivesALimit() async -> Bool { await limits.wait(timeout: .seconds(20)) { !$0.isEmpty } }
 }
 
 /// What the guide's configuration example does, with `limiter` standing in for the reader's own.
@@ -73,7 +74,7 @@ func testingExample(directory: String) throws -> Defaults {
     configuration.clock = clock
     let defaults = try Defaults(configuration: configuration)
     defaults.set(1, forKey: "Limit")  // the write to disk now waits for the clock
-    clock.advance(by: .milliseconds(1))  // ... and goes now
+    clock.advanceAndWait(by: .milliseconds(1))  // ... and is on disk when this returns
     return defaults
 }
 
@@ -167,8 +168,8 @@ struct GettingStartedExamples {
         let defaults = try testingExample(directory: directory)
         let file = defaults.configuration.locations.path(forDomain: "MyServer", layer: .currentUser)
         #expect(defaults.integer(forKey: "Limit") == 1)
-        // Written by the background writer once the clock moved: no synchronize() here.
-        #expect(eventually(timeout: 20) { FileManager.default.fileExists(atPath: file) })
+        // Written by the background writer once the clock moved, before advanceAndWait returned: no synchronize().
+        #expect(FileManager.default.fileExists(atPath: file))
         let stored = try PropertyList.decode(Data(contentsOf: URL(fileURLWithPath: file))).value
         #expect(stored.dictionaryValue?["Limit"] == 1)
     }
@@ -185,7 +186,7 @@ struct GettingStartedExamples {
         defaults.set("debug", forKey: "LogLevel")
         let group = ServiceGroup(services: [DefaultsService(defaults), Reconfigurer(defaults: defaults)])
         let running = Task { try await group.run() }
-        #expect(await eventually(timeout: 20) { !appliedLevels.received.isEmpty })
+        #expect(await appliedLevels.receivesALimit())
         defaults.set("written at shutdown", forKey: "Pending")
         await group.triggerGracefulShutdown()
         try await running.value

@@ -102,7 +102,8 @@ struct ProviderTests {
         // A rotated secret reaches the provider's readers as the store's.
         try Data("rotated\n".utf8).write(to: URL(fileURLWithPath: secret + ".new"))
         #expect(rename(secret + ".new", secret) == 0)
-        #expect(await eventually { config.string(forKey: "Token") == "rotated" })
+        #expect(await waitForValue(defaults, "Token") { $0 == "rotated" })
+        #expect(config.string(forKey: "Token") == "rotated")
     }
 
     @Test("keys map as PropertyListSnapshot maps them; the longest top-level name wins")
@@ -334,6 +335,6 @@ struct ProviderTests {
         try await provider.watchValue(forKey: AbsoluteConfigKey(["mode"]), type: .string) { updates in
             for await _ in updates { break }
         }
-        #expect(await eventually(timeout: 60) { defaults.activeObserverCount == 0 })
+        #expect(defaults.activeObserverCount == 0)
     }
 }

@@ -22,11 +22,12 @@ struct ServiceTests {
     }
 
     /// A count several tasks add to (NSLock: a lock ThreadSanitizer sees).
-    final class Counter: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = 0
-        func add() { lock.withLock { value += 1 } }
-        var count: Int { lock.withLock { value } }
+    final class Counter: Sendable {
+        private let value = Observed(0)
+        func add() { value.update { $0 += 1 } }
+        var count: Int { value.current }
+        /// Whether the count reached `least` (looked at as it changes; a minute at most).
+        func reaches(_ least: Int) async -> Bool { await value.wait(timeout: .seconds(60)) { $0 >= least } }
     }
 
     @Test("graceful shutdown flushes pending writes and ends every stream, also outside the group")
@@ -46,9 +47,9 @@ struct ServiceTests {
             return values
         }
         let running = Task { try await group.run() }
-        #expect(await eventually(timeout: 60) { seen.count >= 1 }, "the follower got the current value")
+        #expect(await seen.reaches(1), "the follower got the current value")
         defaults.set("debug", forKey: "Level")
-        #expect(await eventually(timeout: 60) { seen.count >= 2 })
+        #expect(await seen.reaches(2))
         // Pending in memory, not yet written: the shutdown must write it.
         defaults.set("last words", forKey: "Pending")
         await group.triggerGracefulShutdown()
@@ -62,7 +63,8 @@ struct ServiceTests {
         var after: [PropertyList?] = []
         for await value in defaults.updates(forKey: "Level") { after.append(value) }
         #expect(after == ["debug"])
-        #expect(await eventually(timeout: 60) { defaults.activeObserverCount == 0 })
+        // Every stream has ended, and each subscription with it.
+        #expect(defaults.activeObserverCount == 0)
     }
 
     @Test("a cancelled group still flushes and ends the streams")

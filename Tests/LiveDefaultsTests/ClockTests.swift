@@ -137,10 +137,10 @@ struct ClockTests {
         #expect(manual.pendingDelays.contains(.microseconds(500)))
         manual.advance(by: .microseconds(500))
         // The first store sees it as it sees another process's write: through the disk and its watcher.
-        #expect(await eventually(timeout: 10) { first.integer(forKey: "Written") == 7 })
+        #expect(await waitForValue(first, "Written", timeout: .seconds(10)) { $0 == 7 })
         first.set(8, forKey: "Written")
         #expect(first.synchronize())
-        #expect(await eventually(timeout: 10) { second.integer(forKey: "Written") == 8 })
+        #expect(await waitForValue(second, "Written", timeout: .seconds(10)) { $0 == 8 })
     }
 
     /// A store in memory on a manual clock: what the background writer writes is seen in `fileSystem`, and no
@@ -256,5 +256,60 @@ struct ClockTests {
         let clock = ManualDefaultsClock(now: Date(timeIntervalSince1970: .greatestFiniteMagnitude))
         clock.advance(by: .seconds(Int64.max))
         #expect(CurrentVersion.wholeSeconds(clock.now) == 0)
+    }
+}
+
+/// The background writer's groups are clocks by identity: a clock that died with a write scheduled (a simulated
+/// process's crash drops its clock's pending work) must not hold back a clock made later at the same address.
+@Suite("Background writer: clocks by identity")
+struct WriterClockIdentityTests {
+    /// A clock that drops what it is given (a crashed process's) or runs it at once, on its queue.
+    final class Clock: DefaultsClock {
+        let drops: Bool
+        init(drops: Bool) { self.drops = drops }
+        var now: Date { Date(timeIntervalSince1970: 0) }
+        func schedule(after delay: Duration, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
+            if !drops { queue.sync(execute: work) }
+        }
+        func pause(for duration: Duration) {}
+    }
+
+    @Test("a clock that died with its write scheduled does not hold back the next clock at its address")
+    func deadClockDoesNotHoldBackItsSuccessor() throws {
+        var dead: ObjectIdentifier?
+        weak var gone: Clock?
+        do {
+            let clock = Clock(drops: true)
+            let (defaults, _) = try Self.store(clock)
+            defaults.set(1, forKey: "Written")  // its write scheduled, and dropped
+            #expect(defaults.synchronize())  // the file taken and written: the clock's group stays scheduled
+            dead = ObjectIdentifier(clock)
+            gone = clock
+        }
+        #expect(gone == nil, "the clock is gone")
+        // The allocator hands the freed block back to one of the next clocks of the same size (all kept alive, so
+        // that each takes a block of its own).
+        var made: [Clock] = []
+        for _ in 0..<100_000 {
+            let clock = Clock(drops: false)
+            made.append(clock)
+            guard ObjectIdentifier(clock) == dead else { continue }
+            let (defaults, fileSystem) = try Self.store(clock)
+            defaults.set(2, forKey: "Written")
+            #expect(
+                try ClockTests.written("com.example.clock.identity", in: fileSystem) == .dictionary(["Written": 2]),
+                "the write ran on the new clock")
+            return
+        }
+        Issue.record("no clock was made at the dead clock's address: the case was not met")
+    }
+
+    static func store(_ clock: Clock) throws -> (Defaults, InMemoryFileSystem) {
+        let fileSystem = InMemoryFileSystem()
+        var configuration = Defaults.Configuration.rooted(
+            at: "/home/u/config", applicationDomain: "com.example.clock.identity")
+        configuration.fileSystem = fileSystem
+        configuration.clock = clock
+        return (try Defaults(configuration: configuration), fileSystem)
     }
 }

@@ -10,20 +10,20 @@ import Testing
 @Suite("Behaves as Foundation does where code is ported from it", .blockingWork)
 struct FoundationBehaviourTests {
     @Test("setPersistentDomain and removePersistentDomain post didChangeNotification once per call, as Foundation")
-    func persistentDomainNotifications() throws {
+    func persistentDomainNotifications() async throws {
         let directory = TemporaryDirectory()
         let first = try directory.store("com.example.app")
         let second = try directory.store("com.example.app")
         let sentinel = try directory.store("com.example.sentinel")
-        let posts = Lock([ObjectIdentifier: Int]())
+        let posts = Observed([ObjectIdentifier: Int]())
         let observer = NotificationCenter.default.addObserver(
             forName: Defaults.didChangeNotification, object: nil, queue: nil
         ) { notification in
             guard let store = notification.object as? Defaults else { return }
-            posts.withLock { $0[ObjectIdentifier(store), default: 0] += 1 }
+            posts.update { $0[ObjectIdentifier(store), default: 0] += 1 }
         }
         defer { NotificationCenter.default.removeObserver(observer) }
-        func count(_ store: Defaults) -> Int { posts.withLock { $0[ObjectIdentifier(store)] ?? 0 } }
+        @Sendable func count(_ store: Defaults) -> Int { posts.current[ObjectIdentifier(store)] ?? 0 }
         // Foundation's own test: removing a domain that does not exist, setting it, removing it from another
         // store, in quick succession, posts exactly three notifications.
         first.removePersistentDomain(forName: "com.example.elsewhere")
@@ -36,20 +36,20 @@ struct FoundationBehaviourTests {
         // gathering wait: the sentinel's post, made last, can arrive before that one. Each count is waited for,
         // and a count above the expected one fails as well.
         sentinel.removePersistentDomain(forName: "com.example.sentinel")
-        #expect(eventually { count(sentinel) == 1 && count(first) >= 2 && count(second) >= 1 })
+        #expect(await posts.wait { _ in count(sentinel) == 1 && count(first) >= 2 && count(second) >= 1 })
         #expect(count(first) == 2)
         #expect(count(second) == 1)
         // The application domain (in both stores' search list) through a whole-domain call: one post from the
         // store that called, one from the other store, whose view changed.
         first.setPersistentDomain(["Shown": true], forName: "com.example.app")
         sentinel.removePersistentDomain(forName: "com.example.sentinel")
-        #expect(eventually { count(sentinel) == 2 && count(first) >= 3 && count(second) >= 2 })
+        #expect(await posts.wait { _ in count(sentinel) == 2 && count(first) >= 3 && count(second) >= 2 })
         #expect(count(first) == 3)
         #expect(count(second) == 2)
         // Sets are still gathered: a burst of them posts far fewer notifications than it has sets.
         for index in 0..<200 { first.set(index, forKey: "Burst") }
         sentinel.removePersistentDomain(forName: "com.example.sentinel")
-        #expect(eventually { count(sentinel) == 3 && count(first) > 3 })
+        #expect(await posts.wait { _ in count(sentinel) == 3 && count(first) > 3 })
         #expect(count(first) - 3 < 50)
         #expect(count(first) > 3)
     }

@@ -331,7 +331,7 @@ struct DeepNestingTests {
     }
 
     @Test("a domain file nested that deep, written by another process, reaches the store through the watcher")
-    func watchedDeepFile() throws {
+    func watchedDeepFile() async throws {
         let directory = TemporaryDirectory()
         let store = try directory.store("com.example.deep")
         let inner =
@@ -341,6 +341,6 @@ struct DeepNestingTests {
         let temporary = directory.file("deep.tmp")
         try document.write(toFile: temporary, atomically: false, encoding: .utf8)
         rename(temporary, directory.file("com.example.deep.plist"))
-        #expect(eventually { store.object(forKey: "Deep") != nil })
+        #expect(await waitForValue(store, "Deep") { $0 != nil })
     }
 }

@@ -66,9 +66,14 @@ struct LockDisciplineTests {
         try directory.write("com.example.slow.plist", "<plist><dict><key>Key</key><integer>2")
         #expect(entered.wait(timeout: .now() + 20) == .success, "the broken file was never reported")
         // While it blocks, another program writes the other domain: the watcher still sees it.
+        let sawSeven = DispatchSemaphore(value: 0)
+        let observer = NotificationCenter.default.addObserver(
+            forName: Defaults.didChangeNotification, object: other, queue: nil
+        ) { _ in if other.integer(forKey: "Key") == 7 { sawSeven.signal() } }
+        defer { NotificationCenter.default.removeObserver(observer) }
         try PropertyList.dictionary(["Key": 7]).encoded().write(
             to: URL(fileURLWithPath: directory.file("com.example.other.plist")), options: .atomic)
-        let seen = eventually(timeout: 5) { other.integer(forKey: "Key") == 7 }
+        let seen = sawSeven.wait(timeout: .now() + 5) == .success
         release.signal()
         #expect(seen, "a blocked error handler held up the watcher")
         #expect(slow.integer(forKey: "Key") == 1, "the broken file took the last known good value away")

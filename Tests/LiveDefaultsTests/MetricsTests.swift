@@ -164,12 +164,12 @@ struct MetricsTests {
         let metrics = Self.metrics
         let directory = TemporaryDirectory()
         var configuration = Defaults.Configuration.rooted(at: directory.path, applicationDomain: "com.example.polled")
-        configuration.watcher = FileWatcher(polling: true)
+        let watcher = FileWatcher(polling: true)
+        configuration.watcher = watcher
         let defaults = try Defaults(configuration: configuration)
         #expect(defaults.string(forKey: "Anything") == nil)
-        #expect(
-            await eventually(timeout: 10) {
-                ((try? metrics.expectGauge("livedefaults_watcher_polled_directories").lastValue) ?? 0) >= 1
-            })
+        // The watcher sets its gauges on its own thread, as it starts polling: settled, it has.
+        watcher.settle()
+        #expect(((try? metrics.expectGauge("livedefaults_watcher_polled_directories").lastValue) ?? 0) >= 1)
     }
 }

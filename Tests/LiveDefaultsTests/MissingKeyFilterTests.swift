@@ -49,7 +49,7 @@ struct MissingKeyFilterTests {
         #expect(
             try runHelper(["write-sequence", directory.path, "com.example.filter", "FromAnotherProcess", "2"]).status
                 == 0)
-        #expect(await eventually { defaults.integer(forKey: "FromAnotherProcess") == 2 })
+        #expect(await waitForValue(defaults, "FromAnotherProcess") { $0 == 2 })
         try defaults.trySetPersistentDomain(
             Dictionary(uniqueKeysWithValues: (0..<5_000).map { ("Bulk\($0)", PropertyList.integer($0)) }),
             forName: "com.example.filter")

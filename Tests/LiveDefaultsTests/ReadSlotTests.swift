@@ -69,7 +69,8 @@ struct ReadSlotTests {
         // On disk before another process writes the key (written later, it would win, as the last write does).
         #expect(other.synchronize())
         #expect(try runHelper(["write-sequence", directory.path, "com.example.slots", "SlotLimit", "3"]).status == 0)
-        #expect(await eventually { defaults[Self.limit] == 3 }, "another process's write reaches the slot")
+        #expect(await waitForValue(defaults, "SlotLimit") { $0 == 3 })
+        #expect(defaults[Self.limit] == 3, "another process's write reaches the slot")
         agree(defaults, 3, "after another process's write")
     }
 

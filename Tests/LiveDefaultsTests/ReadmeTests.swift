@@ -41,9 +41,14 @@ struct ReadmeTests {
             break
         }
         #expect(applied == [200])
+        // Subscribed before another process writes: an iterator subscribes when it is made.
+        let subscription = defaults.changes().makeAsyncIterator()
+        #expect(defaults.activeObserverCount == 1)
         let changes = Task {
             var lines: [String] = []
-            for await change in defaults.changes() where change.origin == .external {
+            var iterator = subscription
+            while let change = await iterator.next() {
+                guard change.origin == .external else { continue }
                 lines.append(
                     "\(change.key): \(change.oldValue.map { "\($0)" } ?? "-") → \(change.newValue.map { "\($0)" } ?? "-")"
                 )
@@ -51,7 +56,6 @@ struct ReadmeTests {
             }
             return lines
         }
-        #expect(await eventually { defaults.activeObserverCount == 1 })
         #expect(try runHelper(["write-keys", directory.path, "myserver", "RateLimit", "1"]).status == 0)
         #expect(await changes.value == ["RateLimit0: - → 0"])
     }

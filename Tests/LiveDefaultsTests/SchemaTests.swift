@@ -26,11 +26,11 @@ enum SchemaKeys {
 
 /// Errors a store reported, for assertions.
 final class ReportedErrors: Sendable {
-    let errors = Mutex<[DefaultsError]>([])
-    var all: [DefaultsError] { errors.withLock { $0 } }
+    let errors = Observed<[DefaultsError]>([])
+    var all: [DefaultsError] { errors.current }
     var invalidValues: [DefaultsError] { all.filter { $0.code == .invalidValue } }
     var undeclaredKeys: [DefaultsError] { all.filter { $0.code == .undeclaredKey } }
-    func handler() -> @Sendable (DefaultsError) -> Void { { error in self.errors.withLock { $0.append(error) } } }
+    func handler() -> @Sendable (DefaultsError) -> Void { { error in self.errors.update { $0.append(error) } } }
 }
 
 @Suite("Typed keys as a contract: metadata, published schemas, refused writes, protected reads", .blockingWork)
@@ -406,20 +406,20 @@ struct SchemaTests {
         let reported = ReportedErrors()
         let defaults = try store(directory, "com.example.stream", reported: reported)
         defaults[SchemaKeys.rateLimit] = 200
-        let received = Mutex<[Int]>([])
+        let received = Observed<[Int]>([])
         let task = Task {
             for await value in defaults.updates(SchemaKeys.rateLimit) {
-                received.withLock { $0.append(value) }
+                received.update { $0.append(value) }
                 if value == 300 { break }
             }
         }
-        #expect(await eventually { received.withLock { $0 } == [200] })
+        #expect(await received.wait { $0 == [200] })
         defaults.set("fifty", forKey: "RateLimit")
         defaults.set(0, forKey: "RateLimit")
-        #expect(await eventually { reported.invalidValues.count >= 1 })
+        #expect(await reported.errors.wait { $0.contains { $0.code == .invalidValue } })
         defaults.set(300, forKey: "RateLimit")
         await task.value
-        #expect(received.withLock { $0 } == [200, 300])
+        #expect(received.current == [200, 300])
         // A stream that starts while the stored value is refused starts from the last valid value.
         defaults.set(0, forKey: "RateLimit")
         var first: Int?

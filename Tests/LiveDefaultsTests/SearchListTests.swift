@@ -5,6 +5,7 @@ import TestProcesses
 import Testing
 
 @testable import LiveDefaults
+import LiveDefaultsTesting
 
 @Suite("Domains and the search list, as the seeds describe them", .blockingWork)
 struct SearchListTests {
@@ -339,7 +340,7 @@ struct SearchListTests {
             try FileManager.default.createDirectory(
                 atPath: PathComponents.directory(of: path), withIntermediateDirectories: true)
             try Self.xml(["K": .string(value), value: true]).write(toFile: path, atomically: true, encoding: .utf8)
-            #expect(await eventually(timeout: 10) { defaults.bool(forKey: value) }, "\(layer) is read")
+            #expect(await waitForValue(defaults, value, timeout: .seconds(10)) { $0 == true }, "\(layer) is read")
         }
         #expect(defaults.string(forKey: "K") == "managedUser")
         // Unwatched: the files are there at the next open, and synchronize() finds a layer that appears later.
@@ -417,8 +418,9 @@ struct SearchListTests {
 
     @Test("didChangeNotification is posted after a persistent domain changes, once per burst, not for volatile ones")
     func notification() async throws {
-        let directory = TemporaryDirectory()
-        let defaults = try directory.store()
+        // On the simulated machine: a post waits on the store's clock, and a settle lets it pass and delivers it.
+        let machine = SimulatedMachine(seed: 11)
+        let defaults = try #require(machine.process("app").defaults(suiteName: "com.example.notified"))
         let count = Lock(0)
         let seen = Lock(0)
         let observer = NotificationCenter.default.addObserver(
@@ -428,28 +430,22 @@ struct SearchListTests {
             seen.withLock { $0 = defaults.integer(forKey: "A") }
         }
         defer { NotificationCenter.default.removeObserver(observer) }
-        /// Every post scheduled so far has been delivered: the post (a moment after the change) clears the
-        /// pending flag, then posts on the notification queue.
-        func delivered() {
-            #expect(eventually(timeout: 20) { !defaults.notificationPending.load(ordering: .acquiring) })
-            Defaults.notificationQueue.sync {}
-        }
         defaults.set(1, forKey: "A")
-        delivered()
+        await machine.settle()
         #expect(count.withLock { $0 } == 1)
         defaults.set(1, forKey: "A")
-        delivered()
+        await machine.settle()
         #expect(count.withLock { $0 } == 1, "an unchanged value posts nothing")
         for value in 2...50 { defaults.set(value, forKey: "A") }
-        delivered()
+        await machine.settle()
         #expect(count.withLock { $0 } <= 50, "never more posts than changes (a burst may share one)")
         #expect(seen.withLock { $0 } == 50, "a post always follows the last change")
         let before = count.withLock { $0 }
         try defaults.trySetPersistentDomain(["G": 1], forName: "NSGlobalDomain")
-        delivered()
+        await machine.settle()
         #expect(count.withLock { $0 } == before + 1)
         defaults.register(defaults: ["R": 1] as [String: PropertyList])
-        delivered()
+        await machine.settle()
         #expect(count.withLock { $0 } == before + 1)
     }
 

@@ -29,10 +29,12 @@ actor LimiterActor {
 
     func double() { rateLimit *= 2 }
 
-    /// Follows the key until it reaches `target`; returns the values seen.
-    func follow(until target: Int) async -> [Int] {
+    /// Follows the key until it reaches `target`; returns the values seen. `following` is set at the first value
+    /// (the current one): the stream is subscribed from then on.
+    func follow(until target: Int, following: Observed<Bool>? = nil) async -> [Int] {
         var seen: [Int] = []
         for await limit in $rateLimit.updates {
+            following?.update { $0 = true }
             seen.append(limit)
             if limit == target { break }
         }
@@ -84,8 +86,10 @@ struct TypedObservationTests {
         let directory = TemporaryDirectory()
         let defaults = try directory.store("com.example.wrapstream")
         let limiter = LimiterActor(store: defaults)
-        let follower = Task { await limiter.follow(until: 5) }
-        #expect(await eventually { defaults.activeObserverCount == 1 })
+        let following = Observed(false)
+        let follower = Task { await limiter.follow(until: 5, following: following) }
+        #expect(await following.wait { $0 })
+        #expect(defaults.activeObserverCount == 1)
         #expect(
             try runHelper(["write-sequence", directory.path, "com.example.wrapstream", "RateLimit", "5"]).status == 0)
         let seen = await follower.value
@@ -188,18 +192,18 @@ struct TypedObservationTests {
         let machine = SimulatedMachine(seed: 22)
         let defaults = try #require(machine.process("app").defaults(suiteName: "com.example.observed"))
         let settings = ObservableDefaults(defaults)
-        let fired = Lock(0)
+        let fired = Observed(0)
 
         func track() -> Int {
             withObservationTracking {
                 settings[.rateLimit]
             } onChange: {
-                fired.withLock { $0 += 1 }
+                fired.update { $0 += 1 }
             }
         }
         #expect(track() == 100)
         settings[.rateLimit] = 150
-        #expect(fired.withLock { $0 } == 1)
+        #expect(fired.current == 1)
         #expect(track() == 150)
         // Another process (after this store's own write is on disk: written later, it would win).
         #expect(defaults.synchronize())
@@ -207,12 +211,12 @@ struct TypedObservationTests {
         other.set(1, forKey: "RateLimit")
         await machine.settle()
         // Observation's change is told through the store's stream, on a task of its own.
-        #expect(await eventually { fired.withLock { $0 } == 2 })
+        #expect(await fired.wait { $0 == 2 })
         #expect(track() == 1)
         // Another store in this process, and an unrelated key that must not fire.
         defaults.set("x", forKey: "Unrelated")
         defaults[.rateLimit] = 2
-        #expect(await eventually { fired.withLock { $0 } == 3 })
+        #expect(await fired.wait { $0 == 3 })
         #expect(settings[.rateLimit] == 2)
     }
 

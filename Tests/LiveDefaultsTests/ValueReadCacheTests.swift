@@ -70,8 +70,8 @@ struct ValueReadCacheTests {
         agree(defaults, "Shared", "before", "cached")
         #expect(defaults.synchronize())
         #expect(try runHelper(["write-sequence", directory.path, "com.example.cache", "Shared", "3"]).status == 0)
-        #expect(
-            await eventually { defaults.integer(forKey: "Shared") == 3 }, "another process's write reaches the cache")
+        #expect(await waitForValue(defaults, "Shared") { $0 == 3 })
+        #expect(defaults.integer(forKey: "Shared") == 3, "another process's write reaches the cache")
         agree(defaults, "Shared", 3, "after another process's write")
         #expect(defaults.valueCache.retiredCount == 0, "nothing waits for release when no reader is present")
     }

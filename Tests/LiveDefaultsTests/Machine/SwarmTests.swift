@@ -10,12 +10,16 @@ import Testing
 /// of its threads, and tests awaiting streams starve behind it.
 @Suite("Swarm: random scenarios on the simulated machine, invariants after every step", .blockingWork)
 struct SwarmTests {
-    /// The seeds run: 1 to 40, or `LIVEDEFAULTS_SWARM_SEED` alone, or 1 to `LIVEDEFAULTS_SWARM_SEEDS` (a long run).
+    /// The seeds run: 1 to 40, or `LIVEDEFAULTS_SWARM_SEED` alone, or `LIVEDEFAULTS_SWARM_SEEDS` of them (a long
+    /// run) from `LIVEDEFAULTS_SWARM_FIRST` (1 unless given: runs side by side or one after another take ranges of
+    /// their own, so that no scenario is run twice).
     static var seeds: [UInt64] {
         let environment = ProcessInfo.processInfo.environment
         if let seed = environment["LIVEDEFAULTS_SWARM_SEED"].flatMap({ UInt64($0) }) { return [seed] }
         if let count = environment["LIVEDEFAULTS_SWARM_SEEDS"].flatMap({ UInt64($0) }), count > 0 {
-            return Array(1...count)
+            let first = environment["LIVEDEFAULTS_SWARM_FIRST"].flatMap { UInt64($0) } ?? 1
+            let (last, overflow) = first.addingReportingOverflow(count - 1)
+            return overflow ? Array(first...UInt64.max) : Array(first...last)
         }
         return Array(1...40)
     }

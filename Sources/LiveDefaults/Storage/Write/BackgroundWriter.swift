@@ -35,8 +35,10 @@ final class BackgroundWriter: Sendable {
         /// one file are serialised) and meets their failure itself, so that nothing is still on its way, and
         /// no failure is someone else's secret, when it returns.
         var writing: [ObjectIdentifier: (file: DomainFile, writers: Int)] = [:]
-        /// The clocks (by identity) whose group has a write scheduled.
-        var scheduled: Set<ObjectIdentifier> = []
+        /// The clocks (by identity, held weakly) whose group has a write scheduled. Weakly, as `lastWriteEnded`: a
+        /// manual clock dropped before it ran its write (its files taken by a `synchronize()`) leaves its entry,
+        /// and a clock made later at the same address must not take it for its own, or its writes never run.
+        var scheduled: [ObjectIdentifier: Weak] = [:]
         /// When, on its clock, each group's last scheduled write ended, with the clock held weakly: an
         /// identifier is an address, which a clock made after another's end may take over (a test's fresh
         /// manual clock then inherited the spacing of a gone one).
@@ -56,7 +58,8 @@ final class BackgroundWriter: Sendable {
         let group = ObjectIdentifier(clock)
         let (mustSchedule, mustInstall, lastWriteEnded) = state.withLock { state in
             state.dirty[ObjectIdentifier(file)] = file
-            let mustSchedule = state.scheduled.insert(group).inserted
+            let mustSchedule = state.scheduled[group]?.clock !== clock
+            if mustSchedule { state.scheduled[group] = Weak(clock: clock) }
             let mustInstall = !state.exitHandlerInstalled
             state.exitHandlerInstalled = true
             return (mustSchedule, mustInstall, mustSchedule ? Self.lastWriteEnded(of: clock, in: state) : nil)
@@ -81,7 +84,7 @@ final class BackgroundWriter: Sendable {
     /// Writes the pending files of one clock's group (none, when a `synchronize()` took them first).
     private func writeScheduled(_ group: ObjectIdentifier, clock: any DefaultsClock) {
         let files: [DomainFile] = state.withLock { state in
-            state.scheduled.remove(group)
+            state.scheduled.removeValue(forKey: group)
             let files = state.dirty.values.filter { ObjectIdentifier($0.clock) == group }
             for file in files {
                 state.dirty.removeValue(forKey: ObjectIdentifier(file))
