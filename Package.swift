@@ -140,7 +140,7 @@ let package = Package(
         // What the test targets share: running the helper, waiting for a condition or a store's value.
         .target(
             name: "TestProcesses",
-            dependencies: ["LiveDefaults"],
+            dependencies: ["LiveDefaults", "LiveDefaultsTesting"],
             path: "Tests/TestProcesses"
         ),
         .testTarget(
@@ -167,7 +167,7 @@ let package = Package(
             name: "LiveDefaultsFleetTests",
             dependencies: [
                 "DefaultsTool", "DefaultsSyncTool", "LiveDefaults", "LiveDefaultsFleet", "LiveDefaultsTestHelper",
-                "TestProcesses",
+                "LiveDefaultsTesting", "TestProcesses",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Fleet"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Fleet"])),

@@ -2,19 +2,6 @@ import Foundation
 import LiveDefaults
 import LiveDefaultsTesting
 
-/// A small deterministic generator (SplitMix64), so that a soak run can be repeated from its seed: the tests'
-/// `TestProcesses.SeededGenerator`, which this program (linking no test code) cannot import.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// The stores the threads of `standard-race` got; behind an `NSLock`, which ThreadSanitizer sees.
 final class SeenStores: @unchecked Sendable {
     // @unchecked: `identities` is only touched under `lock`.

@@ -115,7 +115,7 @@ case "soak-writer":
     guard FileManager.default.createFile(atPath: arguments[8], contents: nil),
         let log = FileHandle(forWritingAtPath: arguments[8])
     else { fail("cannot write \(arguments[8])") }
-    var generator = SeededGenerator(state: seed)
+    var generator = SeededRandom(seed: seed)
     let deadline = Date().addingTimeInterval(seconds)
     var count = 0
     while Date() < deadline {

@@ -2,6 +2,7 @@
     import Foundation
     import LiveDefaults
     import LiveDefaultsFleet
+    import LiveDefaultsTesting
     import Testing
     import TestProcesses
 

@@ -1,4 +1,5 @@
 import Foundation
+import LiveDefaultsTesting
 import TestProcesses
 import Testing
 

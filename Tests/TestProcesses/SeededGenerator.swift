@@ -1,17 +1,5 @@
-/// A small deterministic random number generator (SplitMix64), so that a randomized test can be repeated from
-/// the seed it prints. (LiveDefaultsTestHelper, a program that links no test code, has its own copy.)
-public struct SeededGenerator: RandomNumberGenerator, Sendable {
-    private var state: UInt64
+package import LiveDefaultsTesting
 
-    /// A generator starting from `seed`.
-    public init(seed: UInt64) { state = seed }
-
-    /// The next 64 random bits.
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// A small deterministic random number generator, so that a randomized test can be repeated from the seed it
+/// prints: the simulated machine's (SplitMix64), under the name the tests know it by.
+package typealias SeededGenerator = SeededRandom
