@@ -68,22 +68,66 @@ extension InMemoryFileSystem {
     /// there are at most `limit`, else `limit` of them, evenly spaced through the combinations from nothing
     /// unflushed kept to everything kept. Each is a new file system with no descriptor open.
     package func powerLossOutcomes(limit: Int = 4096) -> [InMemoryFileSystem] {
+        let plan = powerLoss(limit: limit)
+        return (0..<plan.count).map(plan.outcome)
+    }
+
+    /// The outcomes of ``powerLossOutcomes(limit:)``, made one at a time: a power loss that keeps one of them builds
+    /// only that one.
+    package func powerLoss(limit: Int = 4096) -> PowerLoss {
         condition.lock()
         let (nodes, nextNode, clock) = (self.nodes, self.nextNode, self.clock)
         condition.unlock()
-        // One choice per unflushed thing: a directory keeps 0...n of its changes, a file its flushed or its
-        // latest data.
-        let directories = nodes.keys.sorted().filter { !(nodes[$0]?.unflushed.isEmpty ?? true) }
-        let files = nodes.keys.sorted().filter {
-            nodes[$0].map { $0.kind == .file && $0.data != $0.durableData } ?? false
+        return PowerLoss(nodes: nodes, nextNode: nextNode, clock: clock, limit: limit)
+    }
+
+    /// What a power loss may keep of one file system: its outcomes, counted, and each made on demand.
+    package struct PowerLoss {
+        private let nodes: [Int: Node]
+        private let nextNode: Int
+        private let clock: Int
+        private let directories: [Int]
+        private let files: [Int]
+        /// The choices of the outcomes given (one digit per unflushed thing), in order.
+        private let choices: [[Int]]
+
+        /// How many outcomes there are (within the limit).
+        package var count: Int { choices.count }
+
+        fileprivate init(nodes: [Int: Node], nextNode: Int, clock: Int, limit: Int) {
+            (self.nodes, self.nextNode, self.clock) = (nodes, nextNode, clock)
+            // One choice per unflushed thing: a directory keeps 0...n of its changes, a file its flushed or its
+            // latest data.
+            directories = nodes.keys.sorted().filter { !(nodes[$0]?.unflushed.isEmpty ?? true) }
+            files = nodes.keys.sorted().filter {
+                nodes[$0].map { $0.kind == .file && $0.data != $0.durableData } ?? false
+            }
+            let radices = directories.map { nodes[$0]!.unflushed.count + 1 } + files.map { _ in 2 }
+            var total = 1
+            for radix in radices {
+                let (product, overflow) = total.multipliedReportingOverflow(by: radix)
+                total = overflow ? Int.max : product
+            }
+            func digits(_ number: Int) -> [Int] {
+                var rest = number
+                return radices.map { radix in
+                    defer { rest /= radix }
+                    return rest % radix
+                }
+            }
+            if total <= limit || limit < 3 {
+                choices = (0..<min(total, max(limit, 0))).map(digits)
+            } else {
+                // Evenly spaced through the combinations, so the same on every run: the first keeps nothing
+                // unflushed, the last keeps everything.
+                let step = total / (limit - 1)
+                choices = (0..<(limit - 1)).map { digits($0 * step) } + [radices.map { $0 - 1 }]
+            }
         }
-        let radices = directories.map { nodes[$0]!.unflushed.count + 1 } + files.map { _ in 2 }
-        var total = 1
-        for radix in radices {
-            let (product, overflow) = total.multipliedReportingOverflow(by: radix)
-            total = overflow ? Int.max : product
-        }
-        func outcome(_ choice: [Int]) -> InMemoryFileSystem {
+
+        /// The outcome at `index` (below ``count``).
+        package func outcome(_ index: Int) -> InMemoryFileSystem {
+            let choice = choices[index]
             var crashed = nodes
             for (index, id) in directories.enumerated() {
                 var node = crashed[id]!
@@ -106,20 +150,6 @@ extension InMemoryFileSystem {
             }
             return InMemoryFileSystem(nodes: crashed, nextNode: nextNode, clock: clock + 1)
         }
-        func digits(_ number: Int) -> [Int] {
-            var rest = number
-            return radices.map { radix in
-                defer { rest /= radix }
-                return rest % radix
-            }
-        }
-        if total <= limit || limit < 3 { return (0..<min(total, max(limit, 0))).map { outcome(digits($0)) } }
-        // Evenly spaced through the combinations, so the same on every run: the first keeps nothing unflushed,
-        // the last keeps everything.
-        let step = total / (limit - 1)
-        var choices = (0..<(limit - 1)).map { digits($0 * step) }
-        choices.append(radices.map { $0 - 1 })
-        return choices.map(outcome)
     }
 
     /// How many outcomes ``powerLossOutcomes(limit:)`` has in all (before its limit).

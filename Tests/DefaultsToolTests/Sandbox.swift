@@ -195,9 +195,35 @@ final class Sandbox: Sendable {
 /// A `defaults` process that keeps running (`watch`).
 final class RunningTool: @unchecked Sendable {
     // @unchecked: `process` is only used from the test's thread; the collected text is behind locks.
-    private final class Text: Sendable {
-        let value = Lock("")
-        func append(_ data: Data) { value.withLock { $0 += String(decoding: data, as: UTF8.self) } }
+    /// What a pipe gave so far; a waiter wakes at each arrival (an NSCondition: ThreadSanitizer sees it).
+    private final class Text: @unchecked Sendable {
+        // @unchecked: `text` is only touched with `condition` locked.
+        private let condition = NSCondition()
+        private var text = ""
+
+        var value: String {
+            condition.lock()
+            defer { condition.unlock() }
+            return text
+        }
+
+        func append(_ data: Data) {
+            condition.lock()
+            text += String(decoding: data, as: UTF8.self)
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        /// Whether `holds` held of the text within `timeout` seconds, looked at as the text arrives.
+        func wait(_ timeout: Double, until holds: (String) -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(timeout)
+            condition.lock()
+            defer { condition.unlock() }
+            while !holds(text) {
+                if !condition.wait(until: deadline) { return holds(text) }
+            }
+            return true
+        }
     }
 
     private let process: Process
@@ -238,14 +264,16 @@ final class RunningTool: @unchecked Sendable {
         }
     }
 
-    var lines: [String] { output.value.withLock { $0 }.split(separator: "\n").map(String.init) }
+    var lines: [String] { Self.lines(of: output.value) }
+
+    private static func lines(of text: String) -> [String] { text.split(separator: "\n").map(String.init) }
 
     func waitForLine(_ line: String, timeout: Double = 10) -> Bool {
-        wait(timeout) { self.lines.contains(line) }
+        output.wait(timeout) { Self.lines(of: $0).contains(line) }
     }
 
     func waitForStderr(_ text: String, timeout: Double = 10) -> Bool {
-        wait(timeout) { self.errors.value.withLock { $0 }.contains(text) }
+        errors.wait(timeout) { $0.contains(text) }
     }
 
     /// Sends a signal and returns the exit status.
@@ -253,15 +281,6 @@ final class RunningTool: @unchecked Sendable {
         kill(process.processIdentifier, signal)
         process.waitUntilExit()
         return process.terminationReason == .exit ? process.terminationStatus : -signal
-    }
-
-    private func wait(_ timeout: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(2_000)
-        }
-        return condition()
     }
 
     deinit {

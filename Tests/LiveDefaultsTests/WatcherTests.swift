@@ -67,22 +67,6 @@ struct WatcherTests {
         #expect(await waitForValue(defaults, "Greeting") { $0 == "hi" })
     }
 
-    @Test("Unlinking a domain file removes its keys")
-    func unlink() async throws {
-        let directory = TemporaryDirectory()
-        try directory.write("com.example.unlink.plist", SearchListTests.xml(["Doomed": 1]))
-        let defaults = try directory.store("com.example.unlink")
-        defaults.register(defaults: ["Doomed": 0] as [String: PropertyList])
-        #expect(defaults.integer(forKey: "Doomed") == 1)
-        let changes = Recorder(defaults.changes())
-        try FileManager.default.removeItem(atPath: directory.file("com.example.unlink.plist"))
-        #expect(await waitForValue(defaults, "Doomed") { $0 == 0 })
-        #expect(
-            await changes.waitFor {
-                $0.key == "Doomed" && $0.oldValue == 1 && $0.newValue == 0 && $0.origin == .external
-            })
-    }
-
     @Test("The directory deleted and created again is watched again")
     func directoryRecreated() async throws {
         let directory = TemporaryDirectory()
@@ -408,103 +392,6 @@ struct WatcherTests {
         #expect(process.terminationStatus == 0)
         #expect(printed.contains("seen"))
         #expect(logged.contains("warning") && logged.contains("LIVEDEFAULTS_WATCHER=poll") && logged.contains("polls"))
-    }
-
-    @Test("This process's own writes are reported once, as local, never again as external")
-    func ownWritesOnce() async throws {
-        let directory = TemporaryDirectory()
-        let defaults = try directory.store("com.example.own")
-        let other = try directory.store("com.example.own")
-        let changes = Recorder(defaults.changes())
-        let otherChanges = Recorder(other.changes())
-        defaults.set("mine", forKey: "Own")
-        #expect(defaults.synchronize())
-        // A write from another process afterwards is the sentinel: everything before it has been delivered.
-        #expect(try runHelper(["write-keys", directory.path, "com.example.own", "Sentinel", "1"]).status == 0)
-        #expect(await changes.waitFor { $0.key == "Sentinel0" })
-        #expect(await otherChanges.waitFor { $0.key == "Sentinel0" })
-        #expect(
-            changes.all.filter { $0.key == "Own" } == [
-                KeyChange(domain: "com.example.own", key: "Own", oldValue: nil, newValue: "mine", origin: .local)
-            ])
-        #expect(otherChanges.all.filter { $0.key == "Own" }.map(\.origin) == [.local])
-    }
-
-    @Test("Only effective changes: a shadowed write is silent, removing the shadow reveals the lower value")
-    func shadowing() async throws {
-        let directory = TemporaryDirectory()
-        let defaults = try directory.store("com.example.shadow")
-        defaults.set("application", forKey: "Key")
-        let changes = Recorder(defaults.changes())
-        let updates = Recorder(defaults.updates(forKey: "Key", emitCurrentValue: false))
-        // Another process writes the global domain, which the application domain shadows.
-        try PersistenceTests.python(
-            Self.pythonRenameWrite(directory.file(".GlobalPreferences.plist"), ["Key": "global"]))
-        #expect(try runHelper(["write-keys", directory.path, "com.example.shadow", "Sentinel", "1"]).status == 0)
-        #expect(await changes.waitFor { $0.key == "Sentinel0" })
-        #expect(changes.all.filter { $0.key == "Key" }.isEmpty)
-        #expect(updates.all.isEmpty)
-        defaults.removeObject(forKey: "Key")
-        #expect(await updates.waitFor { $0 == "global" })
-        // The two streams are delivered apart: a later change in `changes` is what says every
-        // change before it has arrived there too.
-        defaults.set(true, forKey: "After")
-        #expect(await changes.waitFor { $0.key == "After" })
-        #expect(
-            changes.all.filter { $0.key == "Key" } == [
-                KeyChange(
-                    domain: "com.example.shadow", key: "Key", oldValue: "application", newValue: "global",
-                    origin: .local)
-            ])
-    }
-
-    @Test("didChangeNotification is posted for another process's change too")
-    func externalNotification() async throws {
-        let directory = TemporaryDirectory()
-        let defaults = try directory.store("com.example.notify")
-        let count = Observed(0)
-        let observer = NotificationCenter.default.addObserver(
-            forName: Defaults.didChangeNotification, object: defaults, queue: nil
-        ) { _ in count.update { $0 += 1 } }
-        defer { NotificationCenter.default.removeObserver(observer) }
-        #expect(try runHelper(["write-keys", directory.path, "com.example.notify", "N", "1"]).status == 0)
-        #expect(await count.wait { $0 >= 1 })
-    }
-
-    /// `.blockingWork`: its tasks (each observer and its timeout) run on a thread of the test's own. On the
-    /// cooperative pool, queued behind the whole suite's tests on a two-core machine (some of them waiting on
-    /// processes), not every observer had subscribed within the wait, in the inotify and the polling-only suite
-    /// alike; what the test is about is the store's fan-out to its observers, not the pool's queue.
-    @Test("100 observers of one key all end on the final value another process writes", .blockingWork)
-    func hundredObservers() async throws {
-        let directory = TemporaryDirectory()
-        let defaults = try directory.store("com.example.many")
-        let final = 50
-        let subscribed = Observed(0)
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            for _ in 0..<100 {
-                group.addTask {
-                    // The stream's first element is the value now: this observer is subscribed.
-                    await withTimeout {
-                        for await value in defaults.updates(forKey: "Counter") {
-                            if value == nil { subscribed.update { $0 += 1 } }
-                            if value == .integer(final) { return true }
-                        }
-                        return false
-                    } ?? false
-                }
-            }
-            #expect(await subscribed.wait { $0 == 100 })
-            #expect(defaults.activeObserverCount == 100)
-            #expect(
-                try runHelper(["write-sequence", directory.path, "com.example.many", "Counter", "\(final)"]).status == 0
-            )
-            var successes = 0
-            for try await success in group where success { successes += 1 }
-            #expect(successes == 100)
-        }
-        // Each observer's iterator went with its task, and its subscription with it.
-        #expect(defaults.activeObserverCount == 0)
     }
 
     // MARK: Helpers

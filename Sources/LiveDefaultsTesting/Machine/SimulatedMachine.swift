@@ -174,11 +174,12 @@ public final class SimulatedMachine: Sendable {
     public func powerLoss() {
         let processes = state.withLock { state in state.processes.filter { state.running.contains($0.index) } }
         for process in processes { crash(process) }
-        let outcomes = fileSystem.powerLossOutcomes(limit: 256)
+        let outcomes = fileSystem.powerLoss(limit: 256)
         let chosen = scheduler.choose(below: outcomes.count)
         scheduler.note("power loss (outcome \(chosen + 1) of \(outcomes.count))")
+        let kept = outcomes.outcome(chosen)
         state.withLock { state in
-            state.fileSystem = outcomes[chosen]
+            state.fileSystem = kept
             state.acts = []
         }
     }

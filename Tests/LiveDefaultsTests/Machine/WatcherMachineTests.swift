@@ -1,0 +1,137 @@
+import Foundation
+import LiveDefaultsTesting
+import TestProcesses
+import Testing
+
+@testable import LiveDefaults
+
+/// What a store makes of other processes' writes, on the simulated machine: a file removed, a change delivered
+/// once and with its origin, a shadowed change silent, a notification, a hundred observers. The kernel's own
+/// behaviour (its events for each way of writing, an overflow, a rewrite that keeps the stamp) stays in
+/// WatcherTests, on real files.
+/// `.blockingWork`: a settle runs the machine on the test's thread.
+@Suite("Watcher on the simulated machine: other processes' writes, delivered once", .blockingWork)
+struct WatcherMachineTests {
+    static let domain = "com.example.watched"
+
+    @Test("Unlinking a domain file removes its keys")
+    func unlink() async throws {
+        let machine = SimulatedMachine(seed: 31)
+        try await machine.save(["Doomed": 1], toDomain: Self.domain)
+        let defaults = try #require(machine.process("app").defaults(suiteName: Self.domain))
+        defaults.register(defaults: ["Doomed": 0] as [String: PropertyList])
+        #expect(defaults.integer(forKey: "Doomed") == 1)
+        let changes = Recorder(defaults.changes())
+        try machine.fileSystem.unlink(machine.path(ofDomain: Self.domain))
+        await machine.settle()
+        #expect(defaults.integer(forKey: "Doomed") == 0)
+        #expect(
+            await changes.waitFor {
+                $0.key == "Doomed" && $0.oldValue == 1 && $0.newValue == 0 && $0.origin == .external
+            })
+    }
+
+    @Test("This process's own writes are reported once, as local, never again as external")
+    func ownWritesOnce() async throws {
+        let machine = SimulatedMachine(seed: 32)
+        let app = machine.process("app")
+        let defaults = try #require(app.defaults(suiteName: Self.domain))
+        let other = try #require(app.defaults(suiteName: Self.domain))
+        let changes = Recorder(defaults.changes())
+        let otherChanges = Recorder(other.changes())
+        defaults.set("mine", forKey: "Own")
+        #expect(defaults.synchronize())
+        await machine.settle()
+        // A write from another process afterwards is the sentinel: everything before it has been delivered.
+        let writer = try #require(machine.process("writer").defaults(suiteName: Self.domain))
+        writer.set(0, forKey: "Sentinel0")
+        #expect(writer.synchronize())
+        await machine.settle()
+        #expect(await changes.waitFor { $0.key == "Sentinel0" && $0.origin == .external })
+        #expect(await otherChanges.waitFor { $0.key == "Sentinel0" })
+        #expect(
+            changes.all.filter { $0.key == "Own" } == [
+                KeyChange(domain: Self.domain, key: "Own", oldValue: nil, newValue: "mine", origin: .local)
+            ])
+        #expect(otherChanges.all.filter { $0.key == "Own" }.map(\.origin) == [.local])
+    }
+
+    @Test("Only effective changes: a shadowed write is silent, removing the shadow reveals the lower value")
+    func shadowing() async throws {
+        let machine = SimulatedMachine(seed: 33)
+        let defaults = try #require(machine.process("app").defaults(suiteName: Self.domain))
+        defaults.set("application", forKey: "Key")
+        let changes = Recorder(defaults.changes())
+        let updates = Recorder(defaults.updates(forKey: "Key", emitCurrentValue: false))
+        // Another program writes the global domain, which the application domain shadows; then the sentinel.
+        try await machine.save(["Key": "global"], toDomain: ".GlobalPreferences")
+        let writer = try #require(machine.process("writer").defaults(suiteName: Self.domain))
+        writer.set(0, forKey: "Sentinel0")
+        #expect(writer.synchronize())
+        await machine.settle()
+        #expect(await changes.waitFor { $0.key == "Sentinel0" })
+        #expect(changes.all.filter { $0.key == "Key" }.isEmpty)
+        #expect(updates.all.isEmpty)
+        defaults.removeObject(forKey: "Key")
+        #expect(await updates.waitFor { $0 == "global" })
+        // The two streams are delivered apart: a later change in `changes` says every change before it arrived.
+        defaults.set(true, forKey: "After")
+        #expect(await changes.waitFor { $0.key == "After" })
+        #expect(
+            changes.all.filter { $0.key == "Key" } == [
+                KeyChange(domain: Self.domain, key: "Key", oldValue: "application", newValue: "global", origin: .local)
+            ])
+    }
+
+    @Test("didChangeNotification is posted for another process's change too")
+    func externalNotification() async throws {
+        let machine = SimulatedMachine(seed: 34)
+        let defaults = try #require(machine.process("app").defaults(suiteName: Self.domain))
+        let count = Observed(0)
+        let observer = NotificationCenter.default.addObserver(
+            forName: Defaults.didChangeNotification, object: defaults, queue: nil
+        ) { _ in count.update { $0 += 1 } }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        let writer = try #require(machine.process("writer").defaults(suiteName: Self.domain))
+        writer.set(1, forKey: "N")
+        #expect(writer.synchronize())
+        // The post waits on the store's clock: the settle lets it pass, and it is posted on the settling thread.
+        await machine.settle()
+        #expect(count.current == 1)
+    }
+
+    @Test("100 observers of one key all end on the final value another process writes")
+    func hundredObservers() async throws {
+        let machine = SimulatedMachine(seed: 35)
+        let defaults = try #require(machine.process("app").defaults(suiteName: Self.domain))
+        let writer = try #require(machine.process("writer").defaults(suiteName: Self.domain))
+        let final = 50
+        let subscribed = Observed(0)
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<100 {
+                group.addTask {
+                    // The stream's first element is the value now: this observer is subscribed.
+                    await withTimeout {
+                        for await value in defaults.updates(forKey: "Counter") {
+                            if value == nil { subscribed.update { $0 += 1 } }
+                            if value == .integer(final) { return true }
+                        }
+                        return false
+                    } ?? false
+                }
+            }
+            #expect(await subscribed.wait { $0 == 100 })
+            #expect(defaults.activeObserverCount == 100)
+            for value in 1...final {
+                writer.set(value, forKey: "Counter")
+                #expect(writer.synchronize())
+                await machine.settle()
+            }
+            var successes = 0
+            for try await success in group where success { successes += 1 }
+            #expect(successes == 100)
+        }
+        // Each observer's iterator went with its task, and its subscription with it.
+        #expect(defaults.activeObserverCount == 0)
+    }
+}
