@@ -325,7 +325,7 @@ case "validate":
     let serving: @Sendable () -> String = { "MinPool \(defaults[minPool]) MaxPool \(defaults[maxPool])" }
     let first = serving()
     // Said once the program is listed by `defaults readers` (its announcement written).
-    Defaults.waitForBackgroundRecords()
+    Defaults.waitUntilRecordsAreWritten()
     print("ready")
     print("first \(first)")
     fflush(nil)
@@ -359,7 +359,7 @@ case "env-reader":
     let defaults: Defaults
     do { defaults = try Defaults(configuration: configuration) } catch { fail("\(error)") }
     // Said once the program is listed by `defaults readers`, with the keys its environment pins.
-    Defaults.waitForBackgroundRecords()
+    Defaults.waitUntilRecordsAreWritten()
     print("ready")
     fflush(nil)
     // For each line read (a key), the key's value and where it comes from, until standard input ends.
