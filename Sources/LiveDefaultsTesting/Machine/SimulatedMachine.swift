@@ -61,6 +61,8 @@ public final class SimulatedMachine: Sendable {
     }
 
     private let state = Lock(State())
+    /// Held while a process starts (``process(_:)``).
+    private let starting = NSLock()
 
     /// A machine whose choices follow `seed`.
     public convenience init(seed: UInt64) {
@@ -115,6 +117,11 @@ public final class SimulatedMachine: Sendable {
     /// The running process named `name`, started now if none runs under that name (a process started again after
     /// a crash is a new process, with a new id).
     public func process(_ name: String) -> SimulatedProcess {
+        // One start at a time: two threads asking for the same new name get the same process, and each new
+        // process its own index (the lookup, the index and the registration are one step). Nothing under the
+        // lock calls a test's code.
+        starting.lock()
+        defer { starting.unlock() }
         if let running = state.withLock({ state in
             state.processes.last { $0.name == name && state.running.contains($0.index) }
         }) {
