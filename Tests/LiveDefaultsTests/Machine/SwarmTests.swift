@@ -7,8 +7,10 @@ import Testing
 /// Random scenarios on the simulated machine (``Swarm``), from fixed seeds: a failure names the seed and the step
 /// that replay it (`LIVEDEFAULTS_SWARM_SEED=<seed>` runs that one alone).
 /// `.blockingWork`: a scenario runs its machine synchronously for seconds; on the cooperative pool it would hold one
-/// of its threads, and tests awaiting streams starve behind it.
-@Suite("Swarm: random scenarios on the simulated machine, invariants after every step", .blockingWork)
+/// of its threads, and tests awaiting streams starve behind it. `.serialized`: one scenario at a time, as each
+/// keeps a core busy; run side by side they took every slot of `.blockingWork` and every core, and the fleet's
+/// real-time tests beside them (etcd, agents) ran ten times slower, past their time limit.
+@Suite("Swarm: random scenarios on the simulated machine, invariants after every step", .blockingWork, .serialized)
 struct SwarmTests {
     /// The seeds run: 1 to 40, or `LIVEDEFAULTS_SWARM_SEED` alone, or `LIVEDEFAULTS_SWARM_SEEDS` of them (a long
     /// run) from `LIVEDEFAULTS_SWARM_FIRST` (1 unless given: runs side by side or one after another take ranges of
@@ -38,7 +40,8 @@ struct SwarmTests {
 
 /// The swarm finds past bugs: each brought back into the simulated processes (``ReintroducedBug``) is found by
 /// some seed among the first ones, and the seed and the step that found it are reported.
-@Suite("Swarm: past bugs brought back are found", .blockingWork)
+/// `.serialized`: one bug hunt at a time (see ``SwarmTests``).
+@Suite("Swarm: past bugs brought back are found", .blockingWork, .serialized)
 struct SwarmFindsBugsTests {
     @Test("each past bug is found by a seed among the first hundred", arguments: ReintroducedBug.allCases)
     func findsBug(_ bug: ReintroducedBug) {
