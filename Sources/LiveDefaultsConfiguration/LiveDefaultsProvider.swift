@@ -104,14 +104,7 @@ public struct LiveDefaultsProvider: ConfigProvider, CustomStringConvertible {
             }
             continuation.finish()
         }
-        do {
-            let result = try await updatesHandler(ConfigUpdatesAsyncSequence(stream))
-            await Self.end(follower)
-            return result
-        } catch {
-            await Self.end(follower)
-            throw error
-        }
+        return try await Self.handle(stream, followedBy: follower, with: updatesHandler)
     }
 
     /// One consistent view of the whole search list.
@@ -137,23 +130,29 @@ public struct LiveDefaultsProvider: ConfigProvider, CustomStringConvertible {
             while await changes.next() != nil { continuation.yield(snapshot()) }
             continuation.finish()
         }
-        do {
-            let result = try await updatesHandler(ConfigUpdatesAsyncSequence(stream))
-            await Self.end(follower)
-            return result
-        } catch {
-            await Self.end(follower)
-            throw error
-        }
+        return try await Self.handle(stream, followedBy: follower, with: updatesHandler)
     }
 
     // MARK: Internals
 
-    /// Ends a watch's follower and waits for it: when a watch returns, its subscription to the store is gone
-    /// (a cancelled follower's next change is nil at once, and it unsubscribes).
-    private static func end(_ follower: Task<Void, Never>) async {
+    /// Runs a watch's handler over its stream, then ends the follower feeding the stream and waits for it, whether
+    /// the handler returned or threw: when a watch returns, its subscription to the store is gone (a cancelled
+    /// follower's next change is nil at once, and it unsubscribes).
+    nonisolated(nonsending) private static func handle<Element: Sendable, Return: ~Copyable>(
+        _ stream: AsyncStream<Element>,
+        followedBy follower: Task<Void, Never>,
+        with updatesHandler:
+            nonisolated(nonsending) (_ updates: ConfigUpdatesAsyncSequence<Element, Never>) async throws -> Return
+    ) async throws -> Return {
+        let result: Result<Return, any Error>
+        do {
+            result = .success(try await updatesHandler(ConfigUpdatesAsyncSequence(stream)))
+        } catch {
+            result = .failure(error)
+        }
         follower.cancel()
         await follower.value
+        return try result.get()
     }
 
     /// The lookup both the provider and its snapshots make.

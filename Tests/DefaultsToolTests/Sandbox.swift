@@ -1,5 +1,6 @@
 import Foundation
 import PlistOracle
+import TestProcesses
 import Testing
 
 @testable import LiveDefaults
@@ -92,7 +93,7 @@ final class Sandbox: Sendable {
                 let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError
                 guard underlying?.domain == NSPOSIXErrorDomain, underlying?.code == Int(ETXTBSY), Date() < deadline
                 else { throw error }
-                usleep(10_000)
+                RealTime.pause(blocking: .milliseconds(10))
             }
         }
     }

@@ -113,9 +113,8 @@
             // The killed command's process group goes with it: checks never pile up, whatever runs now is the
             // current check's `sleep` (one at a time, over several checks).
             var most = 0
-            for _ in 0..<30 {
+            await RealTime.sample(times: 30, every: .milliseconds(100)) {
                 most = max(most, commandLines(containing: "31.5").count)
-                try await Task.sleep(for: .milliseconds(100))
             }
             #expect(most <= 1, "timed-out health commands still run: \(most) at once")
 

@@ -90,11 +90,10 @@
             // While etcd is away the agent keeps trying (and keeps its status current: `updated` moves), and no
             // attempt reads as connected.
             var stamps = Set<String>()
-            for _ in 0..<10 {
+            try await RealTime.sample(times: 10, every: .milliseconds(300)) {
                 let status = fields(try a.status(domain).reports.first)
                 #expect(status["connectedEndpoint"] == nil, "connected to \(status["connectedEndpoint"] ?? "")")
                 if let updated = status["updated"] as? String { stamps.insert(updated) }
-                try await Task.sleep(for: .milliseconds(300))
             }
             #expect(stamps.count >= 2, "the agent's status did not move while etcd was away")
             try cluster.start()

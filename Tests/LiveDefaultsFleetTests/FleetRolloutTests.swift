@@ -69,10 +69,9 @@
         /// Samples the hosts' values of PoolSize until the driver exits: every set of hosts seen holding `value`.
         func sample(_ hosts: [FleetHost], while driver: Driver, holding value: PropertyList) async -> [Set<String>] {
             var seen: [Set<String>] = []
-            while driver.process.isRunning {
+            await RealTime.sample(every: .milliseconds(10), while: { driver.process.isRunning }) {
                 let holding = Set(hosts.filter { $0.value(domain, "PoolSize") == value }.map(\.name))
                 if seen.last != holding { seen.append(holding) }
-                try? await Task.sleep(for: .milliseconds(10))
             }
             seen.append(Set(hosts.filter { $0.value(domain, "PoolSize") == value }.map(\.name)))
             return seen
@@ -143,9 +142,10 @@
                     domain, "PoolSize", "-int", "20", "--etcd", cluster.endpoints, "--stages", "1,50%,100%",
                     "--bake", "1.5",
                 ])
-            // One member lost while the first stage bakes.
-            let killer = Task {
-                try? await Task.sleep(for: .milliseconds(700))
+            // One member lost while the first stage bakes: once the canary holds the value.
+            let canary = hosts[0]
+            let killer = Task { [domain] in
+                _ = await eventually { canary.value(domain, "PoolSize") == .integer(20) }
                 cluster.kill(2)
             }
             let seen = await sample(hosts, while: driver, holding: .integer(20))
@@ -222,7 +222,8 @@
             }
             kill(driver.process.processIdentifier, SIGKILL)
             driver.process.waitUntilExit()
-            try await Task.sleep(for: .seconds(1))
+            // A window in which nothing may move: no event says "nothing happened".
+            await RealTime.pause(.seconds(1))
             #expect(hosts[0].value(domain, "PoolSize") == .integer(30))
             #expect(hosts.dropFirst().allSatisfy { $0.value(domain, "PoolSize") == .integer(10) })
             await expectEventually("the rollout shown stopped", hosts: hosts, cluster: cluster) {
@@ -249,7 +250,7 @@
             let program = try hosts[3].store(domain)
             program.set(45, forKey: "PoolSize")
             try await program.flush()
-            try await Task.sleep(for: .seconds(1))
+            await RealTime.pause(.seconds(1))
             #expect(try sharedValue(cluster) == .integer(10))
             #expect(hosts[4].value(domain, "PoolSize") == .integer(10))
             // A host that joins now takes the domain's (old) value.

@@ -33,8 +33,36 @@
             var quorumLosses = 0
         }
 
-        static func sleep(_ seconds: Double) async {
-            try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+        /// One fault of a schedule: started, held a while (seconds, drawn from `hold`), ended, and counted.
+        struct Fault {
+            let counted: WritableKeyPath<Faults, Int>
+            let hold: ClosedRange<Double>
+            let start: () -> Void
+            let end: () -> Void
+        }
+
+        /// Until a second before the deadline: a pause (seconds, drawn from `gap`), then the fault `choose` draws,
+        /// and `after`. Real time: the faults are held against real etcd and real agents. The draws are made in
+        /// the same order for a seed (gap, fault, hold), so a seed replays its schedule.
+        static func schedule(
+            until deadline: Date, seed: UInt64, gap: ClosedRange<Double>, after: () -> Void = {},
+            choose: (inout SeededGenerator) -> Fault
+        ) async -> Faults {
+            func pause(_ range: ClosedRange<Double>, _ generator: inout SeededGenerator) async {
+                await RealTime.pause(.milliseconds(Int64(Double.random(in: range, using: &generator) * 1000)))
+            }
+            var generator = SeededGenerator(seed: seed)
+            var faults = Faults()
+            while Date() < deadline.addingTimeInterval(-1) {
+                await pause(gap, &generator)
+                let fault = choose(&generator)
+                fault.start()
+                await pause(fault.hold, &generator)
+                fault.end()
+                faults[keyPath: fault.counted] += 1
+                after()
+            }
+            return faults
         }
 
         @Test("writes under agent pauses and kills, member kills and quorum loss: convergence, no write lost")
@@ -58,51 +86,39 @@
             let deadline = began.addingTimeInterval(seconds)
 
             // Two fault schedules at once: one for the agents, one for the cluster.
-            async let agentFaults: Faults = {
-                var generator = SeededGenerator(seed: seed ^ 0xA6E7)
-                var faults = Faults()
-                while Date() < deadline.addingTimeInterval(-1) {
-                    await Self.sleep(Double.random(in: 0.5...2.5, using: &generator))
-                    let host = hosts[Int.random(in: 0..<hosts.count, using: &generator)]
-                    if Bool.random(using: &generator) {
-                        host.signalAgent(SIGSTOP)
-                        await Self.sleep(Double.random(in: 0.3...3, using: &generator))
-                        host.signalAgent(SIGCONT)
-                        faults.paused += 1
-                    } else {
-                        host.stopAgent(signal: SIGKILL)
-                        await Self.sleep(Double.random(in: 0.2...2, using: &generator))
-                        try? host.startAgent([domain], etcd: cluster.endpoints, options: agentOptions)
-                        faults.killedAgents += 1
-                    }
+            async let agentFaults = Self.schedule(until: deadline, seed: seed ^ 0xA6E7, gap: 0.5...2.5) { generator in
+                let host = hosts[Int.random(in: 0..<hosts.count, using: &generator)]
+                if Bool.random(using: &generator) {
+                    return Fault(
+                        counted: \.paused, hold: 0.3...3, start: { host.signalAgent(SIGSTOP) },
+                        end: { host.signalAgent(SIGCONT) })
                 }
-                return faults
-            }()
-            async let clusterFaults: Faults = {
-                var generator = SeededGenerator(seed: seed ^ 0xE7CD)
-                var faults = Faults()
-                while Date() < deadline.addingTimeInterval(-1) {
-                    await Self.sleep(Double.random(in: 1...4, using: &generator))
-                    if Int.random(in: 0..<3, using: &generator) < 2 {
-                        let member = Int.random(in: 0..<cluster.members.count, using: &generator)
-                        cluster.kill(member)
-                        await Self.sleep(Double.random(in: 0.5...3, using: &generator))
-                        try? cluster.restart(member)
-                        faults.killedMembers += 1
-                    } else {
-                        let first = Int.random(in: 0..<cluster.members.count, using: &generator)
-                        let second = (first + 1) % cluster.members.count
+                return Fault(
+                    counted: \.killedAgents, hold: 0.2...2, start: { host.stopAgent(signal: SIGKILL) },
+                    end: { try? host.startAgent([domain], etcd: cluster.endpoints, options: agentOptions) })
+            }
+            async let clusterFaults = Self.schedule(
+                until: deadline, seed: seed ^ 0xE7CD, gap: 1...4, after: { _ = cluster.waitUntilHealthy(timeout: 30) }
+            ) { generator in
+                if Int.random(in: 0..<3, using: &generator) < 2 {
+                    let member = Int.random(in: 0..<cluster.members.count, using: &generator)
+                    return Fault(
+                        counted: \.killedMembers, hold: 0.5...3, start: { cluster.kill(member) },
+                        end: { try? cluster.restart(member) })
+                }
+                let first = Int.random(in: 0..<cluster.members.count, using: &generator)
+                let second = (first + 1) % cluster.members.count
+                return Fault(
+                    counted: \.quorumLosses, hold: 1...3,
+                    start: {
                         cluster.stopMember(first)
                         cluster.stopMember(second)
-                        await Self.sleep(Double.random(in: 1...3, using: &generator))
+                    },
+                    end: {
                         try? cluster.restart(first)
                         try? cluster.restart(second)
-                        faults.quorumLosses += 1
-                    }
-                    _ = cluster.waitUntilHealthy(timeout: 30)
-                }
-                return faults
-            }()
+                    })
+            }
             let (agents, members) = await (agentFaults, clusterFaults)
             for writer in writers {
                 writer.waitUntilExit()

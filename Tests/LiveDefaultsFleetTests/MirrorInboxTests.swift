@@ -136,10 +136,7 @@
             let keys = 200
             let largest = LockedCounter()
             let sampler = Task {
-                while !Task.isCancelled {
-                    largest.raise(to: inbox.pendingCount)
-                    try? await Task.sleep(for: .milliseconds(1))
-                }
+                await RealTime.sample(every: .milliseconds(1)) { largest.raise(to: inbox.pendingCount) }
             }
             for change in 0..<100_000 {
                 defaults.set(change, forKey: "Key\(change % keys)")

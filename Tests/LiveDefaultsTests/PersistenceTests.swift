@@ -113,7 +113,7 @@ struct PersistenceTests {
             try process.run()
             _ = pipe.fileHandleForReading.availableData  // "ready": its first write is on disk
             #expect(FileManager.default.fileExists(atPath: path))
-            usleep(UInt32(3_000 + round * 7_000))
+            RealTime.pause(blocking: .microseconds(3_000 + round * 7_000))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             #expect(process.terminationReason == .uncaughtSignal)

@@ -98,10 +98,10 @@ struct RemoteFileSystemTests {
         var unmounted = false
         for _ in 0..<50 where !unmounted {
             unmounted = fusermount(["-u"])
-            if !unmounted { usleep(100_000) }
+            if !unmounted { RealTime.pause(blocking: .milliseconds(100)) }
         }
         if !unmounted { _ = fusermount(["-u", "-z"]) }
-        for _ in 0..<50 where bindfs.isRunning { usleep(100_000) }
+        for _ in 0..<50 where bindfs.isRunning { RealTime.pause(blocking: .milliseconds(100)) }
         if bindfs.isRunning { bindfs.terminate() }
         bindfs.waitUntilExit()
     }

@@ -334,7 +334,7 @@ struct TransactionTests {
                 let snapshot = defaults.snapshot(of: Keys.pairA, Keys.pairB)
                 reads.withLock { $0 += 1 }
                 if snapshot[Keys.pairA] != snapshot[Keys.pairB] { mixedReads.withLock { $0 += 1 } }
-                usleep(100)
+                RealTime.pause(blocking: .microseconds(100))
             }
         }
         reader.start()

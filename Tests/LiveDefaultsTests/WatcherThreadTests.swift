@@ -190,7 +190,7 @@ struct HeldReconciliationTests {
             watcher.holdingReconciliation {
                 WatcherTests.watch(files[index], with: watcher)
                 // Nested, as a store opened inside another's open would be.
-                watcher.holdingReconciliation { usleep(UInt32(1_000 * (index % 3))) }
+                watcher.holdingReconciliation { RealTime.pause(blocking: .milliseconds(index % 3)) }
             }
         }
         watcher.settle()

@@ -113,7 +113,7 @@ public func eventually(timeout: Double = 30, _ condition: () -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         if condition() { return true }
-        usleep(2_000)
+        RealTime.pause(blocking: .milliseconds(2))
     }
     return condition()
 }
@@ -123,7 +123,7 @@ public func eventually(timeout: Double = 30, _ condition: () -> Bool) async -> B
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(2))
+        await RealTime.pause(.milliseconds(2))
     }
     return condition()
 }
@@ -136,7 +136,7 @@ public func withTimeout<Result: Sendable>(
     await withTaskGroup(of: Result?.self) { group in
         group.addTask { await operation() }
         group.addTask {
-            try? await Task.sleep(for: timeout)
+            await RealTime.pause(timeout)
             return nil
         }
         let first = await group.next() ?? nil
