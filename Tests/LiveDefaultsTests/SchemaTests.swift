@@ -150,6 +150,23 @@ struct SchemaTests {
         #expect(misnamed?.description.contains("com.example.other") == true)
     }
 
+    @Test("a refused value's message escapes control characters: a hostile file's key or value forges no log line")
+    func violationMessageIsPrintable() {
+        let violation = SchemaViolation(
+            key: "Nul\u{0}\nKey", value: "a\u{0}b\nnotice forged\u{1B}[2J\u{85}😀", reason: .wrongType,
+            accepted: "an integer")
+        let message = violation.description
+        #expect(!message.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }, "\(message)")
+        #expect(
+            message
+                == #"key "Nul\u{0}\u{a}Key" accepts an integer; the value (string a\u{0}b\u{a}notice forged\u{1b}[2J\u{85}😀) is of another type"#
+        )
+        // Text without control characters is shown as it is.
+        #expect(
+            SchemaViolation(key: "K", value: "a b😀", reason: .wrongType, accepted: "an integer").description
+                == "key \"K\" accepts an integer; the value (string a b😀) is of another type")
+    }
+
     @Test("schema files of every wrong shape are errors naming what is wrong")
     func hostileSchemaFiles() {
         let cases: [(PropertyList, String)] = [

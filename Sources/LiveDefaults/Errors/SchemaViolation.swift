@@ -42,6 +42,6 @@ public struct SchemaViolation: Error, Sendable, Hashable, CustomStringConvertibl
             case .notAChoice: "is not one of the choices"
             case .unreadable: "cannot be read as the key's type"
             }
-        return "key \"\(key)\" accepts \(accepted); the value (\(shown)) \(why)"
+        return "key \"\(PropertyList.printable(key))\" accepts \(accepted); the value (\(shown)) \(why)"
     }
 }

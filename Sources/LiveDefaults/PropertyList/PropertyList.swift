@@ -47,17 +47,34 @@ extension PropertyList {
         }
     }
 
-    /// The value as messages show it: strings as they are, numbers and dates plainly (ISO 8601), other
-    /// kinds as their description.
+    /// The value as messages show it: strings as they are (control characters escaped: ``printable(_:)``),
+    /// numbers and dates plainly (ISO 8601), other kinds as their description.
     var plainText: String {
         switch self {
-        case .string(let string): string
+        case .string(let string): Self.printable(string)
         case .integer(let integer): "\(integer)"
         case .real(let real): "\(real)"
         case .bool(let bool): bool ? "true" : "false"
         case .date(let date): date.formatted(.iso8601)
         default: "\(self)"
         }
+    }
+
+    /// Text from a file as a message or a log line shows it: each control character (a NUL, a line break, an
+    /// escape) written as `\u{…}`, so that a value or key from a hostile file can neither cut a log line, nor
+    /// forge the next one, nor make a log file binary to the tools that read it.
+    static func printable(_ text: String) -> String {
+        func isControl(_ scalar: Unicode.Scalar) -> Bool { scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) }
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) {
+                result += "\\u{" + String(scalar.value, radix: 16) + "}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
     }
 
     /// The string, when the value is a string.
