@@ -60,7 +60,13 @@ struct DoctorAndVolumeTests {
         let running = try sandbox.start("watch", "com.example.api")
         #expect(running.waitForStderr("Watching com.example.api"))
         let text = try sandbox.ok("doctor", "com.example.api", "RateLimit")
-        #expect(text.contains(inotifyIsCompiledIn ? "watcher: inotify" : "watcher: polling (this build has no inotify"))
+        let method =
+            switch (inotifyIsCompiledIn, watchesWithInotify) {
+            case (false, _): "watcher: polling (this build has no inotify"
+            case (true, false): "watcher: polling (LIVEDEFAULTS_WATCHER=poll)"
+            case (true, true): "watcher: inotify"
+            }
+        #expect(text.contains(method), "\(text)")
         #expect(text.contains("fs.inotify.max_user_watches") || text.contains("max_user_watches"))
         #expect(text.contains("com.example.api currentUser: \(sandbox.file("com.example.api.plist"))"))
         #expect(text.contains("exists, parses, 1 key"))
@@ -75,8 +81,8 @@ struct DoctorAndVolumeTests {
         #expect((object["problems"] as? [String])?.isEmpty == true)
         #expect((object["files"] as? [Any])?.count == 12)
         let watcher = try #require(object["watcher"] as? [String: Any])
-        #expect(watcher["method"] as? String == (inotifyIsCompiledIn ? "inotify" : "polling"))
-        if inotifyIsCompiledIn {
+        #expect(watcher["method"] as? String == (watchesWithInotify ? "inotify" : "polling"))
+        if watchesWithInotify {
             #expect((watcher["instancesInUse"] as? Int ?? 0) >= 1, "the running watch holds one")
             #expect((watcher["watchesInUse"] as? Int ?? 0) >= 1, "and its watches")
         }

@@ -18,7 +18,7 @@ struct DiagnosticsTests {
         #expect(plain.synchronize())
         let plainPath = locations.path(forDomain: "com.example.plain", layer: .currentUser)
         let plainStatus = Defaults.watchStatus(ofPath: plainPath)
-        #expect(plainStatus.isPolled == !inotifyIsCompiledIn)
+        #expect(plainStatus.isPolled == !watchesWithInotify)
         #expect((plainStatus.pollReason != nil) == plainStatus.isPolled)
         #expect(plainStatus.links.isEmpty)
 
@@ -31,6 +31,6 @@ struct DiagnosticsTests {
         #expect(linked.integer(forKey: "B") == 2)
         let linkedStatus = Defaults.watchStatus(ofPath: linkedPath)
         #expect(linkedStatus.links == [linkedPath])
-        #expect(linkedStatus.isPolled == !inotifyIsCompiledIn)
+        #expect(linkedStatus.isPolled == !watchesWithInotify)
     }
 }

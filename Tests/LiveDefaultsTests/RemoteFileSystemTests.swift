@@ -48,7 +48,7 @@ struct RemoteFileSystemTests {
 
     @Test(
         "A directory on a remote file system is polled, with one notice saying why, and changes arrive",
-        .enabled(if: inotifyIsCompiledIn, "inotify's own behaviour: this build polls (LIVEDEFAULTS_POLLING_ONLY)")
+        .enabled(if: watchesWithInotify, "inotify's own behaviour: this run polls")
     )
     func remoteDirectoryIsPolled() async throws {
         let directory = TemporaryDirectory()
@@ -108,7 +108,7 @@ struct RemoteFileSystemTests {
 
     @Test(
         "A real FUSE mount (bindfs) is detected and polled: a write beside it, which inotify never reports, arrives",
-        .enabled(if: inotifyIsCompiledIn, "inotify's own behaviour: this build polls (LIVEDEFAULTS_POLLING_ONLY)")
+        .enabled(if: watchesWithInotify, "inotify's own behaviour: this run polls")
     )
     func realFuseMount() async throws {
         let directory = TemporaryDirectory()

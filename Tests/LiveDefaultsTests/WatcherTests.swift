@@ -22,7 +22,7 @@ struct WatcherTests {
 
     @Test(
         "In-place truncate + write, as Foundation does: no corruption reported mid-write, read on close",
-        .enabled(if: inotifyIsCompiledIn, "inotify's own behaviour: this build polls (LIVEDEFAULTS_POLLING_ONLY)")
+        .enabled(if: watchesWithInotify, "inotify's own behaviour: this run polls")
     )
     func inPlaceWrite() async throws {
         let directory = TemporaryDirectory()
@@ -171,7 +171,7 @@ struct WatcherTests {
 
     @Test(
         "The library's own replace is heard as a replacement, not as a write in place that must be read back",
-        .enabled(if: inotifyIsCompiledIn, "inotify's own behaviour: this build polls (LIVEDEFAULTS_POLLING_ONLY)")
+        .enabled(if: watchesWithInotify, "inotify's own behaviour: this run polls")
     )
     func ownReplaceIsNotAWriteInPlace() async throws {
         let directory = TemporaryDirectory()
@@ -222,7 +222,7 @@ struct WatcherTests {
 
     @Test(
         "A kernel queue overflow rescans every file",
-        .enabled(if: inotifyIsCompiledIn, "inotify's own behaviour: this build polls (LIVEDEFAULTS_POLLING_ONLY)")
+        .enabled(if: watchesWithInotify, "inotify's own behaviour: this run polls")
     )
     func queueOverflow() async throws {
         let directory = TemporaryDirectory()
@@ -287,7 +287,7 @@ struct WatcherTests {
 
     @Test(
         "A rewrite that keeps inode, size and modification time is still seen (contents compared)",
-        .enabled(if: inotifyIsCompiledIn, "inotify's own behaviour: this build polls (LIVEDEFAULTS_POLLING_ONLY)")
+        .enabled(if: watchesWithInotify, "inotify's own behaviour: this run polls")
     )
     func sameStampDifferentContents() async throws {
         let directory = TemporaryDirectory()

@@ -97,9 +97,8 @@ public func builtExecutable(named name: String) -> URL {
     return executable.appendingPathComponent(name)
 }
 
-/// Whether the library under test watches with inotify: false in a build with LIVEDEFAULTS_POLLING_ONLY (what
-/// another platform would run; CI builds and runs the suite that way too), where tests of inotify's own
-/// behaviour are skipped.
+/// Whether the library under test has inotify: false in a build with LIVEDEFAULTS_POLLING_ONLY (what another
+/// platform would run).
 public let inotifyIsCompiledIn: Bool = {
     #if os(Linux) && !LIVEDEFAULTS_POLLING_ONLY
         true
@@ -107,6 +106,12 @@ public let inotifyIsCompiledIn: Bool = {
         false
     #endif
 }()
+
+/// Whether this process's stores, and the processes it starts, watch with inotify: it is compiled in, and
+/// `LIVEDEFAULTS_WATCHER=poll` does not turn it off (CI runs the suite so a second time: every watch by polling,
+/// as another platform would). Tests of inotify's own behaviour are skipped where it is false.
+public let watchesWithInotify: Bool =
+    inotifyIsCompiledIn && ProcessInfo.processInfo.environment["LIVEDEFAULTS_WATCHER"] != "poll"
 
 /// Waits for a condition with a generous timeout, polling; never a fixed sleep.
 public func eventually(timeout: Double = 30, _ condition: () -> Bool) -> Bool {

@@ -1,5 +1,6 @@
 import Foundation
 import LiveDefaultsTesting
+import Logging
 import TestProcesses
 import Testing
 
@@ -133,5 +134,56 @@ struct WatcherMachineTests {
         }
         // Each observer's iterator went with its task, and its subscription with it.
         #expect(defaults.activeObserverCount == 0)
+    }
+
+    /// A source of events with no instance to give: the user's inotify instances used up (EMFILE), as a build
+    /// without inotify has none.
+    struct NoInstances: FileEventSource {
+        func open() -> Result<Int32, SystemError> { .failure(SystemError(errno: EMFILE, operation: "inotify_init1")) }
+        func close(_ instance: Int32) {}
+        func addWatch(_ instance: Int32, directory path: String) -> Result<Int32, SystemError> {
+            .failure(SystemError(errno: EBADF, operation: "inotify_add_watch"))
+        }
+        func removeWatch(_ instance: Int32, _ watch: Int32) {}
+        func readEvents(_ instance: Int32, _ body: (Inotify.Event) -> Void) {}
+    }
+
+    @Test("Without an inotify instance every directory is polled, the reason said once, and other writes arrive")
+    func noInotifyInstance() async throws {
+        let memory = InMemoryFileSystem()
+        let clock = ManualDefaultsClock()
+        // A process's context whose watcher has the real process's loop (a thread of its own), on events that
+        // refuse an instance.
+        let context = ProcessContext(
+            fileSystem: memory, clock: clock,
+            platform: WatcherPlatform(events: NoInstances(), makeRunLoop: WatcherPlatform.system.makeRunLoop))
+        let watcher = context.watcher
+        let log = LogRecorder()
+        var configuration = Defaults.Configuration.rooted(at: "/prefs", applicationDomain: Self.domain)
+        configuration.context = context
+        configuration.logger = log.logger
+        let defaults = try Defaults(configuration: configuration)
+        let other = try Defaults(configuration: configuration)
+        let path = configuration.locations.path(forDomain: Self.domain, layer: .currentUser)
+        let status = watcher.status(ofPath: path)
+        #expect(status.isPolled)
+        #expect(status.pollReason == systemErrorText(EMFILE), "\(status)")
+        #expect(watcher.polledDirectories.contains("/prefs"))
+        let warnings = log.entries.filter { $0.level == .warning && $0.message.contains("cannot watch") }
+        #expect(warnings.count == 1, "\(log.entries)")
+        #expect(warnings.first?.message.contains(systemErrorText(EMFILE)) == true)
+
+        // Another program's save (a whole file renamed over) is seen at the next poll, on the process's clock.
+        try memory.place(Data(#"{ "Key" = "written"; }"#.utf8), at: "/prefs/saved.tmp")
+        try memory.rename("/prefs/saved.tmp", to: path)
+        #expect(defaults.string(forKey: "Key") == nil)
+        clock.advanceAndWait(by: .milliseconds(100))
+        #expect(await waitForValue(defaults, "Key") { $0 == "written" })
+        // So is a store's write beside it, and the reason is not said again.
+        other.set(2, forKey: "Count")
+        #expect(other.synchronize())
+        clock.advanceAndWait(by: .milliseconds(100))
+        #expect(await waitForValue(defaults, "Count") { $0 == 2 })
+        #expect(log.entries.filter { $0.message.contains("cannot watch") }.count == 1, "\(log.entries)")
     }
 }
