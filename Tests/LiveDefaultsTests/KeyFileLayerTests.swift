@@ -149,6 +149,74 @@ struct KeyFileLayerTests {
         #expect(reported.isEmpty, "\(reported)")
     }
 
+    /// A volume on an in-memory file system whose kubelet swaps `..data` to a new update right before the layer
+    /// opens a key file, while `swapsLeft` lasts: a read swapped under every attempt.
+    final class SwappedVolume: Sendable {
+        let memory = InMemoryFileSystem()
+        let path = "/volume"
+        let generation = Lock(0)
+        let swapsLeft = Lock(0)
+        var fileSystem: FaultInjectingFileSystem {
+            FaultInjectingFileSystem(wrapping: memory, recordsCalls: false) { [self] call, subject in
+                guard call == "open", subject.hasSuffix("/B"),
+                    swapsLeft.withLock({ left in
+                        defer { left = max(0, left - 1) }
+                        return left > 0
+                    })
+                else { return }
+                swap()
+            }
+        }
+
+        /// The kubelet's update: A, B and C of the next generation in a directory of their own, `..data` swapped to
+        /// it, the old directory's files removed.
+        func swap() {
+            let next = generation.withLock { generation in
+                generation += 1
+                return generation
+            }
+            for name in ["A", "B", "C"] { try? memory.place(Data("\(next)".utf8), at: "\(path)/..\(next)/\(name)") }
+            try? memory.link("\(path)/..data_tmp", to: "..\(next)")
+            try? memory.rename("\(path)/..data_tmp", to: "\(path)/..data")
+            for name in ["A", "B", "C"] { try? memory.unlink("\(path)/..\(next - 1)/\(name)") }
+        }
+
+        func store(errors: Lock<[DefaultsError]>) throws -> Defaults {
+            var configuration = Defaults.Configuration.rooted(at: "/prefs", applicationDomain: KeyFileLayerTests.domain)
+            configuration.fileSystem = fileSystem
+            configuration.clock = ManualDefaultsClock()
+            configuration.keyFileDirectories = [path]
+            configuration.errorHandler = { error in errors.withLock { $0.append(error) } }
+            return try Defaults(configuration: configuration)
+        }
+    }
+
+    @Test("a volume swapped under every attempt of a read: the store keeps the version it shows, never two mixed")
+    func swappedUnderEveryAttempt() throws {
+        let volume = SwappedVolume()
+        volume.swap()
+        func values(_ defaults: Defaults) -> [String?] { ["A", "B", "C"].map { defaults.string(forKey: $0) } }
+        let defaults = try volume.store(errors: errors)
+        #expect(values(defaults) == ["1", "1", "1"])
+        // Every attempt of the next read swapped under it: the version shown stays, nothing is reported.
+        volume.swapsLeft.withLock { $0 = KeyFileLayer.readAttempts + 2 }
+        defaults.rebuildMerged(changedDomain: DomainName.keyFiles)
+        #expect(values(defaults) == ["1", "1", "1"])
+        #expect(defaults.source(ofKey: "B") == .keyFile(path: volume.path + "/B"))
+        #expect(reported.isEmpty, "\(reported)")
+        // The swaps end: the next read (the last swap's event, in a watching store) shows the newest update whole.
+        volume.swapsLeft.withLock { $0 = 0 }
+        defaults.rebuildMerged(changedDomain: DomainName.keyFiles)
+        let newest = "\(volume.generation.withLock { $0 })"
+        #expect(values(defaults) == [newest, newest, newest])
+        // A store's first read has no version to keep: it reads again until it has a whole one.
+        volume.swapsLeft.withLock { $0 = KeyFileLayer.readAttempts * 2 + 3 }
+        let fresh = try volume.store(errors: errors)
+        let shown = values(fresh)
+        #expect(Set(shown).count == 1 && shown[0] != nil, "\(shown)")
+        #expect(reported.isEmpty, "\(reported)")
+    }
+
     @Test("a plain directory's files rewritten in place, replaced, added and removed reach a watching store")
     func plainDirectoryLive() async throws {
         let keys = directory.file("keys")

@@ -11,9 +11,12 @@ extension Defaults {
     /// changed while the new view was computed.
     func tryRebuildMerged(changedDomain: String) -> Bool {
         let sources = state.withLock { state in
-            (state.search.entries, state.volatileDomains, state.search.persistent, state.view.generation)
+            (
+                state.search.entries, state.volatileDomains, state.search.persistent, state.view.generation,
+                state.environment.map { ($0.keyFileOrigins, $0.keyFiles.problems) }
+            )
         }
-        let (list, volatiles, persistent, generation) = sources
+        let (list, volatiles, persistent, generation, keyFilesShown) = sources
         // The deployment's layers, read outside the lock: the environment's variables and the directories of key
         // files, both typed by the application domain's published schema (a broken schema types nothing: its own
         // problem is reported where schemas are read).
@@ -24,7 +27,22 @@ extension Defaults {
                 domain: configuration.applicationDomain, in: configuration.locations.schemaDirectories,
                 on: configuration.fileSystem)
         let environmentLayer = materializeEnvironment(volatiles: volatiles, persistent: persistent, schema: schema)
-        let keyFileLayer = keyFiles?.read(schema: schema, fileSystem: configuration.fileSystem)
+        var keyFileLayer = keyFiles?.read(schema: schema, fileSystem: configuration.fileSystem)
+        if var layer = keyFileLayer, !layer.isWhole {
+            // A volume swapped under every attempt of the read: what it holds is no one version. The layer keeps
+            // the version it shows (the swap that ends the run of updates is watched, and read); a first read,
+            // with none to keep, is made again until it is whole, a few times at most.
+            if let shown = volatiles[DomainName.keyFiles], let (origins, problems) = keyFilesShown {
+                layer.values = shown
+                layer.origins = origins
+                layer.problems = problems
+                keyFileLayer = layer
+            } else {
+                for _ in 1..<KeyFileLayer.firstReadRounds where keyFileLayer?.isWhole == false {
+                    keyFileLayer = keyFiles?.read(schema: schema, fileSystem: configuration.fileSystem)
+                }
+            }
+        }
         // Every source's contents in precedence order, empty ones left out: forced values first, then the search
         // list. As `Source`s (the type the flattened list uses already), not a `[[String: PropertyList]]`:
         // one array type less for the runtime to instantiate on a fresh process's first open.

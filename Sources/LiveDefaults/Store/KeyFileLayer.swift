@@ -14,7 +14,8 @@
 /// **One version at a time.** A directory with `..data` (Kubernetes' atomic writer) is read through the one
 /// directory `..data` names when the read starts: every key of one update together, never some keys of two. The
 /// writer swaps `..data` to a new directory and then removes the old one, so a file that vanishes under the read
-/// sends it back to the new `..data` (up to ``readAttempts`` times). A directory without it is read file by file,
+/// sends it back to the new `..data` (up to ``readAttempts`` times; a read swapped under every attempt is not
+/// whole, ``Read/isWhole``, and the store keeps the version it shows). A directory without it is read file by file,
 /// and every name in it is watched: a file added, removed, replaced or rewritten arrives live.
 struct KeyFileLayer: Sendable {
     /// The directories, absolute, in precedence order.
@@ -22,6 +23,9 @@ struct KeyFileLayer: Sendable {
 
     /// How many times a read starts again when the version it reads is replaced under it.
     static let readAttempts = 8
+    /// How many reads a store's first read of the layer makes while each is swapped under every attempt (it has
+    /// no version to keep instead).
+    static let firstReadRounds = 8
     /// The most files a directory may hold: more are left out, reported.
     static let maximumFiles = 4096
 
@@ -34,6 +38,10 @@ struct KeyFileLayer: Sendable {
         /// The paths to watch: a volume's `..data`, or every name of a directory without it
         /// (``FileWatcher/everyName(in:)``: a file written, replaced, removed or added).
         var watched: [String] = []
+        /// False when a volume was swapped under every attempt of the read: what it holds may be keys of two
+        /// updates, or some keys of none, so it must not be shown (the store keeps the version it shows; the
+        /// swap that ends the run of updates is watched, and read).
+        var isWhole = true
     }
 
     /// The layer's keys and values, typed by `schema`.
@@ -52,6 +60,7 @@ struct KeyFileLayer: Sendable {
             }
             result.problems += one.problems
             result.watched += one.watched
+            result.isWhole = result.isWhole && one.isWhole
         }
         return result
     }
@@ -103,9 +112,12 @@ struct KeyFileLayer: Sendable {
                     }
                 case .failure(let reason):
                     // Gone under the read: the writer swapped `..data` to a newer version; read that one.
-                    if version != nil, !fileSystem.exists(file), attempt < readAttempts {
-                        replaced = true
-                        break
+                    if version != nil, !fileSystem.exists(file) {
+                        if attempt < readAttempts {
+                            replaced = true
+                            break
+                        }
+                        result.isWhole = false
                     }
                     result.problems.append(
                         EnvironmentLayer.Problem(variable: shown, key: name, reason: reason.description))

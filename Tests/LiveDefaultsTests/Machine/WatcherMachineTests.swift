@@ -173,6 +173,9 @@ struct WatcherMachineTests {
         #expect(warnings.count == 1, "\(log.entries)")
         #expect(warnings.first?.message.contains(systemErrorText(EMFILE)) == true)
 
+        // The watcher's thread makes its first poll after the registration, and schedules the next on the clock:
+        // let that pass (a second settle), or the advance below could come before the next poll is scheduled.
+        watcher.settle()
         // Another program's save (a whole file renamed over) is seen at the next poll, on the process's clock.
         try memory.place(Data(#"{ "Key" = "written"; }"#.utf8), at: "/prefs/saved.tmp")
         try memory.rename("/prefs/saved.tmp", to: path)
@@ -182,6 +185,7 @@ struct WatcherMachineTests {
         // So is a store's write beside it, and the reason is not said again.
         other.set(2, forKey: "Count")
         #expect(other.synchronize())
+        watcher.settle()
         clock.advanceAndWait(by: .milliseconds(100))
         #expect(await waitForValue(defaults, "Count") { $0 == 2 })
         #expect(log.entries.filter { $0.message.contains("cannot watch") }.count == 1, "\(log.entries)")
