@@ -149,13 +149,15 @@ enum CrossProcess {
         }
     }
 
-    /// Writes in a block of ``race(writer:writes:floor:store:follow:)``: the floor and the store take turns.
-    static let block = 50
+    /// Writes in a block of ``race(writer:writes:floor:store:follow:)``: the floor and the store take turns,
+    /// at least three each, so that a smoke run's few writes are not one block of the floor followed by one of
+    /// the store (the VM's drift between the two then fell on one side of the difference the goal is on).
+    static func block(writes: Int) -> Int { min(50, max(5, writes / 3)) }
 
     /// Starts a writer (this executable with `writer` as its arguments: it prepares its file, says "ready",
     /// then for each value read prints the time and changes the file), and times `writes` paced changes
     /// twice: seen by the `floor` watcher and by the `store` through `follow` (`updates(forKey: "Value")`
-    /// unless given), in turns of ``block`` writes each.
+    /// unless given), in turns of ``block(writes:)`` writes each.
     static func race(
         writer arguments: [String], writes: Int, floor makeFloor: (Arrivals) -> RawInotifyWatcher?,
         store makeStore: () -> Defaults?,
@@ -200,7 +202,7 @@ enum CrossProcess {
         var next = 1
         var each = 0
         while each < writes {
-            let size = min(Self.block, writes - each)
+            let size = min(Self.block(writes: writes), writes - each)
             each += size
             // Each watcher gets one write first, not counted: the first change after a watcher starts also waits
             // for what starting takes (a store's watch is added on the watcher's thread after its open returns, a

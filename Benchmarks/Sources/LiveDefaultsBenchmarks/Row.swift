@@ -56,16 +56,43 @@ struct Goal: Sendable {
     /// a ratio to reach): 1 or less is met.
     var factor: Double
 
+    /// What a smoke run's tripwire (``tripwire``) checks: how many times over its guard the measurement is, or
+    /// nil when the goal has no tripwire. Most goals guard themselves (the factor); see ``overFloor(_:live:floor:_:)``
+    /// and ``withoutTripwire``.
+    var tripwireFactor: Double?
+
     var isMet: Bool { factor <= 1 }
 
     /// At most `limit`; `measured` is the row's median (or a quantity derived from medians).
     static func atMost(_ limit: Double, measured: Double, _ text: String) -> Goal {
-        Goal(text: text, factor: limit > 0 ? measured / limit : .infinity)
+        let factor = limit > 0 ? measured / limit : .infinity
+        return Goal(text: text, factor: factor, tripwireFactor: factor)
     }
 
     /// At least `minimum` (a ratio to another system, say).
     static func atLeast(_ minimum: Double, measured: Double, _ text: String) -> Goal {
-        Goal(text: text, factor: measured > 0 ? minimum / measured : .infinity)
+        let factor = measured > 0 ? minimum / measured : .infinity
+        return Goal(text: text, factor: factor, tripwireFactor: factor)
+    }
+
+    /// At most `limit` above a physical floor measured in the same run: the goal is on the difference of the two
+    /// medians, the tripwire on the whole latency against the floor plus the limit. A difference of two medians
+    /// of a few dozen samples each is mostly the VM's drift between them (the landed build of a week before read
+    /// 2× to 9.8× its goal in three smoke runs in a row); a regression of the kind the tripwire is for (a store
+    /// 30 times further from the floor) moves the whole latency as much.
+    static func overFloor(_ limit: Double, live: Double, floor: Double, _ text: String) -> Goal {
+        Goal(
+            text: text, factor: limit > 0 ? (live - floor) / limit : .infinity,
+            tripwireFactor: floor + limit > 0 ? live / (floor + limit) : .infinity)
+    }
+
+    /// The goal, checked and reported, but no tripwire: for an absolute time on a disk's flush, which the VM
+    /// varies more than the tripwire's margin between runs of one build; a goal measured in turns with the same
+    /// flush beside it guards the same code.
+    var withoutTripwire: Goal {
+        var goal = self
+        goal.tripwireFactor = nil
+        return goal
     }
 
     /// How many times a smoke run may miss a goal before it fails: a tripwire for a regression of the kind
