@@ -57,8 +57,8 @@ struct Goal: Sendable {
     var factor: Double
 
     /// What a smoke run's tripwire (``tripwire``) checks: how many times over its guard the measurement is, or
-    /// nil when the goal has no tripwire. Most goals guard themselves (the factor); see ``overFloor(_:live:floor:_:)``
-    /// and ``withoutTripwire``.
+    /// nil when the goal has no tripwire. Most goals guard themselves (the factor); see ``overFloor(_:live:floor:_:)``,
+    /// ``tripwire(limit:floor:)`` and ``withoutTripwire``.
     var tripwireFactor: Double?
 
     var isMet: Bool { factor <= 1 }
@@ -86,9 +86,20 @@ struct Goal: Sendable {
             tripwireFactor: floor + limit > 0 ? live / (floor + limit) : .infinity)
     }
 
-    /// The goal, checked and reported, but no tripwire: for an absolute time on a disk's flush, which the VM
-    /// varies more than the tripwire's margin between runs of one build; a goal measured in turns with the same
-    /// flush beside it guards the same code.
+    /// The goal, with its tripwire on the measurement against the larger of the goal's `limit` and a `floor`
+    /// measured in the same turns: for an absolute time that the VM's drift can carry above the goal with nothing
+    /// changed in the code (a fresh process's open, whose floor row, no store at all, has read more than its goal
+    /// on a slow stretch). A regression of the store's own cost still moves the measurement away from its floor.
+    func tripwire(limit: Double, floor: Double) -> Goal {
+        var goal = self
+        // factor × limit is the measurement, for a goal made by `atMost(limit, …)`.
+        goal.tripwireFactor = floor > limit && floor.isFinite ? factor * limit / floor : factor
+        return goal
+    }
+
+    /// The goal, checked and reported, but no tripwire: for an absolute time (a disk's flush, a `set` of a few
+    /// hundred nanoseconds) that the VM varies more than the tripwire's margin between runs of one build, where
+    /// another goal of the row, relative to something measured beside it, guards the same code.
     var withoutTripwire: Goal {
         var goal = self
         goal.tripwireFactor = nil
