@@ -170,6 +170,56 @@ struct ClockTests {
         #expect(try Self.written("com.example.clock.write", in: fileSystem) == .dictionary(["Written": 7]))
     }
 
+    @Test(
+        "a clock's write of a file another thread is writing waits for that write: the file is on disk when it returns")
+    func scheduledWriteWaitsForAnotherWriter() throws {
+        // Another thread's synchronize() takes the file and stops before its rename, until released.
+        let inCommit = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let held = Lock(false)
+        let memory = InMemoryFileSystem()
+        let fileSystem = FaultInjectingFileSystem(wrapping: memory) { name, subject in
+            guard name == "rename", subject.hasSuffix("com.example.clock.taken.plist") else { return }
+            // The first rename only: the one of the synchronize().
+            guard
+                held.withLock({ held in
+                    defer { held = true }
+                    return !held
+                })
+            else { return }
+            inCommit.signal()
+            release.wait()
+        }
+        let clock = ManualDefaultsClock()
+        var configuration = Defaults.Configuration.rooted(
+            at: "/home/u/config", applicationDomain: "com.example.clock.taken")
+        configuration.fileSystem = fileSystem
+        configuration.clock = clock
+        let defaults = try Defaults(configuration: configuration)
+        defaults.set(7, forKey: "Written")
+        let synchronizing = Thread { _ = defaults.synchronize() }
+        synchronizing.start()
+        inCommit.wait()
+        // The clock's write comes due while the other write is under way: it must not return before that write
+        // lands (it returned at once, with no file, when it found the file taken).
+        let returned = DispatchSemaphore(value: 0)
+        let onDiskAtReturn = Lock<Bool?>(nil)
+        let advancing = Thread {
+            clock.advanceAndWait(by: .milliseconds(1))
+            onDiskAtReturn.withLock {
+                $0 = memory.contents(atPath: "/home/u/config/com.example.clock.taken.plist") != nil
+            }
+            returned.signal()
+        }
+        advancing.start()
+        // A window: it returns within it only if it did not wait (then the file is not there yet).
+        let returnedEarly = returned.wait(timeout: .now() + .milliseconds(300)) == .success
+        release.signal()
+        if !returnedEarly { returned.wait() }
+        #expect(onDiskAtReturn.withLock { $0 } == true, "advanceAndWait returned before the file was on disk")
+        #expect(try Self.written("com.example.clock.taken", in: memory) == .dictionary(["Written": 7]))
+    }
+
     @Test("while sets keep coming the writer spaces its writes 5 ms apart; after a quiet moment it waits 0.5 ms")
     func writerSpacesASustainedStream() throws {
         let clock = ManualDefaultsClock()

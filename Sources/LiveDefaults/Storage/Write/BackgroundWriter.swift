@@ -85,12 +85,7 @@ final class BackgroundWriter: Sendable {
     private func writeScheduled(_ group: ObjectIdentifier, clock: any DefaultsClock) {
         let files: [DomainFile] = state.withLock { state in
             state.scheduled.removeValue(forKey: group)
-            let files = state.dirty.values.filter { ObjectIdentifier($0.clock) == group }
-            for file in files {
-                state.dirty.removeValue(forKey: ObjectIdentifier(file))
-                Self.begin(file, in: &state)
-            }
-            return files
+            return Self.take(from: &state) { ObjectIdentifier($0.clock) == group }
         }
         // Failures are reported to the files' observers; the edits stay pending in the file, and the file
         // stays listed here, so the next edit or synchronize() retries them.
@@ -104,6 +99,21 @@ final class BackgroundWriter: Sendable {
         }
         let ended = clock.now
         state.withLock { $0.lastWriteEnded[group] = (Weak(clock: clock), ended) }
+    }
+
+    /// Takes the pending files `belongs` accepts, and those of them another thread is writing right now, each
+    /// begun: a write that returns leaves nothing of its files still on its way. (A `synchronize()` elsewhere may
+    /// take a group's file while it is written; the group's scheduled write, the one a manual clock's
+    /// `advanceAndWait` waits for, then waits for that commit instead of returning before the file is on disk.)
+    private static func take(from state: inout State, _ belongs: (DomainFile) -> Bool) -> [DomainFile] {
+        var files: [ObjectIdentifier: DomainFile] = [:]
+        for (id, file) in state.dirty where belongs(file) {
+            files[id] = file
+            state.dirty.removeValue(forKey: id)
+        }
+        for (id, entry) in state.writing where files[id] == nil && belongs(entry.file) { files[id] = entry.file }
+        for file in files.values { begin(file, in: &state) }
+        return Array(files.values)
     }
 
     private static func begin(_ file: DomainFile, in state: inout State) {
@@ -128,16 +138,7 @@ final class BackgroundWriter: Sendable {
     @discardableResult
     func writeAll(on fileSystem: (any DefaultsFileSystem)? = nil) -> [(file: DomainFile, error: DefaultsError)] {
         let files = state.withLock { state in
-            var files: [ObjectIdentifier: DomainFile] = [:]
-            for (id, file) in state.dirty where fileSystem == nil || file.fileSystem === fileSystem {
-                files[id] = file
-                state.dirty.removeValue(forKey: id)
-            }
-            for (id, entry) in state.writing where files[id] == nil {
-                if fileSystem == nil || entry.file.fileSystem === fileSystem { files[id] = entry.file }
-            }
-            for file in files.values { Self.begin(file, in: &state) }
-            return Array(files.values)
+            Self.take(from: &state) { fileSystem == nil || $0.fileSystem === fileSystem }
         }
         var failures: [(file: DomainFile, error: DefaultsError)] = []
         for file in files {
