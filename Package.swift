@@ -179,7 +179,7 @@ let package = Package(
             name: "DefaultsToolTests",
             dependencies: [
                 "DefaultsTool", "DefaultsSyncTool", "DefaultsToolSupport", "LiveDefaults", "LiveDefaultsTestHelper",
-                "PlistOracle", "TestProcesses",
+                "LiveDefaultsTesting", "PlistOracle", "TestProcesses",
             ]
         ),
     ],

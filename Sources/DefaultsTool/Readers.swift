@@ -129,7 +129,23 @@ struct WaitOptions: ParsableArguments {
     /// start of a program, which would then run on the version before anyway (its change log's last known
     /// good), while every other program ran the refused one.
     func waitForReaders(of store: ToolStore, before: [String: PropertyList]?) throws {
-        guard let seconds else { return }
+        if let failure = try awaitReaders(of: store, before: before) { throw ToolError(failure.message) }
+    }
+
+    /// What `--wait` found when not every reader applied the version.
+    struct Failure {
+        /// The whole story, for the verb's error.
+        var message: String
+        /// Each refusal: the reader and its reason.
+        var refusals: [String]
+        /// Whether the version before was put back.
+        var rolledBack: Bool
+    }
+
+    /// ``waitForReaders(of:before:)``, returning what went wrong rather than throwing it: `defaults edit` offers
+    /// a refused edit back in the editor.
+    func awaitReaders(of store: ToolStore, before: [String: PropertyList]?) throws -> Failure? {
+        guard let seconds else { return nil }
         let version = store.defaults.heldVersion(inDomain: store.target.name, layer: store.target.layer)
         let deadline = Date().addingTimeInterval(seconds)
         var readers: [ReadingProcess] = []
@@ -157,16 +173,19 @@ struct WaitOptions: ParsableArguments {
             }
         }
         if readers.isEmpty { emit("no process reads \(store.target.display)") }
-        guard !failed.isEmpty else { return }
+        guard !failed.isEmpty else { return nil }
         let problem = "version \(version) of \(store.target.display) was written, but " + failed.joined(separator: "; ")
         guard !refusals.isEmpty, let before else {
             let kept = refusals.isEmpty ? "" : " (--keep-refused)"
-            throw ToolError(problem + "; the file keeps the new version\(kept)")
+            return Failure(
+                message: problem + "; the file keeps the new version\(kept)", refusals: refusals, rolledBack: false)
         }
         let putBack = try Self.putBack(
             before, over: version, in: store, reason: "rolled back: " + refusals.joined(separator: "; "))
         emit("rolled back to the version before \(version): \(putBack)")
-        throw ToolError(problem + "; rolled back to the version before it (--keep-refused keeps a refused version)")
+        return Failure(
+            message: problem + "; rolled back to the version before it (--keep-refused keeps a refused version)",
+            refusals: refusals, rolledBack: true)
     }
 
     /// Writes `before` back over `version`, as one change logged with `reason`, only while the domain still holds

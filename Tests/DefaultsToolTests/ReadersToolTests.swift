@@ -181,6 +181,31 @@ struct ReadersToolTests {
         #expect(generous.serves() == "MinPool 10 MaxPool 60")
     }
 
+    @Test("defaults edit --wait: an edit a reader refuses is put back and offered again in the editor with the reason")
+    func editRefusedOfferedAgain() throws {
+        let sandbox = Sandbox()
+        try sandbox.ok("write", Self.domain, "MinPool", "-int", "5")
+        try sandbox.ok("write", Self.domain, "MaxPool", "-int", "40")
+        let strict = try validating(sandbox, limit: 50)
+        defer { strict.stop() }
+        strict.ready()
+        let result = try sandbox.run(
+            ["edit", Self.domain, "--wait", "10"],
+            environment: try sandbox.scriptedEditor([
+                "sed -i 's/^    MaxPool = 40;$/    MaxPool = 60;/' \"$1\"",
+                """
+                grep -q '^//! Applied, then refused by a running program' "$1" || exit 2
+                grep -q 'MaxPool 60 is above' "$1" || exit 2
+                sed -i 's/^    MaxPool = 60;$/    MaxPool = 45;/' "$1"
+                """,
+            ]))
+        #expect(result.status == 0, "\(result.output)\(result.error)")
+        #expect(result.output.contains("\(strict.pid) LiveDefaultsTestHelper: refused: MaxPool 60 is above"))
+        #expect(result.output.contains("rolled back to the version before"), "\(result.output)")
+        #expect(result.output.contains("\(strict.pid) LiveDefaultsTestHelper: applied"), "\(result.output)")
+        #expect(strict.serves(once: "MinPool 5 MaxPool 45") == "MinPool 5 MaxPool 45")
+    }
+
     @Test("a version a reader refuses is rolled back to the one before it, as one change logged with the refusal")
     func refusedVersionRolledBack() throws {
         let sandbox = Sandbox()

@@ -24,12 +24,12 @@ struct ReadmeShellTests {
             URL(fileURLWithPath: "/bin/sh"), ["-c", line], environment: sandbox.environment(["PATH": path]))
     }
 
-    @Test("write, read, merge, watch, doctor and log, each as the README shows it")
+    @Test("write, read, merge, edit, watch, doctor and log, each as the README shows it")
     func shellBlock() throws {
         let sandbox = Sandbox()
         let lines = try Self.readmeLines()
         let verbs = lines.compactMap { $0.split(separator: " ").dropFirst().first.map(String.init) }
-        #expect(Array(verbs.prefix(6)) == ["write", "read", "merge", "watch", "doctor", "log"], "\(lines)")
+        #expect(Array(verbs.prefix(7)) == ["write", "read", "merge", "edit", "watch", "doctor", "log"], "\(lines)")
         var watcher: RunningTool?
         for line in lines {
             let words = line.split(separator: " ")
@@ -39,6 +39,17 @@ struct ReadmeShellTests {
                 let domain = try #require(words.dropFirst(2).first)
                 watcher = try sandbox.start("watch", String(domain))
                 #expect(watcher?.waitForStderr("Watching \(domain)") == true)
+            case "edit":
+                // A person's editor, scripted: RateLimit changed, every other key as it was.
+                let editor = try sandbox.scriptedEditor(["sed -i 's/^    RateLimit = 50;$/    RateLimit = 55;/' \"$1\""]
+                )
+                let path =
+                    toolURL.deletingLastPathComponent().path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "")
+                let result = try Sandbox.execute(
+                    URL(fileURLWithPath: "/bin/sh"), ["-c", line],
+                    environment: sandbox.environment(editor.merging(["PATH": path]) { _, new in new }))
+                #expect(result.status == 0, "\(line): \(result.error)")
+                #expect(try sandbox.ok("read", "com.example.liveserver", "RateLimit") == "55\n")
             case "sync", "history":
                 // The fleet's lines need an etcd cluster at the addresses shown: LiveDefaultsFleetTests run
                 // them against a real one.

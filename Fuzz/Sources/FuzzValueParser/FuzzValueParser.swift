@@ -10,7 +10,8 @@ let declared = DomainSchema(
     })
 
 /// The `defaults write` value parser: the input is the words after the key, separated by NUL bytes (as the
-/// kernel hands arguments over). Every word list is an edit or a `ToolError`, never a trap.
+/// kernel hands arguments over). Every word list is an edit or a `ToolError`, never a trap; and the whole input,
+/// as the text of `defaults edit`, is a domain that reads back the same when shown, an abort, or a problem.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let data = fuzzInput(start, count)
@@ -26,6 +27,20 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         case .appendToArray(let elements): _ = Output.text(.array(elements))
         case .mergeIntoDictionary(let entries): _ = Output.text(.dictionary(entries))
         }
+    }
+    // The whole input as the text `defaults edit` reads back: a domain, an abort (nil) or a problem; a domain
+    // shown again (with a schema beside its keys) reads back as the same values, compared as they show.
+    let text = String(decoding: data, as: UTF8.self)
+    if let values = try? EditText.parse(text) {
+        let shown = EditText.render(values, header: ["fuzz"], schema: declared)
+        guard let again = try? EditText.parse(shown) else {
+            require(false, "a rendered domain reads back")
+            return 0
+        }
+        require(
+            again.mapValues(EditText.canonical) == values.mapValues(EditText.canonical),
+            "a rendered domain reads back as the same values")
+        _ = EditText.annotate(text, general: ["fuzz"], atKeys: values.mapValues { _ in ["note"] }, atLines: [2: ["x"]])
     }
     for word in words.prefix(4) {
         // A key as typed: the declared key it most likely meant (`write`, `merge` and `import` ask).

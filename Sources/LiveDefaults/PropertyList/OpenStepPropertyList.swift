@@ -3,12 +3,18 @@ import Foundation
 /// Parses old-style (OpenStep) property lists: `"quoted"` and bare strings, `( a, b )`, `{ k = v; }` and
 /// `<0fa1 b2>`, with `//` and `/* */` comments. This is the syntax of command-line values (`-Numbers '(1, 2)'`,
 /// `defaults write d k '{ a = 1; }'`). As in Foundation, every scalar is a string: the format has no numbers.
+///
+/// With `typed`, the text `defaults edit` shows (``PropertyList/typedText``): a quoted string is a string, and
+/// a bare word is typed by its form (``typedScalar(_:at:)``): `42` an integer, `4.2` a real, `true` a Boolean,
+/// `2024-01-31T09:05:00Z` a date, anything else a string. Dictionary keys are strings either way.
 struct OpenStepPropertyListParser {
     private let bytes: [UInt8]
     private var position = 0
+    private var typed = false
 
-    static func parse(_ data: Data) throws(PropertyListError) -> PropertyList {
+    static func parse(_ data: Data, typed: Bool = false) throws(PropertyListError) -> PropertyList {
         var parser = OpenStepPropertyListParser(bytes: [UInt8](data))
+        parser.typed = typed
         if parser.bytes.starts(with: [0xEF, 0xBB, 0xBF]) { parser.position = 3 }
         try parser.skipSpace()
         guard parser.position < parser.bytes.count else { throw .unrecognizedFormat }
@@ -24,7 +30,7 @@ struct OpenStepPropertyListParser {
         self.bytes = bytes
     }
 
-    private mutating func value(depth: Int) throws(PropertyListError) -> PropertyList {
+    private mutating func value(depth: Int, typingBareWords: Bool = true) throws(PropertyListError) -> PropertyList {
         guard position < bytes.count else { throw .truncated("the input ends where a value should start") }
         switch bytes[position] {
         case UInt8(ascii: "{"):
@@ -40,8 +46,9 @@ struct OpenStepPropertyListParser {
                     position += 1
                     return .dictionary(entries)
                 }
-                guard case .string(let key) = try value(depth: depth + 1) else {
-                    throw .malformed(offset: position, reason: "dictionary keys must be strings")
+                let keyStart = position
+                guard case .string(let key) = try value(depth: depth + 1, typingBareWords: false) else {
+                    throw .malformed(offset: keyStart, reason: "dictionary keys must be strings")
                 }
                 try skipSpace()
                 try expect("=")
@@ -83,8 +90,45 @@ struct OpenStepPropertyListParser {
                 throw .malformed(
                     offset: start, reason: "unexpected character \"\(Character(Unicode.Scalar(bytes[start])))\"")
             }
-            return .string(String(decoding: bytes[start..<position], as: UTF8.self))
+            let word = String(decoding: bytes[start..<position], as: UTF8.self)
+            return typed && typingBareWords ? try Self.typedScalar(word, at: start) : .string(word)
         }
+    }
+
+    /// A bare word of typed text as the value its form says: `true`/`false` (and `YES`/`NO`) a Boolean; digits
+    /// with an optional sign an integer (one beyond `Int` is an error, not a string: the person meant a
+    /// number); a decimal number with a point or an exponent, `nan`, `+infinity` or `-infinity` a real; a date
+    /// as ``PropertyList/date(fromText:)`` reads it a date; any other word a string.
+    static func typedScalar(_ word: String, at offset: Int) throws(PropertyListError) -> PropertyList {
+        switch word {
+        case "true", "YES": return .bool(true)
+        case "false", "NO": return .bool(false)
+        case "nan": return .real(.nan)
+        case "+infinity": return .real(.infinity)
+        case "-infinity": return .real(-.infinity)
+        default: break
+        }
+        let utf8 = word.utf8
+        let unsigned = utf8.first == UInt8(ascii: "+") || utf8.first == UInt8(ascii: "-") ? utf8.dropFirst() : utf8[...]
+        let isDigit = { (byte: UInt8) in byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+        if !unsigned.isEmpty, unsigned.allSatisfy(isDigit) {
+            guard let integer = Int(word) else {
+                throw .malformed(offset: offset, reason: "\(word) is beyond the integers a property list holds")
+            }
+            return .integer(integer)
+        }
+        // A real: digits with a point or an exponent, and nothing else (no `0x`, no `infinity` spelled otherwise).
+        let isRealByte = { (byte: UInt8) in
+            isDigit(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
+                || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
+        }
+        if unsigned.first.map(isDigit) == true || unsigned.first == UInt8(ascii: "."), unsigned.allSatisfy(isRealByte),
+            unsigned.contains(where: isDigit), let real = Double(word)
+        {
+            return .real(real)
+        }
+        if unsigned.first.map(isDigit) == true, let date = PropertyList.date(fromText: word) { return .date(date) }
+        return .string(word)
     }
 
     private mutating func data() throws(PropertyListError) -> Data {
@@ -216,22 +260,30 @@ struct OpenStepPropertyListParser {
 
 /// Prints values as old-style property lists, the way `defaults read` shows them: strings bare when they
 /// can be, quoted and escaped otherwise; numbers bare; Booleans as 1 and 0; data as `<hex>`.
+///
+/// With `typed`, the text `defaults edit` shows, which the typed parser reads back as the same types: every
+/// string quoted, Booleans `true` and `false`, dates bare (`2024-01-31T09:05:00Z`).
 enum OpenStepPropertyListWriter {
-    static func string(from value: PropertyList, dateStyle: PropertyList.DateStyle = .iso8601) -> String {
+    static func string(
+        from value: PropertyList, dateStyle: PropertyList.DateStyle = .iso8601, typed: Bool = false
+    ) -> String {
         var output = ""
-        write(value, indent: 0, dateStyle: dateStyle, into: &output)
+        write(value, indent: 0, dateStyle: dateStyle, typed: typed, into: &output)
         return output
     }
 
     private static func write(
-        _ value: PropertyList, indent: Int, dateStyle: PropertyList.DateStyle, into output: inout String
+        _ value: PropertyList, indent: Int, dateStyle: PropertyList.DateStyle, typed: Bool, into output: inout String
     ) {
         let pad = String(repeating: "    ", count: indent)
         switch value {
-        case .string(let string): output += quotedIfNeeded(string)
+        case .string(let string): output += typed ? quoted(string) : quotedIfNeeded(string)
         case .integer(let integer): output += "\(integer)"
         case .real(let real): output += XMLPropertyListWriter.realText(real)
-        case .bool(let bool): output += bool ? "1" : "0"
+        case .bool(let bool): output += typed ? (bool ? "true" : "false") : (bool ? "1" : "0")
+        case .date(let date) where typed:
+            // Bare, so that it reads back as a date; a date beyond any calendar has no such form and is quoted.
+            output += quotedIfNeeded(PropertyListDate.isoText(date))
         case .date(let date):
             switch dateStyle {
             case .iso8601: output += quotedIfNeeded(PropertyListDate.isoText(date))
@@ -246,7 +298,7 @@ enum OpenStepPropertyListWriter {
             output += "(\n"
             for (offset, element) in elements.enumerated() {
                 output += pad + "    "
-                write(element, indent: indent + 1, dateStyle: dateStyle, into: &output)
+                write(element, indent: indent + 1, dateStyle: dateStyle, typed: typed, into: &output)
                 output += offset == elements.count - 1 ? "\n" : ",\n"
             }
             output += pad + ")"
@@ -258,7 +310,7 @@ enum OpenStepPropertyListWriter {
             output += "{\n"
             for (key, entry) in entries.sorted(by: { $0.key < $1.key }) {
                 output += pad + "    " + quotedIfNeeded(key) + " = "
-                write(entry, indent: indent + 1, dateStyle: dateStyle, into: &output)
+                write(entry, indent: indent + 1, dateStyle: dateStyle, typed: typed, into: &output)
                 output += ";\n"
             }
             output += pad + "}"
@@ -271,6 +323,11 @@ enum OpenStepPropertyListWriter {
         if !string.isEmpty, string.utf8.allSatisfy(OpenStepPropertyListParser.isBareByte), !string.hasPrefix("//") {
             return string
         }
+        return quoted(string)
+    }
+
+    /// A string quoted and escaped.
+    static func quoted(_ string: String) -> String {
         var result = "\""
         for scalar in string.unicodeScalars {
             switch scalar {

@@ -74,6 +74,27 @@ extension PropertyList {
         }
     }
 
+    /// Parses typed old-style text, the form ``typedText`` writes and `defaults edit` shows: old-style syntax
+    /// (`{ Key = value; }`, `( a, b )`, `<0fa1>`, `//` and `/* */` comments) in which a quoted string is a
+    /// string and a bare word is typed by its form: `42` an integer, `4.2`, `1e-05`, `nan`, `+infinity` a real,
+    /// `true`/`false` a Boolean, `2024-01-31T09:05:00Z` a date, any other word a string. Nil for a text of
+    /// nothing but space and comments.
+    package static func parseTypedText(_ text: String) throws(PropertyListError) -> PropertyList? {
+        do {
+            return try OpenStepPropertyListParser.parse(Data(text.utf8), typed: true)
+        } catch where error.code == .unrecognizedFormat {
+            // The old-style reader's word for a text with no value in it.
+            return nil
+        }
+    }
+
+    /// The value as typed old-style text (``parseTypedText(_:)`` reads it back with every type kept):
+    /// strings always quoted, Booleans `true`/`false`, dates bare in ISO 8601 (whole seconds), reals with a
+    /// point or an exponent.
+    package var typedText: String {
+        OpenStepPropertyListWriter.string(from: self, typed: true)
+    }
+
     /// Encodes the value in a file format.
     ///
     /// Binary and old-style text can hold every value. XML cannot hold a date outside the years 0000–9999

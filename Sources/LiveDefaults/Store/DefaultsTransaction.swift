@@ -64,6 +64,13 @@ public final class DefaultsTransaction {
         value(forKey: key)?.foundationValue
     }
 
+    /// A key's value in the domain's file itself as the transaction sees it (its own write, else the file's
+    /// current version), not resolved through the search list; checked when the transaction commits, as a
+    /// read. `defaults edit` compares it with what the person was shown.
+    package func domainValue(forKey key: String) -> PropertyList? {
+        fileValue(forKey: key)
+    }
+
     /// The value the domain's file has for a key in this transaction, remembered for the commit's check when
     /// the transaction has not written the key itself.
     func fileValue(forKey key: String) -> PropertyList? {
