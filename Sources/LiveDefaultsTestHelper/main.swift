@@ -15,6 +15,8 @@
 //   write-after-input <dir> <domain> <key> <value> open the domain, print "ready", wait for a line on standard
 //                                                  input, then set the key to the string and synchronize
 //
+//   machine-trace <seed>                           print the trace of a seed's run on a simulated machine
+//
 //   publish-schema <domain>                        declare the example keys below (every kind: range,
 //                                                  choices, secret, optional, collection, Codable) and
 //                                                  publish their schema where Defaults.standard's
@@ -433,6 +435,27 @@ case "hygiene":
     guard arguments.count == 5, let count = Int(arguments[4]), count > 0 else { fail("hygiene <xdg> <kind> <count>") }
     requireConfigHome(arguments[2])
     await hygiene(kind: arguments[3], count: count)
+
+case "machine-trace":
+    // A seed's run on a simulated machine, its trace printed: three processes with stores of four suites each,
+    // writing, another program rewriting a file in place, settled round after round.
+    guard arguments.count == 3, let seed = UInt64(arguments[2]) else { fail("machine-trace <seed>") }
+    let machine = SimulatedMachine(seed: seed)
+    let suites = (0..<4).map { "com.example.trace\($0)" }
+    let stores = ["a", "b", "c"].flatMap { name in suites.compactMap { machine.process(name).defaults(suiteName: $0) } }
+    guard stores.count == 12 else { fail("no store") }
+    for round in 0..<20 {
+        for (index, store) in stores.enumerated() where index % 3 != 2 { store.set(round, forKey: "K\(index % 3)") }
+        if round % 5 == 0 {
+            machine.write(
+                try PropertyList.dictionary(["C": .integer(round)]).encoded(as: .binary),
+                to: "\(machine.userDirectory)/\(suites[round % 4]).plist", as: .inPlace)
+        }
+        machine.settleNow()
+        for (index, store) in stores.enumerated() where index % 3 == 2 { _ = store.dictionaryRepresentation() }
+    }
+    print(machine.trace.joined(separator: "\n"))
+    exit(0)
 
 case "print-arguments":
     let parsed = Defaults.parseArguments(Array(arguments.dropFirst(2)))

@@ -82,7 +82,7 @@ extension PropertyList {
     package static func parseTypedText(_ text: String) throws(PropertyListError) -> PropertyList? {
         do {
             return try OpenStepPropertyListParser.parse(Data(text.utf8), typed: true)
-        } catch where error.code == .unrecognizedFormat {
+        } catch  where error.code == .unrecognizedFormat {
             // The old-style reader's word for a text with no value in it.
             return nil
         }

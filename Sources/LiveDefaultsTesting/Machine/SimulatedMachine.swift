@@ -28,7 +28,8 @@ package import LiveDefaults
 ///   the seed picks which runs next. Another writer's steps (``write(_:to:as:)``) run between two pieces, or —
 ///   chosen by the seed — between two file-system calls of a process (a reader's look at a file and its read of
 ///   it), which is where races with editors live. The same seed, and the same calls from the test, give the same
-///   ``trace``, line for line.
+///   ``trace``, line for line — in another process too when both run with `SWIFT_DETERMINISTIC_HASHING=1`:
+///   Swift seeds its hashing afresh in each process, and the library walks dictionaries keyed by names.
 ///
 /// What stays outside the seed: a store's error handler and log (delivered on a real queue, as they are user
 /// code), and work a test's own tasks do while the machine runs (a stream's consumer that writes back): drive the

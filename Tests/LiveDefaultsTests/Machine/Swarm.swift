@@ -78,6 +78,14 @@ struct Swarm {
     var path: String { "\(machine.userDirectory)/\(Self.domain).plist" }
     var sharedPath: String { "\(machine.userDirectory)/\(Self.shared).plist" }
 
+    /// How to run a seed again: alone, and with Swift's hashing deterministic, without which the library's walks of
+    /// its dictionaries order its work differently in each process (Docs/Development.md).
+    static func replay(_ seed: UInt64) -> String {
+        let deterministic = ProcessInfo.processInfo.environment["SWIFT_DETERMINISTIC_HASHING"] != nil
+        return "replay: SWIFT_DETERMINISTIC_HASHING=1 LIVEDEFAULTS_SWARM_SEED=\(seed) swift test --filter Swarm"
+            + (deterministic ? "" : "; this run's hashing was not deterministic, so it may not replay")
+    }
+
     /// Runs `steps` random actions; returns the first violation, naming the seed and the step that replay it.
     mutating func run(steps: Int) -> String? {
         for name in Self.names { start(name) }
@@ -86,14 +94,15 @@ struct Swarm {
             step = index
             act()
             if let first = violations.withLock({ $0.first }) {
-                return "seed \(seed), step \(index): \(first)\n" + actions.suffix(30).joined(separator: "\n") + "\n"
+                return "seed \(seed), step \(index): \(first)\n(\(Self.replay(seed)))\n"
+                    + actions.suffix(30).joined(separator: "\n") + "\n"
                     + machine.trace.suffix(80).joined(separator: "\n")
             }
         }
         machine.settleNow()
         checkQuiet()
         checkNextWriteWorks()
-        return violations.withLock { $0.first }.map { "seed \(seed), at the end: \($0)" }
+        return violations.withLock { $0.first }.map { "seed \(seed), at the end: \($0)\n(\(Self.replay(seed)))" }
     }
 
     // MARK: Actions

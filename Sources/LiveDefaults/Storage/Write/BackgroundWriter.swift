@@ -113,7 +113,9 @@ final class BackgroundWriter: Sendable {
         }
         for (id, entry) in state.writing where files[id] == nil && belongs(entry.file) { files[id] = entry.file }
         for file in files.values { begin(file, in: &state) }
-        return Array(files.values)
+        // In path order, not the dictionary's, which follows the files' addresses: a simulated machine's seed then
+        // gives the same order of writes, and of all that follows them, in every run.
+        return files.values.sorted { $0.path < $1.path }
     }
 
     private static func begin(_ file: DomainFile, in state: inout State) {
