@@ -24,7 +24,7 @@ struct EditTextTests {
         "Real": 0.1,
         "WholeReal": 3.0,
         "Huge": 1e300,
-        "Tiny": 5e-324,
+        "Tiny": .real(.leastNonzeroMagnitude),
         "Infinite": .real(-.infinity),
         "True": true,
         "False": false,
