@@ -59,10 +59,9 @@ public struct EditSession: Sendable {
     private var text: String
     /// The text the person saved last.
     private var saved: String?
-    /// Whether the text shown holds problems of the person's making (or a running program's refusal), so that
-    /// saving it unchanged aborts; and what they were, for the message.
-    private var mustChange = false
-    private var notes: [String] = []
+    /// The problems of the person's making (or a running program's refusal) the text shown holds, for the
+    /// message when it is saved unchanged, which aborts; nil when saving it unchanged applies it.
+    private var problemsShown: [String]?
 
     /// A session on the domain as it is now.
     ///
@@ -99,10 +98,7 @@ public struct EditSession: Sendable {
             "as it is when you save. To abort, quit the editor with an error (vi: :cq) or empty this file.",
             "\"text\" is a string, 42 an integer, 4.2 a real, true and false Booleans, 2024-01-31T09:05:00Z a date,",
             "<0fa1> data, ( a, b ) an array, { Key = value; } a dictionary.",
-        ].map { line in
-            // One comment line each: a path may hold a line break.
-            String(String.UnicodeScalarView(line.unicodeScalars.map { $0.value < 0x20 ? " " : $0 }))
-        }
+        ].map(EditText.commentLine)
     }
 
     /// Opens the editor until the edit is applied, unchanged or aborted.
@@ -115,8 +111,8 @@ public struct EditSession: Sendable {
                 return .aborted("the editor exited with an error: nothing was changed")
             }
             self.saved = saved
-            if mustChange && saved == shown {
-                let listed = notes.joined(separator: "; ")
+            if let problemsShown, saved == shown {
+                let listed = problemsShown.joined(separator: "; ")
                 return .aborted("saved again unchanged (\(listed)): nothing was changed")
             }
             let edited: [String: PropertyList]
@@ -173,8 +169,7 @@ public struct EditSession: Sendable {
             saved ?? text,
             general: ["Applied, then refused by a running program; the version before was put back:"] + notes
                 + [Self.how])
-        mustChange = true
-        self.notes = notes
+        problemsShown = notes
     }
 
     /// How to go on, at the end of a round's notes.
@@ -253,8 +248,7 @@ public struct EditSession: Sendable {
                 }
                 + [Self.how],
             atKeys: atKeys, atLines: atLines)
-        mustChange = true
-        notes = problems.map(\.description)
+        problemsShown = problems.map(\.description)
     }
 
     /// The next opening after a conflict: both values of each key noted; saved as it is, the person's apply.
@@ -269,12 +263,12 @@ public struct EditSession: Sendable {
                 return isSecret ? "a secret value" : EditText.oneLine(value)
             }
             let what = "now \(written(values.now)) (you were shown \(written(values.shown)))"
-            general.append("  \(EditText.quotedKey(key)): \(what)")
+            general.append("  \(PropertyList.typedTextKey(key)): \(what)")
             atKeys[key, default: []].append("another writer changed this while you edited: \(what); yours is below")
         }
         general.append("Save to apply yours (over the other writer's), or change them; to abort, quit the editor with")
         general.append("an error (vi: :cq) or empty the file.")
         text = EditText.annotate(saved, general: general, atKeys: atKeys)
-        mustChange = false
+        problemsShown = nil
     }
 }

@@ -58,7 +58,8 @@ public enum EditText {
             guard let value = values[key] else { continue }
             if hidden.contains(key) {
                 lines.append(
-                    "    // \(quotedKey(key)): a secret, not shown; it is kept as it is (--show-secrets shows it)")
+                    "    // \(PropertyList.typedTextKey(key)): a secret, not shown; it is kept as it is (--show-secrets shows it)"
+                )
                 continue
             }
             if let declared = schema?.keys[key] { lines.append("    // " + describe(declared)) }
@@ -72,7 +73,7 @@ public enum EditText {
             for declared in unset {
                 let value = declared.defaultValue.map(oneLine) ?? placeholder(for: declared.type)
                 lines.append("    // " + describe(declared))
-                lines.append("    // \(quotedKey(declared.name)) = \(value);")
+                lines.append("    // \(PropertyList.typedTextKey(declared.name)) = \(value);")
             }
         }
         lines.append("}")
@@ -84,7 +85,7 @@ public enum EditText {
         let pad = String(repeating: "    ", count: indent)
         let text = value.typedText.split(separator: "\n", omittingEmptySubsequences: false).joined(
             separator: "\n" + pad)
-        return "\(quotedKey(key)) = \(text);"
+        return "\(PropertyList.typedTextKey(key)) = \(text);"
     }
 
     /// A value's text on one line (its layout collapsed: a string never holds a raw line break in this text).
@@ -96,15 +97,10 @@ public enum EditText {
     /// the same edit exactly when their texts are (a date shown to the second, a NaN, compare as shown).
     public static func canonical(_ value: PropertyList) -> String { value.typedText }
 
-    /// A key as the text writes it: bare when it can be read back bare, quoted otherwise.
-    static func quotedKey(_ key: String) -> String {
-        let bare =
-            !key.isEmpty && !key.hasPrefix("//")
-            && key.utf8.allSatisfy { byte in
-                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
-            }
-        return bare ? key : PropertyList.string(key).typedText
+    /// A text as one comment line: a line break or another control character (DEL included) in a schema's
+    /// summary, a path or a key would end the comment and start a line the reader parses.
+    static func commentLine(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
     }
 
     /// A declared key in words: its summary, what it accepts, its default.
@@ -113,9 +109,7 @@ public enum EditText {
         let accepted = key.accepted
         text += accepted.prefix(1).uppercased() + accepted.dropFirst()
         if let value = key.defaultValue { text += " (default \(oneLine(value)))" }
-        // One comment line: a schema file's summary may hold a line break or another control character.
-        return String(
-            String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
+        return commentLine(text)
     }
 
     /// What stands for a value of a type in a commented-out line of a key with no default.
@@ -204,7 +198,7 @@ public enum EditText {
     /// Whether a line sets `key` (`Key = …` or `"Key" = …`, not a comment).
     static func setsKey(_ key: String, line: String) -> Bool {
         let trimmed = line.drop { $0 == " " || $0 == "\t" }
-        for form in Set([key, PropertyList.string(key).typedText, quotedKey(key)]) where trimmed.hasPrefix(form) {
+        for form in Set([key, PropertyList.string(key).typedText]) where trimmed.hasPrefix(form) {
             let rest = trimmed.dropFirst(form.count).drop { $0 == " " || $0 == "\t" }
             if rest.hasPrefix("=") { return true }
         }

@@ -37,6 +37,9 @@ struct EditTextTests {
         "NoDictionary": [:],
         "with space": "key quoted",
         "42": "a key that is a number",
+        "host:port": "a key bare old-style text reads back",
+        "//NotAComment": "a key that would start a comment bare",
+        "a\u{7F}b": "a key with DEL",
     ]
 
     @Test(
@@ -53,6 +56,21 @@ struct EditTextTests {
         #expect(text.contains("    WholeReal = 3.0;"))
         #expect(text.contains("    Date = 2024-01-31T09:05:00Z;"))
         #expect(text.contains("    \"with space\" = \"key quoted\";"))
+        #expect(text.contains("    host:port = "))
+        #expect(text.contains("    \"//NotAComment\" = "))
+    }
+
+    @Test("a header line, a summary or a key holding a line break or DEL stays one comment line")
+    func controlCharactersInComments() throws {
+        let header = EditSession.header(domain: "com.example.api", path: "/tmp/odd\nname\u{7F}/a.plist")
+        #expect(header.allSatisfy { line in !line.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } })
+        #expect(header.contains("File: /tmp/odd name /a.plist"))
+        let schema = DomainSchema(
+            domain: "com.example.api",
+            keys: [KeySchema(name: "Mode", type: .string, summary: "First line\n}; Injected = 1;\u{7F}")])
+        let text = EditText.render(["Mode": "fast"], header: header, schema: schema)
+        #expect(text.contains("    // First line }; Injected = 1; . "))
+        #expect(try EditText.parse(text) == ["Mode": "fast"])
     }
 
     @Test("a NaN reads back as a NaN; a value compares by the text it shows as")

@@ -95,6 +95,12 @@ extension PropertyList {
         OpenStepPropertyListWriter.string(from: self, typed: true)
     }
 
+    /// A dictionary key as typed old-style text writes it: bare when the reader reads it back bare (keys are
+    /// strings in either form), quoted otherwise.
+    package static func typedTextKey(_ key: String) -> String {
+        OpenStepPropertyListWriter.quotedIfNeeded(key)
+    }
+
     /// Encodes the value in a file format.
     ///
     /// Binary and old-style text can hold every value. XML cannot hold a date outside the years 0000–9999
