@@ -267,16 +267,21 @@ struct TransactionTests {
             }
         }
         reader.start()
+        // The commits start once the watcher has its first snapshot (it subscribes when it starts iterating): a
+        // task that began iterating only after the last commit saw one snapshot on a loaded machine.
+        let (subscribed, signal) = AsyncStream<Void>.makeStream()
         let watcher = Task {
             var seen = 0
             var mixedSnapshots = 0
             for await snapshot in defaults.updates(of: Keys.pairA, Keys.pairB) {
+                if seen == 0 { signal.yield() }
                 seen += 1
                 if snapshot[Keys.pairA] != snapshot[Keys.pairB] { mixedSnapshots += 1 }
                 if snapshot[Keys.pairA] == 400 { break }
             }
             return (seen, mixedSnapshots)
         }
+        for await _ in subscribed { break }
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
             for round in 0..<100 {
                 let value = round * 4 + thread + 1
