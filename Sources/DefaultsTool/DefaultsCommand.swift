@@ -18,7 +18,7 @@ struct DefaultsCommand: AsyncParsableCommand {
             Read.self, ReadType.self, Write.self, Rename.self, Delete.self, Domains.self, Find.self, Import.self,
             Merge.self,
             Export.self, Watch.self, Doctor.self, SchemaVerb.self, Describe.self, Reset.self, Sync.self, History.self,
-            Rollback.self, Hosts.self, Rollout.self, Log.self, Readers.self, Edit.self,
+            Rollback.self, Hosts.self, Rollout.self, Log.self, Readers.self, Edit.self, Revert.self,
         ]
     )
 }

@@ -9,11 +9,12 @@ struct Delete: ParsableCommand {
 
     @OptionGroup var host: HostOptions
     @OptionGroup var wait: WaitOptions
+    @OptionGroup var reason: ReasonOptions
     @Argument var domain: String
     @Argument(help: "The key to delete; without it, the whole domain goes.") var key: String?
 
     func run() {
-        perform {
+        perform(reason) {
             let store = try DomainTarget(domain, host: host).store()
             let before = try wait.versionBefore(in: store)
             guard let contents = try store.contents() else { throw ToolError("Domain (\(domain)) not found.") }

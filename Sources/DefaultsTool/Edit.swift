@@ -13,7 +13,7 @@ struct Edit: ParsableCommand {
             integer, 4.2 a real, true/false, 2024-01-31T09:05:00Z a date, <0fa1> data, ( ) an array, { } a \
             dictionary), each key with what the program's published schema says of it. Save and quit to apply: \
             only the keys you changed, added or removed are written, as one change onto the domain as it is \
-            then, logged as "defaults edit". A syntax error, a value the schema refuses or a key it does not \
+            then, logged as "defaults edit" (or with --reason's text). A syntax error, a value the schema refuses or a key it does not \
             declare opens the editor again with the problem noted; saved again unchanged, nothing is changed \
             (exit status 1). A key you changed that another writer changed meanwhile opens the editor again \
             with both values; your next save applies. To abort, quit the editor with an error (vi: :cq) or \
@@ -26,6 +26,7 @@ struct Edit: ParsableCommand {
     @OptionGroup var host: HostOptions
     @OptionGroup var validation: ValidationOptions
     @OptionGroup var wait: WaitOptions
+    @OptionGroup var reason: ReasonOptions
     @OptionGroup var secrets: SecretOptions
     @Argument(help: "A domain name, -g, or a path to a plist file.") var domain: String
 
@@ -44,6 +45,7 @@ struct Edit: ParsableCommand {
                 throw ToolError("\(error)")
             }
             session.validates = !validation.noValidate
+            if let reason = reason.reason { session.reason = reason }
             session.vet = { changes in
                 do {
                     try target.checkRollouts(Set(changes.keys))

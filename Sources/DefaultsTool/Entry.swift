@@ -39,7 +39,7 @@ enum ArgumentRewriter {
     }
 
     /// The verbs that take `--wait [SECONDS]`.
-    static let waitingVerbs: Set<String> = ["write", "merge", "delete", "import", "edit"]
+    static let waitingVerbs: Set<String> = ["write", "merge", "delete", "import", "edit", "revert"]
 
     /// `--wait [SECONDS]`, whose number may be left out, as the parser takes an option: `--wait=SECONDS` (5 when
     /// no number follows). For `write`, whose words after the domain are its value, only at the end.

@@ -16,11 +16,12 @@ struct Import: ParsableCommand {
     @OptionGroup var host: HostOptions
     @OptionGroup var validation: ValidationOptions
     @OptionGroup var wait: WaitOptions
+    @OptionGroup var reason: ReasonOptions
     @Argument var domain: String
     @Argument(help: "A plist file, or - for standard input.") var path: String
 
     func run() {
-        perform {
+        perform(reason) {
             let data: Data
             if path == "-" {
                 data = FileHandle.standardInput.readDataToEndOfFile()

@@ -23,6 +23,7 @@ struct Merge: ParsableCommand {
     @OptionGroup var host: HostOptions
     @OptionGroup var validation: ValidationOptions
     @OptionGroup var wait: WaitOptions
+    @OptionGroup var reason: ReasonOptions
     @Argument(help: "A domain name, -g, or a path to a plist file.") var domain: String
     @Argument(help: "A dictionary as old-style text, a plist file, or - for standard input.") var plist: String?
     @Option(name: .customLong("delete"), help: "A key to remove in the same change (repeatable).")
@@ -35,7 +36,7 @@ struct Merge: ParsableCommand {
     }
 
     func run() {
-        perform {
+        perform(reason) {
             let contents = try plist.map(Self.dictionary(from:)) ?? [:]
             if let both = deletions.first(where: { contents[$0] != nil }) {
                 throw ToolError("\(both) is both set and deleted; give it once")
@@ -44,26 +45,10 @@ struct Merge: ParsableCommand {
             try target.check(contents, noValidate: validation.noValidate)
             let store = try target.store()
             let before = try wait.versionBefore(in: store)
-            // A file that cannot be read is never replaced behind the user's back (as write and import).
-            _ = try store.contents()
-            // A transaction whose write fails writes nothing and keeps nothing pending: it is run again (up to
-            // ToolStore.writeAttempts in all); the exit status says whether the change is on disk.
-            var attempt = 1
-            while true {
-                do {
-                    try store.defaults.transaction(inDomain: target.name, layer: target.layer) { tx in
-                        for (key, value) in contents { tx.set(value, forKey: key) }
-                        for key in deletions { tx.removeObject(forKey: key) }
-                    }
-                    break
-                } catch let error as DefaultsError where error.code == .writeFailed && attempt < ToolStore.writeAttempts
-                {
-                    attempt += 1
-                } catch {
-                    throw ToolError("\(error)")
-                }
-            }
-            store.warnOfReportedErrors()
+            // One transaction: the keys set and the keys removed are one version.
+            var edits: [String: PropertyList?] = contents.mapValues { .some($0) }
+            for key in deletions { edits[key] = .some(nil) }
+            try store.change(edits)
             try wait.waitForReaders(of: store, before: before)
         }
     }

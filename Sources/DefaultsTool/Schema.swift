@@ -200,11 +200,12 @@ struct Reset: ParsableCommand {
 
     @OptionGroup var host: HostOptions
     @OptionGroup var secrets: SecretOptions
+    @OptionGroup var reason: ReasonOptions
     @Argument var domain: String
     @Argument var key: String
 
     func run() {
-        perform {
+        perform(reason) {
             let target = try DomainTarget(domain, host: host)
             let store = try target.store()
             let contents = try store.contents() ?? [:]

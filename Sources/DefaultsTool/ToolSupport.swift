@@ -23,6 +23,11 @@ func perform(_ body: () throws -> Void) {
     do { try body() } catch { fail(error) }
 }
 
+/// Runs a verb that changes a domain: as ``perform(_:)``, with what it writes logged with `--reason`.
+func perform(_ reason: ReasonOptions, _ body: () throws -> Void) {
+    perform { try reason.attributing(body) }
+}
+
 /// The domain a verb works on: its name, the files it lives in, and the layer (user or per-host).
 struct DomainTarget {
     /// The domain as the user wrote it, for messages.
@@ -158,6 +163,29 @@ struct ToolStore {
         } catch {
             throw ToolError("\(error)")
         }
+    }
+
+    /// Sets and removes keys as one version (a transaction, written before it returns): a program reading the
+    /// domain sees all of the edits or none, where two `set`s may reach the disk as two versions.
+    /// A file that cannot be read is never replaced behind the user's back. A transaction whose write fails
+    /// writes nothing and keeps nothing pending: it is run again (up to ``writeAttempts`` in all); the exit status
+    /// says whether the change is on disk.
+    func change(_ edits: [String: PropertyList?]) throws {
+        _ = try contents()
+        var attempt = 1
+        while true {
+            do {
+                try defaults.transaction(inDomain: target.name, layer: target.layer) { transaction in
+                    for (key, value) in edits { transaction.set(value, forKey: key) }
+                }
+                break
+            } catch let error as DefaultsError where error.code == .writeFailed && attempt < Self.writeAttempts {
+                attempt += 1
+            } catch {
+                throw ToolError("\(error)")
+            }
+        }
+        warnOfReportedErrors()
     }
 
     /// How many times a verb tries to write its change before it gives up.

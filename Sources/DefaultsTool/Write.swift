@@ -20,12 +20,13 @@ struct Write: ParsableCommand {
             new version: one line per process; exit status 1 when one refused it or did not answer. A version a \
             reader refused does not wait on disk for the next start: it is rolled back to the version before it (one \
             change, logged with the refusal as its reason) unless --keep-refused (before the domain, or last) \
-            keeps it.
+            keeps it. --reason TEXT (before the domain, or last) records why in the domain's change log:             defaults log shows it.
             """)
 
     @OptionGroup var host: HostOptions
     @OptionGroup var validation: ValidationOptions
     @OptionGroup var wait: WaitOptions
+    @OptionGroup var reason: ReasonOptions
     @Argument(help: "A domain name, -g, or a path to a plist file.") var domain: String
     @Argument(parsing: .captureForPassthrough, help: "The key and the value, or a dictionary for the whole domain.")
     var words: [String] = []
@@ -37,9 +38,17 @@ struct Write: ParsableCommand {
             var words = words
             var noValidate = validation.noValidate
             var wait = wait
+            var reason = reason
             // Trailing options, in either order (the words after the domain are otherwise the key and value).
             while let last = words.last {
-                if last == "--no-validate" {
+                if words.count >= 2, words[words.count - 2] == "--reason" {
+                    try ReasonOptions.check(last)
+                    reason.reason = last
+                    words.removeLast()
+                } else if last.hasPrefix("--reason=") {
+                    reason.reason = String(last.dropFirst(9))
+                    try ReasonOptions.check(reason.reason ?? "")
+                } else if last == "--no-validate" {
                     noValidate = true
                 } else if last == "--keep-refused" {
                     wait.keepRefused = true
@@ -51,46 +60,53 @@ struct Write: ParsableCommand {
                 }
                 words.removeLast()
             }
-            let before = try wait.versionBefore(in: store)
-            var written: [String] = []
-            switch words.count {
-            case 0:
-                throw ToolError("write needs a key and a value, or a dictionary for the whole domain")
-            case 1:
-                guard case .dictionary(let contents) = try ValueParser.bare(words[0]) else {
-                    throw ToolError("\"\(words[0])\" is not a dictionary; to write a key, give the key and a value")
-                }
-                try target.check(contents, noValidate: noValidate)
-                try store.replace(with: contents)
-                written = contents.keys.sorted()
-            default:
-                let key = words[0]
-                written = [key]
-                let current = try store.contents()?[key]
-                switch try ValueParser.parse(Array(words.dropFirst())) {
-                case .set(let value):
-                    try target.check([key: value], noValidate: noValidate)
-                    try store.set(value, forKey: key)
-                case .appendToArray(let elements):
-                    guard case .array(let existing) = current ?? .array([]) else {
-                        throw ToolError(
-                            "-array-add: the value of \(key) in \(domain) is a \(current!.typeName), not an array")
-                    }
-                    try target.check([key: .array(existing + elements)], noValidate: noValidate)
-                    try store.set(.array(existing + elements), forKey: key)
-                case .mergeIntoDictionary(let entries):
-                    guard case .dictionary(var existing) = current ?? .dictionary([:]) else {
-                        throw ToolError(
-                            "-dict-add: the value of \(key) in \(domain) is a \(current!.typeName), not a dictionary")
-                    }
-                    existing.merge(entries) { _, new in new }
-                    try target.check([key: .dictionary(existing)], noValidate: noValidate)
-                    try store.set(.dictionary(existing), forKey: key)
-                }
-            }
-            try store.commit()
-            store.warnOfPinnedKeys(written)
-            try wait.waitForReaders(of: store, before: before)
+            try reason.attributing { try write(words, to: target, store: store, noValidate: noValidate, wait: wait) }
         }
+    }
+
+    /// Writes the key and value, or the whole domain, that `words` give.
+    private func write(
+        _ words: [String], to target: DomainTarget, store: ToolStore, noValidate: Bool, wait: WaitOptions
+    ) throws {
+        let before = try wait.versionBefore(in: store)
+        var written: [String] = []
+        switch words.count {
+        case 0:
+            throw ToolError("write needs a key and a value, or a dictionary for the whole domain")
+        case 1:
+            guard case .dictionary(let contents) = try ValueParser.bare(words[0]) else {
+                throw ToolError("\"\(words[0])\" is not a dictionary; to write a key, give the key and a value")
+            }
+            try target.check(contents, noValidate: noValidate)
+            try store.replace(with: contents)
+            written = contents.keys.sorted()
+        default:
+            let key = words[0]
+            written = [key]
+            let current = try store.contents()?[key]
+            switch try ValueParser.parse(Array(words.dropFirst())) {
+            case .set(let value):
+                try target.check([key: value], noValidate: noValidate)
+                try store.set(value, forKey: key)
+            case .appendToArray(let elements):
+                guard case .array(let existing) = current ?? .array([]) else {
+                    throw ToolError(
+                        "-array-add: the value of \(key) in \(domain) is a \(current!.typeName), not an array")
+                }
+                try target.check([key: .array(existing + elements)], noValidate: noValidate)
+                try store.set(.array(existing + elements), forKey: key)
+            case .mergeIntoDictionary(let entries):
+                guard case .dictionary(var existing) = current ?? .dictionary([:]) else {
+                    throw ToolError(
+                        "-dict-add: the value of \(key) in \(domain) is a \(current!.typeName), not a dictionary")
+                }
+                existing.merge(entries) { _, new in new }
+                try target.check([key: .dictionary(existing)], noValidate: noValidate)
+                try store.set(.dictionary(existing), forKey: key)
+            }
+        }
+        try store.commit()
+        store.warnOfPinnedKeys(written)
+        try wait.waitForReaders(of: store, before: before)
     }
 }

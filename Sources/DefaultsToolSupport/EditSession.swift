@@ -43,7 +43,7 @@ public struct EditSession: Sendable {
     /// Refusals beyond the schema, which `--no-validate` does not lift: the command refuses keys a fleet
     /// rollout is changing. Given the changes (nil: a removal), a problem for each refused key.
     public var vet: @Sendable ([String: PropertyList?]) -> [EditText.Problem] = { _ in [] }
-    /// Why the change log says the version was written.
+    /// Why the change log says the version was written (`defaults edit --reason` gives its own).
     public var reason = "defaults edit"
     /// What was let through that the schema refuses (with ``validates`` off), for the command to print.
     public private(set) var warnings: [String] = []
@@ -202,22 +202,20 @@ public struct EditSession: Sendable {
         var conflict = Conflict()
         let base = base
         do {
-            try Defaults.attributingWrites(reason: reason) {
-                try defaults.transaction(inDomain: domain, layer: layer) { transaction in
-                    // Runs again on a newer version when a key read here changes before the commit.
-                    conflict = Conflict()
-                    for (key, value) in changes {
-                        // Read through the transaction: the commit writes only if the key still holds it.
-                        let current = transaction.domainValue(forKey: key)
-                        let currentText = current.map(EditText.canonical)
-                        if currentText == base[key].map(EditText.canonical) {
-                            transaction.set(value, forKey: key)
-                        } else if currentText != value.map(EditText.canonical) {
-                            conflict.now[key] = (current, base[key])
-                        }
+            try defaults.transaction(inDomain: domain, layer: layer, reason: reason) { transaction in
+                // Runs again on a newer version when a key read here changes before the commit.
+                conflict = Conflict()
+                for (key, value) in changes {
+                    // Read through the transaction: the commit writes only if the key still holds it.
+                    let current = transaction.domainValue(forKey: key)
+                    let currentText = current.map(EditText.canonical)
+                    if currentText == base[key].map(EditText.canonical) {
+                        transaction.set(value, forKey: key)
+                    } else if currentText != value.map(EditText.canonical) {
+                        conflict.now[key] = (current, base[key])
                     }
-                    if !conflict.now.isEmpty { throw conflict }
                 }
+                if !conflict.now.isEmpty { throw conflict }
             }
         } catch is Conflict {
             // What the next save is compared with: the other writer's value, now shown beside the person's.

@@ -79,6 +79,46 @@ struct ChangeLogToolTests {
         #expect(doctor.output.contains("Theme      (absent) → dark  local: defaults (pid "), "\(doctor.output)")
     }
 
+    @Test("--reason on every verb that changes a domain: defaults log shows it beside each change of the version")
+    func reasons() throws {
+        let sandbox = Sandbox()
+        let domain = "com.example.reasons"
+        try sandbox.ok("write", "--reason", "before the domain", domain, "A", "-int", "1")
+        try sandbox.ok("write", domain, "B", "-int", "2", "--reason", "last")
+        try sandbox.ok("write", domain, "C", "three", "--reason=last, with =")
+        try sandbox.ok("merge", domain, "{ D = 4; E = 5; }", "--reason", "merged")
+        try sandbox.ok("rename", "--reason", "renamed", domain, "E", "F")
+        try sandbox.ok("delete", "--reason", "deleted", domain, "D")
+        try sandbox.ok("reset", "--reason", "reset", domain, "C")
+        let file = sandbox.file("import.plist")
+        try Data(#"{ A = 10; B = 2; F = 5; }"#.utf8).write(to: URL(fileURLWithPath: file))
+        try sandbox.ok("import", "--reason", "imported", domain, file)
+        try sandbox.ok(
+            ["edit", "--reason", "edited", domain],
+            environment: try sandbox.scriptedEditor([#"sed -i 's/^    A = "10";$/    A = 11;/' "$1""#]))
+
+        let changes = try Self.logged(sandbox, domain)
+        let reasons = changes.map { "\($0["key"] as? String ?? "?") \($0["reason"] as? String ?? "-")" }
+        #expect(
+            reasons == [
+                "A edited", "B imported", "A imported", "C reset", "D deleted", "F renamed", "E renamed", "E merged",
+                "D merged", "C last, with =", "B last", "A before the domain",
+            ], "\(reasons)")
+        // Old-style text is strings: the import changed B from the integer 2 to the string "2".
+        let text = try sandbox.ok("log", domain, "A")
+        #expect(text.contains(" — edited") && text.contains(" — before the domain"), "\(text)")
+        // A reason the log would not keep as given is refused before anything is written.
+        for bad in ["", "two\nlines", String(repeating: "x", count: 1_001)] {
+            for arguments in [
+                ["write", "--reason", bad, domain, "G", "1"], ["write", domain, "G", "1", "--reason", bad],
+            ] {
+                let result = try sandbox.run(arguments)
+                #expect(result.status != 0 && result.error.contains("--reason"), "\(arguments): \(result.error)")
+            }
+        }
+        #expect(try sandbox.run("read", domain, "G").status == 1)
+    }
+
     @Test("4 processes writing at once: every change in the log exactly once, each with the value before it")
     func concurrentWriters() throws {
         let sandbox = Sandbox()

@@ -127,6 +127,8 @@ struct DefaultsToolTests {
         try sandbox.ok("write", "com.example.edit", "A", "-int", "1")
         try sandbox.ok("write", "com.example.edit", "B", "-int", "2")
         try sandbox.ok("rename", "com.example.edit", "A", "C")
+        // Renamed to itself: the key keeps its value.
+        try sandbox.ok("rename", "com.example.edit", "C", "C")
         #expect(try sandbox.python("com.example.edit", "d") == #"{"B": 2, "C": 1}"#)
         let missingKey = try sandbox.run("rename", "com.example.edit", "Nope", "D")
         #expect(

@@ -160,7 +160,8 @@ struct EditToolTests {
 
     @Test("--help says which editor is used and how to abort")
     func help() throws {
-        let help = try sandbox.ok("edit", "--help")
+        // As one line: the help is wrapped to the terminal's width.
+        let help = try sandbox.ok("edit", "--help").split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(help.contains("$VISUAL, else $EDITOR, else vi"))
         #expect(help.contains("To abort, quit the editor with an error (vi: :cq)"))
     }

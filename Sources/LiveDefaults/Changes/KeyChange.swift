@@ -21,7 +21,7 @@ public struct KeyChange: Sendable, Hashable, CustomStringConvertible {
     /// agent applying etcd's change), ``ChangeOrigin/external`` for another process or a person editing the file.
     public var origin: ChangeOrigin
     /// Which changes came together: every change a store applied at once — one transaction
-    /// (``Defaults/transaction(inDomain:layer:_:)``), one version of a file that another process wrote, one new
+    /// (``Defaults/transaction(inDomain:layer:reason:_:)``), one version of a file that another process wrote, one new
     /// search list — carries the same number, and numbers grow in the order the store applied them. A change
     /// that a slow consumer's stream coalesced with a later one (same key) carries the later one's number.
     ///

@@ -14,6 +14,7 @@ extension DomainFile {
         if state.isJudged {
             try judge { edits in edits.keys[key] = .some(value) }
         }
+        let reason = ChangeLogAttribution.currentReason
         // The observers to tell are taken under the same lock as the edit (one lock per `set`, not two).
         let (delta, mustSchedule, observers): (KeyDelta?, Bool, IntrusiveList<ObserverEntry>) = state.change {
             state in
@@ -22,6 +23,7 @@ extension DomainFile {
             let old =
                 value.map { state.contents.updateValue($0, forKey: key) } ?? state.contents.removeValue(forKey: key)
             state.pending.keys[key] = .some(value)
+            if let reason { state.pending.reason = reason }
             if old == value { return (nil, mustSchedule, IntrusiveList()) }
             return (KeyDelta(key: key, old: old, new: value), mustSchedule, state.observers)
         }
@@ -40,9 +42,10 @@ extension DomainFile {
         if state.isJudged {
             try judge { edits in edits = DomainEdits(replacement: contents) }
         }
+        let reason = ChangeLogAttribution.currentReason
         let deltas: [KeyDelta] = state.change { state in
             let before = state.contents
-            state.pending = DomainEdits(replacement: contents)
+            state.pending = DomainEdits(replacement: contents, reason: reason ?? state.pending.reason)
             state.scheduled = true
             state.contents = contents
             return KeyDelta.between(before, contents)

@@ -45,9 +45,10 @@ public struct LoggedChange: Sendable, Hashable {
     /// The reading processes whose validators refused that version (``Defaults/addValidator(_:)``), oldest
     /// first: each kept serving the version before it.
     public let refusals: [VersionRefusal]
-    /// Why the writer made the version, when it said: `defaults write --wait` rolling back a version a reader
-    /// refused logs "rolled back: <reader> refused <version>: <its reason>".
-    package var reason: String? = nil
+    /// Why the writer made the version, when it said: a transaction's `reason`
+    /// (``Defaults/transaction(inDomain:layer:reason:_:)``), `defaults write --reason`, or `defaults write
+    /// --wait` rolling back a version a reader refused ("rolled back: <reader> refused <version>: <its reason>").
+    public let reason: String?
 
     // swift-format-ignore: AllPublicDeclarationsHaveDocumentation
     @available(*, deprecated, renamed: "oldValue")
@@ -105,10 +106,10 @@ extension Defaults {
     }
 
     /// Runs `body` with the versions it writes on this task or thread logged with `reason` (`defaults log` shows it
-    /// beside each of their changes). As with ``attributingWrites(toFleetRevision:_:)``, only writes made before
-    /// `body` returns count.
+    /// beside each of their changes), and with the edits it makes (`set`, `setPersistentDomain`) logged with it
+    /// whenever they are written: a version's reason is the latest one among the edits it writes.
     package static func attributingWrites<Result>(reason: String, _ body: () throws -> Result) rethrows -> Result {
-        try ChangeLogAttribution.$reason.withValue(reason, operation: body)
+        try ChangeLogAttribution.withReason(reason, body)
     }
 
     /// Whether this process writes change logs (on unless a benchmark turns it off to measure its cost).

@@ -1,6 +1,6 @@
 /// Transactions: several changes of one domain, committed as one version (``DefaultsTransaction``).
 extension Defaults {
-    /// How many times a transaction's closure runs before ``transaction(inDomain:layer:_:)`` gives up on a domain
+    /// How many times a transaction's closure runs before ``transaction(inDomain:layer:reason:_:)`` gives up on a domain
     /// that other writers keep changing under it.
     static let transactionAttempts = 100
 
@@ -36,6 +36,10 @@ extension Defaults {
     ///   - layer: The domain's file to change: ``PreferenceLayer/currentUser`` unless given (the per-host
     ///     `ByHost` file, an any-user file); keys an administrator forces are refused unless it is a managed
     ///     layer itself.
+    ///   - reason: Why the change is made, recorded with it in the domain's change log (``LoggedChange/reason``,
+    ///     `defaults log`): one line of at most 1,000 bytes (a control character becomes a space, a longer
+    ///     reason is cut). It is the reason of the whole version written, this process's earlier unwritten
+    ///     edits of the domain included.
     ///   - body: Reads and changes values through the transaction; what it returns, `transaction` returns.
     /// - Throws: what `body` throws (nothing is committed); ``DefaultsError`` when nothing was committed:
     ///   ``DefaultsError/Code/invalidValue`` (a typed key refuses a value; the error names the key),
@@ -47,7 +51,7 @@ extension Defaults {
     ///   ``DefaultsError``, and a typed `throws` names one error type.
     @discardableResult
     public func transaction<Result>(
-        inDomain domain: String? = nil, layer: PreferenceLayer = .currentUser,
+        inDomain domain: String? = nil, layer: PreferenceLayer = .currentUser, reason: String? = nil,
         _ body: (DefaultsTransaction) throws -> Result
     ) throws -> Result {
         let domain = domainOrOwn(domain)
@@ -68,7 +72,15 @@ extension Defaults {
                 throw DefaultsError.forcedKey(key: forced, domain: domain)
             }
             // A failed write reaches the store's observers of the file (lastError, the error handler) as well.
-            if try file.commit(transaction: writes, expecting: reads) { return result }
+            let committed =
+                if let reason {
+                    try ChangeLogAttribution.withReason(reason) {
+                        try file.commit(transaction: writes, expecting: reads)
+                    }
+                } else {
+                    try file.commit(transaction: writes, expecting: reads)
+                }
+            if committed { return result }
         }
         throw DefaultsError.transactionConflict(domain: domain, attempts: Self.transactionAttempts)
     }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The changes of one ``Defaults/transaction(inDomain:layer:_:)``, made inside its closure and visible together
+/// The changes of one ``Defaults/transaction(inDomain:layer:reason:_:)``, made inside its closure and visible together
 /// when it commits: to this process's readers and observers at once, to other processes as one version of the
 /// domain's file.
 ///

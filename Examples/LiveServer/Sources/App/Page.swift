@@ -219,7 +219,8 @@ enum Page {
           document.querySelector("#changes tbody").innerHTML = changes.map(change =>
             `<tr><td>${escape(change.time)}</td><td>${escape(change.key)}</td>
              <td>${escape(text(change.old))} → ${escape(text(change.new))}</td>
-             <td>${escape(change.origin)}${change.who ? ": " + escape(change.who) : ""}</td></tr>`).join("");
+             <td>${escape(change.origin)}${change.who ? ": " + escape(change.who) : ""}</td>
+             <td>${change.reason ? escape(change.reason) : ""}</td></tr>`).join("");
         }
         async function loadRefusal() {
           const refusal = await (await fetch("/refusal")).json();

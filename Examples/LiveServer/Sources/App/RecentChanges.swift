@@ -2,8 +2,8 @@ import Foundation
 import LiveDefaults
 
 /// The domain's recent changes for the settings page (`GET /changes`), from its change log: who changed which
-/// setting from what to what — this page, the `defaults` command, the fleet agent, an editor. Secret values
-/// show as `<secret>`.
+/// setting from what to what, and why when they said (`defaults write --reason`) — this page, the `defaults`
+/// command, the fleet agent, an editor. Secret values show as `<secret>`.
 struct RecentChanges {
     let catalog: SettingsCatalog
 
@@ -23,6 +23,7 @@ struct RecentChanges {
                     "\(executable) (pid \(change.processID.map(String.init) ?? "?"))"
                     + (change.revision.map { ", etcd revision \($0)" } ?? "")
             }
+            if let reason = change.reason { object["reason"] = reason }
             return object
         }
     }

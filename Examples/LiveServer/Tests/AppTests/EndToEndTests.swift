@@ -65,7 +65,7 @@ struct EndToEndTests {
         #expect(try Self.get("\(address)/hello").contains("Hi from the shell"))
     }
 
-    @Test("/metrics counts another process's write; /changes lists it with its writer")
+    @Test("/metrics counts another process's write; /changes lists it with its writer and its reason")
     func metricsAndChanges() throws {
         let directory = TemporaryDirectory()
         let (server, address) = try Self.startServer(in: directory)
@@ -81,7 +81,7 @@ struct EndToEndTests {
         #expect(start.contains(#"livedefaults_reload_failures_total{domain="com.example.liveserver"} 0"#), "\(start)")
         #expect(start.contains(#"livedefaults_last_known_good{domain="com.example.liveserver"} 0"#), "\(start)")
 
-        let write = ["write", "com.example.liveserver", "Greeting", "Hi from the shell"]
+        let write = ["write", "com.example.liveserver", "Greeting", "Hi from the shell", "--reason", "a greeting"]
         #expect(try Self.defaults(write, in: directory) == 0)
 
         var metrics = ""
@@ -95,6 +95,7 @@ struct EndToEndTests {
         let changes = try Self.get("\(address)/changes")
         #expect(changes.contains(#""key":"Greeting""#) && changes.contains(#""new":"Hi from the shell""#), "\(changes)")
         #expect(changes.contains(#""origin":"local""#) && changes.contains(#""who":"defaults (pid "#), "\(changes)")
+        #expect(changes.contains(#""reason":"a greeting""#), "\(changes)")
     }
 
     /// Runs the `defaults` command with `arguments` against the configuration in `directory`, as a shell

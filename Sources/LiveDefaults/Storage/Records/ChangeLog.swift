@@ -171,8 +171,49 @@ enum ChangeLogAttribution {
     static var currentFleetRevision: Int64? {
         fleetAttributions.load(ordering: .relaxed) == 0 ? nil : fleetRevision
     }
-    /// Why the writes made in a task are made, when the writer says (``Defaults/attributingWrites(reason:_:)``).
-    @TaskLocal static var reason: String?
+    /// Why the writes made in a task are made, when the writer says (``Defaults/attributingWrites(reason:_:)``);
+    /// read through ``currentReason``.
+    @TaskLocal private static var reason: String?
+    /// How many reason attributions are under way in the process: as ``fleetAttributions``, so that a `set`
+    /// outside any knows it has no reason without looking the task-local up.
+    private static let reasonAttributions = Atomic<Int>(0)
+
+    /// Runs `body` with the writes and edits it makes attributed to `reason`.
+    static func withReason<Result>(_ reason: String, _ body: () throws -> Result) rethrows -> Result {
+        reasonAttributions.add(1, ordering: .relaxed)
+        defer { reasonAttributions.subtract(1, ordering: .relaxed) }
+        return try $reason.withValue(reason, operation: body)
+    }
+
+    /// The reason the current task or thread writes for, nil outside any attribution. An edit keeps it
+    /// (``DomainEdits/reason``), so that the background writer's later write of the edit is logged with it.
+    static var currentReason: String? {
+        reasonAttributions.load(ordering: .relaxed) == 0 ? nil : reason
+    }
+
+    /// The longest reason a log line holds, in UTF-8 bytes: a line stays small beside its changes.
+    static let longestReason = 1_000
+
+    /// A reason as the log records it: one line (a control character becomes a space, so that `defaults log`
+    /// prints it on its own line and never passes a terminal's escape through), without the space around it,
+    /// cut at a character to ``longestReason`` bytes; nil when nothing is left.
+    static func recordedReason(_ reason: String?) -> String? {
+        guard let reason else { return nil }
+        var text = String(
+            String.UnicodeScalarView(
+                reason.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+        text = String(text.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+        guard !text.isEmpty else { return nil }
+        if text.utf8.count > longestReason {
+            var cut = ""
+            for character in text {
+                guard cut.utf8.count + character.utf8.count <= longestReason else { break }
+                cut.append(character)
+            }
+            text = cut
+        }
+        return text
+    }
 }
 
 extension ChangeOrigin {

@@ -70,7 +70,8 @@ struct WriteLogging {
         writer.revision = ChangeLogAttribution.currentFleetRevision
         let header = ChangeLog.Entry(
             time: time, origin: writer.revision == nil ? .local : .fleet, writer: writer, version: version,
-            changes: [], reason: ChangeLogAttribution.reason)
+            changes: [], reason: ChangeLogAttribution.recordedReason(ChangeLogAttribution.currentReason ?? edits.reason)
+        )
         let line = OverlappedWork(overlapping: changed.count >= Self.overlappedKeys) {
             var entry = header
             entry.changes = ChangeLog.changes(ofChangedKeys: changed, old: { base[$0] }, new: { contents[$0] })

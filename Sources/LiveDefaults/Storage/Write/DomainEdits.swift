@@ -6,6 +6,9 @@ struct DomainEdits: Sendable, Equatable {
     var replacement: [String: PropertyList]?
     /// Key → new value, or nil for a removal.
     var keys: [String: PropertyList?] = [:]
+    /// Why the latest of the edits made inside a reason's attribution was made
+    /// (``ChangeLogAttribution/currentReason``): the change log's reason for the version that writes them.
+    var reason: String?
 
     var isEmpty: Bool { replacement == nil && keys.isEmpty }
 
@@ -30,9 +33,12 @@ struct DomainEdits: Sendable, Equatable {
 
     /// These edits followed by `later` ones.
     func followed(by later: DomainEdits) -> DomainEdits {
-        if let replacement = later.replacement { return DomainEdits(replacement: replacement, keys: later.keys) }
+        if let replacement = later.replacement {
+            return DomainEdits(replacement: replacement, keys: later.keys, reason: later.reason ?? reason)
+        }
         var merged = self
         for (key, value) in later.keys { merged.keys[key] = value }
+        merged.reason = later.reason ?? reason
         return merged
     }
 }
