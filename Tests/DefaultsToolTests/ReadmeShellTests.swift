@@ -24,7 +24,7 @@ struct ReadmeShellTests {
             URL(fileURLWithPath: "/bin/sh"), ["-c", line], environment: sandbox.environment(["PATH": path]))
     }
 
-    @Test("write, read, merge, edit, watch, doctor and log, each as the README shows it")
+    @Test("write, read, merge, edit, watch, doctor, log and revert, each as the README shows it")
     func shellBlock() throws {
         let sandbox = Sandbox()
         let lines = try Self.readmeLines()
@@ -63,6 +63,12 @@ struct ReadmeShellTests {
                     #expect(squeezed == "{ RateLimit = 50; }", "\(line): \(result.output)")
                 }
                 if line.contains("defaults log") { #expect(result.output.contains("RateLimit"), "\(result.output)") }
+                if line.contains("defaults revert") {
+                    // The edit's 55 undone, with the reason given.
+                    #expect(try sandbox.ok("read", "com.example.liveserver", "RateLimit") == "50\n")
+                    let log = try sandbox.ok("log", "com.example.liveserver", "RateLimit")
+                    #expect(log.contains("load is back to normal"), "\(log)")
+                }
             }
         }
         let running = try #require(watcher)
