@@ -13,8 +13,9 @@ struct Edit: ParsableCommand {
             integer, 4.2 a real, true/false, 2024-01-31T09:05:00Z a date, <0fa1> data, ( ) an array, { } a \
             dictionary), each key with what the program's published schema says of it. Save and quit to apply: \
             only the keys you changed, added or removed are written, as one change onto the domain as it is \
-            then, logged as "defaults edit" (or with --reason's text). A syntax error, a value the schema refuses or a key it does not \
-            declare opens the editor again with the problem noted; saved again unchanged, nothing is changed \
+            then, logged as "defaults edit" (or with --reason's text). A syntax error, a value the schema \
+            refuses or a key it does not declare opens the editor again with the problem noted; saved again \
+            unchanged, nothing is changed \
             (exit status 1). A key you changed that another writer changed meanwhile opens the editor again \
             with both values; your next save applies. To abort, quit the editor with an error (vi: :cq) or \
             empty the file: nothing is changed (exit status 1). Saved unchanged: "no changes", nothing written. \

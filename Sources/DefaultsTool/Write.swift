@@ -20,7 +20,8 @@ struct Write: ParsableCommand {
             new version: one line per process; exit status 1 when one refused it or did not answer. A version a \
             reader refused does not wait on disk for the next start: it is rolled back to the version before it (one \
             change, logged with the refusal as its reason) unless --keep-refused (before the domain, or last) \
-            keeps it. --reason TEXT (before the domain, or last) records why in the domain's change log:             defaults log shows it.
+            keeps it. --reason TEXT (before the domain, or last) records why in the domain's change log: \
+            defaults log shows it.
             """)
 
     @OptionGroup var host: HostOptions
