@@ -4,8 +4,8 @@ import LiveDefaults
 /// `--reason TEXT` on every verb that changes a domain: why, recorded with the version written in the domain's
 /// change log (`defaults log` shows it beside each change).
 struct ReasonOptions: ParsableArguments {
-    /// The longest reason the command takes, in UTF-8 bytes (the change log keeps at most this much).
-    static let longest = 1_000
+    /// The longest reason the command takes, in UTF-8 bytes: what the change log keeps uncut.
+    static var longest: Int { Defaults.longestReason }
 
     @Option(
         help: ArgumentHelp(

@@ -112,6 +112,10 @@ extension Defaults {
         try ChangeLogAttribution.withReason(reason, body)
     }
 
+    /// The longest reason the change log keeps, in UTF-8 bytes (a longer one is cut): the `defaults` command
+    /// refuses a longer one rather than cut it.
+    package static var longestReason: Int { ChangeLogAttribution.longestReason }
+
     /// Whether this process writes change logs (on unless a benchmark turns it off to measure its cost).
     package static var changeLogIsEnabled: Bool {
         get { ProcessContext.system.changeLogIsEnabled }

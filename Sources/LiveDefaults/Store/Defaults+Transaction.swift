@@ -72,15 +72,8 @@ extension Defaults {
                 throw DefaultsError.forcedKey(key: forced, domain: domain)
             }
             // A failed write reaches the store's observers of the file (lastError, the error handler) as well.
-            let committed =
-                if let reason {
-                    try ChangeLogAttribution.withReason(reason) {
-                        try file.commit(transaction: writes, expecting: reads)
-                    }
-                } else {
-                    try file.commit(transaction: writes, expecting: reads)
-                }
-            if committed { return result }
+            let commit = { try file.commit(transaction: writes, expecting: reads) }
+            if try reason.map({ try ChangeLogAttribution.withReason($0, commit) }) ?? commit() { return result }
         }
         throw DefaultsError.transactionConflict(domain: domain, attempts: Self.transactionAttempts)
     }

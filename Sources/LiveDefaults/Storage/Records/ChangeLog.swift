@@ -152,44 +152,28 @@ struct ChangeLog: Sendable, Equatable {
 /// change sets the revision it applies (``Defaults/attributingWrites(toFleetRevision:_:)``), and the log
 /// records the version as `fleet` with that revision.
 enum ChangeLogAttribution {
-    /// The revision bound by ``withFleetRevision(_:_:)``; read through ``currentFleetRevision``.
-    @TaskLocal private static var fleetRevision: Int64?
-    /// How many fleet attributions are under way in the process. While none is, no task is inside one, and a
-    /// change's origin is known without looking the task-local up — a lookup every `set` would otherwise pay.
-    /// Relaxed is enough: a task sees its own increment, and a child task or thread started inside the
-    /// attribution starts after it.
-    private static let fleetAttributions = Atomic<Int>(0)
+    /// The fleet revision bound by ``withFleetRevision(_:_:)``, and why the writes made in a task are made
+    /// (``withReason(_:_:)``): each read by every `set`, so each costs one relaxed load while unbound.
+    private static let fleetRevision = CountedTaskLocal<Int64>()
+    private static let reason = CountedTaskLocal<String>()
 
     /// Runs `body` with its writes attributed to the fleet at etcd's `revision`.
     static func withFleetRevision<Result>(_ revision: Int64, _ body: () throws -> Result) rethrows -> Result {
-        fleetAttributions.add(1, ordering: .relaxed)
-        defer { fleetAttributions.subtract(1, ordering: .relaxed) }
-        return try $fleetRevision.withValue(revision, operation: body)
+        try fleetRevision.withValue(revision, body)
     }
 
     /// The fleet revision the current task or thread writes for, nil for this process's own writes.
-    static var currentFleetRevision: Int64? {
-        fleetAttributions.load(ordering: .relaxed) == 0 ? nil : fleetRevision
-    }
-    /// Why the writes made in a task are made, when the writer says (``Defaults/attributingWrites(reason:_:)``);
-    /// read through ``currentReason``.
-    @TaskLocal private static var reason: String?
-    /// How many reason attributions are under way in the process: as ``fleetAttributions``, so that a `set`
-    /// outside any knows it has no reason without looking the task-local up.
-    private static let reasonAttributions = Atomic<Int>(0)
+    static var currentFleetRevision: Int64? { fleetRevision.current }
 
-    /// Runs `body` with the writes and edits it makes attributed to `reason`.
+    /// Runs `body` with the writes and edits it makes attributed to `reason`
+    /// (``Defaults/attributingWrites(reason:_:)``).
     static func withReason<Result>(_ reason: String, _ body: () throws -> Result) rethrows -> Result {
-        reasonAttributions.add(1, ordering: .relaxed)
-        defer { reasonAttributions.subtract(1, ordering: .relaxed) }
-        return try $reason.withValue(reason, operation: body)
+        try self.reason.withValue(reason, body)
     }
 
     /// The reason the current task or thread writes for, nil outside any attribution. An edit keeps it
     /// (``DomainEdits/reason``), so that the background writer's later write of the edit is logged with it.
-    static var currentReason: String? {
-        reasonAttributions.load(ordering: .relaxed) == 0 ? nil : reason
-    }
+    static var currentReason: String? { reason.current }
 
     /// The longest reason a log line holds, in UTF-8 bytes: a line stays small beside its changes.
     static let longestReason = 1_000
