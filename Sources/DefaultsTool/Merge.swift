@@ -17,13 +17,16 @@ struct Merge: ParsableCommand {
             keys another program changes meanwhile are kept. Unlike import, which replaces the whole domain, \
             merge leaves every key it does not name as it is. The whole dictionary is checked against the \
             domain's published schema before anything is written: one value the schema refuses and nothing is \
-            written (exit status 1); --no-validate writes it anyway. The command returns once the change is on disk.
+            written (exit status 1); --no-validate writes it anyway. The command returns once the change is on disk. \
+            --for DURATION (90s, 30m, 2h, 1d) makes the change temporary: at its end each key it changed returns \
+            to its value before, unless it was changed again meanwhile.
             """)
 
     @OptionGroup var host: HostOptions
     @OptionGroup var validation: ValidationOptions
     @OptionGroup var wait: WaitOptions
     @OptionGroup var reason: ReasonOptions
+    @OptionGroup var temporary: TemporaryOptions
     @Argument(help: "A domain name, -g, or a path to a plist file.") var domain: String
     @Argument(help: "A dictionary as old-style text, a plist file, or - for standard input.") var plist: String?
     @Option(name: .customLong("delete"), help: "A key to remove in the same change (repeatable).")
@@ -48,7 +51,9 @@ struct Merge: ParsableCommand {
             // One transaction: the keys set and the keys removed are one version.
             var edits: [String: PropertyList?] = contents.mapValues { .some($0) }
             for key in deletions { edits[key] = .some(nil) }
-            try store.change(edits)
+            let duration = try temporary.lasting()
+            try store.change(edits, lasting: duration)
+            if let duration { TemporaryOptions.announce(duration, keys: edits.keys) }
             try wait.waitForReaders(of: store, before: before)
         }
     }

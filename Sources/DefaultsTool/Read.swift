@@ -9,7 +9,9 @@ struct Read: ParsableCommand {
         abstract: "Print every domain, one domain, or one key.",
         discussion: """
             Strings and numbers print bare, containers and domains as old-style property lists. Keys the \
-            domain's published schema marks secret print as <secret> unless --show-secrets is given.
+            domain's published schema marks secret print as <secret> unless --show-secrets is given. A key a \
+            temporary change holds (write --for) is noted on standard error: when it ends, and the value it \
+            returns to.
             """)
 
     @OptionGroup var host: HostOptions
@@ -37,11 +39,17 @@ struct Read: ParsableCommand {
             let contents = try store.existingContents()
             // A schema that cannot be read does not stop a read; the secrets it would mark are then unknown.
             let schema = try? target.schema()
-            guard let key else { return print(.dictionary(secrets.masked(contents, schema: schema))) }
+            guard let key else {
+                print(.dictionary(secrets.masked(contents, schema: schema)))
+                return store.notePendingReverts(of: nil, masking: secrets, schema: schema)
+            }
             guard let value = contents[key] else {
+                // A temporary deletion: when the key comes back.
+                store.notePendingReverts(of: [key], masking: secrets, schema: schema)
                 throw ToolError("The domain/default pair of (\(domain), \(key)) does not exist")
             }
             print(secrets.masked(value, key: key, schema: schema))
+            store.notePendingReverts(of: [key], masking: secrets, schema: schema)
         }
     }
 

@@ -170,13 +170,20 @@ struct ToolStore {
     /// A file that cannot be read is never replaced behind the user's back. A transaction whose write fails
     /// writes nothing and keeps nothing pending: it is run again (up to ``writeAttempts`` in all); the exit status
     /// says whether the change is on disk.
-    func change(_ edits: [String: PropertyList?]) throws {
+    ///
+    /// With `duration`, the change is temporary: undone after that long (``Defaults/transaction(for:inDomain:layer:reason:_:)``).
+    func change(_ edits: [String: PropertyList?], lasting duration: Duration? = nil) throws {
         _ = try contents()
+        let body = { (transaction: DefaultsTransaction) in
+            for (key, value) in edits { transaction.set(value, forKey: key) }
+        }
         var attempt = 1
         while true {
             do {
-                try defaults.transaction(inDomain: target.name, layer: target.layer) { transaction in
-                    for (key, value) in edits { transaction.set(value, forKey: key) }
+                if let duration {
+                    try defaults.transaction(for: duration, inDomain: target.name, layer: target.layer, body)
+                } else {
+                    try defaults.transaction(inDomain: target.name, layer: target.layer, body)
                 }
                 break
             } catch let error as DefaultsError where error.code == .writeFailed && attempt < Self.writeAttempts {

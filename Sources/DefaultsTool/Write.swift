@@ -21,13 +21,16 @@ struct Write: ParsableCommand {
             reader refused does not wait on disk for the next start: it is rolled back to the version before it (one \
             change, logged with the refusal as its reason) unless --keep-refused (before the domain, or last) \
             keeps it. --reason TEXT (before the domain, or last) records why in the domain's change log: \
-            defaults log shows it.
+            defaults log shows it. --for DURATION (90s, 30m, 2h, 1d, 1h30m; before the domain, or last) makes the \
+            change temporary: at its end each key it changed returns to its value before (a key it added is \
+            removed), unless the key was changed again meanwhile; defaults read shows what is pending.
             """)
 
     @OptionGroup var host: HostOptions
     @OptionGroup var validation: ValidationOptions
     @OptionGroup var wait: WaitOptions
     @OptionGroup var reason: ReasonOptions
+    @OptionGroup var temporary: TemporaryOptions
     @Argument(help: "A domain name, -g, or a path to a plist file.") var domain: String
     @Argument(parsing: .captureForPassthrough, help: "The key and the value, or a dictionary for the whole domain.")
     var words: [String] = []
@@ -40,12 +43,20 @@ struct Write: ParsableCommand {
             var noValidate = validation.noValidate
             var wait = wait
             var reason = reason
+            var temporary = temporary
             // Trailing options, in either order (the words after the domain are otherwise the key and value).
             while let last = words.last {
                 if words.count >= 2, words[words.count - 2] == "--reason" {
                     try ReasonOptions.check(last)
                     reason.reason = last
                     words.removeLast()
+                } else if words.count >= 2, words[words.count - 2] == "--for" {
+                    _ = try TemporaryOptions.duration(last)
+                    temporary.text = last
+                    words.removeLast()
+                } else if last.hasPrefix("--for=") {
+                    temporary.text = String(last.dropFirst(6))
+                    _ = try TemporaryOptions.duration(temporary.text ?? "")
                 } else if last.hasPrefix("--reason=") {
                     reason.reason = String(last.dropFirst(9))
                     try ReasonOptions.check(reason.reason ?? "")
@@ -61,14 +72,20 @@ struct Write: ParsableCommand {
                 }
                 words.removeLast()
             }
-            try reason.attributing { try write(words, to: target, store: store, noValidate: noValidate, wait: wait) }
+            let duration = try temporary.lasting()
+            try reason.attributing {
+                try write(words, to: target, store: store, noValidate: noValidate, wait: wait, lasting: duration)
+            }
         }
     }
 
     /// Writes the key and value, or the whole domain, that `words` give.
     private func write(
-        _ words: [String], to target: DomainTarget, store: ToolStore, noValidate: Bool, wait: WaitOptions
+        _ words: [String], to target: DomainTarget, store: ToolStore, noValidate: Bool, wait: WaitOptions,
+        lasting duration: Duration?
     ) throws {
+        // A temporary change is one transaction, whose keys are undone at its end.
+        let temporary = duration.map { TemporaryWrite(store: store, duration: $0) }
         let before = try wait.versionBefore(in: store)
         var written: [String] = []
         switch words.count {
@@ -79,7 +96,7 @@ struct Write: ParsableCommand {
                 throw ToolError("\"\(words[0])\" is not a dictionary; to write a key, give the key and a value")
             }
             try target.check(contents, noValidate: noValidate)
-            try store.replace(with: contents)
+            if let temporary { try temporary.replace(with: contents) } else { try store.replace(with: contents) }
             written = contents.keys.sorted()
         default:
             let key = words[0]
@@ -88,14 +105,15 @@ struct Write: ParsableCommand {
             switch try ValueParser.parse(Array(words.dropFirst())) {
             case .set(let value):
                 try target.check([key: value], noValidate: noValidate)
-                try store.set(value, forKey: key)
+                try temporary?.set(value, forKey: key) ?? store.set(value, forKey: key)
             case .appendToArray(let elements):
                 guard case .array(let existing) = current ?? .array([]) else {
                     throw ToolError(
                         "-array-add: the value of \(key) in \(domain) is a \(current!.typeName), not an array")
                 }
                 try target.check([key: .array(existing + elements)], noValidate: noValidate)
-                try store.set(.array(existing + elements), forKey: key)
+                try temporary?.set(.array(existing + elements), forKey: key)
+                    ?? store.set(.array(existing + elements), forKey: key)
             case .mergeIntoDictionary(let entries):
                 guard case .dictionary(var existing) = current ?? .dictionary([:]) else {
                     throw ToolError(
@@ -103,11 +121,30 @@ struct Write: ParsableCommand {
                 }
                 existing.merge(entries) { _, new in new }
                 try target.check([key: .dictionary(existing)], noValidate: noValidate)
-                try store.set(.dictionary(existing), forKey: key)
+                try temporary?.set(.dictionary(existing), forKey: key) ?? store.set(.dictionary(existing), forKey: key)
             }
         }
-        try store.commit()
+        if temporary == nil { try store.commit() }
         store.warnOfPinnedKeys(written)
         try wait.waitForReaders(of: store, before: before)
+    }
+}
+
+/// A `write --for`: the key (or the whole domain) written as one temporary change.
+private struct TemporaryWrite {
+    let store: ToolStore
+    let duration: Duration
+
+    func set(_ value: PropertyList, forKey key: String) throws {
+        try store.change([key: value], lasting: duration)
+        TemporaryOptions.announce(duration, keys: [key])
+    }
+
+    /// The whole domain: its keys set, the keys it does not have removed — each undone at the end.
+    func replace(with contents: [String: PropertyList]) throws {
+        var edits: [String: PropertyList?] = contents.mapValues { .some($0) }
+        for key in (try store.contents() ?? [:]).keys where contents[key] == nil { edits[key] = .some(nil) }
+        try store.change(edits, lasting: duration)
+        TemporaryOptions.announce(duration, keys: edits.keys)
     }
 }

@@ -26,6 +26,12 @@ extension Defaults {
     public static func changeLogParsingProblem(_ data: Data) -> String? {
         changeLogProblem(data)
     }
+
+    /// What is wrong with reading `data` as a domain's pending reverts (`.<d>.plist.reverts`), nil when nothing is
+    /// (what it reads writes back as itself). What the fuzz target `FuzzChangeLog` holds that reader to.
+    public static func pendingRevertsParsingProblem(_ data: Data) -> String? {
+        pendingRevertsProblem(data)
+    }
 }
 
 extension Defaults {

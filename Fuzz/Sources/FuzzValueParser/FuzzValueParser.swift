@@ -10,8 +10,9 @@ let declared = DomainSchema(
     })
 
 /// The `defaults write` value parser: the input is the words after the key, separated by NUL bytes (as the
-/// kernel hands arguments over). Every word list is an edit or a `ToolError`, never a trap; and the whole input,
-/// as the text of `defaults edit`, is a domain that reads back the same when shown, an abort, or a problem.
+/// kernel hands arguments over). Every word list is an edit or a `ToolError`, never a trap (and each word as a
+/// `--for` duration too); and the whole input, as the text of `defaults edit`, is a domain that reads back the
+/// same when shown, an abort, or a problem.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let data = fuzzInput(start, count)
@@ -50,6 +51,11 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         _ = try? ValueParser.bare(word)
         _ = ValueParser.hexData(word)
         _ = ValueParser.parseDate(word)
+        // A temporary change's `--for`: a duration within its bound, spelled back as it reads.
+        if let duration = try? DurationText.parse(word) {
+            require(duration > .zero && duration <= .seconds(DurationText.longestSeconds), "a duration in bounds")
+            require((try? DurationText.parse(DurationText.describe(duration))) == duration, "a duration reads back")
+        }
     }
     return 0
 }

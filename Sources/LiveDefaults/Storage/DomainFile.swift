@@ -64,6 +64,9 @@ final class DomainFile: Sendable {
 
     /// What the process holds for its files: the background writer, the records queue, the sweeps.
     let context: StorageContext
+    /// Whether the process looked for expired temporary changes before its first load
+    /// (``undoExpiredOnFirstLook()``).
+    let revertsLooked = Atomic<Bool>(false)
     /// The registry that made the file, which forgets it when it goes.
     private let registry: DomainFileRegistry?
 

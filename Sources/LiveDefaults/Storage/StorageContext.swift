@@ -24,6 +24,8 @@ final class StorageContext: Sendable {
     let recorder: ExternalVersionRecorder
     /// Publishes which version each watched file runs.
     let announcer: ReaderAnnouncer
+    /// When each open file's next temporary change is undone.
+    let revertTimers: RevertTimers
     /// The directories swept of dead writers' temporaries.
     let sweeps = TemporarySweeps()
     /// The queue of the records written in the background (the recorder's and the announcer's): one thread
@@ -78,6 +80,7 @@ final class StorageContext: Sendable {
             queue: records, recordsAtExit: isRealProcess, clock: clock, identity: currentIdentity)
         announcer = ReaderAnnouncer(
             queue: records, sweeps: sweeps, clock: clock, identity: currentIdentity, processes: processes)
+        revertTimers = RevertTimers(queue: records)
     }
 
     /// Waits until the records made in the background so far are written: the change log's entries of versions

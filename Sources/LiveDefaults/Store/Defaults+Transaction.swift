@@ -1,3 +1,5 @@
+import Foundation
+
 /// Transactions: several changes of one domain, committed as one version (``DefaultsTransaction``).
 extension Defaults {
     /// How many times a transaction's closure runs before ``transaction(inDomain:layer:reason:_:)`` gives up on a domain
@@ -54,6 +56,63 @@ extension Defaults {
         inDomain domain: String? = nil, layer: PreferenceLayer = .currentUser, reason: String? = nil,
         _ body: (DefaultsTransaction) throws -> Result
     ) throws -> Result {
+        try transaction(inDomain: domain, layer: layer, reason: reason, lasting: nil, body)
+    }
+
+    /// A temporary change: ``transaction(inDomain:layer:reason:_:)``, undone by itself once `duration` has
+    /// passed — each key it changed returns to the value it had before (a key it added is removed again) — in
+    /// the domain's file, so that every reader sees it, Foundation's included.
+    ///
+    /// ```swift
+    /// try defaults.transaction(for: .seconds(30 * 60), reason: "incident 4521") { tx in
+    ///     tx[.logLevel] = "debug"
+    /// }
+    /// ```
+    ///
+    /// A key changed again by anyone before the expiry keeps that newer value; the change's other keys are still
+    /// undone. The revert is written by every LiveDefaults process that has the domain open, at the expiry (on
+    /// its clock, within about a second while any of them watches the domain; one writes it, the others find it
+    /// done), or, when none has, before the first read of the next process that opens the domain, the `defaults`
+    /// command included. It is logged as a change of its own (reason `temporary change expired: <reason>`).
+    ///
+    /// What is still to be undone lives beside the domain's file (`.<domain>.plist.reverts`, Docs/OnDisk.md),
+    /// written before the change's version and dropped after its revert's: a crash, a power loss or a failed
+    /// write between the two never loses the revert nor applies it twice. ``pendingReverts(inDomain:layer:)``
+    /// lists them.
+    ///
+    /// - Parameter duration: How long the change lasts; one of zero or less is undone at the next look.
+    /// - Throws: what ``transaction(inDomain:layer:reason:_:)`` throws; ``DefaultsError/Code/writeFailed`` too
+    ///   when the pending reverts cannot be written (nothing is changed then).
+    @discardableResult
+    public func transaction<Result>(
+        for duration: Duration, inDomain domain: String? = nil, layer: PreferenceLayer = .currentUser,
+        reason: String? = nil, _ body: (DefaultsTransaction) throws -> Result
+    ) throws -> Result {
+        try transaction(inDomain: domain, layer: layer, reason: reason, lasting: duration, body)
+    }
+
+    /// The temporary changes of a domain's file not yet undone, in the order they were made.
+    ///
+    /// - Throws: ``DefaultsError/Code/invalidDomainName``; ``DefaultsError/Code/readFailed`` when the file of
+    ///   pending reverts cannot be read (it is then left as it is, and no revert of it is applied).
+    public func pendingReverts(inDomain domain: String? = nil, layer: PreferenceLayer = .currentUser)
+        throws(DefaultsError) -> [PendingRevert]
+    {
+        let domain = domainOrOwn(domain)
+        if domain != configuration.applicationDomain { try DomainName.validate(domain) }
+        let file = file(forDomain: domain, layer: layer)
+        switch file.pendingReverts {
+        case .success(let reverts): return reverts.entries.map(PendingRevert.init)
+        case .failure(let unreadable):
+            throw .readFailed(
+                path: PendingReverts.path(forDomainFile: file.path), errno: 0, message: unreadable.reason)
+        }
+    }
+
+    private func transaction<Result>(
+        inDomain domain: String?, layer: PreferenceLayer, reason: String?, lasting duration: Duration?,
+        _ body: (DefaultsTransaction) throws -> Result
+    ) throws -> Result {
         let domain = domainOrOwn(domain)
         if domain != configuration.applicationDomain { try DomainName.validate(domain) }
         let file = file(forDomain: domain, layer: layer)
@@ -72,8 +131,17 @@ extension Defaults {
                 throw DefaultsError.forcedKey(key: forced, domain: domain)
             }
             // A failed write reaches the store's observers of the file (lastError, the error handler) as well.
-            let commit = { try file.commit(transaction: writes, expecting: reads) }
-            if try reason.map({ try ChangeLogAttribution.withReason($0, commit) }) ?? commit() { return result }
+            let temporary = duration.map { duration in
+                TemporaryChange(
+                    expiry: file.clock.now.addingTimeInterval(duration.timeInterval),
+                    reason: reason ?? ChangeLogAttribution.currentReason,
+                    keys: Set(writes.keys))
+            }
+            let commit = { try file.commit(transaction: writes, expecting: reads, temporary: temporary) }
+            if try reason.map({ try ChangeLogAttribution.withReason($0, commit) }) ?? commit() {
+                if let temporary { file.context.revertTimers.schedule(file, at: temporary.expiry) }
+                return result
+            }
         }
         throw DefaultsError.transactionConflict(domain: domain, attempts: Self.transactionAttempts)
     }

@@ -67,6 +67,8 @@ extension DomainFile {
     ///     LiveDefaults writer made is then recorded by its commit (a write records the version it writes over),
     ///     not by the look, which runs on every lost round and must stay as short as it was.
     func reload(verifyContents: Bool = false, deferringRemoval asked: Bool = false, recordingExternal: Bool = true) {
+        // Before the first load: a value whose temporary change expired is never read as current.
+        if !state.isLoaded { undoExpiredOnFirstLook() }
         let deferringRemoval = asked && !context.hasReintroduced(.removalSettlingOff)
         if state.isJudged {
             reloadJudged(

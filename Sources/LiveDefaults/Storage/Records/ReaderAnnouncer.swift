@@ -248,6 +248,8 @@ final class ReaderAnnouncer: Sendable {
                 return state.entries[key]?.file
             })
         else { return }
+        // A version read may be another process's temporary change: its revert is scheduled here too.
+        file.scheduleReverts()
         let (applied, refused, held) = file.announcedVersions
         let fallback = held.map { $0.logged == nil ? ReaderAnnouncement.Fallback.defaults : .log }
         let now = clock.now.timeIntervalSince1970

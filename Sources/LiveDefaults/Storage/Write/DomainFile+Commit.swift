@@ -16,6 +16,8 @@ extension DomainFile {
     struct TransactionEdits {
         var writes: DomainEdits
         var expected: [String: PropertyList?]
+        /// Set for a temporary transaction: when and why it is undone.
+        var temporary: TemporaryChange?
     }
 
     /// Writes this process's pending edits followed by a transaction's `writes` as one version of the file, if
@@ -28,11 +30,15 @@ extension DomainFile {
     /// - Returns: false, having written nothing (this process's earlier edits stay pending), when a key read
     ///   was changed since: the caller runs the transaction again on the new version.
     /// - Throws: what ``commit()`` throws; the transaction's writes are then dropped, the earlier edits kept.
-    func commit(transaction writes: [String: PropertyList?], expecting expected: [String: PropertyList?])
-        throws(DefaultsError) -> Bool
-    {
+    ///
+    /// With `temporary`, the version's entry in the pending reverts is written before it (``PendingReverts``).
+    func commit(
+        transaction writes: [String: PropertyList?], expecting expected: [String: PropertyList?],
+        temporary: TemporaryChange? = nil
+    ) throws(DefaultsError) -> Bool {
         loadIfNeeded()
-        return try commit(TransactionEdits(writes: DomainEdits(keys: writes), expected: expected))
+        return try commit(
+            TransactionEdits(writes: DomainEdits(keys: writes), expected: expected, temporary: temporary))
     }
 
     /// How many times a commit of a judged file judges what it would write before it gives up on a file that
@@ -122,7 +128,12 @@ extension DomainFile {
                     held: held, check: check, loggedVersion: loggedVersion, sweeps: context.sweeps,
                     logsChanges: context.changeLogIsEnabled, identity: context.identity,
                     processes: context.processes,
-                    intentAfterRename: context.hasReintroduced(.logIntentAfterRename)))
+                    intentAfterRename: context.hasReintroduced(.logIntentAfterRename),
+                    temporary: transaction?.temporary.map { temporary in
+                        var temporary = temporary
+                        temporary.earlier = pending
+                        return temporary
+                    }))
             if case .written = outcome {
                 written = (edits.keyCount, Int64((ContinuousClock.now - start).clampedNanoseconds))
             }

@@ -12,7 +12,7 @@ import Synchronization
 /// 4. a transaction's check against it;
 /// 5. keep an unreadable file aside;
 /// 6. record the version written over in the change log, when no LiveDefaults writer did (``WriteLogging``);
-/// 7. merge the edits onto it and encode;
+/// 7. merge the edits onto it and encode; a temporary change's entry in the pending reverts (``PendingReverts``);
 /// 8. announce the new version, replace the file (or remove it), confirm the version in the log.
 struct DomainWrite {
     let path: String
@@ -38,6 +38,8 @@ struct DomainWrite {
     let processes: any ProcessTable
     /// Whether the change log's intent follows the rename (``ReintroducedBug/logIntentAfterRename``; a test's).
     var intentAfterRename = false
+    /// A temporary transaction's part: its entry is written before its version.
+    var temporary: TemporaryChange?
 
     /// What an attempt came to.
     enum Attempt {
@@ -59,6 +61,7 @@ struct DomainWrite {
             let keptAside = try keepAsideIfUnreadable(current, at: destination)
             var logging = recordWrittenOver(current)
             var merged = try merge(onto: current)
+            try recordPendingRevert(of: merged, over: current)
             let written = try replace(destination, with: &merged, over: current, logging: &logging)
             return .done(
                 .written(
@@ -180,6 +183,39 @@ struct DomainWrite {
             // A value the file's format cannot hold (an XML file and a date beyond year 9999): the file keeps its
             // last good version rather than losing the value or every other key.
             throw .failed(.unrepresentableValue(path: path, error))
+        }
+    }
+
+    /// 7's end. A temporary change's entry, before its version: the keys the transaction changes, each with its
+    /// value before (this process's earlier edits, written in the same version, included) and the value it sets.
+    /// An entry that cannot be written fails the write: a temporary change without its revert must not land.
+    private func recordPendingRevert(of merged: Merged, over current: CurrentVersion) throws(StepFailure) {
+        guard let temporary else { return }
+        var changes: [String: PendingReverts.Entry.Change] = [:]
+        for key in temporary.keys {
+            let before = temporary.earlier.value(forKey: key, over: current.contents[key])
+            let set = merged.contents[key]
+            if before != set { changes[key] = PendingReverts.Entry.Change(before: before, set: set) }
+        }
+        guard !changes.isEmpty else { return }
+        let file = PendingReverts.path(forDomainFile: path)
+        var reverts: PendingReverts
+        switch PendingReverts.read(domainFile: path, on: fileSystem) {
+        case .success(let read): reverts = read
+        case .failure(let unreadable):
+            throw .failed(
+                .writeFailed(
+                    path: file, errno: 0,
+                    message: "its pending reverts are unreadable (\(unreadable.reason)); move the file away"))
+        }
+        reverts.entries.append(
+            PendingReverts.Entry(
+                version: merged.data.map(FileVersion.digest(of:)) ?? 0, made: clock.now, expiry: temporary.expiry,
+                reason: ChangeLogAttribution.recordedReason(temporary.reason), keys: changes))
+        do throws(SystemError) {
+            try reverts.write(domainFile: path, on: fileSystem, owner: owner, pid: identity.pid)
+        } catch {
+            throw .failed(.writeFailed(path: file, errno: error.errno, message: error.message))
         }
     }
 

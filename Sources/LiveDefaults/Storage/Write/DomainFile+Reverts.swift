@@ -1,0 +1,121 @@
+import Foundation
+import Synchronization
+
+/// Undoing temporary changes (``PendingReverts``): at their expiry, by every process that has the domain open
+/// (``RevertTimers``), and before the first read of a process that opens the domain after it, so that no reader
+/// sees an expired value as current.
+extension DomainFile {
+    /// The domain's pending reverts as they are on disk.
+    var pendingReverts: Result<PendingReverts, PendingReverts.Unreadable> {
+        PendingReverts.read(domainFile: path, on: fileSystem)
+    }
+
+    /// The process's first look at the file (before its first load): what expired while nobody had the domain
+    /// open is undone now, and the next expiry scheduled. Once per file; the revert's own load passes through.
+    func undoExpiredOnFirstLook() {
+        guard revertsLooked.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else {
+            return
+        }
+        if let next = applyExpiredReverts() { context.revertTimers.schedule(self, at: next) }
+    }
+
+    /// Schedules the file's next revert, as the pending reverts on disk say now (another process's temporary
+    /// change: this process reads its version, then looks here, on its records queue).
+    func scheduleReverts() {
+        guard case .success(let reverts) = pendingReverts, let next = reverts.entries.map(\.expiry).min() else {
+            return
+        }
+        context.revertTimers.schedule(self, at: next)
+    }
+
+    /// How many times a revert is tried against writers that keep changing its keys under it.
+    static let revertAttempts = 20
+
+    /// Undoes every temporary change whose expiry has passed, oldest first: each as one version (a transaction of
+    /// the keys that still hold the value the change set, each back to its value before: a key changed again
+    /// since keeps the newer value), logged with the change's reason; then its entry is dropped. Returns the next
+    /// expiry still pending (a failed write's revert: a second from now).
+    ///
+    /// Safe from any number of processes at once: the first writes the revert, the others find the values
+    /// already back and write nothing; a revert interrupted after its version and before its entry is dropped is
+    /// found done the next time.
+    @discardableResult
+    func applyExpiredReverts() -> Date? {
+        let reverts: PendingReverts
+        switch pendingReverts {
+        case .success(let read): reverts = read
+        case .failure(let unreadable):
+            deliver([
+                .failed(
+                    .readFailed(
+                        path: PendingReverts.path(forDomainFile: path), errno: 0,
+                        message: "its pending reverts are unreadable (\(unreadable.reason)); none is applied"))
+            ])
+            return nil
+        }
+        let now = clock.now
+        var done: [PendingReverts.Entry] = []
+        var retry = false
+        for entry in reverts.entries.filter({ $0.expiry <= now }).sorted(by: { $0.expiry < $1.expiry }) {
+            switch revert(entry) {
+            case .success: done.append(entry)
+            case .failure(let error):
+                deliver([.failed(error)])
+                // A write that failed is tried again; a revert a validator refuses would be refused again.
+                if error.code == .writeFailed { retry = true } else { done.append(entry) }
+            }
+        }
+        let left = drop(done) ?? reverts.entries.filter { !done.contains($0) }
+        let next = left.map(\.expiry).min()
+        guard retry else { return next }
+        let again = clock.now.addingTimeInterval(Double(RevertTimers.retryDelay.components.seconds))
+        return min(next ?? again, again)
+    }
+
+    /// Writes one expired change's revert: nothing when its keys no longer hold what it set.
+    private func revert(_ entry: PendingReverts.Entry) -> Result<Void, DefaultsError> {
+        let reason =
+            "temporary change expired"
+            + (entry.reason.map { ": \($0)" } ?? " (version \(FileVersion.hex(entry.version)))")
+        do throws(DefaultsError) {
+            for _ in 0..<Self.revertAttempts {
+                // Recording: a revert that finds its work done writes nothing, so no commit records the version
+                // it found (another process's revert, whose writer may have died before its log entry).
+                reload()
+                let base = contentsToWriteOver
+                var writes: [String: PropertyList?] = [:]
+                var expected: [String: PropertyList?] = [:]
+                for (key, change) in entry.keys {
+                    expected[key] = base[key]
+                    if base[key] == change.set { writes[key] = change.before }
+                }
+                if writes.isEmpty { return .success(()) }
+                let committed = ChangeLogAttribution.withReason(reason) {
+                    Result { () throws(DefaultsError) in try commit(transaction: writes, expecting: expected) }
+                }
+                if try committed.get() { return .success(()) }
+            }
+            throw DefaultsError.transactionConflict(
+                domain: DefaultsMetrics.domain(ofFile: path), attempts: Self.revertAttempts)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Drops `done` from the pending reverts under the file lock (other processes may have added entries or
+    /// dropped these); returns the entries left, nil when the file could not be rewritten (they stay; applying
+    /// them again writes nothing).
+    private func drop(_ done: [PendingReverts.Entry]) -> [PendingReverts.Entry]? {
+        guard !done.isEmpty else { return nil }
+        do throws(SystemError) {
+            let lock = try fileSystem.lockExclusively(lockPath)
+            defer { fileSystem.close(lock) }
+            guard case .success(var reverts) = pendingReverts else { return nil }
+            reverts.entries.removeAll { done.contains($0) }
+            try reverts.write(domainFile: path, on: fileSystem, owner: owner, pid: context.pid)
+            return reverts.entries
+        } catch {
+            return nil
+        }
+    }
+}
