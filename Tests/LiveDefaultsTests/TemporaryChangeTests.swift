@@ -167,6 +167,28 @@ struct TemporaryChangeTests {
         }
     }
 
+    @Test("a revert whose write fails (a full disk at any of its calls) is tried again and lands")
+    func failedRevertRetried() async throws {
+        var failedAtLeastOnce = false
+        for call in 1...40 {
+            let (machine, ops) = try Self.machine(seed: UInt64(500 + call))
+            let serverProcess = machine.process("server")
+            let server = try #require(serverProcess.defaults(suiteName: Self.domain))
+            #expect(server.integer(forKey: "RateLimit") == 100)
+            try ops.transaction(for: .seconds(60)) { $0.set(50, forKey: "RateLimit") }
+            await machine.settle()
+            machine.process("ops").crash()
+            // Only the server has the domain open: its timer's revert meets the fault.
+            serverProcess.failingFileSystemCall(call, errno: ENOSPC) { machine.advanceNow(by: .seconds(61)) }
+            if server.integer(forKey: "RateLimit") == 50 { failedAtLeastOnce = true }
+            await machine.advance(by: .seconds(11))
+            #expect(server.integer(forKey: "RateLimit") == 100, "fault at call \(call)")
+            #expect(try server.pendingReverts().isEmpty, "fault at call \(call)")
+        }
+        // Some fault fell on the revert's write itself (else the test would not test the retry).
+        #expect(failedAtLeastOnce)
+    }
+
     @Test("a power loss after the acknowledged change keeps its revert")
     func powerLossKeepsRevert() async throws {
         let (machine, ops) = try Self.machine(seed: 4)

@@ -54,6 +54,12 @@ package struct SystemError: Error, Sendable {
 
     /// Whether it was `ENOENT` alone: no such file or directory.
     var isNoSuchFile: Bool { errno == ENOENT }
+
+    /// Whether `errno` says this process may not do it (`EACCES`, `EPERM`, `EROFS`), where another may.
+    static func isDenial(_ errno: Int32) -> Bool { errno == EACCES || errno == EPERM || errno == EROFS }
+
+    /// A value the operation cannot take (`EINVAL`).
+    static func invalid(_ operation: String) -> SystemError { SystemError(errno: EINVAL, operation: operation) }
 }
 
 /// The bytes in `range` as a string when they are valid UTF-8; nil otherwise. Decoding repairs bad bytes,

@@ -34,7 +34,7 @@ extension DomainFile {
     /// Undoes every temporary change whose expiry has passed, oldest first: each as one version (a transaction of
     /// the keys that still hold the value the change set, each back to its value before: a key changed again
     /// since keeps the newer value), logged with the change's reason; then its entry is dropped. Returns the next
-    /// expiry still pending (a failed write's revert: a second from now).
+    /// expiry still pending (a failed write's revert: ``RevertTimers/retryDelay`` from now).
     ///
     /// Safe from any number of processes at once: the first writes the revert, the others find the values
     /// already back and write nothing; a revert interrupted after its version and before its entry is dropped is
@@ -51,7 +51,7 @@ extension DomainFile {
                         path: PendingReverts.path(forDomainFile: path), errno: 0,
                         message: "its pending reverts are unreadable (\(unreadable.reason)); none is applied"))
             ])
-            return nil
+            return unreadable.mayPass ? retryTime() : nil
         }
         let now = clock.now
         var done: [PendingReverts.Entry] = []
@@ -61,15 +61,28 @@ extension DomainFile {
             case .success: done.append(entry)
             case .failure(let error):
                 deliver([.failed(error)])
-                // A write that failed is tried again; a revert a validator refuses would be refused again.
-                if error.code == .writeFailed { retry = true } else { done.append(entry) }
+                // A write that failed for a while (a full disk, an I/O error) is tried again; one this process may
+                // not make (a read-only reader of a file others write) is left to those that may, and to the next
+                // open; a revert a validator refuses would be refused again.
+                if error.code != .writeFailed {
+                    done.append(entry)
+                } else if !SystemError.isDenial(error.errno ?? 0) {
+                    retry = true
+                }
             }
         }
-        let left = drop(done) ?? reverts.entries.filter { !done.contains($0) }
+        let left = reverts.entries.filter { !done.contains($0) }
+        // Entries done but not dropped (their file could not be rewritten) are dropped by the retry, which finds
+        // their keys back and writes nothing.
+        if !drop(done) { retry = true }
         let next = left.map(\.expiry).min()
         guard retry else { return next }
-        let again = clock.now.addingTimeInterval(Double(RevertTimers.retryDelay.components.seconds))
-        return min(next ?? again, again)
+        return min(next ?? retryTime(), retryTime())
+    }
+
+    /// When a revert that could not be written is tried again.
+    private func retryTime() -> Date {
+        clock.now.addingTimeInterval(RevertTimers.retryDelay.timeInterval)
     }
 
     /// Writes one expired change's revert: nothing when its keys no longer hold what it set.
@@ -103,19 +116,21 @@ extension DomainFile {
     }
 
     /// Drops `done` from the pending reverts under the file lock (other processes may have added entries or
-    /// dropped these); returns the entries left, nil when the file could not be rewritten (they stay; applying
-    /// them again writes nothing).
-    private func drop(_ done: [PendingReverts.Entry]) -> [PendingReverts.Entry]? {
-        guard !done.isEmpty else { return nil }
+    /// dropped these); false when the file could not be rewritten (they stay; applying them again writes nothing).
+    private func drop(_ done: [PendingReverts.Entry]) -> Bool {
+        guard !done.isEmpty else { return true }
         do throws(SystemError) {
             let lock = try fileSystem.lockExclusively(lockPath)
             defer { fileSystem.close(lock) }
-            guard case .success(var reverts) = pendingReverts else { return nil }
+            guard case .success(var reverts) = pendingReverts else { return false }
+            let count = reverts.entries.count
             reverts.entries.removeAll { done.contains($0) }
-            try reverts.write(domainFile: path, on: fileSystem, owner: owner, pid: context.pid)
-            return reverts.entries
+            if reverts.entries.count != count {
+                try reverts.write(domainFile: path, on: fileSystem, owner: owner, pid: context.pid)
+            }
+            return true
         } catch {
-            return nil
+            return false
         }
     }
 }

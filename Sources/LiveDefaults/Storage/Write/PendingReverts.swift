@@ -43,6 +43,9 @@ struct PendingReverts: Sendable, Equatable {
     /// Why a file of pending reverts cannot be used.
     struct Unreadable: Error, Equatable {
         var reason: String
+        /// Whether a system call failed (an I/O error, no memory): reading it again later may work, where a file
+        /// that is not a list of pending reverts stays so until someone replaces it.
+        var mayPass = false
     }
 
     /// The pending reverts of `domainFile`: none when the file is absent.
@@ -51,7 +54,7 @@ struct PendingReverts: Sendable, Equatable {
         do throws(SystemError) {
             file = try fileSystem.readSmallFile(atPath: Self.path(forDomainFile: path), maximumBytes: maximumSize)
         } catch {
-            return .failure(Unreadable(reason: error.message))
+            return .failure(Unreadable(reason: error.message, mayPass: true))
         }
         switch file {
         case .absent: return .success(Self())
@@ -72,7 +75,7 @@ struct PendingReverts: Sendable, Equatable {
         }
         let data: Data
         do throws(PropertyListError) { data = try encoded() } catch {
-            throw SystemError(errno: EINVAL, operation: "encode the pending reverts (\(error))")
+            throw SystemError.invalid("encode the pending reverts (\(error))")
         }
         // Flushed: the entry must be on the disk before the version it undoes can be.
         _ = try fileSystem.replaceAtomically(file, with: data, owner: owner, flush: true, pid: pid)

@@ -18,8 +18,9 @@ final class RevertTimers: Sendable {
         self.queue = queue
     }
 
-    /// How long after a failed revert (a write that failed: a full disk, a read-only directory) it is tried again.
-    static let retryDelay = Duration.seconds(1)
+    /// How long after a failed revert (a write that failed: a full disk, an I/O error) it is tried again: long
+    /// enough that a lasting failure reports once in a while, not every second.
+    static let retryDelay = Duration.seconds(10)
 
     /// Makes sure `file`'s reverts are applied at `expiry` (or earlier, when a timer for an earlier one is set).
     func schedule(_ file: DomainFile, at expiry: Date) {
