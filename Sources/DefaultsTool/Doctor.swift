@@ -14,9 +14,11 @@ struct Doctor: ParsableCommand {
             user's use of them. With a domain: every layer's file (path, symbolic links and what they resolve \
             to, whether it exists, can be read and parses, its key count, how it is watched), for the domain \
             and the global domain. With a key: the effective value, the layer it comes from and what that layer \
-            hides. With a published schema: the keys of the domain's files it does not declare, each with the \
+            hides. The temporary changes still to undo (write --for), each key with when it returns and to \
+            what. With a published schema: the keys of the domain's files it does not declare, each with the \
             declared key it most likely meant. Exit status 1 when a file does not parse or cannot be read, a \
-            link points nowhere or loops, the inotify watch limit is reached, or a key is not declared.
+            link points nowhere or loops, the inotify watch limit is reached, a key is not declared, or a temporary \
+            change is a minute past its end and not undone.
             """)
 
     @OptionGroup var host: HostOptions
@@ -62,6 +64,10 @@ struct Doctor: ParsableCommand {
                 changes: store.defaults.loggedChanges(
                     inDomain: target.name, layer: target.layer, key: key, limit: RecentChanges.limit),
                 schema: try? target.schema())
+            let schema = try? target.schema()
+            report.temporary = TemporaryReport(store: store) { value, key in
+                schema?.keys[key]?.isSecret == true ? "<secret>" : Output.text(value)
+            }
             do {
                 if let schema = try target.schema() {
                     report.undeclared = UndeclaredKeyReport.find(
@@ -91,10 +97,12 @@ struct DoctorReport {
     var recentChanges: RecentChanges?
     /// The programs reading the domain that do not run the version on disk.
     var readers: ReadersReport?
+    /// The domain's temporary changes still to undo.
+    var temporary: TemporaryReport?
 
     var problems: [String] {
         watcher.problems + files.flatMap(\.problems) + undeclared.map(\.problem) + (schemaProblem.map { [$0] } ?? [])
-            + (readers?.problems ?? [])
+            + (readers?.problems ?? []) + (temporary?.problems ?? [])
     }
 
     var text: String {
@@ -108,6 +116,7 @@ struct DoctorReport {
         }
         if let key { lines.append(""); lines += key.lines }
         if let readers, !readers.lines.isEmpty { lines.append(""); lines += readers.lines }
+        if let temporary, !temporary.lines.isEmpty { lines.append(""); lines += temporary.lines }
         if let recentChanges { lines.append(""); lines += recentChanges.lines }
         if let first = undeclared.first {
             lines.append("")
@@ -130,6 +139,7 @@ struct DoctorReport {
         if let readers { object["readers"] = Output.jsonArray(readers: readers) }
         if !files.isEmpty { object["undeclaredKeys"] = undeclared.map(\.jsonObject) }
         if let recentChanges { object["recentChanges"] = recentChanges.jsonObject }
+        if let temporary { object["temporaryChanges"] = temporary.jsonObject }
         return object
     }
 }

@@ -40,26 +40,92 @@ struct TemporaryOptions: ParsableArguments {
 
 extension ToolStore {
     /// Notes on standard error, for a read, each of `keys` (every key when nil) that a temporary change holds: when
-    /// it ends and the value it returns to (`<secret>` for a key the schema keeps secret, unless `show` says).
+    /// it ends and the value it returns to (`<secret>` for a key the schema keeps secret, unless `--show-secrets`).
     /// Standard output stays the value alone, for scripts.
     func notePendingReverts(of keys: Set<String>?, masking secrets: SecretOptions, schema: DomainSchema?) {
-        let pending: [PendingRevert]
-        do { pending = try defaults.pendingReverts(inDomain: target.name, layer: target.layer) } catch {
-            FileHandle.standardError.write(Data("defaults: warning: \(error)\n".utf8))
-            return
+        let report = TemporaryReport(store: self) { value, key in
+            Output.text(secrets.masked(value, key: key, schema: schema))
         }
-        let now = Date()
-        for revert in pending {
-            let left = Duration.seconds(max(0, revert.expiry.timeIntervalSince(now)).rounded(.up))
-            for (key, change) in revert.keys.sorted(by: { $0.key < $1.key }) where keys?.contains(key) ?? true {
-                let back = change.before.map { Output.text(secrets.masked($0, key: key, schema: schema)) }
+        if let unreadable = report.unreadable {
+            FileHandle.standardError.write(Data("defaults: warning: \(unreadable)\n".utf8))
+        }
+        for line in report.keyLines(of: keys) {
+            FileHandle.standardError.write(Data("defaults: note: \(line)\n".utf8))
+        }
+    }
+}
+
+/// The temporary changes of a domain still to undo, as `read` notes them and `doctor` reports them.
+struct TemporaryReport {
+    var pending: [PendingRevert] = []
+    /// Why the pending reverts cannot be read, if they cannot.
+    var unreadable: String?
+    var now = Date()
+    /// A value as shown: masked when the schema keeps its key secret.
+    var shown: (PropertyList, String) -> String
+
+    /// - Parameter shown: A value as shown (masked when the schema keeps its key secret); `doctor` masks always.
+    init(store: ToolStore, shown: @escaping (PropertyList, String) -> String) {
+        do {
+            pending = try store.defaults.pendingReverts(inDomain: store.target.name, layer: store.target.layer)
+        } catch {
+            unreadable = "\(error)"
+        }
+        self.shown = shown
+    }
+
+    /// One line per key a temporary change holds, among `keys` (every key when nil), by expiry then name: "KEY is
+    /// temporary (reason): at T, in 29m58s, it returns to V unless changed again".
+    func keyLines(of keys: Set<String>? = nil) -> [String] {
+        pending.sorted { $0.expiry < $1.expiry }.flatMap { revert in
+            revert.keys.sorted { $0.key < $1.key }.filter { keys?.contains($0.key) ?? true }.map { key, change in
+                let left = Duration.seconds(max(0, revert.expiry.timeIntervalSince(now)).rounded(.up))
                 let reason = revert.reason.map { " (\($0))" } ?? ""
-                FileHandle.standardError.write(
-                    Data(
-                        ("defaults: note: \(key) is temporary\(reason): at \(revert.expiry.formatted(.iso8601)), in "
-                            + "\(DurationText.describe(left)), it returns to \(back ?? "absent") unless changed again\n")
-                            .utf8))
+                let back = change.before.map { shown($0, key) } ?? "absent"
+                return "\(key) is temporary\(reason): at \(revert.expiry.formatted(.iso8601)), in "
+                    + "\(DurationText.describe(left)), it returns to \(back) unless changed again"
             }
+        }
+    }
+
+    /// How long after its expiry a change still pending is a problem: every process that may write the domain and
+    /// has it open undoes it within a second or so.
+    static let overdue: TimeInterval = 60
+
+    /// What `doctor` lists.
+    var lines: [String] {
+        let keyLines = keyLines()
+        return keyLines.isEmpty ? [] : ["temporary changes still to undo:"] + keyLines.map { "  " + $0 }
+    }
+
+    /// An unreadable file, and a change overdue: nobody who may write the domain opened it since its expiry (this
+    /// command opened it and could not write it).
+    var problems: [String] {
+        var problems = unreadable.map { ["the pending reverts cannot be read: \($0)"] } ?? []
+        for revert in pending where now.timeIntervalSince(revert.expiry) > Self.overdue {
+            problems.append(
+                "the temporary change of \(revert.keys.keys.sorted().joined(separator: ", ")) expired at "
+                    + "\(revert.expiry.formatted(.iso8601)) and is not undone: this process may not write the domain")
+        }
+        return problems
+    }
+
+    /// As JSON: each change with its version, times, reason and keys (values as `read --json` shows them).
+    var jsonObject: [[String: Any]] {
+        pending.map { revert in
+            var object: [String: Any] = [
+                "version": revert.version.description, "made": revert.made.formatted(.iso8601),
+                "expires": revert.expiry.formatted(.iso8601),
+                "keys": Dictionary(
+                    uniqueKeysWithValues: revert.keys.map { key, change in
+                        var values: [String: Any] = [:]
+                        values["before"] = change.before.map { shown($0, key) }
+                        values["set"] = change.set.map { shown($0, key) }
+                        return (key, values)
+                    }),
+            ]
+            object["reason"] = revert.reason
+            return object
         }
     }
 }

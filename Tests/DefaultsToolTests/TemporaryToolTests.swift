@@ -30,6 +30,19 @@ struct TemporaryToolTests {
         #expect(deleted.status == 1 && deleted.error.contains("it returns to normal unless changed again"))
         let domainNotes = try sandbox.run("read", Self.domain).error
         #expect(domainNotes.contains("note: Debug is temporary") && domainNotes.contains("it returns to absent"))
+        // doctor lists them too, and as JSON each change with its keys.
+        let doctor = try sandbox.run("doctor", Self.domain).output
+        #expect(
+            doctor.contains("temporary changes still to undo:\n  RateLimit is temporary (incident): at "), "\(doctor)")
+        let json = try sandbox.run("doctor", Self.domain, "--json").output
+        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        let changes = try #require(object?["temporaryChanges"] as? [[String: Any]])
+        #expect(changes.count == 3)
+        #expect(changes.first?["reason"] as? String == "incident")
+        #expect(
+            (changes.first?["keys"] as? [String: Any])?["RateLimit"] as? [String: String] == [
+                "before": "100", "set": "50",
+            ])
     }
 
     @Test(

@@ -67,6 +67,9 @@ public func buildApplication(
         let limit = request.uri.queryParameters.get("limit", as: Int.self).map { min(max($0, 1), 500) } ?? 20
         return json(changes.json(limit: limit))
     }
+    // The temporary changes still to undo (`defaults write --for`): the page's "Temporary changes".
+    let temporary = TemporaryChanges(catalog: catalog)
+    router.get("temporary") { _, _ in json(temporary.json()) }
     // The last version of the domain this server refused, and why (its own announcement, Docs/OnDisk.md
     // "Readers"; the page's "Last refused version"); null when it refused none. `running` says what it runs
     // instead when it accepted no version of the file since it started (the file's version refused, or

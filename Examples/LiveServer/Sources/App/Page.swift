@@ -55,6 +55,10 @@ enum Page {
         10,000 requests a minute) is refused whole: the server keeps the settings it ran, and after a restart runs
         the last version its change log holds that the rule accepts.</p>
         <p id="refusal">none</p>
+        <h2>Temporary changes</h2>
+        <p class="sub">Settings a <code>defaults write --for 30m</code> holds for a while: at the time shown each
+        returns to the value it had before (unless changed again meanwhile).</p>
+        <table id="temporary"><tbody></tbody></table>
         <h2>Recent changes</h2>
         <p class="sub">From the domain's change log: this page, the <code>defaults</code> command, the fleet
         agent, and edits no LiveDefaults writer made (<code>external</code>).</p>
@@ -222,6 +226,15 @@ enum Page {
              <td>${escape(change.origin)}${change.who ? ": " + escape(change.who) : ""}</td>
              <td>${change.reason ? escape(change.reason) : ""}</td></tr>`).join("");
         }
+        async function loadTemporary() {
+          const pending = await (await fetch("/temporary")).json();
+          const text = value => value === null ? "(absent)" : JSON.stringify(value);
+          const rows = Array.isArray(pending) ? pending.flatMap(change => Object.entries(change.keys).map(([key, v]) =>
+            `<tr><td>${escape(key)}</td><td>${escape(text(v.now))} until ${escape(change.expires)},
+             then ${escape(text(v.returnsTo))}</td><td>${change.reason ? escape(change.reason) : ""}</td></tr>`))
+            : [`<tr><td>${escape(pending.error)}</td></tr>`];
+          document.querySelector("#temporary tbody").innerHTML = rows.length ? rows.join("") : "<tr><td>none</td></tr>";
+        }
         async function loadRefusal() {
           const refusal = await (await fetch("/refusal")).json();
           if (refusal === null) { document.getElementById("refusal").textContent = "none"; return; }
@@ -236,6 +249,7 @@ enum Page {
           for (const key of schema.keys) addRow(key);
           document.getElementById("save-all").addEventListener("click", saveAll);
           loadChanges();
+          loadTemporary();
           loadRefusal();
           // A refused version changes no setting, so no event tells of it: the page asks.
           setInterval(loadRefusal, 2000);
@@ -257,6 +271,7 @@ enum Page {
             shownVersions.push({ ...values });
             log(`${change.key} = ${JSON.stringify(change.value)}  (${change.origin === "external" ? "another process" : "this page or the server"})`);
             loadChanges();
+            loadTemporary();
           });
           events.onerror = () => { document.getElementById("status").textContent = "reconnecting…"; };
         }

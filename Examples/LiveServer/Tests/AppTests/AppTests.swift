@@ -149,6 +149,30 @@ struct AppTests {
         #expect(file.value.dictionaryValue?["Greeting"] == "Together", "on disk when the answer came")
     }
 
+    @Test("GET /temporary lists the temporary changes still to undo: until when, back to what, why; secrets masked")
+    func temporaryChanges() async throws {
+        let (defaults, directory) = try Self.store()
+        _ = directory
+        let app = buildApplication(defaults: defaults, options: ServerOptions(port: 0))
+        try defaults.transaction { $0.set(120, forKey: "RateLimit") }
+        try defaults.transaction(for: .seconds(3600), reason: "incident 4521") { transaction in
+            transaction.set(30, forKey: "RateLimit")
+            transaction.set("k2", forKey: "APIKey")
+        }
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/temporary", method: .get) { response in
+                let list = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [[String: Any]]
+                let change = try #require(list?.first)
+                #expect(list?.count == 1)
+                #expect(change["reason"] as? String == "incident 4521")
+                let keys = change["keys"] as? [String: [String: Any]]
+                #expect(keys?["RateLimit"]?["now"] as? Int == 30 && keys?["RateLimit"]?["returnsTo"] as? Int == 120)
+                #expect(keys?["APIKey"]?["now"] as? String == "<secret>")
+                #expect(keys?["APIKey"]?["returnsTo"] is NSNull)
+            }
+        }
+    }
+
     @Test("A version that breaks the rule across settings is refused whole, from the page or another process")
     func ruleAcrossSettings() async throws {
         let (defaults, directory) = try Self.store()
