@@ -119,6 +119,12 @@ struct FaultSuiteTests {
                 }
             }),
         Scenario(
+            name: "a temporary change (its pending revert written before its version)", prepare: written,
+            before: .dictionary(old), after: .dictionary(["A": 1, "K": "new"]),
+            act: { store in
+                (try? store.transaction(for: .seconds(3600)) { $0.set("new", forKey: "K") }) != nil
+            }),
+        Scenario(
             name: "a delete", prepare: written, before: .dictionary(old), after: .dictionary(["A": 1]),
             act: { store in
                 store.removeObject(forKey: "K")
@@ -241,12 +247,21 @@ struct FaultSuiteTests {
         #expect(
             logged == (found == scenario.after ? 1 : 0),
             "\(label): the log lists the change \(logged) times; calls: \(faulty.calls)")
+        if scenario.name.contains("temporary"), found == scenario.after {
+            #expect(try holdsRevert(memory), "\(label): the change landed without its revert")
+        }
         if scenario.name.contains("symbolic") {
             #expect(
                 (try? memory.status(atPath: path, followingLinks: false).kind) == .symbolicLink,
                 "\(label): the link was replaced by a file")
         }
         return (memory, faulty, reported, found, outcomes)
+    }
+
+    /// Whether the pending reverts on `fileSystem` hold the temporary scenario's: K back to "old".
+    static func holdsRevert(_ fileSystem: InMemoryFileSystem) throws -> Bool {
+        let pending = try PendingReverts.read(domainFile: path, on: fileSystem).get()
+        return pending.entries.contains { $0.keys["K"] == PendingReverts.Entry.Change(before: "old", set: "new") }
     }
 
     @Test("the seam's fault-free run: each write path is reported done and lands", arguments: scenarios)
@@ -304,6 +319,9 @@ struct FaultSuiteTests {
             #expect(
                 Self.version(on: outcome) == scenario.after,
                 "\(scenario): acknowledged, then power lost (outcome \(index)): \(Self.version(on: outcome))")
+            if scenario.name.contains("temporary") {
+                #expect(try Self.holdsRevert(outcome), "\(scenario): power lost (outcome \(index)): its revert lost")
+            }
         }
         var outcomes = 0
         for call in 1...calls {
@@ -314,6 +332,10 @@ struct FaultSuiteTests {
                 #expect(
                     found == scenario.before || found == scenario.after,
                     "\(scenario): stopped at call \(call), power lost: \(found)")
+                if scenario.name.contains("temporary"), found == scenario.after {
+                    #expect(
+                        try Self.holdsRevert(outcome), "\(scenario): stopped at call \(call), power lost: no revert")
+                }
                 // The log is appended without a flush (Docs/Reliability.md): a power loss may take its unflushed
                 // lines, and with a log that lost all of them there is nothing to compare the version with (the
                 // reader records it as a checkpoint). It never lists a change that did not land; with its lines
