@@ -135,6 +135,25 @@ struct MetricsTests {
         #expect(total("livedefaults_refused_values_total", labels + [("reason", "type")]) == 1)
     }
 
+    @Test("a temporary change counts as a pending revert in every process that sees it, until it is undone")
+    func pendingReverts() async throws {
+        let metrics = Self.metrics
+        let machine = SimulatedMachine(seed: 44)
+        let domain = "com.example.metrics.temporary.\(UUID().uuidString.prefix(8))"
+        let defaults = try #require(machine.process("server").defaults(suiteName: domain))
+        let other = try #require(machine.process("ops").defaults(suiteName: domain))
+        let labels = [("domain", domain)]
+        #expect(defaults.integer(forKey: "RateLimit") == 0)
+        await machine.settle()
+        #expect((try? metrics.expectGauge("livedefaults_pending_reverts", labels)) == nil, "none seen yet")
+        try other.transaction(for: .seconds(600)) { $0.set(5, forKey: "RateLimit") }
+        await machine.settle()
+        #expect(try metrics.expectGauge("livedefaults_pending_reverts", labels).lastValue == 1)
+        await machine.advance(by: .seconds(601))
+        #expect(defaults.integer(forKey: "RateLimit") == 0)
+        #expect(try metrics.expectGauge("livedefaults_pending_reverts", labels).lastValue == 0)
+    }
+
     @Test("a version refused when the program starts counts as a refused version")
     func refusedAtStart() async throws {
         _ = Self.metrics  // bootstrapped before the store reports

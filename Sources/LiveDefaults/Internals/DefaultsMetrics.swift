@@ -116,6 +116,11 @@ enum DefaultsMetrics {
         Gauge(label: "livedefaults_watcher_polled_directories").record(directories)
     }
 
+    /// How many temporary changes of a domain are still to undo, as this process last looked.
+    static func pendingReverts(domain: String, count: Int) {
+        Gauge(label: "livedefaults_pending_reverts", dimensions: [("domain", domain)]).record(count)
+    }
+
     /// The domain a file's metrics are labelled with: its name without `.plist` (a domain's layers share it).
     static func domain(ofFile path: String) -> String {
         let name = PathComponents.name(of: path)

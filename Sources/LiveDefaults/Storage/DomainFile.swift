@@ -67,6 +67,8 @@ final class DomainFile: Sendable {
     /// Whether the process looked for expired temporary changes before its first load
     /// (``undoExpiredOnFirstLook()``).
     let revertsLooked = Atomic<Bool>(false)
+    /// How many pending reverts the file's metrics last reported (``reportPendingReverts(_:)``).
+    let reportedPendingReverts = Atomic<Int>(0)
     /// The registry that made the file, which forgets it when it goes.
     private let registry: DomainFileRegistry?
 

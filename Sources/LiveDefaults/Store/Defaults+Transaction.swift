@@ -139,7 +139,8 @@ extension Defaults {
             }
             let commit = { try file.commit(transaction: writes, expecting: reads, temporary: temporary) }
             if try reason.map({ try ChangeLogAttribution.withReason($0, commit) }) ?? commit() {
-                if let temporary { file.context.revertTimers.schedule(file, at: temporary.expiry) }
+                // Its revert scheduled (and counted) as the pending reverts on disk now say.
+                if temporary != nil { file.scheduleReverts() }
                 return result
             }
         }

@@ -22,10 +22,17 @@ extension DomainFile {
     /// Schedules the file's next revert, as the pending reverts on disk say now (another process's temporary
     /// change: this process reads its version, then looks here, on its records queue).
     func scheduleReverts() {
-        guard case .success(let reverts) = pendingReverts, let next = reverts.entries.map(\.expiry).min() else {
-            return
-        }
-        context.revertTimers.schedule(self, at: next)
+        guard case .success(let reverts) = pendingReverts else { return }
+        reportPendingReverts(reverts.entries.count)
+        if let next = reverts.entries.map(\.expiry).min() { context.revertTimers.schedule(self, at: next) }
+    }
+
+    /// Reports how many temporary changes are pending (`livedefaults_pending_reverts`) when it is not what was
+    /// reported last: a domain that never had one reports nothing.
+    func reportPendingReverts(_ count: Int) {
+        guard reportedPendingReverts.exchange(count, ordering: .relaxed) != count else { return }
+        let domain = DefaultsMetrics.domain(ofFile: path)
+        DefaultsMetrics.report { DefaultsMetrics.pendingReverts(domain: domain, count: count) }
     }
 
     /// How many times a revert is tried against writers that keep changing its keys under it.
@@ -75,6 +82,7 @@ extension DomainFile {
         // Entries done but not dropped (their file could not be rewritten) are dropped by the retry, which finds
         // their keys back and writes nothing.
         if !drop(done) { retry = true }
+        reportPendingReverts(left.count)
         let next = left.map(\.expiry).min()
         guard retry else { return next }
         return min(next ?? retryTime(), retryTime())
