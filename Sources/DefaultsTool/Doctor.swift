@@ -64,10 +64,7 @@ struct Doctor: ParsableCommand {
                 changes: store.defaults.loggedChanges(
                     inDomain: target.name, layer: target.layer, key: key, limit: RecentChanges.limit),
                 schema: try? target.schema())
-            let schema = try? target.schema()
-            report.temporary = TemporaryReport(store: store) { value, key in
-                schema?.keys[key]?.isSecret == true ? "<secret>" : Output.text(value)
-            }
+            report.temporary = TemporaryReport(store: store, masking: try? target.schema())
             do {
                 if let schema = try target.schema() {
                     report.undeclared = UndeclaredKeyReport.find(

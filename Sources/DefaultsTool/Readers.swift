@@ -15,7 +15,9 @@ struct Readers: ParsableCommand {
             reason (Defaults.addValidator). A version is named by its digest, as defaults log names it; "on disk" \
             marks the version the file holds now. A process that accepted no version of the file since it started \
             (the one on disk refused or unreadable) runs the newest version of the file's change log it accepts, \
-            marked "from the change log", or the defaults below the file. A process that has ended is never listed.
+            marked "from the change log", or the defaults below the file. A process that has ended is never listed. \
+            Then the temporary changes still to undo (write --for), each key with the time left and the value it \
+            returns to.
             """)
 
     @OptionGroup var host: HostOptions
@@ -38,9 +40,11 @@ struct Readers: ParsableCommand {
             }
             if readers.isEmpty {
                 emit("no process reads \(target.display)")
-                return
+            } else {
+                for reader in readers { emit(Self.line(reader, onDisk: onDisk)) }
             }
-            for reader in readers { emit(Self.line(reader, onDisk: onDisk)) }
+            // What the version they run holds for a while, with the time left.
+            for line in TemporaryReport(store: store, masking: try? target.schema()).lines { emit(line) }
         }
     }
 

@@ -139,8 +139,9 @@ struct Describe: ParsableCommand {
         abstract: "Describe a domain's keys from its published schema, with the values in effect.",
         discussion: """
             For each key (or the one named): its type, default, range or choices, summary, whether it is secret, \
-            and the value in effect with the file it comes from. Secret values print as <secret> unless \
-            --show-secrets is given.
+            and the value in effect with the file it comes from; a value a temporary change holds (write --for), \
+            with when it ends and what it returns to. Secret values print as <secret> unless --show-secrets is \
+            given.
             """)
 
     @OptionGroup var host: HostOptions
@@ -161,10 +162,16 @@ struct Describe: ParsableCommand {
             } else {
                 keys = schema.sortedKeys
             }
+            // Opened first: a temporary change that expired is undone before the values are read.
+            let temporary = TemporaryReport(store: try target.store()) { value, key in
+                Output.text(secrets.masked(value, key: key, schema: schema))
+            }
             let files = try EffectiveValues(target: target)
             var blocks: [String] = []
             for key in keys {
-                blocks.append(describe(key, files: files, schema: schema).joined(separator: "\n"))
+                let lines = describe(key, files: files, schema: schema)
+                    + temporary.keyLines(of: [key.name]).map { "  temporary: " + $0 }
+                blocks.append(lines.joined(separator: "\n"))
             }
             emit(blocks.joined(separator: "\n\n"))
         }

@@ -74,6 +74,14 @@ struct TemporaryReport {
         self.shown = shown
     }
 
+    /// The report of `store`'s domain with the values of keys `schema` keeps secret shown as `<secret>` (`doctor`,
+    /// `readers`: no `--show-secrets` there).
+    init(store: ToolStore, masking schema: DomainSchema?) {
+        self.init(store: store) { value, key in
+            schema?.keys[key]?.isSecret == true ? "<secret>" : Output.text(value)
+        }
+    }
+
     /// One line per key a temporary change holds, among `keys` (every key when nil), by expiry then name: "KEY is
     /// temporary (reason): at T, in 29m58s, it returns to V unless changed again".
     func keyLines(of keys: Set<String>? = nil) -> [String] {

@@ -198,6 +198,15 @@ struct SchemaToolTests {
                 "the schema refuses it (outOfRange): programs read their last valid value"))
         let unknown = try sandbox.run("describe", "com.example.api", "Nope")
         #expect(unknown.status == 1 && unknown.error.contains("declares no key Nope"))
+        // A temporary value: when it ends and what it returns to; a secret one masked.
+        try sandbox.ok("write", "com.example.api", "RateLimit", "-int", "50", "--for", "2h", "--reason", "incident")
+        try sandbox.ok("write", "com.example.api", "APIToken", "-string", "t3mp", "--for", "2h")
+        let temporary = try sandbox.ok("describe", "com.example.api")
+        #expect(temporary.contains("  value: 50 (from com.example.api currentUser"))
+        #expect(temporary.contains("\n  temporary: RateLimit is temporary (incident): at "), "\(temporary)")
+        #expect(temporary.contains("it returns to 0 unless changed again"), "\(temporary)")
+        #expect(temporary.contains("\n  temporary: APIToken is temporary: at ") && !temporary.contains("s3cret"))
+        #expect(!temporary.contains("t3mp"))
     }
 
     @Test("reset removes the user's value and prints what shows now: another layer's value or the default")

@@ -30,6 +30,10 @@ struct TemporaryToolTests {
         #expect(deleted.status == 1 && deleted.error.contains("it returns to normal unless changed again"))
         let domainNotes = try sandbox.run("read", Self.domain).error
         #expect(domainNotes.contains("note: Debug is temporary") && domainNotes.contains("it returns to absent"))
+        // readers says what the version they run holds for a while, with the time left.
+        let readers = try sandbox.ok("readers", Self.domain)
+        #expect(readers.contains("temporary changes still to undo:\n  RateLimit is temporary (incident): at "))
+        #expect(readers.contains(", in 59m") || readers.contains(", in 1h,"), "\(readers)")
         // doctor lists them too, and as JSON each change with its keys.
         let doctor = try sandbox.run("doctor", Self.domain).output
         #expect(
