@@ -169,7 +169,8 @@ struct Describe: ParsableCommand {
             let files = try EffectiveValues(target: target)
             var blocks: [String] = []
             for key in keys {
-                let lines = describe(key, files: files, schema: schema)
+                let lines =
+                    describe(key, files: files, schema: schema)
                     + temporary.keyLines(of: [key.name]).map { "  temporary: " + $0 }
                 blocks.append(lines.joined(separator: "\n"))
             }
