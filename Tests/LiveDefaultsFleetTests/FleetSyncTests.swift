@@ -208,6 +208,38 @@
             #expect(a.log.contains("is not pushed to etcd: the local schema refuses it"))
         }
 
+        @Test("a temporary change made on host A is undone once for the fleet: one revert, pushed by host A")
+        func temporaryChangeUndoneOnce() async throws {
+            let (cluster, a, b) = try twoHostsInStep()
+            try a.defaults("write", domain, "RateLimit", "-int", "100")
+            await expectEventually("RateLimit = 100 on host B", hosts: [a, b], cluster: cluster) {
+                b.value(domain, "RateLimit") == .integer(100)
+            }
+            #expect(try a.defaults("write", domain, "RateLimit", "-int", "50", "--for", "3s").status == 0)
+            await expectEventually("RateLimit = 50 on host B", hosts: [a, b], cluster: cluster) {
+                b.value(domain, "RateLimit") == .integer(50)
+            }
+            let revision = try cluster.revision()
+            // Only host A holds the revert: host B applied the fleet's value, as any other.
+            let pending = { (host: FleetHost) in
+                FileManager.default.fileExists(atPath: "\(host.directory)/.\(self.domain).plist.reverts")
+            }
+            #expect(pending(a) && !pending(b))
+            // Host A's agent has the domain open: it undoes the change at its end and pushes it like any change.
+            await expectEventually("RateLimit back to 100 on host B", hosts: [a, b], cluster: cluster) {
+                b.value(domain, "RateLimit") == .integer(100)
+            }
+            #expect(!pending(a))
+            // One revision for the revert: a marker from B reaching A comes right after it (no second revert).
+            #expect(try b.defaults("write", domain, "MarkerB", "-int", "1").status == 0)
+            await expectEventually("host B's marker on host A", hosts: [a, b], cluster: cluster) {
+                a.value(domain, "MarkerB") == .integer(1)
+            }
+            #expect(try cluster.revision() == revision + 2, "the revert and the marker")
+            #expect(
+                try PropertyList.decode(Data(try #require(try cluster.value(etcdKey + "RateLimit")).utf8)).value == 100)
+        }
+
         @Test("deletes propagate both ways: defaults delete on one host, etcdctl del in etcd")
         func deletesPropagate() async throws {
             let (cluster, a, b) = try twoHostsInStep()
