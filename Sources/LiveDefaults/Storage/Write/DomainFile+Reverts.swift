@@ -52,12 +52,10 @@ extension DomainFile {
         switch pendingReverts {
         case .success(let read): reverts = read
         case .failure(let unreadable):
-            deliver([
-                .failed(
-                    .readFailed(
-                        path: PendingReverts.path(forDomainFile: path), errno: 0,
-                        message: "its pending reverts are unreadable (\(unreadable.reason)); none is applied"))
-            ])
+            report(
+                .readFailed(
+                    path: PendingReverts.path(forDomainFile: path), errno: 0,
+                    message: "its pending reverts are unreadable (\(unreadable.reason)); none is applied"))
             return unreadable.mayPass ? retryTime() : nil
         }
         let now = clock.now
@@ -66,16 +64,18 @@ extension DomainFile {
         for entry in reverts.entries.filter({ $0.expiry <= now }).sorted(by: { $0.expiry < $1.expiry }) {
             switch revert(entry) {
             case .success: done.append(entry)
+            case .failure(let error) where error.code == .writeFailed:
+                // Reported by the commit. A write that failed for a while (a full disk, an I/O error) is tried
+                // again; one this process may not make (a read-only reader of a file others write) is left to
+                // those that may, and to the next open.
+                if !SystemError.isDenial(error.errno ?? 0) { retry = true }
+            case .failure(let error) where error.code == .transactionConflict:
+                // Other writers kept changing its keys: tried again later.
+                retry = true
             case .failure(let error):
-                deliver([.failed(error)])
-                // A write that failed for a while (a full disk, an I/O error) is tried again; one this process may
-                // not make (a read-only reader of a file others write) is left to those that may, and to the next
-                // open; a revert a validator refuses would be refused again.
-                if error.code != .writeFailed {
-                    done.append(entry)
-                } else if !SystemError.isDenial(error.errno ?? 0) {
-                    retry = true
-                }
+                // A validator refused it (it would refuse it again), or its keys cannot be written: dropped.
+                report(error)
+                done.append(entry)
             }
         }
         let left = reverts.entries.filter { !done.contains($0) }
@@ -86,6 +86,12 @@ extension DomainFile {
         let next = left.map(\.expiry).min()
         guard retry else { return next }
         return min(next ?? retryTime(), retryTime())
+    }
+
+    /// Tells the file's observers (the stores' error handlers) of a problem found outside the disk lock.
+    private func report(_ error: DefaultsError) {
+        deliveries.begin()
+        deliver([.failed(error)])
     }
 
     /// When a revert that could not be written is tried again.
