@@ -80,7 +80,13 @@ extension Defaults {
     /// write between the two never loses the revert nor applies it twice. ``pendingReverts(inDomain:layer:)``
     /// lists them.
     ///
-    /// - Parameter duration: How long the change lasts; one of zero or less is undone at the next look.
+    /// - Parameters:
+    ///   - duration: How long the change lasts; one of zero or less is undone at the next look.
+    ///   - domain: The persistent domain to change; the store's application domain (or suite) when nil.
+    ///   - layer: The domain's file to change: ``PreferenceLayer/currentUser`` unless given.
+    ///   - reason: Why the change is made, recorded with it in the change log and with its pending revert; the
+    ///     revert is logged as `temporary change expired: <reason>`.
+    ///   - body: Reads and changes values through the transaction; what it returns, `transaction` returns.
     /// - Throws: what ``transaction(inDomain:layer:reason:_:)`` throws; ``DefaultsError/Code/writeFailed`` too
     ///   when the pending reverts cannot be written (nothing is changed then).
     @discardableResult
