@@ -30,10 +30,9 @@ struct Delete: ParsableCommand {
             }
             if let duration = try temporary.lasting() {
                 // Key by key, in one version: a temporary change undoes keys, and the file stays to hold them.
-                let keys = key.map { [$0] } ?? Array(contents.keys)
-                try store.change(
-                    Dictionary(uniqueKeysWithValues: keys.map { ($0, PropertyList?.none) }), lasting: duration)
-                TemporaryOptions.announce(duration, keys: keys)
+                let edits: [String: PropertyList?] =
+                    try key.map { [$0: PropertyList?.none] } ?? store.replacementEdits([:])
+                try store.change(edits, lasting: duration)
             } else {
                 if let key { try store.set(nil, forKey: key) } else { try store.replace(with: [:]) }
                 try store.commit()

@@ -51,9 +51,7 @@ struct Merge: ParsableCommand {
             // One transaction: the keys set and the keys removed are one version.
             var edits: [String: PropertyList?] = contents.mapValues { .some($0) }
             for key in deletions { edits[key] = .some(nil) }
-            let duration = try temporary.lasting()
-            try store.change(edits, lasting: duration)
-            if let duration { TemporaryOptions.announce(duration, keys: edits.keys) }
+            try store.change(edits, lasting: temporary.lasting())
             try wait.waitForReaders(of: store, before: before)
         }
     }

@@ -171,7 +171,8 @@ struct ToolStore {
     /// writes nothing and keeps nothing pending: it is run again (up to ``writeAttempts`` in all); the exit status
     /// says whether the change is on disk.
     ///
-    /// With `duration`, the change is temporary: undone after that long (``Defaults/transaction(for:inDomain:layer:reason:_:)``).
+    /// With `duration`, the change is temporary: undone after that long (``Defaults/transaction(for:inDomain:layer:reason:_:)``),
+    /// and the verb says on standard output when it ends.
     func change(_ edits: [String: PropertyList?], lasting duration: Duration? = nil) throws {
         _ = try contents()
         let body = { (transaction: DefaultsTransaction) in
@@ -193,6 +194,15 @@ struct ToolStore {
             }
         }
         warnOfReportedErrors()
+        if let duration { TemporaryOptions.announce(duration, keys: edits.keys) }
+    }
+
+    /// The edits that make the domain hold exactly `contents`: its keys set, every other key it has removed.
+    /// A whole-domain change as keys, for a temporary change (which undoes keys, and keeps the file to hold them).
+    func replacementEdits(_ contents: [String: PropertyList]) throws -> [String: PropertyList?] {
+        var edits: [String: PropertyList?] = contents.mapValues { .some($0) }
+        for key in (try self.contents() ?? [:]).keys where contents[key] == nil { edits[key] = .some(nil) }
+        return edits
     }
 
     /// How many times a verb tries to write its change before it gives up.

@@ -84,8 +84,14 @@ struct Write: ParsableCommand {
         _ words: [String], to target: DomainTarget, store: ToolStore, noValidate: Bool, wait: WaitOptions,
         lasting duration: Duration?
     ) throws {
-        // A temporary change is one transaction, whose keys are undone at its end.
-        let temporary = duration.map { TemporaryWrite(store: store, duration: $0) }
+        // A temporary change is one transaction, whose keys are undone at its end; a plain one is a set.
+        let put: (String, PropertyList) throws -> Void = { key, value in
+            if let duration {
+                try store.change([key: value], lasting: duration)
+            } else {
+                try store.set(value, forKey: key)
+            }
+        }
         let before = try wait.versionBefore(in: store)
         var written: [String] = []
         switch words.count {
@@ -96,7 +102,11 @@ struct Write: ParsableCommand {
                 throw ToolError("\"\(words[0])\" is not a dictionary; to write a key, give the key and a value")
             }
             try target.check(contents, noValidate: noValidate)
-            if let temporary { try temporary.replace(with: contents) } else { try store.replace(with: contents) }
+            if let duration {
+                try store.change(store.replacementEdits(contents), lasting: duration)
+            } else {
+                try store.replace(with: contents)
+            }
             written = contents.keys.sorted()
         default:
             let key = words[0]
@@ -105,15 +115,14 @@ struct Write: ParsableCommand {
             switch try ValueParser.parse(Array(words.dropFirst())) {
             case .set(let value):
                 try target.check([key: value], noValidate: noValidate)
-                try temporary?.set(value, forKey: key) ?? store.set(value, forKey: key)
+                try put(key, value)
             case .appendToArray(let elements):
                 guard case .array(let existing) = current ?? .array([]) else {
                     throw ToolError(
                         "-array-add: the value of \(key) in \(domain) is a \(current!.typeName), not an array")
                 }
                 try target.check([key: .array(existing + elements)], noValidate: noValidate)
-                try temporary?.set(.array(existing + elements), forKey: key)
-                    ?? store.set(.array(existing + elements), forKey: key)
+                try put(key, .array(existing + elements))
             case .mergeIntoDictionary(let entries):
                 guard case .dictionary(var existing) = current ?? .dictionary([:]) else {
                     throw ToolError(
@@ -121,30 +130,11 @@ struct Write: ParsableCommand {
                 }
                 existing.merge(entries) { _, new in new }
                 try target.check([key: .dictionary(existing)], noValidate: noValidate)
-                try temporary?.set(.dictionary(existing), forKey: key) ?? store.set(.dictionary(existing), forKey: key)
+                try put(key, .dictionary(existing))
             }
         }
-        if temporary == nil { try store.commit() }
+        if duration == nil { try store.commit() }
         store.warnOfPinnedKeys(written)
         try wait.waitForReaders(of: store, before: before)
-    }
-}
-
-/// A `write --for`: the key (or the whole domain) written as one temporary change.
-private struct TemporaryWrite {
-    let store: ToolStore
-    let duration: Duration
-
-    func set(_ value: PropertyList, forKey key: String) throws {
-        try store.change([key: value], lasting: duration)
-        TemporaryOptions.announce(duration, keys: [key])
-    }
-
-    /// The whole domain: its keys set, the keys it does not have removed — each undone at the end.
-    func replace(with contents: [String: PropertyList]) throws {
-        var edits: [String: PropertyList?] = contents.mapValues { .some($0) }
-        for key in (try store.contents() ?? [:]).keys where contents[key] == nil { edits[key] = .some(nil) }
-        try store.change(edits, lasting: duration)
-        TemporaryOptions.announce(duration, keys: edits.keys)
     }
 }

@@ -49,6 +49,28 @@ struct TemporaryToolTests {
             ])
     }
 
+    @Test("every form of write and delete makes one temporary change of the keys it touches")
+    func everyForm() throws {
+        let sandbox = Sandbox()
+        try sandbox.ok("write", Self.domain, "{ Mode = normal; Hosts = (a); Limits = { Read = 1; }; }")
+        try sandbox.ok("write", Self.domain, "Hosts", "-array-add", "b", "--for", "1h")
+        try sandbox.ok("write", Self.domain, "Limits", "-dict-add", "Write", "-int", "2", "--for", "1h")
+        // The whole domain replaced: its new key set, every key it no longer has removed, in one change.
+        let replaced = try sandbox.ok("write", Self.domain, "{ Mode = test; Extra = 1; }", "--for", "1h")
+        #expect(replaced.contains(": then Extra, Hosts, Limits, Mode return to the values before"), "\(replaced)")
+        #expect(try sandbox.ok("read", Self.domain) == "{\n    Extra = 1;\n    Mode = test;\n}\n")
+        // The whole domain deleted: each key removed, the file kept to hold what comes back.
+        try sandbox.ok("delete", Self.domain, "--for", "1h")
+        #expect(try sandbox.ok("read", Self.domain) == "{\n}\n")
+        let json = try sandbox.run("doctor", Self.domain, "--json").output
+        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        let changes = try #require(object?["temporaryChanges"] as? [[String: Any]])
+        let keys = changes.map { (($0["keys"] as? [String: Any]) ?? [:]).keys.sorted() }
+        #expect(keys == [["Hosts"], ["Limits"], ["Extra", "Hosts", "Limits", "Mode"], ["Extra", "Mode"]])
+        let hosts = (changes.first?["keys"] as? [String: Any])?["Hosts"] as? [String: String]
+        #expect(hosts == ["before": "(\n    a\n)", "set": "(\n    a,\n    b\n)"], "\(String(describing: hosts))")
+    }
+
     @Test(
         "nobody watching: the next command's first read after the expiry has the values before, logged with the reason")
     func undoneByNextRead() throws {

@@ -21,6 +21,11 @@ extension DomainFile {
 
     /// Schedules the file's next revert, as the pending reverts on disk say now (another process's temporary
     /// change: this process reads its version, then looks here, on its records queue).
+    ///
+    /// The reader announcer's first look after the open reads the file again after ``undoExpiredOnFirstLook()``:
+    /// skipping it soundly would need the domain's stamp taken before the first look (an entry is written before
+    /// its version's rename, so only a version already in place then is covered) — a `stat` on the cold-open path
+    /// to save one `open` off it.
     func scheduleReverts() {
         guard case .success(let reverts) = pendingReverts else { return }
         reportPendingReverts(reverts.entries.count)
