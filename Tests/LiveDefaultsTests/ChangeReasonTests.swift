@@ -65,4 +65,33 @@ struct ChangeReasonTests {
         #expect(defaults.loggedChanges(key: "A").first?.reason == nil)
         #expect(defaults.loggedChanges(key: "A").count == 3)
     }
+
+    @Test("a writer stopped at any file-system call of its change: a version that landed is logged with its reason")
+    func reasonOfStoppedWriter() async throws {
+        var call = 1
+        while true {
+            let machine = SimulatedMachine(seed: UInt64(500 + call))
+            let before = try #require(machine.process("before").defaults(suiteName: Self.domain))
+            try before.transaction { $0.set(100, forKey: "RateLimit") }
+            let writer = machine.process("ops")
+            let defaults = try #require(writer.defaults(suiteName: Self.domain))
+            let acknowledged = writer.crash(atFileSystemCall: call) {
+                (try? defaults.transaction(reason: "incident 4211") { $0.set(50, forKey: "RateLimit") }) != nil
+            }
+            await machine.settle()
+            let reader = try #require(machine.process("reader").defaults(suiteName: Self.domain))
+            let changes = reader.loggedChanges(inDomain: Self.domain)
+            if reader.integer(forKey: "RateLimit") == 50 {
+                // Landed. The process is killed when its change returns, before its records queue appended the
+                // entry: the reader records the version from the intent the writer left, and says why.
+                #expect(changes.first?.reason == "incident 4211", "stopped at call \(call)")
+                #expect(changes.first?.origin == .local, "stopped at call \(call)")
+            } else {
+                #expect(changes.map(\.reason) == [nil], "stopped at call \(call)")
+            }
+            if acknowledged { break }
+            call += 1
+            try #require(call < 200)
+        }
+    }
 }

@@ -208,7 +208,7 @@ extension ChangeLog {
                 line(
                     Entry(
                         time: time, origin: intent?.origin ?? .external, writer: intent?.writer, version: version,
-                        changes: changes)))
+                        changes: changes, reason: intent?.reason)))
         }
         return (try? fileSystem.append(data, toPath: path, owner: owner)) != nil
     }

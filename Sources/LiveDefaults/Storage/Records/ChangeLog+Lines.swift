@@ -102,12 +102,14 @@ extension ChangeLog {
         return json.line()
     }
 
-    /// An intent's line for the version `entry` records, with its newline: `intent`, `origin`, `v`, `writer`.
+    /// An intent's line for the version `entry` records, with its newline: `intent`, `origin`, `reason` (when
+    /// the entry has one), `v`, `writer`.
     static func intentLine(_ entry: Entry) -> Data {
-        var json = JSONLine(capacity: 160)
+        var json = JSONLine(capacity: 160 + (entry.reason?.utf8.count ?? 0))
         json.object { json in
             json.member("intent", FileVersion.hex(entry.version))
             json.member("origin", entry.origin.rawValue)
+            if let reason = entry.reason { json.member("reason", reason) }
             json.name("v")
             json.integer(formatVersion)
             if let writer = entry.writer { write(writer, into: &json) }
@@ -217,7 +219,7 @@ extension ChangeLog {
                 if line.version == nil, let digest = FileVersion.number(hex: intent), let origin = line.origin,
                     origin != .external, let writer = line.writer
                 {
-                    intents[digest] = Intent(origin: origin, writer: writer)
+                    intents[digest] = Intent(origin: origin, writer: writer, reason: line.reason)
                 }
                 continue
             }

@@ -86,6 +86,8 @@ struct ChangeLog: Sendable, Equatable {
     struct Intent: Sendable, Hashable {
         var origin: ChangeOrigin
         var writer: Writer
+        /// The version's reason: what the entry will say, kept for a version whose writer stopped before it.
+        var reason: String? = nil
     }
 
     /// One version someone wrote.
