@@ -122,8 +122,8 @@ extension Defaults {
         set { ProcessContext.system.changeLogIsEnabled = newValue }
     }
 
-    /// What is wrong with reading `data` as a change log, nil when nothing is: every entry read (and the last version's keys) is
-    /// written back as a line that reads as the same, and a log that knows its last version knows its keys. What the
+    /// What is wrong with reading `data` as a change log, nil when nothing is: every entry and intent read (and the last
+    /// version's keys) is written back as a line that reads as the same, and a log that knows its last version knows its keys. What the
     /// fuzz target `FuzzChangeLog` holds the reader to (through LiveDefaultsTesting).
     package static func changeLogProblem(_ data: Data) -> String? {
         let log = ChangeLog(parsing: data)
@@ -145,6 +145,16 @@ extension Defaults {
         for entry in log.entries {
             let again = ChangeLog(parsing: ChangeLog.line(entry)).entries
             guard again == [entry] else { return "an entry does not read back as itself: \(entry) → \(again)" }
+        }
+        for (version, intent) in log.intents {
+            let line = ChangeLog.intentLine(
+                ChangeLog.Entry(
+                    time: Date(timeIntervalSince1970: 0), origin: intent.origin, writer: intent.writer,
+                    version: version, changes: [], reason: intent.reason))
+            let again = ChangeLog(parsing: line).intents
+            guard again == [version: intent] else {
+                return "an intent does not read back as itself: \(intent) → \(again)"
+            }
         }
         if let version = log.lastVersion, let keys = log.lastKeys {
             let again = ChangeLog(parsing: ChangeLog.checkpointLine(version: version, keys: keys))
