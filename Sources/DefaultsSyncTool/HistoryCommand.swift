@@ -13,7 +13,9 @@ struct HistoryCommand: AsyncParsableCommand {
         commandName: "history",
         abstract: "List the changes etcd still holds of a synced domain (or one key), newest first.",
         discussion: """
-            Each line is one etcd revision: the key and the value it set, or (deleted). etcd keeps every \
+            Each line is one etcd revision: the key and the value it set, or (deleted), and after " — " why, \
+            when the change was made with a reason (defaults write --reason, the end of a --for change) and \
+            pushed by an agent (defaults sync). etcd keeps every \
             revision until it compacts its history (--auto-compaction-retention, etcdctl compact): what came \
             before is gone, and the listing says from which revision it starts. \
             `defaults rollback DOMAIN KEY --to-revision REV` writes a listed value back. See Docs/Fleet.md.
@@ -77,7 +79,12 @@ struct HistoryCommand: AsyncParsableCommand {
             return lines.joined(separator: "\n") + "\n"
         }
 
+        /// The change's value, its rollout step and its reason (after ` — `, as `defaults log` shows one).
         static func describe(_ change: FleetHistory.Change) -> String {
+            describeValue(change) + (change.reason.map { "  — \($0)" } ?? "")
+        }
+
+        private static func describeValue(_ change: FleetHistory.Change) -> String {
             let value: String
             if change.isDeletion {
                 value = "(deleted)"
@@ -105,6 +112,7 @@ struct HistoryCommand: AsyncParsableCommand {
                     ]
                     if let value = change.value { entry["value"] = Output.jsonObject(value) }
                     if let bytes = change.unreadableBytes { entry["unreadableBytes"] = bytes }
+                    if let reason = change.reason { entry["reason"] = reason }
                     if let step = change.rollout {
                         entry["rollout"] = [
                             "id": step.id, "step": step.kind.rawValue, "hosts": step.hosts, "detail": step.detail,

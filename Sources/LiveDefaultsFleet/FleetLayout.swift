@@ -47,6 +47,15 @@
             prefix + ".targets/" + domain + "/" + host + "/"
         }
 
+        /// Where the reasons of a domain's changes are (`<prefix>.reasons/<domain>`): the agent that pushes a change
+        /// made with a reason (`defaults write --reason`, a transaction's `reason`) puts, in the same etcd
+        /// transaction, this key's value: a property list dictionary of each changed defaults key's reason. The
+        /// change and its reasons share their revision, which is how `defaults history` joins them
+        /// (``FleetHistory/Change/reason``). Not under the domain's prefix: no agent applies it as a key.
+        public func reasonsKey(domain: String) -> String {
+            prefix + ".reasons/" + domain
+        }
+
         /// Where the hosts' health checks report (`<prefix>.health/`): `<prefix>.health/<host id>`, a JSON
         /// ``HealthReport`` attached to the same lease.
         public var healthPrefix: String { prefix + ".health/" }

@@ -208,14 +208,18 @@
             #expect(a.log.contains("is not pushed to etcd: the local schema refuses it"))
         }
 
-        @Test("a temporary change made on host A is undone once for the fleet: one revert, pushed by host A")
+        @Test(
+            "a temporary change made on host A is undone once for the fleet: one revert, pushed by host A; history says why"
+        )
         func temporaryChangeUndoneOnce() async throws {
             let (cluster, a, b) = try twoHostsInStep()
             try a.defaults("write", domain, "RateLimit", "-int", "100")
             await expectEventually("RateLimit = 100 on host B", hosts: [a, b], cluster: cluster) {
                 b.value(domain, "RateLimit") == .integer(100)
             }
-            #expect(try a.defaults("write", domain, "RateLimit", "-int", "50", "--for", "3s").status == 0)
+            #expect(
+                try a.defaults("write", domain, "RateLimit", "-int", "50", "--for", "3s", "--reason", "incident 4211")
+                    .status == 0)
             await expectEventually("RateLimit = 50 on host B", hosts: [a, b], cluster: cluster) {
                 b.value(domain, "RateLimit") == .integer(50)
             }
@@ -238,6 +242,20 @@
             #expect(try cluster.revision() == revision + 2, "the revert and the marker")
             #expect(
                 try PropertyList.decode(Data(try #require(try cluster.value(etcdKey + "RateLimit")).utf8)).value == 100)
+            // The fleet's history says why, from any host: each reason shares its change's revision.
+            let history = try b.defaultsOutput(["history", domain, "--etcd", cluster.endpoints])
+            let lines = history.output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect(lines.count == 4, "\(history.output)\(history.errors)")
+            #expect(lines.first?.hasPrefix("\(revision + 2)  MarkerB    1") == true, "\(lines)")
+            #expect(
+                lines.dropFirst().first?.hasSuffix("RateLimit  100  — temporary change expired: incident 4211") == true,
+                "\(lines)")
+            #expect(lines.dropFirst(2).first?.hasSuffix("RateLimit  50  — incident 4211") == true, "\(lines)")
+            #expect(lines.last?.hasSuffix("RateLimit  100") == true, "\(lines)")
+            let json = try b.defaultsOutput(["history", domain, "RateLimit", "--etcd", cluster.endpoints, "--json"])
+            let object = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
+            let reasons = (object?["changes"] as? [[String: Any]] ?? []).map { $0["reason"] as? String }
+            #expect(reasons == ["temporary change expired: incident 4211", "incident 4211", nil])
         }
 
         @Test("deletes propagate both ways: defaults delete on one host, etcdctl del in etcd")

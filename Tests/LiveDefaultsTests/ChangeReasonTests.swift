@@ -95,3 +95,115 @@ struct ChangeReasonTests {
         }
     }
 }
+
+/// The reasons the fleet agent sends with the values it pushes (`Defaults.reasons(forValues:ofVersion:inDomain:)`):
+/// each key's value has the reason of the version that set it, never one of a version that did not.
+@Suite("Why a key holds its value, as the change log says")
+struct ChangeReasonLookupTests {
+    static let domain = "com.example.reason-lookup"
+    static let path = "/home/user/.config/\(domain).plist"
+
+    /// The reasons `defaults` finds for its own values of `keys`, in the version it holds.
+    static func reasons(_ defaults: Defaults, _ keys: [String]) -> [String: String] {
+        let contents = defaults.persistentDomainValues(forName: domain) ?? [:]
+        return defaults.reasons(
+            forValues: Dictionary(uniqueKeysWithValues: keys.map { ($0, contents[$0]) }),
+            ofVersion: defaults.heldVersion(inDomain: domain), inDomain: domain)
+    }
+
+    @Test("each key's value has the reason of the latest version that set it; a version without one gives none")
+    func logged() async throws {
+        let machine = SimulatedMachine(seed: 80)
+        let ops = try #require(machine.process("ops").defaults(suiteName: Self.domain))
+        try ops.transaction(reason: "first") {
+            $0.set(1, forKey: "A"); $0.set(1, forKey: "B")
+        }
+        try ops.transaction(reason: "second") {
+            $0.set(2, forKey: "B"); $0.removeObject(forKey: "A")
+        }
+        try ops.transaction { $0.set(3, forKey: "C") }
+        await machine.settle()
+        let agent = try #require(machine.process("agent").defaults(suiteName: Self.domain))
+        #expect(Self.reasons(agent, ["A", "B", "C", "Never"]) == ["A": "second", "B": "second"])
+        // A value its version did not set (the caller's values are not that version's) has none.
+        #expect(
+            agent.reasons(
+                forValues: ["B": 7, "A": nil], ofVersion: agent.heldVersion(inDomain: Self.domain),
+                inDomain: Self.domain) == ["A": "second"])
+    }
+
+    @Test("a version renamed into place whose entry is not written yet: its intent's reason, for the keys it set")
+    func announced() async throws {
+        // The writer stopped at each call of its transaction in turn, until one stop leaves its version in place and
+        // the log ending with its intent (the call that appends its entry).
+        var call = 1
+        while true {
+            let machine = SimulatedMachine(seed: UInt64(600 + call))
+            let ops = try #require(machine.process("ops").defaults(suiteName: Self.domain))
+            try ops.transaction(reason: "before") {
+                $0.set(1, forKey: "A"); $0.set(1, forKey: "B")
+            }
+            await machine.settle()
+            let writer = machine.process("writer")
+            let defaults = try #require(writer.defaults(suiteName: Self.domain))
+            let returned = writer.crash(atFileSystemCall: call) {
+                do {
+                    try defaults.transaction(reason: "incident") {
+                        $0.set(2, forKey: "B"); $0.set(2, forKey: "New")
+                    }
+                    return true
+                } catch { return false }
+            }
+            let log = machine.contents(atPath: "/home/user/.config/.\(Self.domain).plist.log") ?? Data()
+            let lastLine = String(decoding: log, as: UTF8.self).split(separator: "\n").last ?? ""
+            if lastLine.hasPrefix("{\"intent\""), returned {
+                let agent = try #require(machine.process("agent").defaults(suiteName: Self.domain))
+                #expect(agent.integer(forKey: "New") == 2)
+                #expect(Self.reasons(agent, ["A", "B", "New"]) == ["A": "before", "B": "incident", "New": "incident"])
+                // Once the agent's records queue logged the version from the intent, the entry says the same.
+                await machine.settle()
+                #expect(agent.loggedChanges(inDomain: Self.domain).first?.reason == "incident")
+                #expect(Self.reasons(agent, ["A", "B", "New"]) == ["A": "before", "B": "incident", "New": "incident"])
+                return
+            }
+            call += 1
+            try #require(call < 200, "no stop left the version in place before its entry")
+        }
+    }
+
+    @Test("a version no LiveDefaults writer made: the keys it changed have no reason, the others keep theirs")
+    func external() async throws {
+        let machine = SimulatedMachine(seed: 82)
+        let ops = try #require(machine.process("ops").defaults(suiteName: Self.domain))
+        try ops.transaction(reason: "set up") {
+            $0.set(1, forKey: "A"); $0.set(1, forKey: "B")
+        }
+        await machine.settle()
+        // Nobody has the domain open when an editor changes B: the log does not know its version yet.
+        machine.process("ops").crash()
+        machine.write(try PropertyList.dictionary(["A": 1, "B": 5]).encoded(as: .xml), to: Self.path, as: .editor)
+        await machine.settle()
+        let agent = try #require(machine.process("agent").defaults(suiteName: Self.domain))
+        #expect(agent.integer(forKey: "B") == 5)
+        #expect(Self.reasons(agent, ["A", "B"]) == ["A": "set up"])
+        // Recorded since (by the agent, as external): the same.
+        await machine.settle()
+        #expect(Self.reasons(agent, ["A", "B"]) == ["A": "set up"])
+    }
+
+    @Test("a key last changed far back in a long log is found past the log's last 64 KiB")
+    func longLog() async throws {
+        let machine = SimulatedMachine(seed: 83)
+        let ops = try #require(machine.process("ops").defaults(suiteName: Self.domain))
+        try ops.transaction(reason: "long ago") { $0.set(1, forKey: "Old") }
+        let padding = String(repeating: "x", count: 900)
+        for index in 0..<100 {
+            try ops.transaction(reason: "busy \(index)") { $0.set("\(padding)\(index)", forKey: "Busy") }
+        }
+        await machine.settle()
+        let log = try #require(machine.contents(atPath: "/home/user/.config/.\(Self.domain).plist.log"))
+        #expect(log.count > 2 * (64 << 10))
+        let agent = try #require(machine.process("agent").defaults(suiteName: Self.domain))
+        #expect(Self.reasons(agent, ["Old", "Busy"]) == ["Old": "long ago", "Busy": "busy 99"])
+    }
+}

@@ -95,6 +95,19 @@ extension Defaults {
         return changes
     }
 
+    /// Why each of `values`' keys holds its value, as the domain's change log says: the reason of the latest
+    /// version up to `version` that set the key to that value (`values`: that version's values; nil for a key it
+    /// does not have). A key whose value has no reason, or that no logged version set, is left out. What the
+    /// fleet agent sends with the values it pushes, read also from the intent of a version whose writer has not
+    /// appended its entry yet (the agent sees a version as soon as it is renamed into place).
+    package func reasons(
+        forValues values: [String: PropertyList?], ofVersion version: DomainVersion, inDomain domain: String,
+        layer: PreferenceLayer = .currentUser
+    ) -> [String: String] {
+        let path = ChangeLog.path(forDomainFile: configuration.locations.path(forDomain: domain, layer: layer))
+        return ChangeLog.reasons(of: values, held: version.digest, at: path, on: configuration.fileSystem)
+    }
+
     /// Runs `body` with the versions it writes on this task or thread recorded in the change log as the
     /// fleet's, at etcd revision `revision`: how an agent that applies another system's changes (`defaults
     /// sync`) is told apart from a program's own writes. Only writes made before `body` returns count: a

@@ -26,6 +26,9 @@
             /// The rollout step this change was, if it was one: a stage's hosts given the value (``value``), the
             /// reached hosts given the old value back, or the value made the domain's.
             public var rollout: RolloutStep?
+            /// Why the change was made, when its writer said (`defaults write --reason`, a transaction's `reason`,
+            /// the end of a temporary change): pushed by the agent with it (``FleetLayout/reasonsKey(domain:)``).
+            public var reason: String? = nil
         }
 
         /// One step of a rollout (``FleetRollout``), as history shows it.
@@ -106,6 +109,8 @@
                     changes = try await withRolloutSteps(
                         changes, domain: domain, key: key, from: start, through: revision, client: client,
                         layout: layout)
+                    changes = try await withReasons(
+                        changes, domain: domain, from: start, through: revision, client: client, layout: layout)
                     changes.sort { ($0.revision, $1.key) > ($1.revision, $0.key) }
                     return FleetHistory(changes: changes, revision: revision, compactRevision: compacted)
                 } catch  where error.code == .compacted && attempts < 5 {
@@ -279,6 +284,29 @@
                 }
             }
             return result
+        }
+
+        /// The changes with their reasons: each revision of the domain's reasons key names the reason of keys
+        /// changed at that very revision (the agent puts it in the change's transaction).
+        static func withReasons(
+            _ changes: [Change], domain: String, from start: Int64, through revision: Int64, client: EtcdClient,
+            layout: FleetLayout
+        ) async throws(FleetError) -> [Change] {
+            let range = KeyRange(key: Data(layout.reasonsKey(domain: domain).utf8), end: nil)
+            let now = try await client.range(key: range.key, rangeEnd: range.end)
+            guard try await hasTrace(of: range, since: start, now: now, client: client) else { return changes }
+            var reasons: [Int64: [String: PropertyList]] = [:]
+            for event in try await replay(range, from: start, through: revision, traced: true, client: client) {
+                guard event.type != "DELETE", let kv = event.kv, let at = kv.mod_revision?.value,
+                    let bytes = kv.value, case .dictionary(let byKey)? = try? FleetLayout.decode(bytes)
+                else { continue }
+                reasons[at] = byKey
+            }
+            return changes.map { change in
+                var change = change
+                if case .string(let reason)? = reasons[change.revision]?[change.key] { change.reason = reason }
+                return change
+            }
         }
 
         static func change(of event: EtcdEvent, domain: String, layout: FleetLayout) -> Change? {

@@ -10,6 +10,9 @@
         /// if etcd still has every key at its agreed revision; when one fails, key by key.
         func push(_ keys: Set<String>) async throws(FleetError) {
             if let problem = localFileProblem() { return restoreFromAgreement(problem) }
+            // The version first: contents read after it may be of a newer one, whose changes then find no reason
+            // (a reason is never given to a value its version did not set).
+            let version = store.heldVersion(inDomain: domain)
             let contents = store.persistentDomainValues(forName: domain) ?? [:]
             // Every key whose value in this version of the file differs from the agreement, not only those the
             // change stream has named so far: a transaction's keys arrive one by one in the stream, and are
@@ -39,20 +42,24 @@
                 }
                 changed.append((key, contents[key]))
             }
+            guard !changed.isEmpty else { return }
+            let reasons = store.reasons(
+                forValues: Dictionary(changed.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 }), ofVersion: version,
+                inDomain: domain)
             var start = 0
             while start < changed.count {
                 let chunk = Array(changed[start..<min(start + timing.keysPerTransaction, changed.count)])
                 start += chunk.count
                 if chunk.count > 1 {
                     do throws(FleetError) {
-                        if try await pushTogether(chunk) { continue }
+                        if try await pushTogether(chunk, reasons: reasons) { continue }
                     } catch  where error.code == .etcdError {
                         // Refused as a whole (too large a request, say): key by key below.
                     }
                 }
                 for item in chunk {
                     do throws(FleetError) {
-                        _ = try await pushTogether([item])
+                        _ = try await pushTogether([item], reasons: reasons)
                     } catch  where error.code == .etcdError {
                         // etcd refuses this key (a value over its request limit, no permission): the others go on;
                         // the key stays local and is tried again at the next reconciliation.
@@ -63,8 +70,11 @@
         }
 
         /// One transaction for some keys; false (and, for a single key, a logged conflict) when etcd changed one of
-        /// them since the agreement.
-        private func pushTogether(_ items: [(key: String, value: PropertyList?)]) async throws(FleetError) -> Bool {
+        /// them since the agreement. The reasons of its keys (`reasons`, by key) go in the same transaction
+        /// (``FleetLayout/reasonsKey(domain:)``), so that they share its revision.
+        private func pushTogether(
+            _ items: [(key: String, value: PropertyList?)], reasons: [String: String]
+        ) async throws(FleetError) -> Bool {
             var compares: [EtcdCompare] = []
             var operations: [EtcdRequestOp] = []
             var encoded: [(key: String, value: PropertyList?)] = []
@@ -84,6 +94,13 @@
                 encoded.append((key, value))
             }
             guard !operations.isEmpty else { return true }
+            var itemReasons: [String: PropertyList] = [:]
+            for (key, _) in encoded { if let reason = reasons[key] { itemReasons[key] = .string(reason) } }
+            if !itemReasons.isEmpty, let bytes = try? FleetLayout.encode(.dictionary(itemReasons)) {
+                operations.append(
+                    EtcdRequestOp(
+                        request_put: EtcdPutRequest(key: Data(layout.reasonsKey(domain: domain).utf8), value: bytes)))
+            }
             // In the file before the request goes out: an agent killed while it waits knows, once restarted, the
             // values etcd may have taken from it.
             let newlyInDoubt = encoded.map { state.pushing($0.value, forKey: $0.key) }
