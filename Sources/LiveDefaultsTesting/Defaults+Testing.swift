@@ -53,6 +53,22 @@ extension Defaults {
 }
 
 extension Defaults {
+    /// The reasons the fleet agent (`defaults sync`) sends with the values it pushes: each key's reason as the
+    /// domain's change log gives it for its value in `version` (Docs/Fleet.md, "Reasons are in the history"). The
+    /// look the agent makes before each push, for the benchmark of what it costs one.
+    ///
+    /// - Parameters:
+    ///   - values: Each key's value in `version`; nil for a key it does not have.
+    ///   - version: The version the values are of (``heldVersion(inDomain:layer:)``).
+    ///   - domain: The domain.
+    public func fleetPushReasons(
+        forValues values: [String: PropertyList?], ofVersion version: DomainVersion, inDomain domain: String
+    ) -> [String: String] {
+        reasons(forValues: values, ofVersion: version, inDomain: domain)
+    }
+}
+
+extension Defaults {
     /// Waits until the records the library writes in the background are written: the change log's entries of
     /// versions this process read, and the readers' announcements (Docs/OnDisk.md, "Readers"). A measurement of
     /// what the library keeps (``ProcessResources``) calls it first, so as not to count a record on its way.

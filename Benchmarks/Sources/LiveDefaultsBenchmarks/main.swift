@@ -18,7 +18,7 @@ var keysOnly = false
 var onlySections: Set<String> = []
 let sectionNames = [
     "reads", "writes", "transactions", "codable", "cold-open", "cross-process", "volume-swap", "observers", "large",
-    "memory", "machine", "metrics",
+    "memory", "machine", "metrics", "fleet-reasons",
 ]
 var dconfHelper: String?
 var arguments = Array(CommandLine.arguments.dropFirst())[...]
@@ -782,6 +782,40 @@ if wanted("machine") {
             note: "no peer simulates a machine; the whole program, no real file\(allHeld ? "" : "; A CHECK FAILED")"))
     rows[rows.count - 1].checks.append(.atMost(500_000_000, measured: timing.median, "≤ 0.5 s: well under a second"))
     if !allHeld { print("machine: the contract program's checks did not all hold") }
+    printProgress()
+}
+
+// MARK: The fleet agent's look at the change log before each push (the reason it sends with the values)
+
+if wanted("fleet-reasons") {
+    let (live, _) = populatedStores(10, variant: ".reasons")
+    let domain = "com.example.bench.n10.reasons"
+    // A log of 500 versions, each with a reason: the log's size when it starts over is 512 KiB.
+    for index in 0..<500 {
+        try? live.transaction(inDomain: domain, reason: "change \(index)") { $0.set(index, forKey: "Key\(index % 9)") }
+    }
+    let version = live.heldVersion(inDomain: domain)
+    let contents = live.persistentDomainValues(forName: domain) ?? [:]
+    for (key, what) in [
+        ("Key\(499 % 9)", "changed by the newest version"), ("Key9", "last changed before the log's end"),
+    ] {
+        let values: [String: PropertyList?] = [key: contents[key]]
+        rows.append(
+            Row(
+                name: "fleet agent's reason look before a push, the key \(what), log of 500 versions",
+                live: harness.measure(iterations: smoke ? 20 : 2_000, rounds: smoke ? 3 : 11) {
+                    live.fleetPushReasons(forValues: values, ofVersion: version, inDomain: domain).count
+                },
+                foundation: .notApplicable, dconf: .notApplicable,
+                note: "no peer sends why; beside the host-to-host push through etcd (Docs/Benchmarks.md, fleet)"))
+        if key != "Key9" {
+            // The usual push: the change's own line (or its intent) answers, so the look costs a line's parse.
+            rows[rows.count - 1].checks.append(
+                .atMost(
+                    100_000, measured: rows[rows.count - 1].live.median,
+                    "≤ 100 µs: the last line or two read, a small share of a push through etcd"))
+        }
+    }
     printProgress()
 }
 

@@ -3,65 +3,87 @@ import Foundation
 /// Why keys hold their values, as the log says: what the fleet agent sends with the values it pushes
 /// (`defaults history` shows it), read from the entries — and from the intent of a version renamed into place
 /// whose entry is not appended yet, the moment a watcher sees it.
+///
+/// The log is read from its end, a line at a time, until every key is found: the agent looks before each push,
+/// right after the change, whose entry (or intent) is the log's last line, so a push pays for a line or two.
 extension ChangeLog {
-    /// What the log says of each key of `values` (each key's value in the version `held`; nil: absent).
-    struct Reasons: Equatable {
-        /// The reason of each key whose value the log attributes to a version that has one.
-        var reasons: [String: String] = [:]
-        /// The keys the log read says nothing of: no change of them in it, and no checkpoint to tell whether the
-        /// version held made them. A longer read of the log may know.
-        var unknown: Set<String> = []
-    }
+    /// A walk through log lines, newest first, finding the reason of each key's value in the version `held`.
+    struct ReasonWalk {
+        /// Each key's value digest in `held` (nil: absent).
+        let digests: [String: UInt64?]
+        let held: UInt64
+        /// The keys not found yet.
+        private(set) var open: Set<String>
+        private(set) var reasons: [String: String] = [:]
+        /// Intents after the newest entry or checkpoint: versions renamed into place whose entry is not written.
+        private var pending: [UInt64: Intent] = [:]
+        /// Set once the newest entry or checkpoint is passed.
+        private var started = false
+        /// The intent of `held`, when it is only announced: a key whose value differs from what the log last
+        /// recorded of it was set by `held`, with this intent's reason.
+        private var announced: Intent?
 
-    /// The reason of each key's value in `values`, the contents of version `held`: the reason of the latest
-    /// version, up to `held`, that set the key to that value. A value no logged version set (an external
-    /// writer's, or the log lags) has none: no reason is ever given to a value its version did not set.
-    ///
-    /// `held` may be recorded by an entry (its changes and those before it are walked), or only announced by an
-    /// intent (its writer renamed it into place and has not appended its entry): a key whose value differs from
-    /// the value the log last recorded was then set by `held`, and has the intent's reason.
-    func reasons(of values: [String: PropertyList?], held: UInt64) -> Reasons {
-        var result = Reasons()
-        var open = Set(values.keys)
-        let heldIndex = entries.lastIndex { $0.version == held }
-        let announced = heldIndex == nil ? intents[held] : nil
-        let digests = values.mapValues { $0.map { FastHash.hash(ChangeLog.encode($0)) } }
-        let walked = heldIndex.map { entries[...$0] } ?? entries[...]
-        for entry in walked.reversed() where !open.isEmpty {
-            for change in entry.changes where open.contains(change.key) {
-                open.remove(change.key)
-                let reason: String?
-                if change.new?.digest == digests[change.key] ?? nil {
-                    reason = entry.reason
-                } else {
-                    // The value is newer than the key's last logged change: the announced version's, or nobody's
-                    // the log knows.
-                    reason = announced?.reason
+        init(values: [String: PropertyList?], held: UInt64) {
+            digests = values.mapValues { $0.map { FastHash.hash(ChangeLog.encode($0)) } }
+            self.held = held
+            open = Set(values.keys)
+        }
+
+        /// Takes the next line, older than those taken so far (its bytes as ``ChangeLog/init(parsing:)`` reads
+        /// them: a line that is no entry, intent or checkpoint changes nothing).
+        mutating func take(_ line: ChangeLog) {
+            if !started {
+                for (version, intent) in line.intents { pending[version] = intent }
+                let newest = line.entries.last?.version ?? line.lastVersion
+                guard let newest else { return }
+                started = true
+                if newest != held { announced = pending[held] }
+            }
+            for entry in line.entries {
+                for change in entry.changes where open.contains(change.key) {
+                    open.remove(change.key)
+                    // A value newer than the key's latest logged change is the announced version's, or nobody's
+                    // the log knows (an external writer's, a version the log lags behind): no reason then.
+                    let matches = change.new?.digest == digests[change.key] ?? nil
+                    if let reason = matches ? entry.reason : announced?.reason { reasons[change.key] = reason }
                 }
-                if let reason { result.reasons[change.key] = reason }
+            }
+            if let announced, let keys = line.lastKeys {
+                // A checkpoint: what the log recorded of each key not changed since. A key that differs was set by
+                // the announced version.
+                for key in open where keys[key] != digests[key] ?? nil {
+                    open.remove(key)
+                    if let reason = announced.reason { reasons[key] = reason }
+                }
             }
         }
-        for key in open {
-            // No logged change of the key in what was read: the checkpoint says whether the version held made it.
-            guard let announced, let lastKeys else {
-                result.unknown.insert(key)
-                continue
+
+        /// Walks `data`'s lines from the last; whether every key was found.
+        mutating func walk(_ data: Data) -> Bool {
+            for range in ChangeLog.lineRanges(of: data).reversed() where !open.isEmpty {
+                take(ChangeLog(parsing: data[range]))
             }
-            if lastKeys[key] != digests[key] ?? nil, let reason = announced.reason { result.reasons[key] = reason }
+            return open.isEmpty
         }
-        return result
     }
 
-    /// ``reasons(of:held:)`` of the log at `path`: its last 64 KiB first (the usual case: the keys' changes are
-    /// the newest lines), the whole log when they leave a key unknown.
+    /// The reason of each key's value in `values` (nil: absent), the contents of version `held`, as the log at
+    /// `path` says: the reason of the latest logged version that set the key to that value; for a version only
+    /// announced, its intent's reason for the keys it set. No reason is ever given to a value its version did not
+    /// set. The log's last 8 KiB first, the whole log when a key is not found there.
     static func reasons(
         of values: [String: PropertyList?], held: UInt64, at path: String, on fileSystem: any DefaultsFileSystem
     ) -> [String: String] {
-        let tail = ChangeLog.read(at: path, maximumBytes: tailBytes, on: fileSystem).reasons(of: values, held: held)
-        guard !tail.unknown.isEmpty else { return tail.reasons }
-        return ChangeLog.read(at: path, on: fileSystem).reasons(of: values, held: held).reasons
+        var walk = ReasonWalk(values: values, held: held)
+        guard let tail = fileSystem.readTail(atPath: path, maximumBytes: tailBytes) else { return [:] }
+        // Not all there (a key changed long ago; or one no logged version set, found nowhere): the whole log, which
+        // costs no more than the tail when it is that small.
+        if walk.walk(tail) { return walk.reasons }
+        walk = ReasonWalk(values: values, held: held)
+        _ = walk.walk(fileSystem.readTail(atPath: path, maximumBytes: maximumReadSize) ?? Data())
+        return walk.reasons
     }
 
     /// How much of the log's end ``reasons(of:held:at:on:)`` reads first.
-    static let tailBytes = 64 << 10
+    static let tailBytes = 8 << 10
 }
