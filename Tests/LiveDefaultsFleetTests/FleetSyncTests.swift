@@ -258,6 +258,40 @@
             #expect(reasons == ["temporary change expired: incident 4211", "incident 4211", nil])
         }
 
+        @Test("a temporary change whose host is down at its end: undone when its agent starts again, once, with why")
+        func temporaryChangeOfHostDown() async throws {
+            let (cluster, a, b) = try twoHostsInStep()
+            try a.defaults("write", domain, "RateLimit", "-int", "100")
+            await expectEventually("RateLimit = 100 on host B", hosts: [a, b], cluster: cluster) {
+                b.value(domain, "RateLimit") == .integer(100)
+            }
+            let made = try a.defaults("write", domain, "RateLimit", "-int", "50", "--for", "3s", "--reason", "canary")
+            // "temporary for 3s, until <ISO 8601 time>: then …"
+            let until = made.output.split(separator: " ").dropFirst(4).first.map { String($0.dropLast()) } ?? ""
+            let end = try #require(try? Date(until, strategy: .iso8601), "\(made.output)")
+            await expectEventually("RateLimit = 50 on host B", hosts: [a, b], cluster: cluster) {
+                b.value(domain, "RateLimit") == .integer(50)
+            }
+            // Host A goes down before the end: nobody there has the domain open when it passes.
+            #expect(a.stopAgent()?.status == 0)
+            let pending = "\(a.directory)/.\(domain).plist.reverts"
+            #expect(FileManager.default.fileExists(atPath: pending), "stopped before the change's end")
+            await expectEventually("the change's end passed", hosts: [a, b], cluster: cluster) { Date() > end + 1 }
+            #expect(b.value(domain, "RateLimit") == .integer(50), "host B keeps no revert of its own")
+            // Back up: the agent's first look at the domain undoes the change, and pushes it as any local change.
+            try a.startAgent([domain], etcd: cluster.endpoints)
+            await expectEventually("RateLimit back to 100 on host B", hosts: [a, b], cluster: cluster) {
+                b.value(domain, "RateLimit") == .integer(100)
+            }
+            #expect(!FileManager.default.fileExists(atPath: pending))
+            let json = try b.defaultsOutput(["history", domain, "RateLimit", "--etcd", cluster.endpoints, "--json"])
+            let object = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
+            let reasons = (object?["changes"] as? [[String: Any]] ?? []).map { $0["reason"] as? String }
+            // One revert for the fleet (the agent's restart registers the host too, so revisions are not counted).
+            #expect(reasons == ["temporary change expired: canary", "canary", nil])
+            #expect(a.stopAgent()?.status == 0)
+        }
+
         @Test("deletes propagate both ways: defaults delete on one host, etcdctl del in etcd")
         func deletesPropagate() async throws {
             let (cluster, a, b) = try twoHostsInStep()
