@@ -95,11 +95,11 @@ extension Defaults {
         return changes
     }
 
-    /// Why each of `values`' keys holds its value, as the domain's change log says: the reason of the latest
-    /// version up to `version` that set the key to that value (`values`: that version's values; nil for a key it
-    /// does not have). A key whose value has no reason, or that no logged version set, is left out. What the
-    /// fleet agent sends with the values it pushes, read also from the intent of a version whose writer has not
-    /// appended its entry yet (the agent sees a version as soon as it is renamed into place).
+    /// Why each of `values`' keys holds its value, as the domain's change log says: the reason of the key's latest
+    /// logged change when that change set this value; when `version` (the version the values are of; nil for a key
+    /// it does not have) is only announced — its writer renamed it into place and has not appended its entry yet —
+    /// its intent's reason for the keys it set. A key whose value has no reason, or that no logged version set (an
+    /// external writer's), is left out. What the fleet agent sends with the values it pushes.
     package func reasons(
         forValues values: [String: PropertyList?], ofVersion version: DomainVersion, inDomain domain: String,
         layer: PreferenceLayer = .currentUser

@@ -10,8 +10,9 @@
         /// if etcd still has every key at its agreed revision; when one fails, key by key.
         func push(_ keys: Set<String>) async throws(FleetError) {
             if let problem = localFileProblem() { return restoreFromAgreement(problem) }
-            // The version first: contents read after it may be of a newer one, whose changes then find no reason
-            // (a reason is never given to a value its version did not set).
+            // The version the store holds says whether the newest version is only announced (its entry not written
+            // yet: its intent's reason); reasons are matched to the values themselves, so contents read after it, of
+            // a newer version, are never given a reason of a version that did not set them.
             let version = store.heldVersion(inDomain: domain)
             let contents = store.persistentDomainValues(forName: domain) ?? [:]
             // Every key whose value in this version of the file differs from the agreement, not only those the

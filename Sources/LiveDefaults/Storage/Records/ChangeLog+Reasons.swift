@@ -68,7 +68,7 @@ extension ChangeLog {
     }
 
     /// The reason of each key's value in `values` (nil: absent), the contents of version `held`, as the log at
-    /// `path` says: the reason of the latest logged version that set the key to that value; for a version only
+    /// `path` says: the reason of the key's latest logged change when it set that value; for a version only
     /// announced, its intent's reason for the keys it set. No reason is ever given to a value its version did not
     /// set. The log's last 8 KiB first, the whole log when a key is not found there.
     static func reasons(
