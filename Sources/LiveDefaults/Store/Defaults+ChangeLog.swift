@@ -136,8 +136,8 @@ extension Defaults {
     }
 
     /// What is wrong with reading `data` as a change log, nil when nothing is: every entry and intent read (and the last
-    /// version's keys) is written back as a line that reads as the same, and a log that knows its last version knows its keys. What the
-    /// fuzz target `FuzzChangeLog` holds the reader to (through LiveDefaultsTesting).
+    /// version's keys) is written back as a line that reads as the same, a log that knows its last version knows its keys,
+    /// and the fleet agent's reason look walks it. What the fuzz target `FuzzChangeLog` holds the reader to (through LiveDefaultsTesting).
     package static func changeLogProblem(_ data: Data) -> String? {
         let log = ChangeLog(parsing: data)
         let ranges = ChangeLog.lineRanges(of: data)
@@ -176,6 +176,13 @@ extension Defaults {
             }
         }
         if let problem = LoggedVersions(log).problem { return problem }
+        // The fleet agent's reason look walks any log's lines from its end without trapping, for keys it names and
+        // keys it does not, and finds a key at most once.
+        var keys: [String: PropertyList?] = ["Absent": nil]
+        for entry in log.entries.suffix(4) { for change in entry.changes { keys[change.key] = .integer(1) } }
+        var walk = ChangeLog.ReasonWalk(values: keys, held: log.intents.keys.first ?? log.lastVersion ?? 0)
+        _ = walk.walk(data)
+        if !Set(walk.reasons.keys).isSubset(of: keys.keys) { return "a reason found for a key not asked for" }
         return nil
     }
 }
