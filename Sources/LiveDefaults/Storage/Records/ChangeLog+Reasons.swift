@@ -9,8 +9,8 @@ import Foundation
 extension ChangeLog {
     /// A walk through log lines, newest first, finding the reason of each key's value in the version `held`.
     struct ReasonWalk {
-        /// Each key's value digest in `held` (nil: absent).
-        let digests: [String: UInt64?]
+        /// Each key's value digest in `held` (a key absent there has none).
+        let digests: [String: UInt64]
         let held: UInt64
         /// The keys not found yet.
         private(set) var open: Set<String>
@@ -24,7 +24,7 @@ extension ChangeLog {
         private var announced: Intent?
 
         init(values: [String: PropertyList?], held: UInt64) {
-            digests = values.mapValues { $0.map { FastHash.hash(ChangeLog.encode($0)) } }
+            digests = ChangeLog.keyDigests(of: values.compactMapValues { $0 })
             self.held = held
             open = Set(values.keys)
         }
@@ -44,14 +44,14 @@ extension ChangeLog {
                     open.remove(change.key)
                     // A value newer than the key's latest logged change is the announced version's, or nobody's
                     // the log knows (an external writer's, a version the log lags behind): no reason then.
-                    let matches = change.new?.digest == digests[change.key] ?? nil
+                    let matches = change.new?.digest == digests[change.key]
                     if let reason = matches ? entry.reason : announced?.reason { reasons[change.key] = reason }
                 }
             }
             if let announced, let keys = line.lastKeys {
                 // A checkpoint: what the log recorded of each key not changed since. A key that differs was set by
                 // the announced version.
-                for key in open where keys[key] != digests[key] ?? nil {
+                for key in open where keys[key] != digests[key] {
                     open.remove(key)
                     if let reason = announced.reason { reasons[key] = reason }
                 }
