@@ -126,6 +126,18 @@
             return (result.status, reports ?? [])
         }
 
+        /// `defaults history <arguments> --etcd <cluster> --json` on this host: its changes, newest first (revision,
+        /// key, deleted, value, reason, rollout), and the revision etcd compacted to.
+        func history(_ arguments: [String], cluster: EtcdCluster) throws -> (
+            changes: [[String: Any]], compactRevision: Int?
+        ) {
+            let result = try defaultsOutput(["history"] + arguments + ["--etcd", cluster.endpoints, "--json"])
+            guard result.status == 0,
+                let object = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
+            else { throw ClusterError("defaults history failed (\(result.status)): \(result.errors)") }
+            return (object["changes"] as? [[String: Any]] ?? [], object["compactRevision"] as? Int)
+        }
+
         /// Runs the `defaults` command on this host with its standard output and standard error apart (for
         /// output a program parses).
         func defaultsOutput(_ arguments: [String]) throws -> ProcessOutput {

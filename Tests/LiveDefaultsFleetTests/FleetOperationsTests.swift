@@ -116,17 +116,6 @@
             #expect(b.stopAgent()?.status == 0)
         }
 
-        /// `defaults history … --json` on a host: its changes (revision, key, deleted, value) and compaction.
-        func history(_ host: FleetHost, _ arguments: [String], cluster: EtcdCluster) throws -> (
-            changes: [[String: Any]], compactRevision: Int?
-        ) {
-            let result = try host.defaultsOutput(["history"] + arguments + ["--etcd", cluster.endpoints, "--json"])
-            guard result.status == 0,
-                let object = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
-            else { throw ClusterError("defaults history failed (\(result.status)): \(result.errors)") }
-            return (object["changes"] as? [[String: Any]] ?? [], object["compactRevision"] as? Int)
-        }
-
         @Test("history lists every change etcd holds, newest first; rollback writes an old value back everywhere")
         func historyAndRollback() async throws {
             let cluster = try EtcdCluster.started()
@@ -153,7 +142,7 @@
                 b.value(domain, "RateLimit") == .integer(20) && b.value(domain, "Temporary") == nil
             }
 
-            let all = try history(b, [domain], cluster: cluster)
+            let all = try b.history([domain], cluster: cluster)
             #expect(all.changes.map { $0["revision"] as? Int } == revisions.reversed().map { $0 })
             #expect(all.changes.map { $0["key"] as? String } == ["Temporary", "Temporary", "RateLimit", "RateLimit"])
             #expect(all.changes.map { $0["deleted"] as? Bool } == [true, false, false, false])
@@ -168,14 +157,14 @@
                 ["(2", "older", "changes", "not", "shown:", "--limit)"],
             ]
             #expect(lines == expected, "\(text.output)")
-            let one = try history(b, [domain, "RateLimit"], cluster: cluster)
+            let one = try b.history([domain, "RateLimit"], cluster: cluster)
             #expect(one.changes.map { $0["value"] as? Int } == [20, 10])
 
             // A key created and deleted again leaves no trace in the current keys: still listed.
             let quiet = "com.example.quiet"
             try cluster.etcdctl(["put", "/livedefaults/\(quiet)/Flash", "on"])
             try cluster.etcdctl(["del", "/livedefaults/\(quiet)/Flash"])
-            let flash = try history(b, [quiet], cluster: cluster)
+            let flash = try b.history([quiet], cluster: cluster)
             #expect(flash.changes.map { $0["deleted"] as? Bool } == [true, false])
             #expect(flash.changes.last?["value"] as? String == "on")
 
@@ -187,7 +176,7 @@
             await expectEventually("RateLimit 10 on both hosts", hosts: [a, b], cluster: cluster) {
                 a.value(domain, "RateLimit") == .integer(10) && b.value(domain, "RateLimit") == .integer(10)
             }
-            let after = try history(a, [domain, "RateLimit"], cluster: cluster)
+            let after = try a.history([domain, "RateLimit"], cluster: cluster)
             #expect(after.changes.map { $0["value"] as? Int } == [10, 20, 10])
             // Again: nothing to do, nothing written.
             let again = try b.defaults(
@@ -205,7 +194,7 @@
             // Compaction: revisions before it are gone; history says from where it starts, rollback says why not.
             let compactAt = try cluster.revision()
             try cluster.etcdctl(["compact", "\(compactAt)"])
-            let compacted = try history(a, [domain], cluster: cluster)
+            let compacted = try a.history([domain], cluster: cluster)
             #expect(compacted.compactRevision == Int(compactAt))
             let lost = try a.defaults(
                 "rollback", domain, "RateLimit", "--to-revision", "\(revisions[0])", "--etcd", cluster.endpoints)

@@ -88,10 +88,7 @@
         /// `defaults history DOMAIN PoolSize --json`: the rollout steps among its changes, oldest first, as
         /// (step, hosts, value).
         func rolloutSteps(_ host: FleetHost, cluster: EtcdCluster, id: String) throws -> [(String, [String], Int?)] {
-            let result = try host.defaultsOutput(["history", domain, "PoolSize", "--etcd", cluster.endpoints, "--json"])
-            let object = (try? JSONSerialization.jsonObject(with: Data(result.output.utf8))) as? [String: Any]
-            let changes = object?["changes"] as? [[String: Any]] ?? []
-            return changes.reversed().compactMap { change in
+            try host.history([domain, "PoolSize"], cluster: cluster).changes.reversed().compactMap { change in
                 guard let step = change["rollout"] as? [String: Any], step["id"] as? String == id else { return nil }
                 return (step["step"] as? String ?? "", step["hosts"] as? [String] ?? [], change["value"] as? Int)
             }

@@ -252,9 +252,7 @@
                 "\(lines)")
             #expect(lines.dropFirst(2).first?.hasSuffix("RateLimit  50  — incident 4211") == true, "\(lines)")
             #expect(lines.last?.hasSuffix("RateLimit  100") == true, "\(lines)")
-            let json = try b.defaultsOutput(["history", domain, "RateLimit", "--etcd", cluster.endpoints, "--json"])
-            let object = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
-            let reasons = (object?["changes"] as? [[String: Any]] ?? []).map { $0["reason"] as? String }
+            let reasons = try b.history([domain, "RateLimit"], cluster: cluster).changes.map { $0["reason"] as? String }
             #expect(reasons == ["temporary change expired: incident 4211", "incident 4211", nil])
         }
 
@@ -284,9 +282,7 @@
                 b.value(domain, "RateLimit") == .integer(100)
             }
             #expect(!FileManager.default.fileExists(atPath: pending))
-            let json = try b.defaultsOutput(["history", domain, "RateLimit", "--etcd", cluster.endpoints, "--json"])
-            let object = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
-            let reasons = (object?["changes"] as? [[String: Any]] ?? []).map { $0["reason"] as? String }
+            let reasons = try b.history([domain, "RateLimit"], cluster: cluster).changes.map { $0["reason"] as? String }
             // One revert for the fleet (the agent's restart registers the host too, so revisions are not counted).
             #expect(reasons == ["temporary change expired: canary", "canary", nil])
             #expect(a.stopAgent()?.status == 0)

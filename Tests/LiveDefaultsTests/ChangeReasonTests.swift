@@ -68,8 +68,7 @@ struct ChangeReasonTests {
 
     @Test("a writer stopped at any file-system call of its change: a version that landed is logged with its reason")
     func reasonOfStoppedWriter() async throws {
-        var call = 1
-        while true {
+        try await atEveryFileSystemCall("the change") { call in
             let machine = SimulatedMachine(seed: UInt64(500 + call))
             let before = try #require(machine.process("before").defaults(suiteName: Self.domain))
             try before.transaction { $0.set(100, forKey: "RateLimit") }
@@ -89,9 +88,7 @@ struct ChangeReasonTests {
             } else {
                 #expect(changes.map(\.reason) == [nil], "stopped at call \(call)")
             }
-            if acknowledged { break }
-            call += 1
-            try #require(call < 200)
+            return acknowledged
         }
     }
 }
@@ -136,8 +133,7 @@ struct ChangeReasonLookupTests {
     func announced() async throws {
         // The writer stopped at each call of its transaction in turn, until one stop leaves its version in place and
         // the log ending with its intent (the call that appends its entry).
-        var call = 1
-        while true {
+        try await atEveryFileSystemCall("a stop that leaves the version in place before its entry") { call in
             let machine = SimulatedMachine(seed: UInt64(600 + call))
             let ops = try #require(machine.process("ops").defaults(suiteName: Self.domain))
             try ops.transaction(reason: "before") {
@@ -164,10 +160,9 @@ struct ChangeReasonLookupTests {
                 await machine.settle()
                 #expect(agent.loggedChanges(inDomain: Self.domain).first?.reason == "incident")
                 #expect(Self.reasons(agent, ["A", "B", "New"]) == ["A": "before", "B": "incident", "New": "incident"])
-                return
+                return true
             }
-            call += 1
-            try #require(call < 200, "no stop left the version in place before its entry")
+            return false
         }
     }
 

@@ -114,8 +114,7 @@ struct TemporaryChangeTests {
 
     @Test("a crash at any file-system call of the change: after the expiry every reader has the value before")
     func crashDuringChange() async throws {
-        var call = 1
-        while true {
+        try await atEveryFileSystemCall("the change") { call in
             let (machine, _) = try Self.machine(seed: UInt64(100 + call))
             let writer = machine.process("writer")
             let defaults = try #require(writer.defaults(suiteName: Self.domain))
@@ -129,16 +128,13 @@ struct TemporaryChangeTests {
             #expect(try reader.pendingReverts().isEmpty, "crash at call \(call)")
             // At most one version undid it (none when the change never landed).
             #expect(Set(Self.reverts(reader).map(\.version)).count <= 1, "crash at call \(call)")
-            if acknowledged { break }
-            call += 1
-            try #require(call < 200)
+            return acknowledged
         }
     }
 
     @Test("a crash at any file-system call of the revert: the next process applies it, once")
     func crashDuringRevert() async throws {
-        var call = 1
-        while true {
+        try await atEveryFileSystemCall("the revert") { call in
             let (machine, ops) = try Self.machine(seed: UInt64(300 + call))
             try Self.makeTemporaryChange(ops)
             machine.process("ops").crash()
@@ -161,9 +157,7 @@ struct TemporaryChangeTests {
             #expect(next.loggedChanges(inDomain: Self.domain, key: "RateLimit").count == 3, "crash at call \(call)")
             #expect(Set(Self.reverts(next).map(\.version)).count == 1, "crash at call \(call)")
             #expect(machine.contents(atPath: pendingFile) == nil, "crash at call \(call)")
-            if completed { break }
-            call += 1
-            try #require(call < 200)
+            return completed
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import LiveDefaultsTesting
+import Testing
 
 @testable import LiveDefaults
 
@@ -27,4 +28,17 @@ extension Defaults {
     func reportsDelivered() {
         deliverReports()
     }
+}
+
+/// Runs `attempt` with a process stopped at file-system call 1, 2, 3, … of what it does, until `attempt` says the
+/// work met every call before its stop (it returns true): each call of the work is then a stop some run tried.
+/// Fails the test when 200 stops did not reach the end (the work, or how `attempt` sees its end, has changed).
+func atEveryFileSystemCall(
+    _ what: String = "the work", sourceLocation: SourceLocation = #_sourceLocation,
+    _ attempt: (_ call: Int) async throws -> Bool
+) async throws {
+    for call in 1..<200 {
+        if try await attempt(call) { return }
+    }
+    Issue.record("200 stops did not reach the end of \(what)", sourceLocation: sourceLocation)
 }
