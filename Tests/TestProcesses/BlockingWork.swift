@@ -13,6 +13,12 @@ import Foundation
 /// At most ``BlockingWork/concurrentTests`` such tests run at once (the others wait without holding a
 /// thread), so a suite of process-running tests does not start a hundred processes together.
 ///
+/// A test waits for its turn outside its time limit: Swift Testing counts a test case's own scope against
+/// `.timeLimit`, but not its test function's, so the turn is taken in the function's scope. Taken in the
+/// case's, the time a fleet test spent queued behind the command's tests counted as its own, and a test that
+/// runs well within its limit alone failed it in a whole run. A parameterized test's cases take one turn each
+/// (they may run side by side), in their own scope.
+///
 /// Everything a test starts inherits its thread (task groups, `Task {}`), so a test must not block its
 /// thread waiting for a task it started: use it for suites of synchronous tests and simple async ones.
 ///
@@ -26,18 +32,23 @@ public struct BlockingWork: SuiteTrait, TestTrait, TestScoping {
     /// Applies to every test in the suite, nested suites included.
     public var isRecursive: Bool { true }
 
+    /// A scope for each test function (its turn) and each of its cases (its thread); none for a suite.
+    public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+        test.isSuite ? nil : self
+    }
+
     /// Runs a test case's body on a thread of its own, once fewer than ``concurrentTests`` others run.
     public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
-        // Only a test case's body moves; a suite's own scope has nothing to run.
+        // One turn per test, taken where its time limit does not run: a test function's own scope for a test of
+        // one case; each case's scope for a parameterized one.
+        let takesTurn = (testCase == nil) != test.isParameterized
+        if takesTurn { await Self.gate.enter() }
+        defer { if takesTurn { Self.gate.leave() } }
         guard testCase != nil else { return try await function() }
-        await Self.gate.enter()
         let executor = ThreadExecutor(name: test.name)
-        defer {
-            executor.finish()
-            Self.gate.leave()
-        }
+        defer { executor.finish() }
         try await withTaskExecutorPreference(executor) { try await function() }
     }
 
