@@ -8,7 +8,10 @@ let package = Package(
         .executable(name: "LiveServer", targets: ["LiveServer"])
     ],
     dependencies: [
-        .package(name: "LiveDefaults", path: "../.."),
+        // With the trait Fleet, as LiveDefaults' own scripts build it: this example is built and tested in the root
+        // package's build folder (Scripts/example-build-folder), where its LiveDefaults targets are then the root's,
+        // not compiled again with other flags. It links no fleet target; the trait only adds packages to resolve.
+        .package(name: "LiveDefaults", path: "../..", traits: ["Fleet"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
